@@ -1,0 +1,23 @@
+"""The interfaces a method is composed of.
+
+Each base class is small: its methods are *capabilities*.  A solver declares the
+capabilities it needs (:attr:`Solver.requires`) and checks them before it runs, so a
+composition that cannot work fails at once with an error naming the missing method.
+"""
+
+from .kernel import Kernel
+from .loss import Loss
+from .regularizer import Regularizer
+from .relation import LabelRelation
+from .solver import CapabilityError, Problem, Solution, Solver
+
+__all__ = [
+    "CapabilityError",
+    "Kernel",
+    "LabelRelation",
+    "Loss",
+    "Problem",
+    "Regularizer",
+    "Solution",
+    "Solver",
+]

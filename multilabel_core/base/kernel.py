@@ -1,0 +1,31 @@
+"""The :class:`Kernel` interface."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class Kernel(ABC):
+    """Base class of a kernel ``k(x, z)`` on dense or scipy.sparse rows.
+
+    Required capabilities
+    ---------------------
+    __call__(X, Z=None) -> ndarray (n_X, n_Z)
+        The kernel block ``K_ij = k(x_i, z_j)`` (``Z=None`` means ``Z = X``), computed
+        in blocks with BLAS matrix products, never one dot product at a time.
+    resolve(X) -> Kernel
+        A copy with every data-dependent default fixed from the training rows ``X``
+        (e.g. the RBF width).  Kernels are frozen, so this returns a new object.
+
+    ``linear`` is True when ``k(x, z) = x^T z``: primal solvers then work on features.
+    """
+
+    linear: bool = False
+    precomputed: bool = False
+
+    @abstractmethod
+    def __call__(self, X, Z=None):
+        """See the class docstring."""
+
+    def resolve(self, X) -> "Kernel":
+        return self

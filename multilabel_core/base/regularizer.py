@@ -1,0 +1,39 @@
+"""The :class:`Regularizer` interface.
+
+``W`` is the (d, L) weight matrix, one column w_j per label (d features, or the
+dimension of the feature map for kernels).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Regularizer(ABC):
+    """Base class of a regulariser ``Omega(W)``.
+
+    Required capabilities
+    ---------------------
+    value(W) -> float
+    gradient(W) -> ndarray (d, L)
+        A (sub)gradient of :meth:`value` with respect to ``W``.
+
+    Optional capabilities
+    ---------------------
+    label_gram() -> ndarray (L, L)
+        For a regulariser of the form 1/2 tr(W M^-1 W^T): the matrix ``M`` that the
+        dual sees, coupling labels as ``M (x) K`` (the paper's Omega~).  Kernel dual
+        solvers (SMO) require it.
+    conjugate(V) -> float
+        Fenchel conjugate, for duality gaps of primal solvers.
+    """
+
+    @abstractmethod
+    def value(self, W: np.ndarray) -> float:
+        """See the class docstring."""
+
+    @abstractmethod
+    def gradient(self, W: np.ndarray) -> np.ndarray:
+        """See the class docstring."""

@@ -1,0 +1,1 @@
+"""The public testing kit: hypothesis strategies and checks for solvers and plugins."""

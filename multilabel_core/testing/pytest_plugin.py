@@ -1,0 +1,41 @@
+"""pytest plugin of the testing kit: hypothesis profiles and the real-data fixture.
+
+The project's own suite loads it with ``-p multilabel_core.testing.pytest_plugin``
+(pyproject.toml); third-party plugin authors can do the same.
+
+Profiles: ``dev`` (few examples, the default) and ``ci`` (more examples, chosen when
+``CI=true``); ``HYPOTHESIS_PROFILE`` overrides both.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=20, deadline=None)
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") == "true" else "dev"))
+
+
+def shared_datasets_dir() -> Path | None:
+    """``$MULTILABEL_CORE_DATA``, else ``../shared/datasets`` beside the working directory's checkout."""
+    env = os.environ.get("MULTILABEL_CORE_DATA")
+    candidates = [Path(env)] if env else [Path.cwd().parent / "shared" / "datasets", Path.cwd() / ".." / ".." / "shared" / "datasets"]
+    return next((p.resolve() for p in candidates if p.is_dir()), None)
+
+
+@pytest.fixture(scope="session")
+def datasets_dir() -> Path:
+    """The real Mulan datasets; skip outside CI when absent, fail in CI."""
+    path = shared_datasets_dir()
+    if path is None:
+        msg = "real datasets not found: set MULTILABEL_CORE_DATA or place them in ../shared/datasets"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg + " (CI=true requires them)")
+        pytest.skip(msg)
+    return path
