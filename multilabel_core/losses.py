@@ -1,0 +1,219 @@
+"""Stock losses: hinge, squared hinge, pairwise ranking hinge, logistic, epsilon-insensitive.
+
+Notation (see :mod:`multilabel_core.base.loss`): ``Y`` is the (n, L) target matrix --
+signs y_ij in {-1, +1} for the classification losses (``target = "sign"``), real
+values for :class:`EpsilonInsensitive` (``target = "real"``) -- and ``T`` the (n, L)
+score matrix.  Every ``value`` is a sum over examples; every ``gradient`` is the
+(n, L) matrix of partial derivatives (a subgradient at kinks) with respect to ``T``.
+
+The margin-based losses are sums of one scalar function of the margin s_ij = y_ij t_ij.
+Their Fenchel conjugates ``conjugate(Y, U) = sup_T <U, T> - loss(Y, T)`` are finite
+only where a_ij = y_ij u_ij lies in the loss's dual domain; points outside it by at
+most ``DOMAIN_TOL`` (round-off of ``-(C * gradient) / C``) are projected onto it, points
+farther out give ``+inf``.  They satisfy Fenchel--Young with equality at
+``U = gradient(Y, T)``, which is what primal solvers use for their duality gaps.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+from scipy.special import expit, xlogy
+
+from ._blocks import row_blocks
+from ._validation import check_scalar
+from .base import Loss
+
+__all__ = ["DOMAIN_TOL", "EpsilonInsensitive", "Hinge", "Logistic", "PairwiseRankingHinge", "SquaredHinge"]
+
+#: Distance outside a conjugate's domain still accepted as round-off.
+DOMAIN_TOL = 1e-12
+
+
+def _pair(Y, T) -> tuple[np.ndarray, np.ndarray]:
+    Y = np.asarray(Y, dtype=np.float64)
+    T = np.asarray(T, dtype=np.float64)
+    if Y.ndim != 2 or Y.shape != T.shape:
+        raise ValueError(f"Y and T must be 2-D arrays of one shape, got {Y.shape} and {T.shape}")
+    return Y, T
+
+
+def _dual_margins(Y, U, low: float, high: float) -> np.ndarray | None:
+    """a = Y * U projected onto [low, high], or None when an entry lies farther than DOMAIN_TOL outside."""
+    Y, U = _pair(Y, U)
+    A = Y * U
+    if np.any(A < low - DOMAIN_TOL) or np.any(A > high + DOMAIN_TOL):
+        return None
+    return np.clip(A, low, high)
+
+
+@attrs.frozen
+class Hinge(Loss):
+    """Hinge loss ``sum_ij max(0, 1 - y_ij t_ij)``.
+
+    Subgradient ``-y_ij [y_ij t_ij < 1]`` (0 at the kink s = 1).  Conjugate: with
+    a_ij = y_ij u_ij, ``sum_ij a_ij`` when every a_ij is in [-1, 0], else +inf.
+    ``dual_box(C) = (0, C)``: the dual variable alpha_ij = -C y_ij d ell / d t_ij of
+    ``C * loss`` lies in [0, C], the box of the SVM dual.
+    """
+
+    smooth: ClassVar[bool] = False
+    target: ClassVar[str] = "sign"
+
+    def value(self, Y, T) -> float:
+        Y, T = _pair(Y, T)
+        return float(np.maximum(0.0, 1.0 - Y * T).sum())
+
+    def gradient(self, Y, T) -> np.ndarray:
+        Y, T = _pair(Y, T)
+        return np.where(Y * T < 1.0, -Y, 0.0)
+
+    def conjugate(self, Y, U) -> float:
+        A = _dual_margins(Y, U, -1.0, 0.0)
+        return np.inf if A is None else float(A.sum())
+
+    def dual_box(self, C: float) -> tuple[float, float]:
+        check_scalar(C, "C", low=0.0, low_inclusive=False)
+        return 0.0, float(C)
+
+
+@attrs.frozen
+class SquaredHinge(Loss):
+    """Squared hinge loss ``sum_ij max(0, 1 - y_ij t_ij)^2`` (C^1, the L2-SVM loss).
+
+    Gradient ``-2 y_ij max(0, 1 - y_ij t_ij)``.  Conjugate: with a_ij = y_ij u_ij,
+    ``sum_ij (a_ij + a_ij^2 / 4)`` when every a_ij <= 0, else +inf (the supremum over
+    s is reached at s = 1 + a / 2).
+    """
+
+    smooth: ClassVar[bool] = True
+    target: ClassVar[str] = "sign"
+
+    def value(self, Y, T) -> float:
+        Y, T = _pair(Y, T)
+        return float((np.maximum(0.0, 1.0 - Y * T) ** 2).sum())
+
+    def gradient(self, Y, T) -> np.ndarray:
+        Y, T = _pair(Y, T)
+        return -2.0 * Y * np.maximum(0.0, 1.0 - Y * T)
+
+    def conjugate(self, Y, U) -> float:
+        A = _dual_margins(Y, U, -np.inf, 0.0)
+        return np.inf if A is None else float((A + A**2 / 4.0).sum())
+
+
+@attrs.frozen
+class Logistic(Loss):
+    """Logistic loss ``sum_ij log(1 + exp(-y_ij t_ij))``.
+
+    Gradient ``-y_ij sigma(-y_ij t_ij)`` with sigma the logistic function.  Conjugate:
+    with p_ij = -y_ij u_ij, ``sum_ij p log p + (1 - p) log(1 - p)`` (0 log 0 = 0) when
+    every p_ij is in [0, 1], else +inf.
+    """
+
+    smooth: ClassVar[bool] = True
+    target: ClassVar[str] = "sign"
+
+    def value(self, Y, T) -> float:
+        Y, T = _pair(Y, T)
+        return float(np.logaddexp(0.0, -Y * T).sum())
+
+    def gradient(self, Y, T) -> np.ndarray:
+        Y, T = _pair(Y, T)
+        return -Y * expit(-Y * T)
+
+    def conjugate(self, Y, U) -> float:
+        A = _dual_margins(Y, U, -1.0, 0.0)
+        if A is None:
+            return np.inf
+        P = -A
+        return float((xlogy(P, P) + (1.0 - P) * np.log1p(-P, where=P < 1.0, out=np.zeros_like(P))).sum())
+
+
+@attrs.frozen
+class PairwiseRankingHinge(Loss):
+    """Pairwise ranking hinge loss (Elisseeff & Weston; seed 001 eq. 1).
+
+    For row i with relevant labels y_i = {k : y_ik = +1} and irrelevant ones
+    ybar_i = {l : y_il = -1}::
+
+        ell_i = 1 / (|y_i| |ybar_i|) * sum_{k in y_i, l in ybar_i} max(0, 1 - (t_ik - t_il))
+
+    A row whose label set is empty or full has no pair to rank and contributes 0.
+    The subgradient takes 0 at the kinks t_ik - t_il = 1.  Rows are processed in blocks
+    whose (rows, L, L) pair tensors fit the block memory budget.
+    """
+
+    smooth: ClassVar[bool] = False
+    target: ClassVar[str] = "sign"
+
+    def value(self, Y, T) -> float:
+        Y, T = _pair(Y, T)
+        total = 0.0
+        for rows in row_blocks(Y.shape[0], 8 * Y.shape[1] ** 2):
+            violation, weight = _ranking_pairs(Y[rows], T[rows])
+            total += float(weight @ violation.sum(axis=(1, 2)))
+        return total
+
+    def gradient(self, Y, T) -> np.ndarray:
+        Y, T = _pair(Y, T)
+        G = np.empty_like(T)
+        for rows in row_blocks(Y.shape[0], 8 * Y.shape[1] ** 2):
+            violation, weight = _ranking_pairs(Y[rows], T[rows])
+            active = violation > 0.0
+            # d/dt_ik of max(0, 1 - t_ik + t_il) is -1 for active pairs with k relevant, +1 with l irrelevant.
+            G[rows] = weight[:, None] * (active.sum(axis=1) - active.sum(axis=2))
+        return G
+
+
+def _ranking_pairs(Y: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hinge terms ``H[i, k, l] = max(0, 1 - t_ik + t_il)`` on (relevant k, irrelevant l) pairs, and row weights."""
+    relevant = Y > 0
+    pairs = relevant[:, :, None] & ~relevant[:, None, :]
+    violation = np.where(pairs, np.maximum(0.0, 1.0 - T[:, :, None] + T[:, None, :]), 0.0)
+    n_pairs = relevant.sum(axis=1) * (~relevant).sum(axis=1)
+    weight = np.divide(1.0, n_pairs, out=np.zeros(len(n_pairs)), where=n_pairs > 0)
+    return violation, weight
+
+
+@attrs.frozen
+class EpsilonInsensitive(Loss):
+    """Multi-output epsilon-insensitive loss of MSVR (seed 004, LIEML, eqs. 8-9).
+
+    With residual rows e_i = y_i - t_i and r_i = ||e_i||_2 (one radius for all outputs,
+    so a row is a support vector for all labels at once)::
+
+        ell = sum_i Omega_1(r_i),   Omega_1(r) = 0 if r < epsilon, (r - epsilon)^2 otherwise   (eq. 9)
+
+    Omega_1 is convex, nondecreasing and C^1 in r, so the loss is convex and C^1.  Its
+    gradient with respect to t_i is ``a_i (t_i - y_i)`` with the IRWLS weights ``a_i``
+    of eq. 13 (:meth:`irwls_weights`).
+    """
+
+    epsilon: float = attrs.field(default=0.1, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0))
+
+    smooth: ClassVar[bool] = True
+    target: ClassVar[str] = "real"
+
+    def value(self, Y, T) -> float:
+        Y, T = _pair(Y, T)
+        radius = np.linalg.norm(Y - T, axis=1)
+        return float((np.maximum(0.0, radius - self.epsilon) ** 2).sum())
+
+    def gradient(self, Y, T) -> np.ndarray:
+        Y, T = _pair(Y, T)
+        return self.irwls_weights(Y, T)[:, None] * (T - Y)
+
+    def irwls_weights(self, Y, T) -> np.ndarray:
+        """``a_i = Omega_1'(r_i) / r_i`` (eq. 13): 0 inside the tube, 2 (r_i - epsilon) / r_i outside.
+
+        With epsilon = 0, Omega_1(r) = r^2 and a_i = 2 for every row, r_i = 0 included.
+        """
+        Y, T = _pair(Y, T)
+        radius = np.linalg.norm(Y - T, axis=1)
+        if self.epsilon == 0.0:
+            return np.full(len(radius), 2.0)
+        outside = radius > self.epsilon
+        return np.divide(2.0 * (radius - self.epsilon), radius, out=np.zeros(len(radius)), where=outside)
