@@ -1,0 +1,64 @@
+"""The core's own plugin: the stock components and the known dataset sources.
+
+The plugin manager registers this module first, under the name ``multilabel_core``,
+through the same hooks every other plugin implements.  The component modules are
+imported inside the hooks, so that ``import multilabel_core.plugins`` stays cheap and
+a lookup only pays for what it asks.
+"""
+
+from __future__ import annotations
+
+from .hookspecs import hookimpl
+from .registry import ComponentSpec
+
+
+@hookimpl
+def register_components(register):
+    from . import kernels, losses, regularizers, relations, solvers
+
+    # The kernel names are the values of the estimators' ``kernel`` parameter.
+    stock = {
+        "loss": {
+            "hinge": losses.Hinge,
+            "squared_hinge": losses.SquaredHinge,
+            "pairwise_ranking_hinge": losses.PairwiseRankingHinge,
+            "logistic": losses.Logistic,
+            "epsilon_insensitive": losses.EpsilonInsensitive,
+        },
+        "regularizer": {
+            "frobenius": regularizers.Frobenius,
+            "label_covariance": regularizers.LabelCovariance,
+            "low_rank": regularizers.LowRank,
+            "nuclear_norm": regularizers.NuclearNorm,
+        },
+        "relation": {
+            "independent": relations.Independent,
+            "learned_covariance": relations.LearnedCovariance,
+        },
+        "kernel": {
+            "linear": kernels.LinearKernel,
+            "rbf": kernels.RBFKernel,
+            "poly": kernels.PolynomialKernel,
+            "precomputed": kernels.PrecomputedKernel,
+        },
+        "solver": {
+            "lbfgs": solvers.LBFGSSolver,
+        },
+    }
+    for kind, factories in stock.items():
+        for name, factory in factories.items():
+            register(ComponentSpec(kind, name, factory, description=_summary(factory)))
+
+
+@hookimpl
+def register_datasets(register):
+    from .datasets._sources import SOURCES
+
+    for spec in SOURCES:
+        register(spec)
+
+
+def _summary(obj) -> str:
+    """The first line of ``obj``'s docstring."""
+    doc = (obj.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""

@@ -1,0 +1,274 @@
+"""The plugin manager and the registries built from it.
+
+Plugins are found the way pytest finds its own: the core's stock components are a
+plugin module (:mod:`multilabel_core._builtin`, registered first under the name
+``multilabel_core``), then every entry point of the group ``multilabel_core.plugins``
+is loaded and registered under its entry-point name.  The bundled families in
+``plugins/`` and third-party distributions declare that same entry point, so they
+take exactly the same path.
+
+Each hook of :mod:`multilabel_core.hookspecs` receives a ``register`` callback.  The
+registries (methods, components, datasets) are not cached: every lookup calls the
+hooks again, so a plugin registered by hand with
+``get_plugin_manager().register(module, name=...)`` is visible at once.  Calling each
+hook implementation ourselves (rather than the hook as a whole) is what lets every
+record carry the name of the plugin that registered it, so a clash can name both.
+
+Failure modes, as documented in docs/plugin-guide.md:
+
+- two plugins registering the same method name, component ``(kind, name)`` or dataset
+  name, or two entry points with one name -> :class:`PluginError` naming both;
+- a plugin that fails to import, or whose hook raises -> a :class:`PluginWarning`
+  naming it, and the other plugins still load;
+- ``MULTILABEL_CORE_DISABLE_PLUGIN_AUTOLOAD`` set to any non-empty value -> no entry
+  point is loaded (only the core's stock components are registered).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import inspect
+import os
+import warnings
+from typing import Callable, Hashable
+
+import attrs
+import pluggy
+
+from . import _builtin, hookspecs
+from .registry import COMPONENT_KINDS, ComponentSpec, DatasetSpec, MethodSpec
+
+ENTRY_POINT_GROUP = "multilabel_core.plugins"
+DISABLE_AUTOLOAD_ENV = "MULTILABEL_CORE_DISABLE_PLUGIN_AUTOLOAD"
+CORE_PLUGIN_NAME = "multilabel_core"
+
+__all__ = [
+    "CORE_PLUGIN_NAME",
+    "DISABLE_AUTOLOAD_ENV",
+    "ENTRY_POINT_GROUP",
+    "PluginError",
+    "PluginWarning",
+    "get_method",
+    "get_plugin_manager",
+    "list_components",
+    "list_datasets",
+    "list_methods",
+    "make_component",
+    "make_method",
+    "reset_plugin_manager",
+]
+
+
+class PluginError(ValueError):
+    """Plugins contradict each other (a name claimed twice) or break the register contract."""
+
+
+class PluginWarning(UserWarning):
+    """A plugin could not be used (it failed to import, or one of its hooks raised)."""
+
+
+_manager: pluggy.PluginManager | None = None
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager, built on first use."""
+    global _manager
+    if _manager is None:
+        _manager = _build_manager()
+    return _manager
+
+
+def reset_plugin_manager() -> None:
+    """Forget the plugin manager; the next use rebuilds it (rereads entry points and the environment)."""
+    global _manager
+    _manager = None
+
+
+def _build_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    manager.register(_builtin, name=CORE_PLUGIN_NAME)
+    if not os.environ.get(DISABLE_AUTOLOAD_ENV):
+        _register_entry_points(manager)
+    return manager
+
+
+def _register_entry_points(manager: pluggy.PluginManager) -> None:
+    origins = {CORE_PLUGIN_NAME: "the core's stock components (multilabel_core._builtin)"}
+    for entry_point in _unique_entry_points():
+        origin = _describe(entry_point)
+        try:
+            plugin = entry_point.load()
+        except Exception as exc:  # a broken plugin must not take the others down
+            warnings.warn(
+                f"multilabel_core plugin {origin} failed to import and was skipped: {type(exc).__name__}: {exc}",
+                PluginWarning,
+            )
+            continue
+        if entry_point.name in origins:
+            raise PluginError(
+                f"two plugins are named {entry_point.name!r}: {origins[entry_point.name]} and {origin}"
+            )
+        manager.register(plugin, name=entry_point.name)
+        origins[entry_point.name] = origin
+
+
+def _unique_entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The group's entry points, each (name, value) once.
+
+    One distribution can be visible twice (an editable install beside a regular one,
+    or the same folder twice on ``sys.path``); loading it twice would be a false clash.
+    """
+    seen = set()
+    unique = []
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if (entry_point.name, entry_point.value) not in seen:
+            seen.add((entry_point.name, entry_point.value))
+            unique.append(entry_point)
+    return unique
+
+
+def _describe(entry_point: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    source = f"distribution {dist.name!r} {dist.version}" if dist is not None else "an unknown distribution"
+    return f"{entry_point.name!r} ({entry_point.value} from {source})"
+
+
+# -- registries -------------------------------------------------------------------
+
+
+def _collect(hook_name: str, record_type: type, key: Callable[[object], Hashable], what: str) -> dict:
+    """Call every implementation of one hook; return the records by ``key``, clashes refused."""
+    records: dict = {}
+    for impl in getattr(get_plugin_manager().hook, hook_name).get_hookimpls():
+        for record in _call_hookimpl(impl, hook_name, record_type):
+            k = key(record)
+            if k in records:
+                first, second = records[k].plugin, record.plugin
+                owners = f"plugins {first!r} and {second!r}" if first != second else f"plugin {first!r} twice"
+                raise PluginError(f"{what} {k!r} is registered by {owners}; plugin names must not clash")
+            records[k] = record
+    return records
+
+
+def _call_hookimpl(impl, hook_name: str, record_type: type) -> list:
+    """One plugin's records for one hook, each stamped with the plugin's name."""
+    received = []
+
+    def register(record):
+        if not isinstance(record, record_type):
+            raise PluginError(
+                f"plugin {impl.plugin_name!r}: register() in {hook_name} expects a "
+                f"{record_type.__name__}, got {type(record).__name__}"
+            )
+        received.append(attrs.evolve(record, plugin=impl.plugin_name))
+
+    arguments = {"register": register}
+    try:
+        impl.function(*(arguments[name] for name in impl.argnames))
+    except PluginError:
+        raise
+    except Exception as exc:  # a broken plugin must not take the others down
+        warnings.warn(
+            f"multilabel_core plugin {impl.plugin_name!r} failed in {hook_name} and was skipped: "
+            f"{type(exc).__name__}: {exc}",
+            PluginWarning,
+        )
+        return []
+    return received
+
+
+def _methods() -> dict[str, MethodSpec]:
+    return _collect("register_methods", MethodSpec, lambda spec: spec.name, "method")
+
+
+def _components() -> dict[tuple[str, str], ComponentSpec]:
+    return _collect("register_components", ComponentSpec, lambda spec: (spec.kind, spec.name), "component")
+
+
+def _datasets() -> dict[str, DatasetSpec]:
+    return _collect("register_datasets", DatasetSpec, lambda spec: spec.name, "dataset")
+
+
+def list_methods() -> list[MethodSpec]:
+    """Every registered method, sorted by name."""
+    return sorted(_methods().values(), key=lambda spec: spec.name)
+
+
+def get_method(name: str) -> MethodSpec:
+    """The registration of method ``name``; ValueError (with a suggestion) when unknown."""
+    methods = _methods()
+    if name not in methods:
+        raise _unknown("method", name, methods)
+    return methods[name]
+
+
+def make_method(name: str, **params):
+    """A new, unfitted estimator of method ``name`` with the given hyper-parameters.
+
+    Unknown parameter names are refused with the list of valid ones, before the
+    estimator is built (scikit-learn estimators validate values in ``fit`` only).
+    """
+    spec = get_method(name)
+    _check_params(f"method {name!r}", spec.estimator, params)
+    return spec.estimator(**params)
+
+
+def list_components(kind: str | None = None) -> list[ComponentSpec]:
+    """Registered components, all of them or those of one ``kind``, sorted by (kind, name)."""
+    if kind is not None:
+        _check_kind(kind)
+    specs = [spec for spec in _components().values() if kind is None or spec.kind == kind]
+    return sorted(specs, key=lambda spec: (spec.kind, spec.name))
+
+
+def make_component(kind: str, name: str, **params):
+    """Build the component registered as ``(kind, name)``, e.g. ``make_component("loss", "hinge")``."""
+    _check_kind(kind)
+    components = _components()
+    if (kind, name) not in components:
+        known = {spec.name for spec in components.values() if spec.kind == kind}
+        raise _unknown(f"{kind} component", name, known)
+    factory = components[kind, name].factory
+    _check_params(f"{kind} {name!r}", factory, params)
+    return factory(**params)
+
+
+def list_datasets() -> list[DatasetSpec]:
+    """Every registered downloadable dataset, sorted by name."""
+    return sorted(_datasets().values(), key=lambda spec: spec.name)
+
+
+# -- errors -----------------------------------------------------------------------
+
+
+def _unknown(what: str, name: str, known) -> ValueError:
+    known = sorted(known)
+    close = difflib.get_close_matches(str(name), known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    listing = ", ".join(known) if known else "none"
+    return ValueError(f"unknown {what} {name!r}.{hint} Known: {listing}")
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in COMPONENT_KINDS:
+        raise _unknown("component kind", kind, COMPONENT_KINDS)
+
+
+def _check_params(what: str, factory: Callable, params: dict) -> None:
+    """Refuse parameter names ``factory`` does not accept (any name passes if it takes ``**kwargs``)."""
+    signature = inspect.signature(factory)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    valid = sorted(
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    )
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"{what} has no parameter {', '.join(map(repr, unknown))}. "
+            f"Valid parameters: {', '.join(valid) if valid else 'none'}"
+        )
