@@ -1,0 +1,230 @@
+"""Stock regularisers: Frobenius, label covariance, low rank (PrML/LEML factors), nuclear norm.
+
+``W`` is the (d, L) weight matrix, one column per label (:mod:`multilabel_core.base.regularizer`).
+The quadratic regularisers carry the factor 1/2 (as in the papers' primals), so their
+gradients are linear in ``W`` without a factor 2; the nuclear norm carries none.
+Conjugates ``Omega*(V) = sup_W <V, W> - Omega(W)`` are given where they have a closed
+form; they satisfy Fenchel--Young with equality at ``V = gradient(W)``.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import scipy.linalg
+
+from ._validation import check_scalar
+from .base import Regularizer
+
+__all__ = ["Frobenius", "LabelCovariance", "LowRank", "NuclearNorm", "SPECTRAL_TOL"]
+
+#: Relative slack on the spectral-norm ball of the nuclear norm's conjugate (round-off of U V^T).
+SPECTRAL_TOL = 1e-10
+
+
+def _matrix(W, name: str = "W") -> np.ndarray:
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D (d, L) matrix, got shape {W.shape}")
+    return W
+
+
+def _identity_gram(n_labels) -> np.ndarray:
+    check_scalar(n_labels, "n_labels", kind=int, low=1)
+    return np.eye(n_labels)
+
+
+@attrs.frozen
+class Frobenius(Regularizer):
+    """``1/2 ||W||_F^2``: independent labels (binary relevance, BSVM; MLRL with Omega = I).
+
+    Gradient ``W``; conjugate ``1/2 ||V||_F^2``; ``label_gram(L) = I``.
+    """
+
+    def value(self, W) -> float:
+        W = _matrix(W)
+        return 0.5 * float(np.vdot(W, W))
+
+    def gradient(self, W) -> np.ndarray:
+        return _matrix(W).copy()
+
+    def conjugate(self, V) -> float:
+        return self.value(V)
+
+    def label_gram(self, n_labels: int) -> np.ndarray:
+        return _identity_gram(n_labels)
+
+
+def _spd_matrix(instance, attribute, value) -> None:
+    if value.ndim != 2 or value.shape[0] != value.shape[1] or value.shape[0] == 0:
+        raise ValueError(f"{attribute.name} must be a non-empty square matrix, got shape {value.shape}")
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"{attribute.name} contains NaN or infinity")
+    if not np.allclose(value, value.T, rtol=1e-10, atol=1e-12 * np.abs(value).max()):
+        raise ValueError(f"{attribute.name} must be symmetric")
+
+
+def _symmetric_copy(value) -> np.ndarray:
+    value = np.array(value, dtype=np.float64)
+    if value.ndim == 2 and value.shape[0] == value.shape[1]:
+        value = (value + value.T) / 2.0
+    value.setflags(write=False)
+    return value
+
+
+@attrs.frozen
+class LabelCovariance(Regularizer):
+    """``1/2 tr(W Omega^-1 W^T)``: the MLRL regulariser for a label covariance Omega (L, L).
+
+    MLRL (seed 000, problem 6) couples the labels through the matrix-variate prior whose
+    column covariance is Omega; Omega = I gives :class:`Frobenius`.  Omega must be
+    symmetric positive definite; its Cholesky factor is computed once and every
+    ``Omega^-1`` product is a triangular solve.
+
+    Gradient ``W Omega^-1``; conjugate ``1/2 tr(V Omega V^T)``; ``label_gram(L) = Omega``.
+    """
+
+    omega: np.ndarray = attrs.field(
+        converter=_symmetric_copy, validator=_spd_matrix, eq=attrs.cmp_using(eq=np.array_equal), hash=False, repr=False
+    )
+    _cholesky: tuple = attrs.field(init=False, eq=False, hash=False, repr=False)
+
+    def __attrs_post_init__(self):
+        try:
+            factor = scipy.linalg.cho_factor(self.omega, lower=True)
+        except np.linalg.LinAlgError:
+            raise ValueError("omega must be positive definite (its Cholesky factorisation failed)") from None
+        object.__setattr__(self, "_cholesky", factor)
+
+    @property
+    def n_labels(self) -> int:
+        return self.omega.shape[0]
+
+    def _check(self, W) -> np.ndarray:
+        W = _matrix(W)
+        if W.shape[1] != self.n_labels:
+            raise ValueError(f"W has {W.shape[1]} label columns but omega is {self.n_labels} x {self.n_labels}")
+        return W
+
+    def value(self, W) -> float:
+        W = self._check(W)
+        return 0.5 * float(np.vdot(W, self.gradient(W)))
+
+    def gradient(self, W) -> np.ndarray:
+        W = self._check(W)
+        return scipy.linalg.cho_solve(self._cholesky, W.T).T
+
+    def conjugate(self, V) -> float:
+        V = self._check(V)
+        return 0.5 * float(np.vdot(V @ self.omega, V))
+
+    def label_gram(self, n_labels: int) -> np.ndarray:
+        check_scalar(n_labels, "n_labels", kind=int, low=1)
+        if n_labels != self.n_labels:
+            raise ValueError(f"omega is {self.n_labels} x {self.n_labels} but the problem has {n_labels} labels")
+        return self.omega.copy()
+
+
+def _thin_svd(W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin SVD ``W = U diag(s) V^T`` restricted to the numerical rank (numpy's matrix_rank tolerance)."""
+    U, s, Vt = np.linalg.svd(W, full_matrices=False)
+    tol = s[0] * max(W.shape) * np.finfo(np.float64).eps if s.size else 0.0
+    keep = s > tol
+    return U[:, keep], s[keep], Vt[keep]
+
+
+@attrs.frozen
+class NuclearNorm(Regularizer):
+    """``||W||_* = sum_i sigma_i(W)``, the convex surrogate of rank (seed 004, LIEML eq. 5).
+
+    Subgradient ``U V^T`` from the thin SVD over the nonzero singular values (0 at W = 0).
+    Conjugate: the indicator of the spectral-norm ball, 0 when ``||V||_2 <= 1`` (with a
+    relative slack :data:`SPECTRAL_TOL`) and +inf otherwise.
+    ``prox(W, step)``: singular value shrinkage ``S_step(W) = U max(Sigma - step, 0) V^T``,
+    the proximal operator of ``step * ||.||_*`` used by fixed point continuation (FPC).
+    """
+
+    def value(self, W) -> float:
+        return float(np.linalg.svd(_matrix(W), compute_uv=False).sum())
+
+    def gradient(self, W) -> np.ndarray:
+        U, _, Vt = _thin_svd(_matrix(W))
+        return U @ Vt
+
+    def conjugate(self, V) -> float:
+        spectral = np.linalg.norm(_matrix(V, "V"), 2)
+        return 0.0 if spectral <= 1.0 + SPECTRAL_TOL else np.inf
+
+    def prox(self, W, step: float) -> np.ndarray:
+        check_scalar(step, "step", low=0.0)
+        U, s, Vt = np.linalg.svd(_matrix(W), full_matrices=False)
+        return (U * np.maximum(s - step, 0.0)) @ Vt
+
+
+@attrs.frozen
+class LowRank(Regularizer):
+    """The low-rank regulariser of PrML / LEML (seed 002, eqs. 2 and 5).
+
+    The predictors are factored as ``W = D^T V`` with a dictionary ``D`` (k, d) and
+    coefficients ``V`` (k, L), k = ``rank``, and the paper regularises the factors::
+
+        R(D, V) = 1/2 ||D||_F^2 + gamma/2 ||V||_F^2          (eq. 5; eq. 2 is gamma = 1)
+
+    ``factor_value`` / ``factor_gradient`` evaluate it on the factors, where the
+    alternating solver works (convex in (D, V); the product makes the learning problem
+    non-convex).  On ``W`` itself, ``value(W)`` is the induced regulariser, the least
+    ``R`` over all rank-k factorisations of ``W``::
+
+        min_{D^T V = W} R(D, V) = sqrt(gamma) ||W||_*   if rank(W) <= k,   +inf otherwise
+
+    reached by the balanced factors of :meth:`factorize`.  ``gradient(W)`` is then
+    ``sqrt(gamma) U V^T`` (see :class:`NuclearNorm`).  The rank constraint makes the
+    induced regulariser non-convex unless k >= min(d, L).
+    """
+
+    rank: int = attrs.field(validator=lambda _, a, v: check_scalar(v, a.name, kind=int, low=1))
+    gamma: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+
+    def factor_value(self, D, V) -> float:
+        D, V = self._check_factors(D, V)
+        return 0.5 * float(np.vdot(D, D)) + 0.5 * self.gamma * float(np.vdot(V, V))
+
+    def factor_gradient(self, D, V) -> tuple[np.ndarray, np.ndarray]:
+        D, V = self._check_factors(D, V)
+        return D.copy(), self.gamma * V
+
+    def factorize(self, W) -> tuple[np.ndarray, np.ndarray]:
+        """Balanced factors ``(D, V)`` with ``D^T V = W`` and ``R(D, V) = sqrt(gamma) ||W||_*``.
+
+        From the thin SVD W = U Sigma Q^T: D^T = gamma^(1/4) U Sigma^(1/2) and
+        V = gamma^(-1/4) Sigma^(1/2) Q^T, zero-padded to k rows.
+        """
+        U, s, Qt = self._low_rank_svd(W)
+        root = np.sqrt(s) * self.gamma**0.25
+        D = np.zeros((self.rank, U.shape[0]))
+        V = np.zeros((self.rank, Qt.shape[1]))
+        D[: len(s)] = (U * root).T
+        V[: len(s)] = (np.sqrt(s) / self.gamma**0.25)[:, None] * Qt
+        return D, V
+
+    def value(self, W) -> float:
+        W = _matrix(W)
+        if _thin_svd(W)[1].size > self.rank:
+            return np.inf
+        return np.sqrt(self.gamma) * NuclearNorm().value(W)
+
+    def gradient(self, W) -> np.ndarray:
+        U, _, Qt = self._low_rank_svd(W)
+        return np.sqrt(self.gamma) * (U @ Qt)
+
+    def _low_rank_svd(self, W):
+        U, s, Qt = _thin_svd(_matrix(W))
+        if s.size > self.rank:
+            raise ValueError(f"W has rank {s.size} > rank={self.rank}: it has no rank-{self.rank} factorisation")
+        return U, s, Qt
+
+    def _check_factors(self, D, V) -> tuple[np.ndarray, np.ndarray]:
+        D, V = _matrix(D, "D"), _matrix(V, "V")
+        if D.shape[0] != self.rank or V.shape[0] != self.rank:
+            raise ValueError(f"D and V must have rank={self.rank} rows, got shapes {D.shape} and {V.shape}")
+        return D, V

@@ -1,0 +1,107 @@
+"""Stock label relations: independent labels and the learned label covariance of MLRL.
+
+A relation holds the (L, L) label covariance Omega that the regulariser
+``1/2 tr(W Omega^-1 W^T)`` (:class:`~multilabel_core.regularizers.LabelCovariance`) sees, and
+updates it from the Gram matrix ``W^T W`` between the alternating steps of a method.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from ._validation import check_scalar
+from .base import LabelRelation
+
+__all__ = ["Independent", "LearnedCovariance", "correlation_from_covariance", "psd_sqrt"]
+
+#: Relative tolerance for symmetry and for negative eigenvalues treated as round-off.
+GRAM_TOL = 1e-8
+
+
+def _check_gram(gram) -> np.ndarray:
+    """``gram`` as a finite, symmetric (L, L) float64 matrix, symmetrised exactly."""
+    gram = np.asarray(gram, dtype=np.float64)
+    if gram.ndim != 2 or gram.shape[0] != gram.shape[1] or gram.shape[0] == 0:
+        raise ValueError(f"gram must be a non-empty square (L, L) matrix, got shape {gram.shape}")
+    if not np.all(np.isfinite(gram)):
+        raise ValueError("gram contains NaN or infinity")
+    scale = np.abs(gram).max()
+    if np.abs(gram - gram.T).max() > GRAM_TOL * scale:
+        raise ValueError("gram must be symmetric (it is W^T W)")
+    return (gram + gram.T) / 2.0
+
+
+def _check_n_labels(n_labels) -> int:
+    return check_scalar(n_labels, "n_labels", kind=int, low=1)
+
+
+@attrs.frozen
+class Independent(LabelRelation):
+    """Omega = I: labels unrelated (binary relevance, BSVM; MLRL's Omega = I special case)."""
+
+    learned: ClassVar[bool] = False
+
+    def initial(self, n_labels: int) -> np.ndarray:
+        return np.eye(_check_n_labels(n_labels))
+
+    def update(self, gram) -> np.ndarray:
+        return np.eye(_check_gram(gram).shape[0])
+
+
+@attrs.frozen
+class LearnedCovariance(LabelRelation):
+    """The label covariance learned by MLRL (seed 000, section 2.2, problem 11).
+
+    For fixed W, ``min_Omega tr(Omega^-1 W^T W)`` subject to Omega positive definite and
+    tr(Omega) = 1 has the closed form ``Omega = (W^T W)^(1/2) / tr((W^T W)^(1/2))``.
+    When W is rank deficient that matrix is only semi-definite, and Omega^-1 (which the
+    regulariser needs) does not exist; we therefore return::
+
+        S = (W^T W)^(1/2),   Omega = (S + epsilon I) / tr(S + epsilon I)
+
+    symmetric, positive definite (eigenvalues >= epsilon / tr(S + epsilon I)) and of
+    trace 1.  ``epsilon`` is absolute, in the units of S (those of W).  S comes from a
+    symmetric eigendecomposition of the Gram matrix with round-off negative eigenvalues
+    set to 0.  The iterations start from ``Omega = I / L``.
+    """
+
+    epsilon: float = attrs.field(default=1e-8, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+
+    learned: ClassVar[bool] = True
+
+    def initial(self, n_labels: int) -> np.ndarray:
+        n_labels = _check_n_labels(n_labels)
+        return np.eye(n_labels) / n_labels
+
+    def update(self, gram) -> np.ndarray:
+        shifted = psd_sqrt(_check_gram(gram)) + self.epsilon * np.eye(len(gram))
+        return shifted / np.trace(shifted)
+
+
+def psd_sqrt(gram: np.ndarray) -> np.ndarray:
+    """The symmetric square root of a positive semi-definite matrix.
+
+    Eigenvalues below ``-GRAM_TOL * largest`` mean the matrix is not a Gram matrix
+    (ValueError); the others that are negative are round-off and become 0.
+    """
+    eigenvalues, vectors = np.linalg.eigh(gram)
+    largest = max(eigenvalues[-1], 0.0)
+    if eigenvalues[0] < -GRAM_TOL * largest or (largest == 0.0 and eigenvalues[0] < 0.0):
+        raise ValueError(f"gram must be positive semi-definite, its smallest eigenvalue is {eigenvalues[0]:.3g}")
+    root = (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))) @ vectors.T
+    return (root + root.T) / 2.0
+
+
+def correlation_from_covariance(omega) -> np.ndarray:
+    """The correlation matrix ``Omega_jk / sqrt(Omega_jj Omega_kk)`` (unit diagonal, entries in [-1, 1])."""
+    omega = _check_gram(omega)
+    diagonal = np.diag(omega)
+    if np.any(diagonal <= 0.0):
+        raise ValueError("omega must have a positive diagonal to define correlations")
+    scale = 1.0 / np.sqrt(diagonal)
+    correlation = np.clip(omega * scale[:, None] * scale[None, :], -1.0, 1.0)
+    np.fill_diagonal(correlation, 1.0)
+    return correlation
