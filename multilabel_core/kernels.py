@@ -1,0 +1,282 @@
+"""Stock kernels: linear, RBF, polynomial and precomputed, on dense and scipy.sparse rows.
+
+Every kernel is a function of the inner products ``G = X Z^T`` (and, for the RBF, of
+the squared row norms).  ``G`` is computed block of rows by block of rows with one BLAS
+matrix product per block (numpy / scipy.sparse ``@``), the block height chosen so that
+a block's temporaries fit :data:`multilabel_core._blocks.BLOCK_BUDGET_BYTES`.  Sparse
+inputs stay sparse (CSR or CSC; CSC is converted to CSR for row slicing); float32
+inputs are computed in float64.
+
+Capabilities: ``__call__(X, Z=None)`` the (n_X, n_Z) kernel block, ``diagonal(X)`` the
+values k(x_i, x_i) (what SMO needs for its second-order step), ``resolve(X)`` a copy with
+the data-dependent defaults fixed from the training rows.
+
+RBF width convention.  MLRL (seed 000, section 5.2) sets the RBF width to the mean
+pairwise Euclidean distance of the training data.  We read the width as the
+standard deviation sigma of ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``, so an RBF
+kernel with neither ``gamma`` nor ``width`` resolves to::
+
+    width = mean_{i < j} ||x_i - x_j||_2,     gamma = 1 / (2 width^2).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import ClassVar, Iterator
+
+import attrs
+import numpy as np
+import scipy.sparse as sp
+
+from ._blocks import row_blocks
+from ._validation import check_X, check_scalar
+from .base import Kernel
+
+__all__ = [
+    "LinearKernel",
+    "PolynomialKernel",
+    "PrecomputedKernel",
+    "RBFKernel",
+    "make_kernel",
+    "mean_pairwise_distance",
+]
+
+#: Relative agreement required when an RBF kernel is given both gamma and width.
+_GAMMA_WIDTH_RTOL = 1e-12
+
+
+def _rows(X, name: str):
+    """Validated float64 rows; sparse ones as CSR (cheap row slices), never densified."""
+    X = check_X(X, name=name)
+    if sp.issparse(X):
+        return X.tocsr().astype(np.float64, copy=False)
+    return X.astype(np.float64, copy=False)
+
+
+def _pair(X, Z):
+    X = _rows(X, "X")
+    if Z is None:
+        return X, X
+    Z = _rows(Z, "Z")
+    if Z.shape[1] != X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Z has {Z.shape[1]}")
+    return X, Z
+
+
+def _dot(A, B) -> np.ndarray:
+    """Dense ``A @ B.T`` for any mix of dense and CSR operands."""
+    if sp.issparse(A) and sp.issparse(B):
+        return (A @ B.T).toarray()
+    if sp.issparse(B):
+        return np.asarray(B @ A.T).T
+    return np.asarray(A @ B.T)
+
+
+def _inner_product_blocks(X, Z) -> Iterator[tuple[slice, np.ndarray]]:
+    """``(rows, X[rows] @ Z.T)`` over row blocks of X; a block and its temporaries fit the budget."""
+    for rows in row_blocks(X.shape[0], 3 * 8 * Z.shape[0]):
+        yield rows, _dot(X[rows], Z)
+
+
+def _squared_norms(X) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _squared_distances(G: np.ndarray, x_sq: np.ndarray, z_sq: np.ndarray) -> np.ndarray:
+    """``||x||^2 + ||z||^2 - 2 x^T z`` in place of G, tiny negative round-off clipped to 0."""
+    G *= -2.0
+    G += x_sq[:, None]
+    G += z_sq[None, :]
+    return np.maximum(G, 0.0, out=G)
+
+
+def mean_pairwise_distance(X) -> float:
+    """Mean Euclidean distance over the distinct pairs ``i < j`` of the rows of X (exact).
+
+    Dense or sparse X; computed in row blocks (O(block * n) memory).  Distances come
+    from ``||x||^2 + ||z||^2 - 2 x^T z``, accurate to about ``sqrt(machine eps) * max ||x||``
+    in absolute terms.  X needs at least two rows.
+    """
+    X = _rows(X, "X")
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"the mean pairwise distance needs at least 2 rows, got {n}")
+    sq = _squared_norms(X)
+    total = 0.0
+    for rows, G in _inner_product_blocks(X, X):
+        distances = np.sqrt(_squared_distances(G, sq[rows], sq))
+        # The self-distances are 0 exactly; the formula leaves round-off there.
+        distances[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = 0.0
+        total += distances.sum()
+    return float(total / (n * (n - 1)))
+
+
+def _kernel_matrix(X, Z, transform) -> np.ndarray:
+    """Assemble ``transform(rows, X[rows] @ Z.T)`` over the row blocks of X."""
+    K = np.empty((X.shape[0], Z.shape[0]))
+    for rows, G in _inner_product_blocks(X, Z):
+        K[rows] = transform(rows, G)
+    return K
+
+
+def _positive_or_none(instance, attribute, value) -> None:
+    if value is not None:
+        check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
+
+
+@attrs.frozen
+class LinearKernel(Kernel):
+    """``k(x, z) = x^T z``.  Primal solvers use the features directly (``linear = True``)."""
+
+    linear: ClassVar[bool] = True
+    precomputed: ClassVar[bool] = False
+
+    def __call__(self, X, Z=None) -> np.ndarray:
+        X, Z = _pair(X, Z)
+        return _kernel_matrix(X, Z, lambda rows, G: G)
+
+    def diagonal(self, X) -> np.ndarray:
+        return _squared_norms(_rows(X, "X"))
+
+
+@attrs.frozen
+class RBFKernel(Kernel):
+    """``k(x, z) = exp(-gamma ||x - z||^2)``, gamma = 1 / (2 width^2).
+
+    Give ``gamma`` or ``width`` (both only when they agree); with neither,
+    :meth:`resolve` sets ``width`` to the mean pairwise Euclidean distance of the
+    training rows (MLRL section 5.2) and ``gamma = 1 / (2 width^2)``.  An unresolved
+    kernel without gamma refuses to compute, so that test rows never set the width.
+    """
+
+    gamma: float | None = attrs.field(default=None, validator=_positive_or_none)
+    width: float | None = attrs.field(default=None, validator=_positive_or_none)
+
+    linear: ClassVar[bool] = False
+    precomputed: ClassVar[bool] = False
+
+    def __attrs_post_init__(self):
+        if self.gamma is not None and self.width is not None:
+            implied = 1.0 / (2.0 * self.width**2)
+            if not np.isclose(self.gamma, implied, rtol=_GAMMA_WIDTH_RTOL, atol=0.0):
+                raise ValueError(
+                    f"give gamma or width, not both: gamma={self.gamma!r} disagrees with "
+                    f"width={self.width!r} (which means gamma = 1 / (2 width^2) = {implied!r})"
+                )
+
+    @property
+    def effective_gamma(self) -> float | None:
+        if self.gamma is not None:
+            return float(self.gamma)
+        if self.width is not None:
+            return 1.0 / (2.0 * self.width**2)
+        return None
+
+    def resolve(self, X) -> "RBFKernel":
+        if self.effective_gamma is not None:
+            return self
+        width = mean_pairwise_distance(X)
+        if width == 0.0:
+            raise ValueError("all rows of X coincide (mean pairwise distance 0): give gamma or width")
+        return RBFKernel(gamma=1.0 / (2.0 * width**2), width=width)
+
+    def __call__(self, X, Z=None) -> np.ndarray:
+        gamma = self.effective_gamma
+        if gamma is None:
+            raise ValueError("RBFKernel has neither gamma nor width: call resolve(X_train) first")
+        X, Z = _pair(X, Z)
+        x_sq, z_sq = _squared_norms(X), _squared_norms(Z)
+
+        def transform(rows, G):
+            D = _squared_distances(G, x_sq[rows], z_sq)
+            D *= -gamma
+            return np.exp(D, out=D)
+
+        return _kernel_matrix(X, Z, transform)
+
+    def diagonal(self, X) -> np.ndarray:
+        return np.ones(_rows(X, "X").shape[0])
+
+
+@attrs.frozen
+class PolynomialKernel(Kernel):
+    """``k(x, z) = (gamma x^T z + coef0)^degree``; ``gamma=None`` means 1 / n_features (as scikit-learn)."""
+
+    degree: int = attrs.field(default=3, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=1))
+    gamma: float | None = attrs.field(default=None, validator=_positive_or_none)
+    coef0: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name))
+
+    linear: ClassVar[bool] = False
+    precomputed: ClassVar[bool] = False
+
+    def _gamma(self, n_features: int) -> float:
+        return float(self.gamma) if self.gamma is not None else 1.0 / n_features
+
+    def resolve(self, X) -> "PolynomialKernel":
+        return attrs.evolve(self, gamma=self._gamma(_rows(X, "X").shape[1]))
+
+    def _apply(self, G: np.ndarray, n_features: int) -> np.ndarray:
+        G *= self._gamma(n_features)
+        G += self.coef0
+        return np.power(G, self.degree, out=G)
+
+    def __call__(self, X, Z=None) -> np.ndarray:
+        X, Z = _pair(X, Z)
+        return _kernel_matrix(X, Z, lambda rows, G: self._apply(G, X.shape[1]))
+
+    def diagonal(self, X) -> np.ndarray:
+        X = _rows(X, "X")
+        return self._apply(_squared_norms(X), X.shape[1])
+
+
+@attrs.frozen
+class PrecomputedKernel(Kernel):
+    """The kernel values are the input: ``X`` holds rows ``K[i, j] = k(x_i, x_j^train)``.
+
+    ``__call__(K)`` at training time requires a square K; ``__call__(K, K_train)`` checks
+    that K has one column per training row (as the rows of K_train).  ``diagonal(K)``
+    is the diagonal of the square training kernel.  Kernel matrices are dense.
+    """
+
+    linear: ClassVar[bool] = False
+    precomputed: ClassVar[bool] = True
+
+    def __call__(self, X, Z=None) -> np.ndarray:
+        K = check_X(X, name="precomputed kernel", accept_sparse=False).astype(np.float64, copy=False)
+        n_train = K.shape[0] if Z is None else np.shape(Z)[0]
+        if K.shape[1] != n_train:
+            what = "must be square at training time" if Z is None else f"must have one column per training row ({n_train})"
+            raise ValueError(f"precomputed kernel of shape {K.shape} {what}")
+        return K
+
+    def diagonal(self, X) -> np.ndarray:
+        return np.diag(self(X)).copy()
+
+
+_KERNELS = {"linear": LinearKernel, "rbf": RBFKernel, "poly": PolynomialKernel, "precomputed": PrecomputedKernel}
+
+
+def make_kernel(kernel="linear", gamma=None, **params) -> Kernel:
+    """The :class:`Kernel` for an estimator's ``kernel`` parameter.
+
+    ``kernel`` is one of 'linear', 'rbf', 'poly', 'precomputed' or a Kernel object.
+    ``gamma`` (and ``params``, e.g. ``degree``, ``coef0``, ``width``) go to the RBF and
+    polynomial kernels; the linear and precomputed kernels have no gamma and ignore it,
+    as scikit-learn's SVC does.  A Kernel object is returned unchanged and takes neither.
+    """
+    if isinstance(kernel, Kernel):
+        if gamma is not None or params:
+            raise ValueError("kernel is a Kernel object: set gamma and its other parameters on the object")
+        return kernel
+    if not isinstance(kernel, str) or kernel not in _KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(_KERNELS)} or a Kernel object, got {kernel!r}")
+    cls = _KERNELS[kernel]
+    if cls in (RBFKernel, PolynomialKernel):
+        params["gamma"] = gamma
+    accepted = {field.name for field in attrs.fields(cls)}
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown} for kernel {kernel!r}; it accepts {sorted(accepted)}")
+    return cls(**params)
