@@ -1,0 +1,212 @@
+"""Stock losses: gradients, convexity, conjugates, hand-worked values, validation."""
+
+from __future__ import annotations
+
+import itertools
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from scipy.optimize import approx_fprime
+
+import multilabel_core.losses as losses_module
+from multilabel_core.losses import EpsilonInsensitive, Hinge, Logistic, PairwiseRankingHinge, SquaredHinge
+from multilabel_core.testing.strategies import score_matrices, sign_matrices
+
+ALL_LOSSES = [Hinge(), SquaredHinge(), Logistic(), PairwiseRankingHinge(), EpsilonInsensitive(0.1), EpsilonInsensitive(0.0)]
+CONJUGATE_LOSSES = [Hinge(), SquaredHinge(), Logistic()]
+#: Dual domain of a = y * u for each loss with a conjugate.
+DUAL_DOMAIN = {Hinge: (-1.0, 0.0), SquaredHinge: (-5.0, 0.0), Logistic: (-1.0, 0.0)}
+ids = [repr(loss) for loss in ALL_LOSSES]
+
+
+@st.composite
+def targets_and_scores(draw, loss, n_scores: int = 1):
+    """``(Y, T_1, ..., T_k)`` of one shape, Y in the loss's target convention."""
+    n, n_labels = draw(st.integers(1, 6)), draw(st.integers(1, 4))
+    Y = draw(sign_matrices(n, n_labels) if loss.target == "sign" else score_matrices(n, n_labels, magnitude=3.0))
+    return (Y, *(draw(score_matrices(n, n_labels, magnitude=3.0)) for _ in range(n_scores)))
+
+
+def kink_distance(loss, Y, T) -> float:
+    """Distance of T to the loss's non-differentiable points (inf for smooth losses)."""
+    if isinstance(loss, Hinge):
+        return float(np.abs(1.0 - Y * T).min())
+    if isinstance(loss, PairwiseRankingHinge):
+        margins = [np.abs(1.0 - T[i, k] + T[i, l]) for i in range(len(Y)) for k in range(Y.shape[1])
+                   for l in range(Y.shape[1]) if Y[i, k] > 0 > Y[i, l]]
+        return float(min(margins, default=np.inf))
+    return np.inf
+
+
+@pytest.mark.parametrize("loss", ALL_LOSSES, ids=ids)
+@given(data=st.data())
+def test_gradient_matches_central_differences(loss, data):
+    Y, T = data.draw(targets_and_scores(loss))
+    assume(kink_distance(loss, Y, T) > 1e-3)
+    numeric = approx_fprime(T.ravel(), lambda t: loss.value(Y, t.reshape(T.shape)), 1e-7)
+    np.testing.assert_allclose(loss.gradient(Y, T).ravel(), numeric, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("loss", ALL_LOSSES, ids=ids)
+@given(data=st.data(), t=st.floats(0.0, 1.0))
+def test_convex_along_segments(loss, data, t):
+    Y, A, B = data.draw(targets_and_scores(loss, n_scores=2))
+    mixed = loss.value(Y, t * A + (1 - t) * B)
+    bound = t * loss.value(Y, A) + (1 - t) * loss.value(Y, B)
+    assert mixed <= bound + 1e-9 * (1.0 + abs(bound))
+
+
+@pytest.mark.parametrize("loss", ALL_LOSSES, ids=ids)
+@given(data=st.data())
+def test_value_is_nonnegative_float_and_gradient_has_the_shape_of_T(loss, data):
+    Y, T = data.draw(targets_and_scores(loss))
+    value, gradient = loss.value(Y, T), loss.gradient(Y, T)
+    assert isinstance(value, float) and value >= 0.0
+    assert gradient.shape == T.shape and gradient.dtype == np.float64
+
+
+@pytest.mark.parametrize("loss", CONJUGATE_LOSSES, ids=repr)
+@given(data=st.data())
+def test_fenchel_young_equality_at_the_gradient(loss, data):
+    Y, T = data.draw(targets_and_scores(loss))
+    G = loss.gradient(Y, T)
+    gap = loss.value(Y, T) + loss.conjugate(Y, G) - np.vdot(G, T)
+    assert abs(gap) <= 1e-9 * (1.0 + loss.value(Y, T))
+
+
+@pytest.mark.parametrize("loss", CONJUGATE_LOSSES, ids=repr)
+@given(data=st.data())
+def test_fenchel_young_inequality_inside_the_dual_domain(loss, data):
+    Y, T = data.draw(targets_and_scores(loss))
+    low, high = DUAL_DOMAIN[type(loss)]
+    A = data.draw(score_matrices(*Y.shape, magnitude=1.0)) * (high - low) / 2.0 + (high + low) / 2.0
+    U = Y * A
+    assert loss.value(Y, T) + loss.conjugate(Y, U) >= np.vdot(U, T) - 1e-9
+
+
+@pytest.mark.parametrize("loss", CONJUGATE_LOSSES, ids=repr)
+def test_conjugate_is_infinite_outside_the_domain_and_tolerates_round_off(loss):
+    Y = np.array([[1.0, -1.0]])
+    assert loss.conjugate(Y, Y * np.array([[1e-6, -0.5]])) == np.inf
+    # -(C * g) / C can land one ulp outside the domain; the gap must stay finite there.
+    C = 3.0
+    G = loss.gradient(Y, np.array([[-5.0, 5.0]]))
+    assert np.isfinite(loss.conjugate(Y, -(-C * G * (1 + 1e-15)) / C))
+
+
+def test_hinge_conjugate_leaves_the_box_below_minus_one():
+    assert Hinge().conjugate(np.array([[1.0]]), np.array([[-1.0 - 1e-6]])) == np.inf
+    assert Logistic().conjugate(np.array([[-1.0]]), np.array([[1.0 + 1e-6]])) == np.inf
+
+
+def test_hand_worked_values():
+    Y = np.array([[1.0, -1.0, 1.0]])
+    T = np.array([[0.5, 0.5, 2.0]])
+    assert Hinge().value(Y, T) == pytest.approx(0.5 + 1.5 + 0.0)
+    np.testing.assert_array_equal(Hinge().gradient(Y, T), [[-1.0, 1.0, 0.0]])
+    assert SquaredHinge().value(Y, T) == pytest.approx(0.25 + 2.25)
+    np.testing.assert_allclose(SquaredHinge().gradient(Y, T), [[-1.0, 3.0, 0.0]])
+    assert Logistic().value(Y, T) == pytest.approx(np.log1p(np.exp(-0.5)) + np.log1p(np.exp(0.5)) + np.log1p(np.exp(-2)))
+    # Pairs (k, l) = (0, 1): 1 - 0 = 1; (2, 1): max(0, 1 - 1.5) = 0; mean over the 2 pairs.
+    assert PairwiseRankingHinge().value(Y, T) == pytest.approx(0.5)
+    np.testing.assert_allclose(PairwiseRankingHinge().gradient(Y, T), [[-0.5, 0.5, 0.0]])
+
+
+def reference_ranking_loss(Y, T) -> float:
+    """Seed 001 eq. 1, one example and one pair at a time."""
+    total = 0.0
+    for y, t in zip(Y, T):
+        relevant, irrelevant = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        if len(relevant) and len(irrelevant):
+            pairs = itertools.product(relevant, irrelevant)
+            total += sum(max(0.0, 1.0 - (t[k] - t[l])) for k, l in pairs) / (len(relevant) * len(irrelevant))
+    return total
+
+
+@given(data=st.data())
+def test_ranking_loss_matches_the_pairwise_definition(data):
+    Y, T = data.draw(targets_and_scores(PairwiseRankingHinge()))
+    assert PairwiseRankingHinge().value(Y, T) == pytest.approx(reference_ranking_loss(Y, T), rel=1e-12, abs=1e-12)
+
+
+def test_ranking_rows_with_empty_or_full_label_sets_contribute_nothing():
+    Y = np.array([[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]])
+    T = np.array([[-3.0, 0.0, 2.0], [4.0, -1.0, 0.0]])
+    assert PairwiseRankingHinge().value(Y, T) == 0.0
+    np.testing.assert_array_equal(PairwiseRankingHinge().gradient(Y, T), np.zeros_like(T))
+
+
+@given(data=st.data())
+def test_ranking_loss_is_the_same_in_one_row_blocks(data):
+    Y, T = data.draw(targets_and_scores(PairwiseRankingHinge()))
+    whole = PairwiseRankingHinge().value(Y, T), PairwiseRankingHinge().gradient(Y, T)
+    original = losses_module.row_blocks
+    losses_module.row_blocks = lambda n_rows, bytes_per_row: original(n_rows, bytes_per_row, budget=1)
+    try:
+        blocked = PairwiseRankingHinge().value(Y, T), PairwiseRankingHinge().gradient(Y, T)
+    finally:
+        losses_module.row_blocks = original
+    assert blocked[0] == pytest.approx(whole[0], rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-12)
+
+
+def test_epsilon_insensitive_ignores_rows_inside_the_tube():
+    loss = EpsilonInsensitive(epsilon=1.0)
+    Y = np.array([[0.0, 0.0], [0.0, 0.0]])
+    T = np.array([[0.6, 0.6], [3.0, 4.0]])  # radii 0.85 (inside) and 5 (outside)
+    assert loss.value(Y, T) == pytest.approx((5.0 - 1.0) ** 2)
+    np.testing.assert_allclose(loss.irwls_weights(Y, T), [0.0, 2.0 * 4.0 / 5.0])
+    np.testing.assert_allclose(loss.gradient(Y, T), [[0.0, 0.0], [1.6 * 3.0, 1.6 * 4.0]])
+
+
+@given(data=st.data())
+def test_epsilon_insensitive_with_zero_tube_is_the_squared_error(data):
+    Y, T = data.draw(targets_and_scores(EpsilonInsensitive(0.0)))
+    loss = EpsilonInsensitive(epsilon=0.0)
+    assert loss.value(Y, T) == pytest.approx(float(((Y - T) ** 2).sum()), rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(loss.gradient(Y, T), 2.0 * (T - Y), rtol=1e-12, atol=1e-12)
+
+
+def test_logistic_is_stable_at_large_margins():
+    Y = np.array([[1.0, -1.0]])
+    T = np.array([[-800.0, -800.0]])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        assert Logistic().value(Y, T) == pytest.approx(800.0)
+        np.testing.assert_allclose(Logistic().gradient(Y, T), [[-1.0, 0.0]])
+
+
+def test_smoothness_flags_and_targets_are_class_attributes_not_fields():
+    assert [type(loss).smooth for loss in ALL_LOSSES[:5]] == [False, True, True, False, True]
+    assert EpsilonInsensitive.target == "real" and Hinge.target == "sign"
+    for loss in ALL_LOSSES:
+        names = {field.name for field in attrs.fields(type(loss))}
+        assert not names & {"smooth", "target"}
+
+
+def test_hinge_dual_box_is_zero_to_C():
+    assert Hinge().dual_box(2.5) == (0.0, 2.5)
+    with pytest.raises(ValueError, match="C"):
+        Hinge().dual_box(0.0)
+
+
+@pytest.mark.parametrize("epsilon", [-0.1, np.nan, np.inf, "0.1", True])
+def test_epsilon_is_validated(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        EpsilonInsensitive(epsilon=epsilon)
+
+
+@pytest.mark.parametrize("loss", ALL_LOSSES, ids=ids)
+def test_mismatched_shapes_are_refused(loss):
+    with pytest.raises(ValueError, match="shape"):
+        loss.value(np.ones((3, 2)), np.ones((3, 3)))
+    with pytest.raises(ValueError, match="2-D"):
+        loss.gradient(np.ones(3), np.ones(3))
+
+
+def test_losses_are_frozen_and_compare_by_value():
+    assert EpsilonInsensitive(0.2) == EpsilonInsensitive(0.2) != EpsilonInsensitive(0.3)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        EpsilonInsensitive(0.2).epsilon = 1.0
