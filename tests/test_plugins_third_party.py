@@ -1,0 +1,133 @@
+"""A third-party plugin really installed with pip is found through its entry point.
+
+docs/examples/mlcore-example-plugin is installed once per run into a temporary
+folder (``pip install --no-deps --target``); putting that folder on ``sys.path`` is
+all importlib.metadata needs to see its ``.dist-info`` and entry point, exactly as
+for a package installed in site-packages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import multilabel_core
+from multilabel_core.plugins import DISABLE_AUTOLOAD_ENV, ENTRY_POINT_GROUP, reset_plugin_manager
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "mlcore-example-plugin"
+DIST_NAME = "mlcore-example-plugin"
+PACKAGE = "mlcore_example_plugin"
+
+
+def pip_install(source: Path, target: Path) -> None:
+    """Build and install ``source`` into ``target``; offline, reuse the setuptools at hand."""
+    command = [
+        sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
+        "--retries", "1", "--timeout", "15", "--target", str(target), str(source),
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0 and importlib.util.find_spec("setuptools") is not None:
+        result = subprocess.run([*command, "--no-build-isolation"], capture_output=True, text=True)
+    assert result.returncode == 0, f"pip install failed:\n{result.stdout}\n{result.stderr}"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    # pip builds in place: build from a copy so build/ and *.egg-info stay out of the checkout
+    source = tmp_path_factory.mktemp("source") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    target = tmp_path_factory.mktemp("site")
+    pip_install(source, target)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(DISABLE_AUTOLOAD_ENV, raising=False)
+        patch.syspath_prepend(str(target))
+        reset_plugin_manager()
+        yield target
+    reset_plugin_manager()
+    for name in [name for name in sys.modules if name.split(".")[0] == PACKAGE]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def correlated_problem(n_samples, n_features=8, n_labels=4, seed=0):
+    """Labels that are thresholded noisy linear functions of X."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, n_features))
+    W = rng.normal(size=(n_features, n_labels))
+    Y = (X @ W + 0.3 * rng.normal(size=(n_samples, n_labels)) > 0).astype(int)
+    return X, Y
+
+
+def test_pip_installed_the_distribution_with_its_entry_point(site):
+    dist = importlib.metadata.distribution(DIST_NAME)
+    assert Path(dist.locate_file("")).resolve() == site.resolve()
+    [entry_point] = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+    assert (entry_point.name, entry_point.value) == ("example", PACKAGE)
+
+
+def test_ridge_br_is_registered_by_the_example_plugin(site):
+    names = [spec.name for spec in multilabel_core.list_methods()]
+    assert "ridge_br" in names
+    spec = multilabel_core.get_method("ridge_br")
+    assert spec.plugin == "example"
+    assert spec.estimator.__module__ == f"{PACKAGE}.ridge"
+    assert Path(sys.modules[PACKAGE].__file__).resolve().is_relative_to(site.resolve())
+
+
+def test_ridge_br_fits_and_predicts_better_than_chance(site):
+    X, Y = correlated_problem(300)
+    model = multilabel_core.make_method("ridge_br", alpha=1.0).fit(X[:200], Y[:200])
+    scores = model.decision_function(X[200:])
+    predicted = model.predict(X[200:])
+    assert scores.shape == predicted.shape == (100, 4) and scores.dtype == np.float64
+    assert set(np.unique(predicted)) <= {0, 1}
+    np.testing.assert_array_equal(predicted, scores > 0)
+    majority = (Y[:200].mean(axis=0) > 0.5).astype(int)
+    assert np.mean(predicted == Y[200:]) > 0.85 > np.mean(majority == Y[200:])
+
+
+@pytest.mark.parametrize("n_samples", [40, 6], ids=["n>d", "n<d"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_ridge_br_equals_scikit_learn_ridge_on_sign_targets(site, n_samples, sparse):
+    from sklearn.linear_model import Ridge
+
+    X, Y = correlated_problem(n_samples, seed=1)
+    X[np.abs(X) < 0.8] = 0.0
+    fitted = multilabel_core.make_method("ridge_br", alpha=0.5).fit(sp.csr_matrix(X) if sparse else X, Y)
+    reference = Ridge(alpha=0.5).fit(X, 2.0 * Y - 1.0)
+    np.testing.assert_allclose(fitted.coef_, reference.coef_.T, atol=1e-7)
+    np.testing.assert_allclose(fitted.intercept_, reference.intercept_, atol=1e-7)
+
+
+def test_ridge_br_parameter_errors(site):
+    with pytest.raises(ValueError, match="method 'ridge_br' has no parameter 'lam'.*alpha"):
+        multilabel_core.make_method("ridge_br", lam=1.0)
+    X, Y = correlated_problem(20)
+    with pytest.raises(ValueError, match="alpha must be a positive finite number"):
+        multilabel_core.make_method("ridge_br", alpha=-1.0).fit(X, Y)
+
+
+def test_cli_lists_the_third_party_method(site):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    env.pop(DISABLE_AUTOLOAD_ENV, None)
+    result = subprocess.run(
+        [sys.executable, "-m", "multilabel_core.cli", "methods", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    methods = {entry["name"]: entry for entry in json.loads(result.stdout)["methods"]}
+    assert methods["ridge_br"]["plugin"] == "example"
+    assert methods["ridge_br"]["citation"].startswith("Hoerl & Kennard (1970)")
