@@ -4,13 +4,13 @@
 For each row i with relevant set Y_i and scores f(x_i, .), and each label j, write
 ``rank(j) = |{k : f_k >= f_j}|`` (ties count against the label: the pessimistic
 rank, as in scikit-learn's ``coverage_error`` and ``label_ranking_average_precision_score``).
-Per row this computes
+Per row, in the column order of the output, this computes
 
-* one-error: the fraction of the top-scored labels (all labels tied at the maximum)
-  that are irrelevant -- the expected one-error when ties are broken at random;
-* coverage: max_{j in Y_i} rank(j) - 1 (MLRL eq. 26);
-* ranking loss: |{(k, l) in Y_i x Ybar_i : f_k <= f_l}| / (|Y_i| |Ybar_i|);
-* average precision: 1/|Y_i| sum_{j in Y_i} |{k in Y_i : f_k >= f_j}| / rank(j).
+0. coverage: max_{j in Y_i} rank(j) - 1 (MLRL eq. 26);
+1. ranking loss: |{(k, l) in Y_i x Ybar_i : f_k <= f_l}| / (|Y_i| |Ybar_i|) (eq. 27);
+2. average precision: 1/|Y_i| sum_{j in Y_i} |{k in Y_i : f_k >= f_j}| / rank(j) (eq. 28);
+3. one-error (eq. 25): the fraction of the top-scored labels (all labels tied at the
+   maximum) that are irrelevant -- the expected one-error when ties are broken at random.
 
 Cost O(L^2) per row with no allocation, which beats sorting for the label counts of
 multi-label data (L <= a few hundred) and keeps ties exact.
@@ -25,12 +25,13 @@ cnp.import_array()
 
 
 def ranking_statistics(const double[:, ::1] scores, const signed char[:, ::1] Y):
-    """Per-row (coverage, ranking_loss, average_precision, top_is_irrelevant).
+    """Per-row (coverage, ranking_loss, average_precision, one_error), shape (n, 4).
 
-    A row with no relevant label gets NaN for coverage, ranking loss and average
-    precision (undefined); a row with every label relevant gets NaN for the ranking
-    loss only.  The callers in :mod:`multilabel_core.metrics` decide how such rows
-    count (documented there).
+    A row with no relevant label gets NaN in all four columns: each measure asks how
+    well the relevant labels are ranked, and there are none (eq. 26-28 divide by or
+    maximise over the empty set).  A row with every label relevant has no
+    relevant/irrelevant pair to misorder, so its ranking loss is 0.
+    :mod:`multilabel_core.metrics` averages each column over its defined rows.
     """
     cdef Py_ssize_t n = scores.shape[0], L = scores.shape[1]
     if Y.shape[0] != n or Y.shape[1] != L:
@@ -55,12 +56,13 @@ def ranking_statistics(const double[:, ::1] scores, const signed char[:, ::1] Y)
                     n_top += 1
                     if Y[i, j] == 0:
                         n_top_irr += 1
-            o[i, 3] = n_top_irr / n_top
             if n_rel == 0:
                 o[i, 0] = NAN
                 o[i, 1] = NAN
                 o[i, 2] = NAN
+                o[i, 3] = NAN
                 continue
+            o[i, 3] = n_top_irr / n_top
             cov = 0
             wrong = 0
             ap = 0
@@ -82,7 +84,7 @@ def ranking_statistics(const double[:, ::1] scores, const signed char[:, ::1] Y)
                 ap += <double> rank_rel / rank
             o[i, 0] = cov
             if n_rel == L:
-                o[i, 1] = NAN
+                o[i, 1] = 0
             else:
                 o[i, 1] = wrong / (n_rel * (L - n_rel))
             o[i, 2] = ap / n_rel
