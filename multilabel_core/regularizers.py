@@ -64,10 +64,8 @@ def _spd_matrix(instance, attribute, value) -> None:
         raise ValueError(f"{attribute.name} must be symmetric")
 
 
-def _symmetric_copy(value) -> np.ndarray:
+def _read_only(value) -> np.ndarray:
     value = np.array(value, dtype=np.float64)
-    if value.ndim == 2 and value.shape[0] == value.shape[1]:
-        value = (value + value.T) / 2.0
     value.setflags(write=False)
     return value
 
@@ -85,11 +83,13 @@ class LabelCovariance(Regularizer):
     """
 
     omega: np.ndarray = attrs.field(
-        converter=_symmetric_copy, validator=_spd_matrix, eq=attrs.cmp_using(eq=np.array_equal), hash=False, repr=False
+        converter=_read_only, validator=_spd_matrix, eq=attrs.cmp_using(eq=np.array_equal), hash=False, repr=False
     )
     _cholesky: tuple = attrs.field(init=False, eq=False, hash=False, repr=False)
 
     def __attrs_post_init__(self):
+        # Symmetric within round-off (validated); make it exactly symmetric.
+        object.__setattr__(self, "omega", _read_only((self.omega + self.omega.T) / 2.0))
         try:
             factor = scipy.linalg.cho_factor(self.omega, lower=True)
         except np.linalg.LinAlgError:

@@ -1,0 +1,211 @@
+"""Stock regularisers: gradients, convexity, conjugates, the prox, the low-rank factors, validation."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from scipy.optimize import approx_fprime
+
+from multilabel_core.regularizers import Frobenius, LabelCovariance, LowRank, NuclearNorm
+from multilabel_core.testing.strategies import spd_matrices
+
+SEEDS = st.integers(0, 2**32 - 1)
+
+
+@st.composite
+def weights(draw, n_matrices: int = 1):
+    """``n_matrices`` Gaussian (d, L) matrices of one shape (full rank almost surely)."""
+    d, n_labels = draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(SEEDS))
+    return [rng.standard_normal((d, n_labels)) for _ in range(n_matrices)]
+
+
+@st.composite
+def regularizers(draw, n_labels: int, d: int):
+    """One stock regulariser for (d, L) weights; LowRank with a rank that leaves it convex."""
+    kind = draw(st.sampled_from(["frobenius", "covariance", "nuclear", "low_rank"]))
+    if kind == "frobenius":
+        return Frobenius()
+    if kind == "covariance":
+        return LabelCovariance(draw(spd_matrices(n_labels)))
+    if kind == "nuclear":
+        return NuclearNorm()
+    return LowRank(rank=min(d, n_labels) + draw(st.integers(0, 2)), gamma=draw(st.floats(0.1, 10.0)))
+
+
+def numeric_gradient(f, W):
+    return approx_fprime(W.ravel(), lambda w: f(w.reshape(W.shape)), 1e-7).reshape(W.shape)
+
+
+@given(data=st.data())
+def test_gradient_matches_central_differences(data):
+    (W,) = data.draw(weights())
+    reg = data.draw(regularizers(W.shape[1], W.shape[0]))
+    # The nuclear norm is differentiable where W has full rank min(d, L).
+    assume(np.linalg.svd(W, compute_uv=False).min() > 1e-2)
+    np.testing.assert_allclose(reg.gradient(W), numeric_gradient(reg.value, W), rtol=1e-4, atol=1e-4)
+
+
+@given(data=st.data(), t=st.floats(0.0, 1.0))
+def test_convex_along_segments(data, t):
+    A, B = data.draw(weights(2))
+    reg = data.draw(regularizers(A.shape[1], A.shape[0]))
+    bound = t * reg.value(A) + (1 - t) * reg.value(B)
+    assert reg.value(t * A + (1 - t) * B) <= bound + 1e-9 * (1.0 + bound)
+
+
+@given(data=st.data())
+def test_fenchel_young_equality_at_the_gradient_and_inequality_elsewhere(data):
+    W, V = data.draw(weights(2))
+    reg = data.draw(regularizers(W.shape[1], W.shape[0]).filter(lambda r: hasattr(r, "conjugate")))
+    G = reg.gradient(W)
+    assert reg.value(W) + reg.conjugate(G) == pytest.approx(np.vdot(G, W), rel=1e-9, abs=1e-9)
+    assert reg.value(W) + reg.conjugate(V) >= np.vdot(V, W) - 1e-9
+
+
+def test_frobenius_and_label_covariance_values():
+    W = np.array([[1.0, 2.0], [0.0, -1.0]])
+    assert Frobenius().value(W) == pytest.approx(3.0)
+    np.testing.assert_array_equal(Frobenius().gradient(W), W)
+    omega = np.array([[2.0, 0.5], [0.5, 1.0]])
+    expected = 0.5 * np.trace(W @ np.linalg.inv(omega) @ W.T)
+    assert LabelCovariance(omega).value(W) == pytest.approx(expected)
+    np.testing.assert_allclose(LabelCovariance(omega).gradient(W), W @ np.linalg.inv(omega), atol=1e-12)
+    assert LabelCovariance(omega).conjugate(W) == pytest.approx(0.5 * np.trace(W @ omega @ W.T))
+
+
+@given(weights())
+def test_label_covariance_with_identity_is_frobenius(ws):
+    (W,) = ws
+    reg = LabelCovariance(np.eye(W.shape[1]))
+    assert reg.value(W) == pytest.approx(Frobenius().value(W))
+    np.testing.assert_allclose(reg.gradient(W), Frobenius().gradient(W))
+
+
+def test_label_gram():
+    np.testing.assert_array_equal(Frobenius().label_gram(3), np.eye(3))
+    omega = np.array([[2.0, 0.5], [0.5, 1.0]])
+    np.testing.assert_array_equal(LabelCovariance(omega).label_gram(2), omega)
+    with pytest.raises(ValueError, match="3 labels"):
+        LabelCovariance(omega).label_gram(3)
+    with pytest.raises(ValueError, match="n_labels"):
+        Frobenius().label_gram(0)
+
+
+@pytest.mark.parametrize(
+    "omega, message",
+    [
+        (np.array([[1.0, 0.5], [0.0, 1.0]]), "symmetric"),
+        (np.array([[1.0, 2.0], [2.0, 1.0]]), "positive definite"),
+        (np.zeros((2, 2)), "positive definite"),
+        (np.ones((2, 3)), "square"),
+        (np.array([[np.nan, 0.0], [0.0, 1.0]]), "NaN"),
+    ],
+)
+def test_label_covariance_refuses_bad_omega(omega, message):
+    with pytest.raises(ValueError, match=message):
+        LabelCovariance(omega)
+
+
+def test_label_covariance_checks_the_label_count_of_W():
+    with pytest.raises(ValueError, match="label columns"):
+        LabelCovariance(np.eye(2)).value(np.ones((3, 3)))
+
+
+def test_label_covariance_is_frozen_compares_by_value_and_hashes():
+    reg = LabelCovariance(np.eye(2))
+    assert reg == LabelCovariance(np.eye(2)) != LabelCovariance(2 * np.eye(2))
+    assert hash(reg) == hash(LabelCovariance(np.eye(2)))
+    with pytest.raises(ValueError):
+        reg.omega[0, 0] = 5.0  # read-only: the Cholesky factor stays valid
+
+
+def test_nuclear_norm_values_and_conjugate():
+    W = np.diag([3.0, 1.0])
+    assert NuclearNorm().value(W) == pytest.approx(4.0)
+    np.testing.assert_allclose(NuclearNorm().gradient(W), np.eye(2))
+    np.testing.assert_array_equal(NuclearNorm().gradient(np.zeros((2, 3))), np.zeros((2, 3)))
+    assert NuclearNorm().conjugate(np.diag([1.0, 0.3])) == 0.0
+    assert NuclearNorm().conjugate(np.diag([1.01, 0.3])) == np.inf
+
+
+@given(weights(2), st.floats(0.0, 3.0))
+def test_prox_is_singular_value_shrinkage_and_minimises_the_prox_objective(ws, step):
+    W, direction = ws
+    P = NuclearNorm().prox(W, step)
+    np.testing.assert_allclose(
+        np.linalg.svd(P, compute_uv=False), np.maximum(np.linalg.svd(W, compute_uv=False) - step, 0.0), atol=1e-10
+    )
+
+    def objective(X):
+        return 0.5 * np.sum((X - W) ** 2) + step * NuclearNorm().value(X)
+
+    for scale in (1e-3, 1e-1):
+        assert objective(P) <= objective(P + scale * direction) + 1e-10
+
+
+def test_prox_extremes_and_validation():
+    W = np.diag([3.0, 1.0])
+    np.testing.assert_allclose(NuclearNorm().prox(W, 0.0), W)
+    np.testing.assert_array_equal(NuclearNorm().prox(W, 3.0), np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="step"):
+        NuclearNorm().prox(W, -1.0)
+
+
+@given(weights(), st.floats(0.1, 10.0), SEEDS)
+def test_low_rank_factorize_reaches_the_induced_value(ws, gamma, seed):
+    (W,) = ws
+    reg = LowRank(rank=min(W.shape) + 1, gamma=gamma)
+    D, V = reg.factorize(W)
+    assert D.shape == (reg.rank, W.shape[0]) and V.shape == (reg.rank, W.shape[1])
+    np.testing.assert_allclose(D.T @ V, W, atol=1e-10)
+    assert reg.factor_value(D, V) == pytest.approx(reg.value(W), rel=1e-10)
+    assert reg.value(W) == pytest.approx(np.sqrt(gamma) * NuclearNorm().value(W), rel=1e-12)
+    # Any other factorisation D'^T V' = W (D' = R^-T D, V' = R V) costs at least as much.
+    R = np.eye(reg.rank) + 0.5 * np.random.default_rng(seed).standard_normal((reg.rank, reg.rank))
+    assume(abs(np.linalg.det(R)) > 1e-2)
+    assert reg.factor_value(np.linalg.solve(R.T, D), R @ V) >= reg.value(W) - 1e-9
+
+
+@given(weights(2), st.floats(0.1, 10.0), st.floats(0.0, 1.0))
+def test_low_rank_factor_regularizer_is_convex_with_the_paper_gradient(ws, gamma, t):
+    A, B = ws  # read as (D, V) pairs sharing k = d rows
+    reg = LowRank(rank=A.shape[0], gamma=gamma)
+    bound = t * reg.factor_value(A, B) + (1 - t) * reg.factor_value(B, A)
+    assert reg.factor_value(t * A + (1 - t) * B, t * B + (1 - t) * A) <= bound + 1e-9 * (1.0 + bound)
+    gD, gV = reg.factor_gradient(A, B)
+    np.testing.assert_allclose(gD, numeric_gradient(lambda D: reg.factor_value(D, B), A), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gV, numeric_gradient(lambda V: reg.factor_value(A, V), B), rtol=1e-4, atol=1e-4)
+
+
+def test_low_rank_refuses_matrices_above_its_rank():
+    W = np.diag([3.0, 2.0, 1.0])
+    reg = LowRank(rank=2)
+    assert reg.value(W) == np.inf
+    with pytest.raises(ValueError, match="rank 3 > rank=2"):
+        reg.gradient(W)
+    with pytest.raises(ValueError, match="rank=2 rows"):
+        reg.factor_value(np.ones((3, 3)), np.ones((2, 3)))
+    assert LowRank(rank=2).value(np.diag([3.0, 2.0, 0.0])) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("params", [{"rank": 0}, {"rank": 1.5}, {"rank": 2, "gamma": 0.0}, {"rank": 2, "gamma": np.nan}])
+def test_low_rank_validates_parameters(params):
+    with pytest.raises(ValueError, match="rank|gamma"):
+        LowRank(**params)
+
+
+@pytest.mark.parametrize("reg", [Frobenius(), NuclearNorm(), LowRank(rank=2), LabelCovariance(np.eye(2))], ids=repr)
+def test_non_matrix_weights_are_refused(reg):
+    with pytest.raises(ValueError, match="2-D"):
+        reg.value(np.ones(4))
+
+
+def test_regularizers_are_frozen_attrs_classes():
+    for cls in (Frobenius, LabelCovariance, LowRank, NuclearNorm):
+        assert attrs.has(cls)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        LowRank(rank=2).gamma = 3.0
