@@ -110,6 +110,21 @@ def test_ridge_br_equals_scikit_learn_ridge_on_sign_targets(site, n_samples, spa
     np.testing.assert_allclose(fitted.intercept_, reference.intercept_, atol=1e-7)
 
 
+def test_ridge_br_follows_the_estimator_contract(site):
+    from sklearn.base import clone
+
+    model = multilabel_core.make_method("ridge_br", alpha=2.0)
+    assert isinstance(model, multilabel_core.MultiLabelEstimator)
+    assert clone(model).get_params() == {"alpha": 2.0, "tol": None}
+    X, Y = correlated_problem(60)
+    with pytest.raises(ValueError, match="not fitted"):
+        model.decision_function(X)
+    model.fit(sp.csc_matrix(X.astype(np.float32)), sp.csr_matrix(Y))
+    assert model.predict(X).dtype == np.int64 and model.decision_function(X).dtype == np.float64
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :3])
+
+
 def test_ridge_br_parameter_errors(site):
     with pytest.raises(ValueError, match="method 'ridge_br' has no parameter 'lam'.*alpha"):
         multilabel_core.make_method("ridge_br", lam=1.0)
