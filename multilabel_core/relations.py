@@ -102,6 +102,6 @@ def correlation_from_covariance(omega) -> np.ndarray:
     if np.any(diagonal <= 0.0):
         raise ValueError("omega must have a positive diagonal to define correlations")
     scale = 1.0 / np.sqrt(diagonal)
-    correlation = np.clip(omega * scale[:, None] * scale[None, :], -1.0, 1.0)
+    correlation = np.clip(omega * np.outer(scale, scale), -1.0, 1.0)
     np.fill_diagonal(correlation, 1.0)
     return correlation
