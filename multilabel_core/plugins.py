@@ -18,8 +18,9 @@ Failure modes, as documented in docs/plugin-guide.md:
 
 - two plugins registering the same method name, component ``(kind, name)`` or dataset
   name, or two entry points with one name -> :class:`PluginError` naming both;
-- a plugin that fails to import, or whose hook raises -> a :class:`PluginWarning`
-  naming it, and the other plugins still load;
+- a plugin that fails to load (its import raises, or its hooks do not match the
+  specs), or whose hook raises -> a :class:`PluginWarning` naming it, and the other
+  plugins still load;
 - ``MULTILABEL_CORE_DISABLE_PLUGIN_AUTOLOAD`` set to any non-empty value -> no entry
   point is loaded (only the core's stock components are registered).
 """
@@ -98,19 +99,19 @@ def _register_entry_points(manager: pluggy.PluginManager) -> None:
     origins = {CORE_PLUGIN_NAME: "the core's stock components (multilabel_core._builtin)"}
     for entry_point in _unique_entry_points():
         origin = _describe(entry_point)
-        try:
-            plugin = entry_point.load()
-        except Exception as exc:  # a broken plugin must not take the others down
-            warnings.warn(
-                f"multilabel_core plugin {origin} failed to import and was skipped: {type(exc).__name__}: {exc}",
-                PluginWarning,
-            )
-            continue
         if entry_point.name in origins:
             raise PluginError(
                 f"two plugins are named {entry_point.name!r}: {origins[entry_point.name]} and {origin}"
             )
-        manager.register(plugin, name=entry_point.name)
+        try:
+            # load() imports the module; register() checks its hooks against the specs
+            manager.register(entry_point.load(), name=entry_point.name)
+        except Exception as exc:  # a broken plugin must not take the others down
+            warnings.warn(
+                f"multilabel_core plugin {origin} failed to load and was skipped: {type(exc).__name__}: {exc}",
+                PluginWarning,
+            )
+            continue
         origins[entry_point.name] = origin
 
 
@@ -145,11 +146,13 @@ def _collect(hook_name: str, record_type: type, key: Callable[[object], Hashable
         for record in _call_hookimpl(impl, hook_name, record_type):
             k = key(record)
             if k in records:
-                first, second = records[k].plugin, record.plugin
-                owners = f"plugins {first!r} and {second!r}" if first != second else f"plugin {first!r} twice"
-                raise PluginError(f"{what} {k!r} is registered by {owners}; plugin names must not clash")
+                raise PluginError(f"{what} {k!r} is registered by {_owners(records[k].plugin, record.plugin)}")
             records[k] = record
     return records
+
+
+def _owners(first: str, second: str) -> str:
+    return f"plugin {first!r} twice" if first == second else f"both plugin {first!r} and plugin {second!r}"
 
 
 def _call_hookimpl(impl, hook_name: str, record_type: type) -> list:

@@ -231,6 +231,15 @@ def test_a_plugin_that_fails_to_import_warns_naming_it_and_the_others_load(site)
     assert not manager.has_plugin("broken")
 
 
+def test_a_plugin_whose_hook_does_not_match_the_spec_warns_naming_it(site):
+    source = "from multilabel_core import hookimpl\n\n@hookimpl\ndef register_methods(callback):\n    pass\n"
+    module = f"{FAKE_PREFIX}mismatched"
+    write_distribution(site, "mismatched-plugin", {"mismatched": module}, {module: source})
+    with pytest.warns(PluginWarning, match="(?s)'mismatched'.*mismatched-plugin.*failed to load.*'callback'"):
+        manager = get_plugin_manager()
+    assert not manager.has_plugin("mismatched") and manager.has_plugin("br")
+
+
 def test_an_entry_point_seen_twice_is_loaded_once(site):
     module = f"{FAKE_PREFIX}twice"
     write_distribution(site, "twice-a", {"twice": module}, {module: ""})
