@@ -24,17 +24,22 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
         data = X.data
     else:
         X = np.asarray(X)
+        if np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"{name} is complex: Complex data not supported")
         if X.dtype == object or not np.issubdtype(X.dtype, np.number) and X.dtype != bool:
             raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
         if X.dtype not in dtype:
             X = X.astype(np.float64)
         data = X
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}. Reshape your data: "
+            f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single sample"
+        )
     if X.shape[0] == 0:
-        raise ValueError(f"{name} has no rows (shape {X.shape})")
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     if X.shape[1] == 0:
-        raise ValueError(f"{name} has no columns (shape {X.shape})")
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.all(np.isfinite(data)):
         raise ValueError(f"{name} contains NaN or infinity")
     return X
@@ -69,7 +74,7 @@ def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_cl
         counts = Y.sum(axis=0)
         for j in np.flatnonzero((counts == 0) | (counts == Y.shape[0])):
             kind = "never relevant (all 0)" if counts[j] == 0 else "always relevant (all 1)"
-            raise ValueError(f"{name} label column {j} is {kind}; a classifier cannot be trained on it")
+            raise ValueError(f"{name} label column {j} has one class only: it is {kind}; a classifier cannot be trained on it")
     return Y
 
 

@@ -1,0 +1,347 @@
+"""Estimators: the scikit-learn compatible base and the composable estimator.
+
+:class:`MultiLabelEstimator` carries the contract every method follows (docs/estimators.md):
+
+- parameters are stored unchanged by ``__init__`` and validated by ``fit``;
+- ``fit(X, Y)`` takes X (n, d), dense or CSR/CSC, float32 or float64, and Y (n, L), a
+  dense or sparse {0, 1} indicator matrix, and returns ``self``;
+- ``decision_function(X)`` is a float64 (n, L) array of scores t_ij, and
+  ``predict(X) = [t_ij > 0]`` a dense int64 (n, L) {0, 1} array;
+- fitted attributes end in ``_``: at least ``n_features_in_``, ``n_labels_`` and
+  ``classes_`` (the two values every label takes, ``[0, 1]``).
+
+scikit-learn is optional.  When it is installed the base inherits its ``ClassifierMixin``
+and ``BaseEstimator`` (so ``clone``, ``GridSearchCV`` and ``Pipeline`` work, and
+:class:`NotFittedError` is a subclass of scikit-learn's); without it, small fallbacks
+provide ``get_params``, ``set_params``, ``__repr__`` and ``score``.  Everything else is
+one code path.
+
+:class:`ComposedEstimator` builds a method from the five parts of
+:mod:`multilabel_core.base`; named methods (``plugins/``) are thin presets over it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+
+import numpy as np
+
+from ._validation import check_random_state, check_scalar, check_X, check_Y, to_signs
+from .base import CapabilityError, Kernel, LabelRelation, Loss, Problem, Regularizer, Solver
+from .plugins import make_component
+from .relations import correlation_from_covariance
+
+__all__ = ["ComposedEstimator", "MultiLabelEstimator", "NotFittedError"]
+
+
+class _ParamsFallback:
+    """``get_params``/``set_params``/``__repr__`` in scikit-learn's style, for use without it."""
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        return sorted(p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+    def get_params(self, deep: bool = True) -> dict:
+        params = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            params[name] = value
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", nested) for key, nested in value.get_params().items())
+        return params
+
+    def set_params(self, **params):
+        valid = self._get_param_names()
+        for key, value in params.items():
+            name, _, nested = key.partition("__")
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid parameters are: {valid}")
+            if nested:
+                getattr(self, name).set_params(**{nested: value})
+            else:
+                setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        arguments = ", ".join(f"{name}={value!r}" for name, value in self.get_params(deep=False).items())
+        return f"{type(self).__name__}({arguments})"
+
+
+class _ScoreFallback:
+    """``score`` as scikit-learn's ClassifierMixin defines it for multi-label Y: subset accuracy."""
+
+    def score(self, X, Y) -> float:
+        Y = check_Y(Y)
+        return float(np.mean(np.all(self.predict(X) == Y, axis=1)))
+
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+    _NOT_FITTED_BASES: tuple[type, ...] = (_SklearnNotFittedError,)
+except ImportError:  # scikit-learn is optional
+    BaseEstimator, ClassifierMixin = _ParamsFallback, _ScoreFallback
+    _NOT_FITTED_BASES = (ValueError, AttributeError)
+
+
+class NotFittedError(*_NOT_FITTED_BASES):
+    """A method that needs a fitted estimator was called before ``fit``.
+
+    A ValueError and an AttributeError, and a subclass of
+    :class:`sklearn.exceptions.NotFittedError` when scikit-learn is installed.
+    """
+
+
+# -- validation of the common hyper-parameters ----------------------------------------
+
+
+def _positive(name, value):
+    check_scalar(value, name, low=0.0, low_inclusive=False)
+
+
+def _count(name, value):
+    check_scalar(value, name, kind=numbers.Integral, low=1)
+
+
+def _n_jobs(name, value):
+    check_scalar(value, name, kind=numbers.Integral)
+    if value == 0:
+        raise ValueError(f"{name} must be a nonzero int (-1 for all cores) or None, got 0")
+
+
+def _flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def _optional(check):
+    def check_unless_none(name, value):
+        if value is not None:
+            check(name, value)
+
+    return check_unless_none
+
+
+#: The parameters shared by the methods (issue 2, "Names every later issue relies on"),
+#: each with its check; ``None`` means "the default" where a check is ``_optional``.
+COMMON_PARAMETERS = {
+    "C": _positive,
+    "lam": _positive,
+    "gamma": _optional(_positive),
+    "tol": _optional(_positive),
+    "max_iter": _optional(_count),
+    "n_jobs": _optional(_n_jobs),
+    "random_state": lambda name, value: check_random_state(value),
+    "fit_intercept": _flag,
+}
+
+
+class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
+    """Base class of the multi-label estimators (see the module docstring for the contract).
+
+    Subclasses implement ``_fit(X, Y)`` -- X validated, Y a dense int8 {0, 1} matrix in
+    which every label column holds both values -- setting their own fitted attributes,
+    and ``_decision_function(X)``.  The base validates the common hyper-parameters
+    (:data:`COMMON_PARAMETERS`, those the subclass has) and the data, refuses a label
+    column that is constant in training (a max-margin classifier has nothing to
+    separate; the error names the column), and checks that ``X`` at predict time has
+    the training number of features.
+    """
+
+    def fit(self, X, Y):
+        """Fit on X (n, d) and the {0, 1} indicator matrix Y (n, L); return ``self``."""
+        if Y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: give the (n, L) indicator matrix Y"
+            )
+        self._validate_params()
+        X = check_X(X)
+        Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
+        self._fit(X, Y)
+        self.n_features_in_ = X.shape[1]
+        self.n_labels_ = Y.shape[1]
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores t_ij (n, L), float64: label j is predicted relevant for row i when t_ij > 0."""
+        return np.ascontiguousarray(self._decision_function(self._validate_test_X(X)), dtype=np.float64)
+
+    def predict(self, X) -> np.ndarray:
+        """The dense int64 (n, L) {0, 1} prediction ``[decision_function(X) > 0]``."""
+        return (self.decision_function(X) > 0.0).astype(np.int64)
+
+    def _validate_params(self) -> None:
+        for name, value in self.get_params(deep=False).items():
+            if name in COMMON_PARAMETERS:
+                COMMON_PARAMETERS[name](name, value)
+
+    def _validate_test_X(self, X):
+        if not hasattr(self, "n_labels_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call 'fit' with appropriate arguments first"
+            )
+        X = check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        return X
+
+    def __sklearn_tags__(self):
+        # Called by scikit-learn only, so its base class is there to extend.
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        tags.classifier_tags.multi_label = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+# -- the composable estimator -------------------------------------------------------
+
+#: The role of each part in :class:`~multilabel_core.base.Problem` and the class it must be.
+PART_TYPES = {
+    "loss": Loss,
+    "regularizer": Regularizer,
+    "relation": LabelRelation,
+    "kernel": Kernel,
+    "solver": Solver,
+}
+
+_CONDITIONAL_ATTRIBUTES = ("coef_", "dual_coef_", "X_fit_", "kernel_", "label_covariance_", "label_correlation_")
+
+
+class ComposedEstimator(MultiLabelEstimator):
+    """A method composed of a loss, a regulariser, a label relation, a kernel and a solver.
+
+    It solves ``min_{W, b} regularizer(W) + C * loss(Y, K W + 1 b^T)`` (the
+    :class:`~multilabel_core.base.Problem` primal) with the given solver.
+
+    Parameters
+    ----------
+    loss, regularizer, relation, kernel, solver : str or component
+        A part object, or the name it is registered under
+        (:func:`multilabel_core.make_component`, e.g. ``loss="hinge"``).  The defaults
+        compose binary relevance: squared hinge, Frobenius, independent labels, linear
+        kernel, L-BFGS-B.
+    C : float, default 1.0
+        Weight of the loss against the regulariser.
+    gamma : float or None
+        Passed to a kernel given by name (``None``: the kernel's default, e.g. the RBF
+        width from the mean pairwise distance).
+    fit_intercept : bool, default True
+        Whether scores carry a per-label bias b (how it is treated is the solver's
+        business; the L-BFGS solver regularises it like LIBLINEAR).
+    tol, max_iter : float, int or None
+        Passed to a solver given by name (``None``: the solver's defaults).
+
+    Fitted attributes
+    -----------------
+    coef_ (d, L) and intercept_ (L,)
+        For solvers that return the primal weights.
+    dual_coef_ (n, L), X_fit_, kernel_ and intercept_ (L,)
+        For kernel solvers: ``t = kernel_(X, X_fit_) @ dual_coef_ + intercept_``.
+    certificate_ : Certificate
+        The solver's optimality certificate (duality gap, KKT violation, ...).
+    n_iter_ : int
+        The solver's iteration count.
+    label_covariance_, label_correlation_ : (L, L)
+        The learned label relation, when ``relation.learned`` is true.
+    """
+
+    def __init__(
+        self,
+        loss="squared_hinge",
+        regularizer="frobenius",
+        relation="independent",
+        kernel="linear",
+        solver="lbfgs",
+        *,
+        C=1.0,
+        gamma=None,
+        fit_intercept=True,
+        tol=None,
+        max_iter=None,
+    ):
+        self.loss = loss
+        self.regularizer = regularizer
+        self.relation = relation
+        self.kernel = kernel
+        self.solver = solver
+        self.C = C
+        self.gamma = gamma
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _fit(self, X, Y):
+        parts = self._resolve_parts()
+        kernel = parts["kernel"].resolve(X)
+        targets = to_signs(Y) if parts["loss"].target == "sign" else Y.astype(np.float64)
+        problem = Problem(
+            X,
+            targets,
+            parts["loss"],
+            parts["regularizer"],
+            parts["relation"],
+            kernel,
+            C=float(self.C),
+            fit_intercept=bool(self.fit_intercept),
+        )
+        solver = parts["solver"]
+        solver.check(problem)
+        solution, certificate = solver.solve(problem)
+        for name in _CONDITIONAL_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        if solution.coef is not None:
+            self.coef_ = solution.coef
+        else:
+            self.dual_coef_, self.X_fit_, self.kernel_ = solution.dual_coef, X, kernel
+        self.intercept_ = solution.intercept
+        self.certificate_ = certificate
+        self.n_iter_ = certificate.n_iter
+        if parts["relation"].learned:
+            self._store_relation(solution.relation, solver)
+
+    def _decision_function(self, X) -> np.ndarray:
+        if hasattr(self, "coef_"):
+            return np.asarray(X @ self.coef_) + self.intercept_
+        return self.kernel_(X, self.X_fit_) @ self.dual_coef_ + self.intercept_
+
+    def _store_relation(self, omega, solver) -> None:
+        if omega is None:
+            raise CapabilityError(f"{type(solver).__name__} returned no label relation, but the relation is learned")
+        self.label_covariance_ = omega
+        self.label_correlation_ = correlation_from_covariance(omega)
+
+    def _resolve_parts(self) -> dict:
+        """Each part as an object; a name is built through the component registry.
+
+        ``gamma`` goes to a kernel given by name, ``tol`` and ``max_iter`` to a solver
+        given by name; a part given as an object is used as it is, so these settings
+        are refused beside it (set them on the object).
+        """
+        settings = {
+            "kernel": {"gamma": self.gamma},
+            "solver": {"tol": self.tol, "max_iter": self.max_iter},
+        }
+        parts = {}
+        for role, expected in PART_TYPES.items():
+            value = getattr(self, role)
+            params = {name: v for name, v in settings.get(role, {}).items() if v is not None}
+            if isinstance(value, str):
+                value = make_component(role, value, **params)
+            elif not isinstance(value, expected):
+                raise ValueError(f"{role} must be a registered {role} name or a {expected.__name__}, got {value!r}")
+            elif params:
+                raise ValueError(
+                    f"{', '.join(params)} cannot be combined with a {role} object; set it on the {role} itself"
+                )
+            parts[role] = value
+        return parts
