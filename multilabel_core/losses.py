@@ -152,7 +152,7 @@ class PairwiseRankingHinge(Loss):
     def value(self, Y, T) -> float:
         Y, T = _pair(Y, T)
         total = 0.0
-        for rows in row_blocks(Y.shape[0], 8 * Y.shape[1] ** 2):
+        for rows in _pair_tensor_blocks(Y):
             violation, weight = _ranking_pairs(Y[rows], T[rows])
             total += float(weight @ violation.sum(axis=(1, 2)))
         return total
@@ -160,12 +160,17 @@ class PairwiseRankingHinge(Loss):
     def gradient(self, Y, T) -> np.ndarray:
         Y, T = _pair(Y, T)
         G = np.empty_like(T)
-        for rows in row_blocks(Y.shape[0], 8 * Y.shape[1] ** 2):
+        for rows in _pair_tensor_blocks(Y):
             violation, weight = _ranking_pairs(Y[rows], T[rows])
             active = violation > 0.0
             # d/dt_ik of max(0, 1 - t_ik + t_il) is -1 for active pairs with k relevant, +1 with l irrelevant.
             G[rows] = weight[:, None] * (active.sum(axis=1) - active.sum(axis=2))
         return G
+
+
+def _pair_tensor_blocks(Y: np.ndarray):
+    """Row blocks for :func:`_ranking_pairs`, whose (rows, L, L) temporaries take about 4 float64 tensors."""
+    return row_blocks(Y.shape[0], 4 * 8 * Y.shape[1] ** 2)
 
 
 def _ranking_pairs(Y: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -58,7 +58,8 @@ class LearnedCovariance(LabelRelation):
     For fixed W, ``min_Omega tr(Omega^-1 W^T W)`` subject to Omega positive definite and
     tr(Omega) = 1 has the closed form ``Omega = (W^T W)^(1/2) / tr((W^T W)^(1/2))``.
     When W is rank deficient that matrix is only semi-definite, and Omega^-1 (which the
-    regulariser needs) does not exist; we therefore return::
+    regulariser needs) does not exist; as the paper suggests ("we can regularize it by
+    adding a scaled identity matrix"), we therefore return::
 
         S = (W^T W)^(1/2),   Omega = (S + epsilon I) / tr(S + epsilon I)
 
