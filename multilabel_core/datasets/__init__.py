@@ -1,0 +1,39 @@
+"""Multi-label data: the :class:`Dataset` record, file formats, lookup by name, downloads,
+statistics and synthetic data.
+
+- :mod:`.arff`: Mulan (ARFF + XML label file) and MEKA (``-C L`` relation) readers/writers;
+- :mod:`.libsvm`: the LibSVM multi-label format;
+- :mod:`.loading`: :func:`load_dataset` by path or by name (data folders, then the cache);
+- :mod:`.fetch`: :func:`fetch_dataset` downloads registered datasets, checksums verified;
+- :mod:`.stats`: :func:`describe`, the statistics of MLRL Table I;
+- :mod:`.synthetic`: :func:`make_correlated_multilabel`, data with a known label covariance.
+
+docs/data-formats.md describes every format, the nominal encoding and the errors.
+"""
+
+from ._dataset import Dataset, NominalFeature
+from ._files import DataFormatError
+from .arff import read_meka, read_mulan, write_meka, write_mulan
+from .fetch import cache_dir, fetch_dataset
+from .libsvm import read_libsvm, write_libsvm
+from .loading import load_dataset
+from .stats import describe
+from .synthetic import label_covariance, make_correlated_multilabel
+
+__all__ = [
+    "DataFormatError",
+    "Dataset",
+    "NominalFeature",
+    "cache_dir",
+    "describe",
+    "fetch_dataset",
+    "label_covariance",
+    "load_dataset",
+    "make_correlated_multilabel",
+    "read_libsvm",
+    "read_meka",
+    "read_mulan",
+    "write_libsvm",
+    "write_meka",
+    "write_mulan",
+]

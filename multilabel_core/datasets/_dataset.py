@@ -1,0 +1,135 @@
+"""The in-memory multi-label dataset every reader returns and every writer takes."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_X, check_Y
+
+ENCODINGS = ("onehot", "ordinal")
+
+
+def _as_features(X):
+    """Dense -> C-contiguous float64 array; sparse -> canonical float64 CSR (never densified)."""
+    X = check_X(X)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        return X
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _names(values) -> tuple[str, ...]:
+    names = tuple(values)
+    if not all(isinstance(name, str) for name in names):
+        raise ValueError(f"names must be strings, got {names!r}")
+    return names
+
+
+def _default_names(prefix: str, count: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{j}" for j in range(count))
+
+
+@attrs.frozen
+class NominalFeature:
+    """A nominal (categorical) attribute of the source file and the columns of ``X`` holding it.
+
+    ``encoding="onehot"``: one column per value, in the declared order, named
+    ``name=value``; a row holds 1.0 in the column of its value and 0.0 elsewhere.
+    ``encoding="ordinal"``: one column named ``name`` holding the value's position
+    (0.0 for the first declared value, 1.0 for the second, ...).
+    """
+
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    values: tuple[str, ...] = attrs.field(converter=_names)
+    columns: tuple[int, ...] = attrs.field(converter=lambda cols: tuple(int(c) for c in cols))
+    encoding: str = attrs.field(default="onehot", validator=attrs.validators.in_(ENCODINGS))
+
+    def __attrs_post_init__(self):
+        if not self.values or len(set(self.values)) != len(self.values):
+            raise ValueError(f"nominal feature {self.name!r} needs distinct values, got {self.values!r}")
+        width = len(self.values) if self.encoding == "onehot" else 1
+        if len(self.columns) != width:
+            raise ValueError(
+                f"nominal feature {self.name!r} ({self.encoding}) needs {width} column(s), got {self.columns!r}"
+            )
+        start = self.columns[0]
+        if start < 0 or self.columns != tuple(range(start, start + width)):
+            raise ValueError(f"nominal feature {self.name!r}: columns must be consecutive and >= 0, got {self.columns!r}")
+
+
+@attrs.frozen(eq=False, repr=False)
+class Dataset:
+    """Features, labels and their names.
+
+    Attributes
+    ----------
+    X : (n, d) float64 ndarray, or scipy.sparse CSR float64 matrix for sparse sources
+        (readers of sparse files never densify).
+    Y : (n, L) int8 {0, 1} ndarray; ``Y[i, j] = 1`` when label j is relevant to example i.
+    feature_names, label_names : names of the columns of X and Y (default ``x0..``, ``y0..``).
+    name : the dataset's name (a file's stem, or e.g. "synthetic").
+    nominal_features : how nominal source attributes were encoded into columns of X
+        (see :class:`NominalFeature`); empty when every feature is numeric.  Writers use
+        it to write such attributes back as nominal ones.
+    """
+
+    X: np.ndarray | sp.csr_matrix = attrs.field(converter=_as_features)
+    Y: np.ndarray = attrs.field(converter=lambda Y: np.ascontiguousarray(check_Y(Y)))
+    feature_names: tuple[str, ...] = attrs.field(
+        default=attrs.Factory(lambda self: _default_names("x", self.X.shape[1]), takes_self=True), converter=_names
+    )
+    label_names: tuple[str, ...] = attrs.field(
+        default=attrs.Factory(lambda self: _default_names("y", self.Y.shape[1]), takes_self=True), converter=_names
+    )
+    name: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    nominal_features: tuple[NominalFeature, ...] = attrs.field(default=(), converter=tuple)
+
+    def __attrs_post_init__(self):
+        if self.Y.shape[0] != self.n_samples:
+            raise ValueError(f"Y has {self.Y.shape[0]} rows but X has {self.n_samples}")
+        for kind, names, count in (("feature", self.feature_names, self.n_features), ("label", self.label_names, self.n_labels)):
+            if len(names) != count:
+                raise ValueError(f"{len(names)} {kind} names for {count} {kind} columns")
+            if len(set(names)) != count:
+                duplicate = next(n for n in names if names.count(n) > 1)
+                raise ValueError(f"{kind} name {duplicate!r} is used twice; names must be distinct")
+        self._check_nominal_features()
+
+    def _check_nominal_features(self):
+        taken = set()
+        for feature in self.nominal_features:
+            if not isinstance(feature, NominalFeature):
+                raise ValueError(f"nominal_features must hold NominalFeature records, got {feature!r}")
+            if feature.columns[-1] >= self.n_features:
+                raise ValueError(f"nominal feature {feature.name!r} refers to columns beyond X's {self.n_features}")
+            if taken & set(feature.columns):
+                raise ValueError(f"nominal feature {feature.name!r} shares columns with another nominal feature")
+            taken.update(feature.columns)
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_labels(self) -> int:
+        return self.Y.shape[1]
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    def __repr__(self) -> str:
+        storage = f"sparse CSR, {self.X.nnz} stored values" if self.is_sparse else "dense"
+        nominal = f", {len(self.nominal_features)} nominal features" if self.nominal_features else ""
+        return (
+            f"Dataset(name={self.name!r}, n_samples={self.n_samples}, n_features={self.n_features}, "
+            f"n_labels={self.n_labels}, X {storage}{nominal})"
+        )

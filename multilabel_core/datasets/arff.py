@@ -1,0 +1,516 @@
+"""Mulan and MEKA ARFF files: readers and writers.
+
+Both formats are Weka ARFF files whose attributes hold the features *and* the labels:
+
+- **Mulan**: an ``NAME.xml`` file (namespace ``http://mulan.sourceforge.net/labels``)
+  names the label attributes; they are matched by name wherever they sit in the
+  attribute list.  ``Y``'s columns follow the attributes' order in the ARFF file.
+- **MEKA**: the relation name carries ``-C L`` (the first L attributes are labels) or
+  ``-C -L`` (the last L), e.g. ``@relation 'scene: -C 6'``.
+
+Rows are dense (``v1,v2,...``) or sparse (``{index value,...}``, indices 0-based over
+all attributes, strictly increasing, absent = 0, which for a nominal attribute means
+its first value, as in Weka).  One file holds rows of one kind.  Sparse files give a
+CSR ``X``; nothing is densified.
+
+Attributes are numeric (``numeric``, ``real``, ``integer``) or nominal (``{a,b,...}``).
+Nominal features are encoded one-hot by default (``nominal="onehot"``: one column per
+value, named ``attribute=value``) or by the value's position (``nominal="ordinal"``:
+one column, 0 for the first declared value); :class:`~._dataset.NominalFeature`
+records keep the encoding so that the writers restore the nominal attribute.  Label
+attributes must be numeric or nominal with numeric values (``{0,1}``) and hold 0 or 1.
+
+Missing values (``?``) are refused with a ValueError naming the file, the line and the
+attribute: the models of this package need complete data, and silent imputation would
+change results without notice.  Every malformed file raises
+:class:`~._files.DataFormatError` (a ValueError) whose message starts with
+``PATH, line N:``.
+
+Why a tokenizer of our own: ``scipy.io.arff`` reads no sparse rows, and the ``liac-arff``
+package converts value by value in Python and reports no line numbers.  Here a row is
+split with ``str.split`` (a regular expression only for rows holding quotes), all of a
+file's values are converted by one numpy call, and sparse rows go straight into CSR
+index arrays; errors are located afterwards, only when there is one.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.parsers.expat
+from itertools import chain
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import attrs
+import numpy as np
+import scipy.sparse as sp
+
+from ._arff_syntax import Attribute, Header, parse_header, quote, split_fields, split_sparse_entries
+from ._dataset import ENCODINGS, Dataset, NominalFeature
+from ._files import DataFormatError, dataset_name, format_number, read_text, strip_suffix, write_lines
+from ._rows import first_unordered, is_number, line_of, row_starts
+
+__all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mulan"]
+
+MULAN_NAMESPACE = "http://mulan.sourceforge.net/labels"
+_LABEL_VALUES = ("0", "1")
+_MEKA_CLASS_OPTION = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)(?![\w.])")
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot") -> Dataset:
+    """Read a Mulan dataset: ``arff_path`` and its XML label file.
+
+    ``xml_path`` defaults to the sibling ``NAME.xml`` (or ``NAME.xml.gz``) of
+    ``NAME.arff[.gz]``.  ``nominal`` is "onehot" or "ordinal" (see the module docstring).
+    """
+    _check_encoding(nominal)
+    if xml_path is None:
+        xml_path = mulan_xml_path(arff_path)
+        if xml_path is None:
+            raise ValueError(f"{arff_path}: no Mulan label file beside it (expected NAME.xml); pass xml_path")
+    labels = _read_mulan_labels(xml_path)
+    lines, header = _read_header(arff_path)
+    position = {attribute.name: k for k, attribute in enumerate(header.attributes)}
+    for label, line in labels:
+        if label not in position:
+            raise DataFormatError(xml_path, line, f"label {label!r} is not an attribute of {arff_path}")
+    label_positions = sorted(position[label] for label, _ in labels)
+    return _assemble(arff_path, lines, header, label_positions, nominal)
+
+
+def read_meka(path, *, nominal: str = "onehot") -> Dataset:
+    """Read a MEKA dataset: the labels are named by ``-C L`` / ``-C -L`` in the relation name."""
+    _check_encoding(nominal)
+    lines, header = _read_header(path)
+    count = meka_label_count(header.relation)
+    n_attributes = len(header.attributes)
+    where = header.relation_line or None
+    if count is None:
+        raise DataFormatError(
+            path, where, f"relation name {header.relation!r} has no MEKA '-C L' option telling which attributes are "
+            "labels (a Mulan file needs its XML label file instead)"
+        )
+    if count == 0 or abs(count) >= n_attributes:
+        raise DataFormatError(path, where, f"-C {count} must name between 1 and {n_attributes - 1} label attributes")
+    first = 0 if count > 0 else n_attributes + count
+    return _assemble(path, lines, header, list(range(first, first + abs(count))), nominal)
+
+
+def meka_label_count(relation: str) -> int | None:
+    """The L of the last ``-C L`` option in a MEKA relation name (negative: the last L), or None."""
+    found = _MEKA_CLASS_OPTION.findall(relation)
+    return int(found[-1]) if found else None
+
+
+def mulan_xml_path(arff_path) -> Path | None:
+    """The existing ``NAME.xml`` or ``NAME.xml.gz`` beside ``NAME.arff[.gz]``, else None."""
+    stem = strip_suffix(arff_path, (".arff",))
+    if stem is None:
+        return None
+    return next((Path(stem + suffix) for suffix in (".xml", ".xml.gz") if Path(stem + suffix).is_file()), None)
+
+
+def _check_encoding(nominal: str) -> None:
+    if nominal not in ENCODINGS:
+        raise ValueError(f"nominal must be one of {ENCODINGS}, got {nominal!r}")
+
+
+def _read_header(path) -> tuple[list[str], Header]:
+    lines = read_text(path).split("\n")
+    return lines, parse_header(lines, path)
+
+
+def _read_mulan_labels(xml_path) -> list[tuple[str, int]]:
+    """(label name, line) for every ``<label name=...>`` element, nested ones included."""
+    labels: list[tuple[str, int]] = []
+    parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
+    root_seen = []
+
+    def start(tag: str, attributes: dict) -> None:
+        local = tag.rsplit(" ", 1)[-1]
+        if not root_seen:
+            root_seen.append(local)
+            if local != "labels":
+                raise DataFormatError(xml_path, parser.CurrentLineNumber, f"root element is <{local}>, not <labels>")
+            return
+        if local == "label":
+            if "name" not in attributes:
+                raise DataFormatError(xml_path, parser.CurrentLineNumber, "<label> without a name attribute")
+            labels.append((attributes["name"], parser.CurrentLineNumber))
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(read_text(xml_path), True)
+    except xml.parsers.expat.ExpatError as exc:
+        raise DataFormatError(xml_path, exc.lineno, f"malformed XML: {xml.parsers.expat.ErrorString(exc.code)}") from None
+    if not labels:
+        raise DataFormatError(xml_path, None, "declares no <label> elements")
+    seen = set()
+    for name, line in labels:
+        if name in seen:
+            raise DataFormatError(xml_path, line, f"label {name!r} is declared twice")
+        seen.add(name)
+    return labels
+
+
+@attrs.frozen
+class _Table:
+    """The data section as numbers, one column per attribute (nominal ones hold the value's position)."""
+
+    values: np.ndarray | sp.csr_matrix
+    lines: np.ndarray  # the file line of each row
+
+
+def _parse_data(lines: list[str], header: Header, path) -> _Table:
+    rows = [
+        (index + 1, line)
+        for index in range(header.data_start, len(lines))
+        if (line := lines[index].strip()) and line[0] != "%"
+    ]
+    if not rows:
+        raise DataFormatError(path, None, "the @data section holds no rows")
+    parse = _parse_sparse_rows if rows[0][1][0] == "{" else _parse_dense_rows
+    return parse(rows, header, path)
+
+
+def _mixed_rows(path, lineno: int) -> DataFormatError:
+    return DataFormatError(path, lineno, "mixes dense and sparse rows; write all rows in one form")
+
+
+def _parse_dense_rows(rows, header: Header, path) -> _Table:
+    n_attributes = len(header.attributes)
+    tokens: list[str] = []
+    for lineno, line in rows:
+        if line[0] == "{":
+            raise _mixed_rows(path, lineno)
+        if "'" in line or '"' in line:
+            try:
+                fields = split_fields(line)
+            except ValueError as exc:
+                raise DataFormatError(path, lineno, str(exc)) from None
+        else:
+            fields = line.split(",")
+        if len(fields) != n_attributes:
+            hint = " (truncated row?)" if len(fields) < n_attributes else ""
+            raise DataFormatError(path, lineno, f"expected {n_attributes} values, found {len(fields)}{hint}")
+        tokens.extend(fields)
+    n = len(rows)
+    linenos = np.array([lineno for lineno, _ in rows])
+    starts = np.arange(0, n * n_attributes + 1, n_attributes)
+    attribute_of = np.tile(np.arange(n_attributes), n)
+    values = _convert(tokens, attribute_of, starts, linenos, header, path)
+    return _Table(values.reshape(n, n_attributes), linenos)
+
+
+def _parse_sparse_rows(rows, header: Header, path) -> _Table:
+    index_tokens: list[str] = []
+    value_tokens: list[str] = []
+    counts = np.empty(len(rows), dtype=np.int64)
+    for r, (lineno, line) in enumerate(rows):
+        if line[0] != "{":
+            raise _mixed_rows(path, lineno)
+        if line[-1] != "}":
+            raise DataFormatError(path, lineno, "sparse row has no closing '}' (truncated row?)")
+        body = line[1:-1]
+        if "'" in body or '"' in body:
+            try:
+                indices, values = split_sparse_entries(body)
+            except ValueError as exc:
+                raise DataFormatError(path, lineno, str(exc)) from None
+        else:
+            parts = body.replace(",", " ").split()
+            if parts and len(parts) != 2 * (body.count(",") + 1):
+                raise DataFormatError(path, lineno, "sparse entries must be 'index value' pairs separated by commas")
+            indices, values = parts[0::2], parts[1::2]
+        index_tokens.extend(indices)
+        value_tokens.extend(values)
+        counts[r] = len(indices)
+    linenos = np.array([lineno for lineno, _ in rows])
+    starts = row_starts(counts)
+    columns = _sparse_indices(index_tokens, starts, linenos, len(header.attributes), path)
+    values = _convert(value_tokens, columns, starts, linenos, header, path)
+    table = sp.csr_matrix((values, columns, starts), shape=(len(rows), len(header.attributes)))
+    table.eliminate_zeros()
+    return _Table(table, linenos)
+
+
+def _sparse_indices(tokens: list[str], starts, linenos, n_attributes: int, path) -> np.ndarray:
+    try:
+        indices = np.array(tokens, dtype=np.int64)
+    except ValueError:
+        bad = next(k for k, token in enumerate(tokens) if not token.isdigit())
+        raise DataFormatError(
+            path, line_of(bad, starts, linenos), f"sparse index {tokens[bad]!r} is not a non-negative integer"
+        ) from None
+    outside = np.flatnonzero((indices < 0) | (indices >= n_attributes))
+    if outside.size:
+        k = outside[0]
+        raise DataFormatError(
+            path, line_of(k, starts, linenos),
+            f"sparse index {indices[k]} is out of range: the file has {n_attributes} attributes (indices 0..{n_attributes - 1})",
+        )
+    unordered = first_unordered(indices, starts)
+    if unordered is not None:
+        raise DataFormatError(path, line_of(unordered, starts, linenos), "sparse indices must be strictly increasing")
+    return indices
+
+
+def _convert(tokens, attribute_of, starts, linenos, header: Header, path) -> np.ndarray:
+    """Each token as a number (numeric attribute) or as its value's position (nominal attribute)."""
+    attributes = header.attributes
+    is_nominal = np.array([attribute.nominal for attribute in attributes])
+    nominal_token = is_nominal[attribute_of]
+    if not nominal_token.any():
+        return _numbers(tokens, np.arange(len(tokens)), attribute_of, starts, linenos, attributes, path)
+    tokens = np.array(tokens, dtype=object)
+    values = np.empty(len(tokens))
+    numeric = np.flatnonzero(~nominal_token)
+    values[numeric] = _numbers(tokens[numeric], numeric, attribute_of, starts, linenos, attributes, path)
+    for j in np.flatnonzero(is_nominal):
+        where = np.flatnonzero(attribute_of == j)
+        values[where] = _positions(tokens[where], where, attributes[j], starts, linenos, path)
+    return values
+
+
+def _numbers(tokens, where, attribute_of, starts, linenos, attributes, path) -> np.ndarray:
+    """One numpy conversion for all tokens; on failure, find and report the first bad one."""
+    try:
+        values = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        values = None
+    bad = None
+    if values is None:
+        bad = next(k for k, token in enumerate(tokens) if not is_number(token))
+    elif not np.all(np.isfinite(values)):
+        bad = int(np.flatnonzero(~np.isfinite(values))[0])
+    if bad is None:
+        return values
+    position = where[bad]
+    name = attributes[attribute_of[position]].name
+    token = str(tokens[bad]).strip()
+    reason = (
+        f"attribute {name!r}: missing value '?' (missing values are not supported; impute them before loading)"
+        if token == "?"
+        else f"attribute {name!r}: {token!r} is not a finite number"
+    )
+    raise DataFormatError(path, line_of(position, starts, linenos), reason)
+
+
+def _positions(tokens, where, attribute: Attribute, starts, linenos, path) -> np.ndarray:
+    lookup = {value: k for k, value in enumerate(attribute.values)}
+    positions = np.empty(len(tokens))
+    for k, token in enumerate(tokens):
+        position = lookup.get(token)
+        if position is None:
+            position = lookup.get(token.strip())
+        if position is None:
+            token = token.strip()
+            reason = (
+                f"attribute {attribute.name!r}: missing value '?' (missing values are not supported)"
+                if token == "?"
+                else f"attribute {attribute.name!r}: unknown nominal value {token!r} (declared: {', '.join(attribute.values)})"
+            )
+            raise DataFormatError(path, line_of(where[k], starts, linenos), reason)
+        positions[k] = position
+    return positions
+
+
+def _assemble(path, lines, header: Header, label_positions: list[int], nominal: str) -> Dataset:
+    table = _parse_data(lines, header, path)
+    Y = _labels(table, header, label_positions, path)
+    feature_positions = [k for k in range(len(header.attributes)) if k not in set(label_positions)]
+    if not feature_positions:
+        raise DataFormatError(path, None, "every attribute is a label: no features left")
+    X, names, nominal_features = _features(table.values, header, feature_positions, nominal)
+    return Dataset(X, Y, names, [header.attributes[k].name for k in label_positions], dataset_name(path), nominal_features)
+
+
+def _column(values, position: int) -> np.ndarray:
+    column = values[:, position]
+    return column.toarray().ravel() if sp.issparse(column) else column
+
+
+def _labels(table: _Table, header: Header, label_positions: list[int], path) -> np.ndarray:
+    Y = np.empty((table.values.shape[0], len(label_positions)))
+    for j, position in enumerate(label_positions):
+        attribute = header.attributes[position]
+        column = _column(table.values, position)
+        if attribute.nominal:
+            try:
+                levels = np.array([float(value) for value in attribute.values])
+            except ValueError:
+                raise DataFormatError(
+                    path, attribute.line, f"label attribute {attribute.name!r} must be numeric or nominal {{0,1}}"
+                ) from None
+            column = levels[column.astype(np.intp)]
+        Y[:, j] = column
+    bad = np.argwhere((Y != 0) & (Y != 1))
+    if bad.size:
+        i, j = bad[0]
+        name = header.attributes[label_positions[j]].name
+        raise DataFormatError(path, int(table.lines[i]), f"label {name!r} has value {Y[i, j]:g}; labels must be 0 or 1")
+    return Y.astype(np.int8)
+
+
+def _features(values, header: Header, positions: list[int], nominal: str):
+    """X's column blocks in attribute order: runs of numeric attributes, then each nominal one encoded."""
+    sparse = sp.issparse(values)
+    n = values.shape[0]
+    blocks, names, nominal_features, run = [], [], [], []
+
+    def flush_run():
+        if run:
+            blocks.append(values[:, run])
+            run.clear()
+
+    for position in positions:
+        attribute = header.attributes[position]
+        if not attribute.nominal:
+            run.append(position)
+            names.append(attribute.name)
+            continue
+        flush_run()
+        codes = _column(values, position).astype(np.intp)
+        start = len(names)
+        if nominal == "onehot":
+            width = len(attribute.values)
+            onehot = sp.csr_matrix((np.ones(n), codes, np.arange(n + 1)), shape=(n, width))
+            blocks.append(onehot if sparse else onehot.toarray())
+            names.extend(f"{attribute.name}={value}" for value in attribute.values)
+        else:
+            width = 1
+            blocks.append(sp.csr_matrix(codes[:, None].astype(np.float64)) if sparse else codes[:, None].astype(np.float64))
+            names.append(attribute.name)
+        nominal_features.append(NominalFeature(attribute.name, attribute.values, range(start, start + width), nominal))
+    flush_run()
+    X = sp.hstack(blocks, format="csr") if sparse else np.hstack(blocks)
+    return X, names, nominal_features
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write_mulan(dataset: Dataset, arff_path, xml_path=None, *, sparse: bool | None = None) -> None:
+    """Write ``dataset`` as Mulan files: features then labels in ``arff_path``, label names in the XML.
+
+    ``xml_path`` defaults to ``NAME.xml`` beside ``NAME.arff`` (``NAME.xml.gz`` beside
+    ``NAME.arff.gz``).  ``sparse`` chooses the row form; by default sparse rows exactly
+    when ``dataset.X`` is sparse.  Numbers are written with ``repr`` precision, so
+    reading the files back gives the same values.
+    """
+    if xml_path is None:
+        stem = strip_suffix(arff_path, (".arff",))
+        if stem is None:
+            raise ValueError(f"{arff_path}: a Mulan ARFF file name ends in .arff (or .arff.gz); or pass xml_path")
+        xml_path = stem + (".xml.gz" if str(arff_path).endswith(".gz") else ".xml")
+    relation = dataset.name or dataset_name(arff_path)
+    _write_arff(dataset, arff_path, relation, labels_first=False, sparse=sparse)
+    label_lines = (f"<label name={quoteattr(name, _XML_ATTRIBUTE_ESCAPES)}></label>" for name in dataset.label_names)
+    write_lines(
+        xml_path,
+        chain(['<?xml version="1.0" encoding="utf-8"?>', f'<labels xmlns="{MULAN_NAMESPACE}">'], label_lines, ["</labels>"]),
+    )
+
+
+_XML_ATTRIBUTE_ESCAPES = {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+
+
+def write_meka(dataset: Dataset, path, *, sparse: bool | None = None) -> None:
+    """Write ``dataset`` as a MEKA file: labels first, relation ``'NAME: -C L'``."""
+    relation = f"{dataset.name or dataset_name(path)}: -C {dataset.n_labels}"
+    _write_arff(dataset, path, relation, labels_first=True, sparse=sparse)
+
+
+def _write_arff(dataset: Dataset, path, relation: str, *, labels_first: bool, sparse: bool | None) -> None:
+    """Write the header, then the rows of a table with one column per attribute (see :class:`_Table`)."""
+    features, feature_blocks = _feature_attributes(dataset)
+    labels = [(name, _LABEL_VALUES) for name in dataset.label_names]
+    attributes = labels + features if labels_first else features + labels
+    names = [name for name, _ in attributes]
+    if len(set(names)) != len(names):
+        duplicate = next(name for name in names if names.count(name) > 1)
+        raise ValueError(f"ARFF attribute names must be distinct; {duplicate!r} names two attributes (feature and label?)")
+    blocks = [dataset.Y, *feature_blocks] if labels_first else [*feature_blocks, dataset.Y]
+    sparse = dataset.is_sparse if sparse is None else sparse
+    if sparse:
+        table = sp.hstack([sp.csr_matrix(block, dtype=np.float64) for block in blocks], format="csr")
+        rows = _sparse_rows(table, attributes)
+    else:
+        rows = _dense_rows(np.hstack([_dense(block) for block in blocks]), attributes)
+    header = [f"@relation {quote(relation)}", ""]
+    header += [f"@attribute {quote(name)} {_type_text(values)}" for name, values in attributes]
+    header += ["", "@data"]
+    write_lines(path, chain(header, rows))
+
+
+def _dense(block) -> np.ndarray:
+    return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+
+
+def _type_text(values: tuple[str, ...] | None) -> str:
+    return "numeric" if values is None else "{" + ",".join(quote(value) for value in values) + "}"
+
+
+def _feature_attributes(dataset: Dataset):
+    """The source attributes behind X's columns, as (name, nominal values or None), and X's blocks.
+
+    Runs of numeric columns are sliced from X as they are; each nominal feature's
+    columns are folded back into one column of value positions.
+    """
+    by_start = {feature.columns[0]: feature for feature in dataset.nominal_features}
+    attributes, blocks, run_start, j = [], [], None, 0
+    while j < dataset.n_features:
+        feature = by_start.get(j)
+        if feature is None:
+            attributes.append((dataset.feature_names[j], None))
+            run_start = j if run_start is None else run_start
+            j += 1
+            continue
+        if run_start is not None:
+            blocks.append(dataset.X[:, run_start:j])
+            run_start = None
+        encoded = _dense(dataset.X[:, feature.columns[0]:feature.columns[-1] + 1])
+        attributes.append((feature.name, feature.values))
+        blocks.append(_value_positions(feature, encoded)[:, None])
+        j += len(feature.columns)
+    if run_start is not None:
+        blocks.append(dataset.X[:, run_start:])
+    return attributes, blocks
+
+
+def _value_positions(feature: NominalFeature, block: np.ndarray) -> np.ndarray:
+    """Each row's value position, from its one-hot or ordinal columns; ValueError when a row encodes none."""
+    if feature.encoding == "onehot":
+        valid = np.all((block == 0) | (block == 1), axis=1) & (block.sum(axis=1) == 1)
+        positions = block.argmax(axis=1).astype(np.float64)
+    else:
+        positions = block[:, 0]
+        valid = (positions == np.round(positions)) & (positions >= 0) & (positions < len(feature.values))
+    if not valid.all():
+        row = int(np.flatnonzero(~valid)[0])
+        raise ValueError(f"nominal feature {feature.name!r}: row {row} does not encode one of its values ({feature.encoding})")
+    return positions
+
+
+def _formatter(values: tuple[str, ...] | None):
+    if values is None:
+        return format_number
+    quoted = [quote(value) for value in values]
+    return lambda position: quoted[int(position)]
+
+
+def _dense_rows(table: np.ndarray, attributes):
+    texts = [list(map(_formatter(values), table[:, j].tolist())) for j, (_, values) in enumerate(attributes)]
+    return map(",".join, zip(*texts))
+
+
+def _sparse_rows(table: sp.csr_matrix, attributes):
+    table.sum_duplicates()
+    table.eliminate_zeros()
+    formatters = [_formatter(values) for _, values in attributes]
+    entries = [f"{j} {formatters[j](v)}" for j, v in zip(table.indices.tolist(), table.data.tolist())]
+    bounds = table.indptr.tolist()
+    return ("{" + ",".join(entries[a:b]) + "}" for a, b in zip(bounds[:-1], bounds[1:]))

@@ -1,0 +1,93 @@
+"""Loading a dataset by file path or by name.
+
+A path's format follows from its name (a trailing ``.gz`` is gunzipped):
+
+- ``NAME.arff`` with a sibling ``NAME.xml`` (or ``NAME.xml.gz``): Mulan;
+- ``NAME.arff`` without one: MEKA (its relation name must carry ``-C L``);
+- ``NAME.svm``, ``NAME.libsvm``, ``NAME.txt``: LibSVM multi-label.
+
+A bare name (no folder, no known suffix) is looked up as ``NAME.arff`` (+ ``NAME.xml``),
+then ``NAME.svm`` / ``NAME.libsvm`` / ``NAME.txt`` (each also ``.gz``) in these folders,
+in order: ``data_home``, the folder in the environment variable ``MULTILABEL_CORE_DATA``,
+then the download cache of :func:`~.fetch.fetch_dataset`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ._dataset import Dataset
+from ._files import strip_suffix
+from .arff import mulan_xml_path, read_meka, read_mulan
+from .fetch import cache_dir
+from .libsvm import read_libsvm
+
+__all__ = ["DATA_ENV", "load_dataset", "load_file", "search_path"]
+
+DATA_ENV = "MULTILABEL_CORE_DATA"
+ARFF_SUFFIXES = (".arff",)
+LIBSVM_SUFFIXES = (".svm", ".libsvm", ".txt")
+
+
+def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot") -> Dataset:
+    """A dataset from a file path, or from a name looked up in the data folders (module docstring).
+
+    ``nominal`` ("onehot" or "ordinal") is how ARFF nominal features are encoded.
+    Raises ValueError for an unknown name, listing the folders searched.
+    """
+    text = os.fspath(name_or_path)
+    path = Path(text)
+    if path.is_file():
+        return load_file(path, nominal=nominal)
+    if os.sep in text or "/" in text or _format_of(path) is not None:
+        raise ValueError(f"no such data file: {path}")
+    folders = search_path(data_home)
+    for _, folder in folders:
+        found = _named_file(folder, text) if folder is not None else None
+        if found is not None:
+            return load_file(found, nominal=nominal)
+    looked = "; ".join(f"{where}: {folder if folder is not None else '(not set)'}" for where, folder in folders)
+    raise ValueError(
+        f"unknown dataset {text!r}: no {text}.arff (+ {text}.xml), {text}.svm, {text}.libsvm or {text}.txt in "
+        f"{looked}. Pass a file path, set {DATA_ENV}, or download it with fetch_dataset({text!r})"
+    )
+
+
+def search_path(data_home=None) -> list[tuple[str, Path | None]]:
+    """The folders a bare dataset name is looked up in, in order, each with where it comes from."""
+    folders = [("data_home", Path(data_home))] if data_home is not None else []
+    env = os.environ.get(DATA_ENV)
+    folders.append((f"${DATA_ENV}", Path(env) if env else None))
+    folders.append(("download cache", cache_dir()))
+    return folders
+
+
+def load_file(path, *, nominal: str = "onehot") -> Dataset:
+    """Read one data file, its format chosen by its name (module docstring)."""
+    kind = _format_of(Path(path))
+    if kind == "arff":
+        xml_path = mulan_xml_path(path)
+        return read_mulan(path, xml_path, nominal=nominal) if xml_path is not None else read_meka(path, nominal=nominal)
+    if kind == "libsvm":
+        return read_libsvm(path)
+    raise ValueError(
+        f"{path}: unknown data format; expected .arff (Mulan with NAME.xml beside it, or MEKA), "
+        ".svm, .libsvm or .txt (LibSVM), each optionally .gz"
+    )
+
+
+def _format_of(path: Path) -> str | None:
+    if strip_suffix(path, ARFF_SUFFIXES) is not None:
+        return "arff"
+    if strip_suffix(path, LIBSVM_SUFFIXES) is not None:
+        return "libsvm"
+    return None
+
+
+def _named_file(folder: Path, name: str) -> Path | None:
+    for suffix in ARFF_SUFFIXES + LIBSVM_SUFFIXES:
+        for candidate in (folder / f"{name}{suffix}", folder / f"{name}{suffix}.gz"):
+            if candidate.is_file():
+                return candidate
+    return None

@@ -1,0 +1,100 @@
+"""Synthetic multi-label data with a known label covariance.
+
+The generative model (one row x_i of X, one score per label)::
+
+    x_i ~ N(0, I_d),    s_i = x_i W + noise * e_i,    e_i ~ N(0, I_L),
+    y_ij = 1  iff  s_ij > b_j,
+
+with the weights W (d x L) built so that W^T W = Sigma exactly: the label covariance
+of the noiseless scores is Sigma, and that of the scores Sigma + noise^2 I.  This is
+the label-side structure the relationship-learning methods estimate (MLRL models
+vec(W) ~ N(0, I_d (x) Omega), i.e. the columns of W covary as Omega; here the
+expected and the realised W^T W coincide).
+
+Sigma has a block structure: labels are cut into consecutive groups of
+``group_size``; groups are paired (0 with 1, 2 with 3, ...).  Within a group labels
+correlate with ``+correlation``, across the two groups of a pair with
+``-correlation``, and labels of different pairs are uncorrelated.  Each pair block is
+(1 - rho) I + rho s s^T with s = (+1, .., +1, -1, .., -1), positive definite for
+0 <= rho < 1.
+
+W = Q Lambda^{1/2} E^T, where Sigma's eigen-decomposition is truncated to its ``rank``
+leading terms (default: min(d, L), all of them when d >= L) and Q is a random d x rank
+matrix with orthonormal columns; with a smaller rank, W is low rank (as in the LEML and
+LIEML models) and W^T W is Sigma's best rank-``rank`` approximation, which is what
+``return_covariance`` returns.
+
+Thresholds: label j gets a target density p_j drawn uniformly in
+[density / 2, 3 density / 2] (clipped to (0, 1)), and b_j is chosen so that the
+round(p_j n) highest-scoring examples are relevant (clipped to 1 .. n - 1): every label
+column holds both classes.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_random_state, check_scalar
+from ._dataset import Dataset
+
+__all__ = ["label_covariance", "make_correlated_multilabel"]
+
+
+def label_covariance(n_labels: int, *, correlation: float = 0.6, group_size: int = 3) -> np.ndarray:
+    """The block-structured label covariance Sigma of the module docstring (unit diagonal)."""
+    check_scalar(n_labels, "n_labels", kind=numbers.Integral, low=1)
+    check_scalar(correlation, "correlation", low=0.0, high=1.0, high_inclusive=False)
+    check_scalar(group_size, "group_size", kind=numbers.Integral, low=1)
+    group = np.arange(n_labels) // group_size
+    sign = np.where(group % 2 == 0, 1.0, -1.0)
+    same_pair = (group // 2)[:, None] == (group // 2)[None, :]
+    sigma = np.where(same_pair, correlation * np.outer(sign, sign), 0.0)
+    np.fill_diagonal(sigma, 1.0)
+    return sigma
+
+
+def make_correlated_multilabel(
+    n_samples: int = 500,
+    n_features: int = 20,
+    n_labels: int = 6,
+    *,
+    rank: int | None = None,
+    noise: float = 0.1,
+    density: float = 0.3,
+    correlation: float = 0.6,
+    group_size: int = 3,
+    random_state=None,
+    return_covariance: bool = False,
+):
+    """A :class:`Dataset` named "synthetic" (dense X, label columns with both classes).
+
+    With ``return_covariance`` also returns W^T W, the (L, L) label covariance of the
+    noiseless scores (Sigma itself unless ``rank`` < L).  Deterministic for an integer
+    ``random_state``.  See the module docstring for the model.
+    """
+    check_scalar(n_samples, "n_samples", kind=numbers.Integral, low=2)
+    check_scalar(n_features, "n_features", kind=numbers.Integral, low=1)
+    check_scalar(noise, "noise", low=0.0)
+    check_scalar(density, "density", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    rank = min(n_features, n_labels) if rank is None else rank
+    check_scalar(rank, "rank", kind=numbers.Integral, low=1, high=min(n_features, n_labels))
+    sigma = label_covariance(n_labels, correlation=correlation, group_size=group_size)
+    rng = check_random_state(random_state)
+
+    eigenvalues, eigenvectors = np.linalg.eigh(sigma)
+    leading = np.argsort(eigenvalues)[::-1][:rank]
+    Q, _ = np.linalg.qr(rng.standard_normal((n_features, rank)))
+    W = Q @ (np.sqrt(eigenvalues[leading])[:, None] * eigenvectors[:, leading].T)
+
+    X = rng.standard_normal((n_samples, n_features))
+    scores = X @ W + noise * rng.standard_normal((n_samples, n_labels))
+    target = rng.uniform(density / 2, min(1.5 * density, 1.0), size=n_labels)
+    positives = np.clip(np.round(target * n_samples).astype(int), 1, n_samples - 1)
+    Y = np.zeros((n_samples, n_labels), dtype=np.int8)
+    for j in range(n_labels):
+        Y[np.argsort(-scores[:, j], kind="stable")[: positives[j]], j] = 1
+
+    dataset = Dataset(X, Y, name="synthetic")
+    return (dataset, W.T @ W) if return_covariance else dataset
