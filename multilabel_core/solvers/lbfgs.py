@@ -77,7 +77,7 @@ class _LinearPrimal:
 
     def dual(self, V: np.ndarray) -> float:
         """D(A) of (2) at ``A = -C ell'(Y, X_a V)``; nan when a part has no conjugate."""
-        if not (hasattr(self.loss, "conjugate") and hasattr(self.regularizer, "conjugate")):
+        if not (callable(getattr(self.loss, "conjugate", None)) and callable(getattr(self.regularizer, "conjugate", None))):
             return float("nan")
         G = self.loss.gradient(self.Y, self.scores(V))  # = -A / C
         return -self.C * self.loss.conjugate(self.Y, G) - self.regularizer.conjugate(-self.C * self.adjoint(G))
@@ -113,7 +113,9 @@ class LBFGSSolver(Solver):
         the gradient relative to its value at the origin (LIBLINEAR's primal solvers use
         the same relative rule), so the tolerance does not depend on C or n.  The
         optimizer's relative-decrease test is switched off: the gradient rule alone
-        decides convergence.
+        decides convergence.  Near the optimum P decreases by about |gradient|^2, so
+        tolerances much below sqrt(machine epsilon) ~ 1e-8 cannot be certified in double
+        precision; the line search then stalls and a ConvergenceWarning says so.
     max_iter : int, default 1000
         Largest number of L-BFGS-B iterations; reaching it without meeting the rule issues
         a :class:`~multilabel_core.solvers.ConvergenceWarning`.
