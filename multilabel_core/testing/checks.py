@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from ..certificate import Certificate
+from ..datasets import make_correlated_multilabel
 from ..plugins import get_method, list_components
 from ..registry import COMPONENT_KINDS, MethodSpec
 
@@ -88,7 +89,8 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> Non
 
     Checks, in order: the registration fields; that the estimator is constructible with
     its defaults, stores its parameters unchanged and round-trips get_params/set_params;
-    fitting a small synthetic problem (``fit`` returns self, ``n_features_in_`` and
+    fitting a small problem from :func:`~multilabel_core.datasets.make_correlated_multilabel`
+    (``fit`` returns self, ``n_features_in_`` and
     ``n_labels_`` set); that a clone fitted on the same data predicts the same;
     ``predict`` (int {0, 1}, (n, L)) and ``decision_function`` (float64, (n, L)) and
     ``predict == [decision_function > 0]``; ``certificate_`` (one Certificate or a
@@ -101,20 +103,14 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> Non
         raise ValueError(f"method must be a registered name or a MethodSpec, got {method!r}")
     _check_registration(spec)
     estimator = _check_construction(spec, random_state)
-    X, Y = _small_problem(np.random.default_rng(random_state))
+    data = make_correlated_multilabel(n_samples=60, n_features=5, n_labels=3, random_state=random_state)
+    X, Y = data.X, data.Y
     _check_unfitted(estimator, X)
     fitted = _fit(estimator, X, Y)
     _check_outputs(fitted, X, Y)
     _check_clone(estimator, fitted, X, Y)
     _check_certificates(fitted, gap_tol)
     _check_input_validation(estimator, fitted, X, Y)
-
-
-def _small_problem(rng: np.random.Generator, n_samples: int = 60, n_features: int = 5, n_labels: int = 3):
-    """Linearly generated labels with noise, each thresholded at its median (both classes present)."""
-    X = rng.standard_normal((n_samples, n_features))
-    scores = X @ rng.standard_normal((n_features, n_labels)) + 0.3 * rng.standard_normal((n_samples, n_labels))
-    return X, (scores > np.median(scores, axis=0)).astype(np.int8)
 
 
 def _check_registration(spec: MethodSpec) -> None:
