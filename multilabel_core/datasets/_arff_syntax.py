@@ -84,11 +84,15 @@ def split_sparse_entries(body: str) -> tuple[list[str], list[str]]:
 
 @attrs.frozen
 class Attribute:
-    """One ``@attribute``: its name, its nominal values (None when numeric), and its line."""
+    """One ``@attribute``: its name, its nominal values (None when numeric), its line.
+
+    ``label`` is set by the dataset format (Mulan's XML file, MEKA's ``-C``), not by the header.
+    """
 
     name: str
     values: tuple[str, ...] | None
     line: int
+    label: bool = False
 
     @property
     def nominal(self) -> bool:

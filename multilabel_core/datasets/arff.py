@@ -77,8 +77,7 @@ def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot") -> Dataset:
     for label, line in labels:
         if label not in position:
             raise DataFormatError(xml_path, line, f"label {label!r} is not an attribute of {arff_path}")
-    label_positions = sorted(position[label] for label, _ in labels)
-    return _assemble(arff_path, lines, header, label_positions, nominal)
+    return _assemble(arff_path, lines, header, {position[label] for label, _ in labels}, nominal)
 
 
 def read_meka(path, *, nominal: str = "onehot") -> Dataset:
@@ -96,7 +95,7 @@ def read_meka(path, *, nominal: str = "onehot") -> Dataset:
     if count == 0 or abs(count) >= n_attributes:
         raise DataFormatError(path, where, f"-C {count} must name between 1 and {n_attributes - 1} label attributes")
     first = 0 if count > 0 else n_attributes + count
-    return _assemble(path, lines, header, list(range(first, first + abs(count))), nominal)
+    return _assemble(path, lines, header, set(range(first, first + abs(count))), nominal)
 
 
 def meka_label_count(relation: str) -> int | None:
@@ -308,20 +307,27 @@ def _positions(tokens, where, attribute: Attribute, starts, linenos, path) -> np
             position = lookup.get(token.strip())
         if position is None:
             token = token.strip()
-            reason = (
-                f"attribute {attribute.name!r}: missing value '?' (missing values are not supported)"
-                if token == "?"
-                else f"attribute {attribute.name!r}: unknown nominal value {token!r} (declared: {', '.join(attribute.values)})"
-            )
+            if token == "?":
+                reason = f"attribute {attribute.name!r}: missing value '?' (missing values are not supported)"
+            elif attribute.label:
+                reason = f"label {attribute.name!r} has value {token!r}; labels must be 0 or 1"
+            else:
+                declared = ", ".join(attribute.values)
+                reason = f"attribute {attribute.name!r}: unknown nominal value {token!r} (declared: {declared})"
             raise DataFormatError(path, line_of(where[k], starts, linenos), reason)
         positions[k] = position
     return positions
 
 
-def _assemble(path, lines, header: Header, label_positions: list[int], nominal: str) -> Dataset:
+def _assemble(path, lines, header: Header, labels: set[int], nominal: str) -> Dataset:
+    """Parse the rows and split them into X and Y; ``labels`` are the label attributes' positions."""
+    header = attrs.evolve(
+        header, attributes=tuple(attrs.evolve(a, label=k in labels) for k, a in enumerate(header.attributes))
+    )
     table = _parse_data(lines, header, path)
+    label_positions = sorted(labels)
     Y = _labels(table, header, label_positions, path)
-    feature_positions = [k for k in range(len(header.attributes)) if k not in set(label_positions)]
+    feature_positions = [k for k in range(len(header.attributes)) if k not in labels]
     if not feature_positions:
         raise DataFormatError(path, None, "every attribute is a label: no features left")
     X, names, nominal_features = _features(table.values, header, feature_positions, nominal)
