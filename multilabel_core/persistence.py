@@ -30,15 +30,16 @@ class ModelVersionWarning(UserWarning):
     """A model file was written by a different version of multilabel_core."""
 
 
-def save_model(estimator, path) -> str:
+def save_model(estimator, path, *, method: str | None = None) -> str:
     """Write ``estimator`` (usually fitted) to ``path``; return the path as a string.
 
-    Any picklable estimator can be saved (a Pipeline ending in a method included); the
-    header records the registered method name when ``estimator``'s class is a
-    registered method, else None.
+    Any picklable estimator can be saved (a Pipeline ending in a method included).
+    ``method`` is the method name recorded in the header; by default, the name under
+    which ``estimator``'s class is registered, or None when it is not registered.
     """
     path = os.fspath(path)
-    method = next((spec.name for spec in list_methods() if spec.estimator is type(estimator)), None)
+    if method is None:
+        method = next((spec.name for spec in list_methods() if spec.estimator is type(estimator)), None)
     header = {"format": FORMAT, "multilabel_core": __version__, "method": method}
     joblib.dump({**header, "estimator": estimator}, path)
     return path

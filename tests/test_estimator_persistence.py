@@ -42,6 +42,11 @@ def test_an_unregistered_estimator_is_saved_without_a_method_name(tmp_path, data
     assert isinstance(load_model(path), ComposedEstimator)
 
 
+def test_the_recorded_method_name_can_be_given(tmp_path, data):
+    path = save_model(ComposedEstimator().fit(*data), tmp_path / "named.joblib", method="br")
+    assert joblib.load(path)["method"] == "br"
+
+
 def test_a_pipeline_can_be_saved(tmp_path, data):
     pipeline = pytest.importorskip("sklearn.pipeline")
     preprocessing = pytest.importorskip("sklearn.preprocessing")
