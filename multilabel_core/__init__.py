@@ -60,9 +60,13 @@ _LAZY = {
     "PrecomputedKernel": "kernels",
     "make_kernel": "kernels",
     "LBFGSSolver": "solvers",
+    "ConvergenceWarning": "solvers",
     # estimators
     "MultiLabelEstimator": "estimator",
     "ComposedEstimator": "estimator",
+    "NotFittedError": "estimator",
+    "save_model": "persistence",
+    "load_model": "persistence",
 }
 
 __all__ = sorted([*_LAZY, "hookimpl", "__version__"])
