@@ -23,7 +23,9 @@ def mulan_files(tmp_path, arff: str, labels=("l1", "l2"), *, name="data", xml: s
     arff_path = tmp_path / f"{name}.arff"
     arff_path.write_text(arff)
     xml_path = tmp_path / f"{name}.xml"
-    xml_path.write_text(xml if xml is not None else XML.format("\n".join(f'<label name="{l}"></label>' for l in labels)))
+    if xml is None:
+        xml = XML.format("\n".join(f'<label name="{label}"></label>' for label in labels))
+    xml_path.write_text(xml)
     return arff_path, xml_path
 
 
@@ -108,7 +110,10 @@ def test_sparse_absent_nominal_means_first_value(tmp_path):
 
 
 def test_quoted_values_and_escapes_in_rows(tmp_path):
-    text = "@relation q\n@attribute c {'it\\'s', \"a,b\"}\n@attribute l1 {0,1}\n@data\n'it\\'s',1\n\"a,b\",0\n{0 'a,b'}\n"
+    text = (
+        "@relation q\n@attribute c {'it\\'s', \"a,b\"}\n@attribute l1 {0,1}\n"
+        "@data\n'it\\'s',1\n\"a,b\",0\n{0 'a,b'}\n"
+    )
     with pytest.raises(DataFormatError, match="mixes dense and sparse"):
         read_mulan(*mulan_files(tmp_path, text, labels=("l1",)))
     ds = read_mulan(*mulan_files(tmp_path, text.rsplit("{", 1)[0], labels=("l1",)))

@@ -81,3 +81,12 @@ def test_empty_file(tmp_path):
     path.write_text("# nothing\n\n")
     with pytest.raises(DataFormatError, match="holds no examples"):
         read_libsvm(path)
+
+
+def test_bad_sizes(tmp_path):
+    path = tmp_path / "d.svm"
+    path.write_text("0 1:1\n")
+    with pytest.raises(ValueError, match="n_features"):
+        read_libsvm(path, n_features=0)
+    with pytest.raises(ValueError, match="n_labels"):
+        read_libsvm(path, n_labels=1.5)

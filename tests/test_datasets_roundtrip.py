@@ -43,7 +43,8 @@ def datasets(draw, *, nominal: bool = True):
     n_numeric = draw(st.integers(0 if nominal else 1, 4))
     n_nominal = draw(st.integers(0 if n_numeric else 1, 2)) if nominal else 0
     n_labels = draw(st.integers(1, 4))
-    names = draw(st.lists(NAMES, min_size=n_numeric + n_nominal + n_labels, max_size=n_numeric + n_nominal + n_labels, unique=True))
+    n_names = n_numeric + n_nominal + n_labels
+    names = draw(st.lists(NAMES, min_size=n_names, max_size=n_names, unique=True))
     encoding = draw(st.sampled_from(["onehot", "ordinal"]))
     blocks = [("numeric", name, None) for name in names[:n_numeric]]
     for name in names[n_numeric:n_numeric + n_nominal]:
@@ -68,7 +69,8 @@ def datasets(draw, *, nominal: bool = True):
     label_names = names[n_numeric + n_nominal:]
     assume(len(set(feature_names) | set(label_names)) == len(feature_names) + len(label_names))
     X = np.hstack(columns)
-    Y = np.array(draw(st.lists(st.lists(st.integers(0, 1), min_size=n_labels, max_size=n_labels), min_size=n, max_size=n)))
+    row = st.lists(st.integers(0, 1), min_size=n_labels, max_size=n_labels)
+    Y = np.array(draw(st.lists(row, min_size=n, max_size=n)))
     if draw(st.booleans()):
         X = sp.csr_matrix(X)
     return Dataset(X, Y, feature_names, label_names, "rt", nominal_features), encoding

@@ -58,7 +58,9 @@ class NominalFeature:
             )
         start = self.columns[0]
         if start < 0 or self.columns != tuple(range(start, start + width)):
-            raise ValueError(f"nominal feature {self.name!r}: columns must be consecutive and >= 0, got {self.columns!r}")
+            raise ValueError(
+                f"nominal feature {self.name!r}: columns must be consecutive and >= 0, got {self.columns!r}"
+            )
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -91,7 +93,10 @@ class Dataset:
     def __attrs_post_init__(self):
         if self.Y.shape[0] != self.n_samples:
             raise ValueError(f"Y has {self.Y.shape[0]} rows but X has {self.n_samples}")
-        for kind, names, count in (("feature", self.feature_names, self.n_features), ("label", self.label_names, self.n_labels)):
+        for kind, names, count in (
+            ("feature", self.feature_names, self.n_features),
+            ("label", self.label_names, self.n_labels),
+        ):
             if len(names) != count:
                 raise ValueError(f"{len(names)} {kind} names for {count} {kind} columns")
             if len(set(names)) != count:

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from ._arff_syntax import Attribute, Header, parse_header, quote, split_fields, split_sparse_entries
 from ._dataset import ENCODINGS, Dataset, NominalFeature
 from ._files import DataFormatError, dataset_name, format_number, read_text, strip_suffix, write_lines
-from ._rows import first_unordered, is_number, line_of, row_starts
+from ._rows import Entries, is_number, row_starts
 
 __all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mulan"]
 
@@ -124,34 +124,31 @@ def _read_header(path) -> tuple[list[str], Header]:
 
 def _read_mulan_labels(xml_path) -> list[tuple[str, int]]:
     """(label name, line) for every ``<label name=...>`` element, nested ones included."""
-    labels: list[tuple[str, int]] = []
     parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
-    root_seen = []
-
-    def start(tag: str, attributes: dict) -> None:
-        local = tag.rsplit(" ", 1)[-1]
-        if not root_seen:
-            root_seen.append(local)
-            if local != "labels":
-                raise DataFormatError(xml_path, parser.CurrentLineNumber, f"root element is <{local}>, not <labels>")
-            return
-        if local == "label":
-            if "name" not in attributes:
-                raise DataFormatError(xml_path, parser.CurrentLineNumber, "<label> without a name attribute")
-            labels.append((attributes["name"], parser.CurrentLineNumber))
-
-    parser.StartElementHandler = start
+    elements: list[tuple[str, dict, int]] = []  # (name without namespace, attributes, line)
+    parser.StartElementHandler = lambda tag, attributes: elements.append(
+        (tag.rsplit(" ", 1)[-1], attributes, parser.CurrentLineNumber)
+    )
     try:
         parser.Parse(read_text(xml_path), True)
     except xml.parsers.expat.ExpatError as exc:
-        raise DataFormatError(xml_path, exc.lineno, f"malformed XML: {xml.parsers.expat.ErrorString(exc.code)}") from None
+        reason = f"malformed XML: {xml.parsers.expat.ErrorString(exc.code)}"
+        raise DataFormatError(xml_path, exc.lineno, reason) from None
+    root, _, root_line = elements[0]
+    if root != "labels":
+        raise DataFormatError(xml_path, root_line, f"root element is <{root}>, not <labels>")
+    labels, seen = [], set()
+    for tag, attributes, line in elements[1:]:
+        if tag != "label":
+            continue
+        if "name" not in attributes:
+            raise DataFormatError(xml_path, line, "<label> without a name attribute")
+        if attributes["name"] in seen:
+            raise DataFormatError(xml_path, line, f"label {attributes['name']!r} is declared twice")
+        seen.add(attributes["name"])
+        labels.append((attributes["name"], line))
     if not labels:
         raise DataFormatError(xml_path, None, "declares no <label> elements")
-    seen = set()
-    for name, line in labels:
-        if name in seen:
-            raise DataFormatError(xml_path, line, f"label {name!r} is declared twice")
-        seen.add(name)
     return labels
 
 
@@ -197,11 +194,9 @@ def _parse_dense_rows(rows, header: Header, path) -> _Table:
             raise DataFormatError(path, lineno, f"expected {n_attributes} values, found {len(fields)}{hint}")
         tokens.extend(fields)
     n = len(rows)
-    linenos = np.array([lineno for lineno, _ in rows])
-    starts = np.arange(0, n * n_attributes + 1, n_attributes)
-    attribute_of = np.tile(np.arange(n_attributes), n)
-    values = _convert(tokens, attribute_of, starts, linenos, header, path)
-    return _Table(values.reshape(n, n_attributes), linenos)
+    entries = Entries(path, np.arange(0, n * n_attributes + 1, n_attributes), np.array([lineno for lineno, _ in rows]))
+    values = _convert(tokens, np.tile(np.arange(n_attributes), n), header, entries)
+    return _Table(values.reshape(n, n_attributes), entries.linenos)
 
 
 def _parse_sparse_rows(rows, header: Header, path) -> _Table:
@@ -227,55 +222,55 @@ def _parse_sparse_rows(rows, header: Header, path) -> _Table:
         index_tokens.extend(indices)
         value_tokens.extend(values)
         counts[r] = len(indices)
-    linenos = np.array([lineno for lineno, _ in rows])
-    starts = row_starts(counts)
-    columns = _sparse_indices(index_tokens, starts, linenos, len(header.attributes), path)
-    values = _convert(value_tokens, columns, starts, linenos, header, path)
-    table = sp.csr_matrix((values, columns, starts), shape=(len(rows), len(header.attributes)))
+    entries = Entries(path, row_starts(counts), np.array([lineno for lineno, _ in rows]))
+    columns = _sparse_indices(index_tokens, len(header.attributes), entries)
+    values = _convert(value_tokens, columns, header, entries)
+    table = sp.csr_matrix((values, columns, entries.starts), shape=(len(rows), len(header.attributes)))
     table.eliminate_zeros()
-    return _Table(table, linenos)
+    return _Table(table, entries.linenos)
 
 
-def _sparse_indices(tokens: list[str], starts, linenos, n_attributes: int, path) -> np.ndarray:
+def _sparse_indices(tokens: list[str], n_attributes: int, entries: Entries) -> np.ndarray:
     try:
         indices = np.array(tokens, dtype=np.int64)
     except ValueError:
         bad = next(k for k, token in enumerate(tokens) if not token.isdigit())
-        raise DataFormatError(
-            path, line_of(bad, starts, linenos), f"sparse index {tokens[bad]!r} is not a non-negative integer"
-        ) from None
+        raise entries.error(bad, f"sparse index {tokens[bad]!r} is not a non-negative integer") from None
     outside = np.flatnonzero((indices < 0) | (indices >= n_attributes))
     if outside.size:
         k = outside[0]
-        raise DataFormatError(
-            path, line_of(k, starts, linenos),
-            f"sparse index {indices[k]} is out of range: the file has {n_attributes} attributes (indices 0..{n_attributes - 1})",
+        raise entries.error(
+            k, f"sparse index {indices[k]} is out of range: the file has {n_attributes} attributes "
+            f"(indices 0..{n_attributes - 1})"
         )
-    unordered = first_unordered(indices, starts)
+    unordered = entries.first_unordered(indices)
     if unordered is not None:
-        raise DataFormatError(path, line_of(unordered, starts, linenos), "sparse indices must be strictly increasing")
+        raise entries.error(unordered, "sparse indices must be strictly increasing")
     return indices
 
 
-def _convert(tokens, attribute_of, starts, linenos, header: Header, path) -> np.ndarray:
-    """Each token as a number (numeric attribute) or as its value's position (nominal attribute)."""
+def _convert(tokens, attribute_of: np.ndarray, header: Header, entries: Entries) -> np.ndarray:
+    """Each token as a number (numeric attribute) or as its value's position (nominal attribute).
+
+    ``attribute_of[k]`` is the attribute of token k.
+    """
     attributes = header.attributes
     is_nominal = np.array([attribute.nominal for attribute in attributes])
     nominal_token = is_nominal[attribute_of]
     if not nominal_token.any():
-        return _numbers(tokens, np.arange(len(tokens)), attribute_of, starts, linenos, attributes, path)
+        return _numbers(tokens, np.arange(len(tokens)), attribute_of, attributes, entries)
     tokens = np.array(tokens, dtype=object)
     values = np.empty(len(tokens))
     numeric = np.flatnonzero(~nominal_token)
-    values[numeric] = _numbers(tokens[numeric], numeric, attribute_of, starts, linenos, attributes, path)
+    values[numeric] = _numbers(tokens[numeric], numeric, attribute_of, attributes, entries)
     for j in np.flatnonzero(is_nominal):
         where = np.flatnonzero(attribute_of == j)
-        values[where] = _positions(tokens[where], where, attributes[j], starts, linenos, path)
+        values[where] = _positions(tokens[where], where, attributes[j], entries)
     return values
 
 
-def _numbers(tokens, where, attribute_of, starts, linenos, attributes, path) -> np.ndarray:
-    """One numpy conversion for all tokens; on failure, find and report the first bad one."""
+def _numbers(tokens, where: np.ndarray, attribute_of: np.ndarray, attributes, entries: Entries) -> np.ndarray:
+    """One numpy conversion for all tokens (token k is entry ``where[k]``); on failure, report the first bad one."""
     try:
         values = np.array(tokens, dtype=np.float64)
     except ValueError:
@@ -295,10 +290,11 @@ def _numbers(tokens, where, attribute_of, starts, linenos, attributes, path) -> 
         if token == "?"
         else f"attribute {name!r}: {token!r} is not a finite number"
     )
-    raise DataFormatError(path, line_of(position, starts, linenos), reason)
+    raise entries.error(position, reason)
 
 
-def _positions(tokens, where, attribute: Attribute, starts, linenos, path) -> np.ndarray:
+def _positions(tokens, where: np.ndarray, attribute: Attribute, entries: Entries) -> np.ndarray:
+    """The position of each token among the attribute's declared values."""
     lookup = {value: k for k, value in enumerate(attribute.values)}
     positions = np.empty(len(tokens))
     for k, token in enumerate(tokens):
@@ -314,7 +310,7 @@ def _positions(tokens, where, attribute: Attribute, starts, linenos, path) -> np
             else:
                 declared = ", ".join(attribute.values)
                 reason = f"attribute {attribute.name!r}: unknown nominal value {token!r} (declared: {declared})"
-            raise DataFormatError(path, line_of(where[k], starts, linenos), reason)
+            raise entries.error(where[k], reason)
         positions[k] = position
     return positions
 
@@ -331,7 +327,8 @@ def _assemble(path, lines, header: Header, labels: set[int], nominal: str) -> Da
     if not feature_positions:
         raise DataFormatError(path, None, "every attribute is a label: no features left")
     X, names, nominal_features = _features(table.values, header, feature_positions, nominal)
-    return Dataset(X, Y, names, [header.attributes[k].name for k in label_positions], dataset_name(path), nominal_features)
+    label_names = [header.attributes[k].name for k in label_positions]
+    return Dataset(X, Y, names, label_names, dataset_name(path), nominal_features)
 
 
 def _column(values, position: int) -> np.ndarray:
@@ -388,7 +385,8 @@ def _features(values, header: Header, positions: list[int], nominal: str):
             names.extend(f"{attribute.name}={value}" for value in attribute.values)
         else:
             width = 1
-            blocks.append(sp.csr_matrix(codes[:, None].astype(np.float64)) if sparse else codes[:, None].astype(np.float64))
+            column = codes[:, None].astype(np.float64)
+            blocks.append(sp.csr_matrix(column) if sparse else column)
             names.append(attribute.name)
         nominal_features.append(NominalFeature(attribute.name, attribute.values, range(start, start + width), nominal))
     flush_run()
@@ -415,10 +413,8 @@ def write_mulan(dataset: Dataset, arff_path, xml_path=None, *, sparse: bool | No
     relation = dataset.name or dataset_name(arff_path)
     _write_arff(dataset, arff_path, relation, labels_first=False, sparse=sparse)
     label_lines = (f"<label name={quoteattr(name, _XML_ATTRIBUTE_ESCAPES)}></label>" for name in dataset.label_names)
-    write_lines(
-        xml_path,
-        chain(['<?xml version="1.0" encoding="utf-8"?>', f'<labels xmlns="{MULAN_NAMESPACE}">'], label_lines, ["</labels>"]),
-    )
+    opening = ['<?xml version="1.0" encoding="utf-8"?>', f'<labels xmlns="{MULAN_NAMESPACE}">']
+    write_lines(xml_path, chain(opening, label_lines, ["</labels>"]))
 
 
 _XML_ATTRIBUTE_ESCAPES = {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
@@ -438,7 +434,9 @@ def _write_arff(dataset: Dataset, path, relation: str, *, labels_first: bool, sp
     names = [name for name, _ in attributes]
     if len(set(names)) != len(names):
         duplicate = next(name for name in names if names.count(name) > 1)
-        raise ValueError(f"ARFF attribute names must be distinct; {duplicate!r} names two attributes (feature and label?)")
+        raise ValueError(
+            f"ARFF attribute names must be distinct; {duplicate!r} names two attributes (a feature and a label?)"
+        )
     blocks = [dataset.Y, *feature_blocks] if labels_first else [*feature_blocks, dataset.Y]
     sparse = dataset.is_sparse if sparse is None else sparse
     if sparse:
@@ -497,7 +495,9 @@ def _value_positions(feature: NominalFeature, block: np.ndarray) -> np.ndarray:
         valid = (positions == np.round(positions)) & (positions >= 0) & (positions < len(feature.values))
     if not valid.all():
         row = int(np.flatnonzero(~valid)[0])
-        raise ValueError(f"nominal feature {feature.name!r}: row {row} does not encode one of its values ({feature.encoding})")
+        raise ValueError(
+            f"nominal feature {feature.name!r}: row {row} does not encode one of its values ({feature.encoding})"
+        )
     return positions
 
 

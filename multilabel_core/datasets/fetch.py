@@ -62,7 +62,9 @@ def fetch_dataset(spec_or_name, data_home=None, *, base_url: str | None = None, 
     folder = cache_dir(data_home)
     folder.mkdir(parents=True, exist_ok=True)
     base_url = base_url or os.environ.get(MIRROR_ENV) or None
-    paths = [_fetch_file(folder, filename, url, digest, base_url, force) for filename, (url, digest) in spec.files.items()]
+    paths = [
+        _fetch_file(folder, filename, url, digest, base_url, force) for filename, (url, digest) in spec.files.items()
+    ]
     return _read(spec, paths)
 
 

@@ -20,23 +20,31 @@ blank line would be skipped on reading.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_scalar
 from ._dataset import Dataset
 from ._files import DataFormatError, dataset_name, format_number, read_text, write_lines
-from ._rows import first_unordered, is_number, line_of, row_starts
+from ._rows import Entries, is_number, row_starts
 
 __all__ = ["read_libsvm", "write_libsvm"]
 
 
-def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None, *, zero_based: bool = False) -> Dataset:
+def read_libsvm(
+    path, n_features: int | None = None, n_labels: int | None = None, *, zero_based: bool = False
+) -> Dataset:
     """Read a LibSVM multi-label file.
 
     ``n_features`` / ``n_labels`` default to one more than the largest index seen; pass
     them when the last features or labels may be absent from the file (a larger index
     in the file is then an error).
     """
+    for value, name in ((n_features, "n_features"), (n_labels, "n_labels")):
+        if value is not None:
+            check_scalar(value, name, kind=numbers.Integral, low=1)
     offset = 0 if zero_based else 1
     rows, label_tokens, label_counts, index_tokens, value_tokens, feature_counts = [], [], [], [], [], []
     for lineno, line in enumerate(read_text(path).split("\n"), start=1):
@@ -46,7 +54,8 @@ def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None
             continue
         labels, features = _split_line(line)
         if labels and not all(token.isdigit() for token in labels):
-            raise DataFormatError(path, lineno, f"labels must be non-negative integers separated by ',', got {','.join(labels)!r}")
+            got = ",".join(labels)
+            raise DataFormatError(path, lineno, f"labels must be non-negative integers separated by ',', got {got!r}")
         parts = features.replace(":", " ").split()
         if len(parts) != 2 * len(features.split()):
             raise DataFormatError(path, lineno, "features must be 'index:value' pairs separated by blanks")
@@ -59,11 +68,12 @@ def read_libsvm(path, n_features: int | None = None, n_labels: int | None = None
     if not rows:
         raise DataFormatError(path, None, "holds no examples")
     linenos = np.array(rows)
-    Y = _label_matrix(label_tokens, label_counts, linenos, n_labels, path)
-    X = _feature_matrix(index_tokens, value_tokens, feature_counts, linenos, n_features, offset, path)
-    return Dataset(
-        X, Y, tuple(f"x{j + offset}" for j in range(X.shape[1])), tuple(str(j) for j in range(Y.shape[1])), dataset_name(path)
-    )
+    label_entries = Entries(path, row_starts(label_counts), linenos)
+    feature_entries = Entries(path, row_starts(feature_counts), linenos)
+    Y = _label_matrix(label_tokens, n_labels, label_entries)
+    X = _feature_matrix(index_tokens, value_tokens, n_features, offset, feature_entries)
+    feature_names = tuple(f"x{j + offset}" for j in range(X.shape[1]))
+    return Dataset(X, Y, feature_names, tuple(str(j) for j in range(Y.shape[1])), dataset_name(path))
 
 
 def _split_line(line: str) -> tuple[list[str], str]:
@@ -76,51 +86,47 @@ def _split_line(line: str) -> tuple[list[str], str]:
     return [token for token in first.split(",") if token], rest[0] if rest else ""
 
 
-def _label_matrix(tokens, counts, linenos, n_labels, path) -> np.ndarray:
-    starts = row_starts(counts)
+def _label_matrix(tokens: list[str], n_labels: int | None, entries: Entries) -> np.ndarray:
     labels = np.array(tokens, dtype=np.int64)
     size = int(labels.max()) + 1 if labels.size else 0
     if n_labels is not None:
-        if labels.size and size > n_labels:
+        if size > n_labels:
             k = int(np.argmax(labels >= n_labels))
-            raise DataFormatError(
-                path, line_of(k, starts, linenos), f"label {labels[k]} is out of range for n_labels={n_labels}"
-            )
+            raise entries.error(k, f"label {labels[k]} is out of range for n_labels={n_labels}")
         size = n_labels
     if size == 0:
-        raise DataFormatError(path, None, "no example has a label; pass n_labels")
-    Y = np.zeros((len(counts), size), dtype=np.int8)
-    Y[np.repeat(np.arange(len(counts)), counts), labels] = 1
+        raise DataFormatError(entries.path, None, "no example has a label; pass n_labels")
+    n = entries.linenos.size
+    Y = np.zeros((n, size), dtype=np.int8)
+    Y[np.repeat(np.arange(n), np.diff(entries.starts)), labels] = 1
     return Y
 
 
-def _feature_matrix(index_tokens, value_tokens, counts, linenos, n_features, offset, path) -> sp.csr_matrix:
-    starts = row_starts(counts)
+def _feature_matrix(index_tokens, value_tokens, n_features, offset: int, entries: Entries) -> sp.csr_matrix:
     try:
         indices = np.array(index_tokens, dtype=np.int64) - offset
         values = np.array(value_tokens, dtype=np.float64)
     except ValueError:
         k = next(k for k, (i, v) in enumerate(zip(index_tokens, value_tokens)) if not (i.isdigit() and is_number(v)))
-        raise DataFormatError(
-            path, line_of(k, starts, linenos), f"feature entry {index_tokens[k]}:{value_tokens[k]} is not index:number"
-        ) from None
+        raise entries.error(k, f"feature entry {index_tokens[k]}:{value_tokens[k]} is not index:number") from None
     checks = [
         (indices < 0, lambda k: f"feature index {index_tokens[k]} is below {offset} (zero_based={not offset})"),
         (~np.isfinite(values), lambda k: f"feature value {value_tokens[k]!r} is not finite"),
     ]
     if n_features is not None:
-        checks.append((indices >= n_features, lambda k: f"feature index {index_tokens[k]} is out of range for n_features={n_features}"))
+        beyond = f"is out of range for n_features={n_features}"
+        checks.append((indices >= n_features, lambda k: f"feature index {index_tokens[k]} {beyond}"))
     for bad, reason in checks:
         if bad.any():
             k = int(np.argmax(bad))
-            raise DataFormatError(path, line_of(k, starts, linenos), reason(k))
-    unordered = first_unordered(indices, starts)
+            raise entries.error(k, reason(k))
+    unordered = entries.first_unordered(indices)
     if unordered is not None:
-        raise DataFormatError(path, line_of(unordered, starts, linenos), "feature indices must be strictly increasing")
+        raise entries.error(unordered, "feature indices must be strictly increasing")
     width = n_features if n_features is not None else (int(indices.max()) + 1 if indices.size else 0)
     if width == 0:
-        raise DataFormatError(path, None, "no example has a feature; pass n_features")
-    X = sp.csr_matrix((values, indices, starts), shape=(len(counts), width))
+        raise DataFormatError(entries.path, None, "no example has a feature; pass n_features")
+    X = sp.csr_matrix((values, indices, entries.starts), shape=(entries.linenos.size, width))
     X.eliminate_zeros()
     return X
 
