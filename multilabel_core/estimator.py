@@ -297,6 +297,7 @@ class ComposedEstimator(MultiLabelEstimator):
         solver = parts["solver"]
         solver.check(problem)
         solution, certificate = solver.solve(problem)
+        # A refit may produce another kind of solution or relation: forget the previous one's attributes.
         for name in _CONDITIONAL_ATTRIBUTES:
             self.__dict__.pop(name, None)
         if solution.coef is not None:
