@@ -31,7 +31,7 @@ def mulan_files(tmp_path, arff: str, labels=("l1", "l2"), *, name="data", xml: s
 
 DENSE = """% a comment before the header
 @RELATION test
-@attribute f1 NUMERIC
+@attribute f1 NUMERIC % a comment after an attribute
 @Attribute l1 {0,1}
 @attribute 'f 2' real
 % a comment among the attributes
@@ -39,7 +39,7 @@ DENSE = """% a comment before the header
 @attribute l2 {0, 1}
 
 @DATA
-1.5,1,2,3,0
+1.5,1,2,3,0 % a comment after a row
 % a comment among the rows
 
 -1e-3,0,0.25,4,1
@@ -111,13 +111,13 @@ def test_sparse_absent_nominal_means_first_value(tmp_path):
 
 def test_quoted_values_and_escapes_in_rows(tmp_path):
     text = (
-        "@relation q\n@attribute c {'it\\'s', \"a,b\"}\n@attribute l1 {0,1}\n"
-        "@data\n'it\\'s',1\n\"a,b\",0\n{0 'a,b'}\n"
+        "@relation q\n@attribute c {'it\\'s', \"a%b\"}\n@attribute l1 {0,1}\n"
+        "@data\n'it\\'s',1\n\"a%b\",0 % the second row\n{0 'a%b'}\n"
     )
     with pytest.raises(DataFormatError, match="mixes dense and sparse"):
         read_mulan(*mulan_files(tmp_path, text, labels=("l1",)))
     ds = read_mulan(*mulan_files(tmp_path, text.rsplit("{", 1)[0], labels=("l1",)))
-    assert ds.feature_names == ("c=it's", "c=a,b")
+    assert ds.feature_names == ("c=it's", "c=a%b")
     np.testing.assert_array_equal(ds.X, [[1, 0], [0, 1]])
 
 

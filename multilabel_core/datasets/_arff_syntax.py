@@ -1,7 +1,7 @@
 """ARFF syntax: quoting, comma-separated fields and the header (``@relation``, ``@attribute``, ``@data``).
 
-The rules followed are Weka's: keywords are case-insensitive; lines starting with
-``%`` are comments; a name or value containing spaces, commas, quotes, braces or ``%``
+The rules followed are Weka's: keywords are case-insensitive; ``%`` outside quotes
+starts a comment that runs to the end of the line; a name or value containing spaces, commas, quotes, braces or ``%``
 is written between single (or double) quotes, with a backslash escaping the quote
 character, the backslash itself, and ``\\n``, ``\\r``, ``\\t``.
 """
@@ -29,11 +29,22 @@ _SPARSE_ENTRY = re.compile(
     re.DOTALL,
 )
 _QUOTED = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\"""", re.DOTALL)
+_QUOTED_OR_COMMENT = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|%""", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _ESCAPED_CHARS = {"n": "\n", "r": "\r", "t": "\t"}
 _TO_ESCAPE = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # Names made of these characters only are written without quotes.
 _BARE = re.compile(r"[\w.\-+=/:()\[\]<>#!$&*^~|;@]+")
+
+
+def strip_comment(line: str) -> str:
+    """``line`` without its comment: from the first ``%`` outside quotes to the end."""
+    if "%" not in line:
+        return line
+    for match in _QUOTED_OR_COMMENT.finditer(line):
+        if match[0] == "%":
+            return line[: match.start()]
+    return line
 
 
 def unescape(text: str) -> str:
@@ -112,8 +123,8 @@ class Header:
 def parse_header(lines: list[str], path) -> Header:
     relation, relation_line, attributes, names = "", 0, [], set()
     for index, raw in enumerate(lines):
-        line = raw.strip()
-        if not line or line.startswith("%"):
+        line = strip_comment(raw).strip()
+        if not line:
             continue
         lineno = index + 1
         keyword, *rest = line.split(None, 1)

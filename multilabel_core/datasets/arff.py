@@ -20,6 +20,7 @@ one column, 0 for the first declared value); :class:`~._dataset.NominalFeature`
 records keep the encoding so that the writers restore the nominal attribute.  Label
 attributes must be numeric or nominal with numeric values (``{0,1}``) and hold 0 or 1.
 
+``%`` outside quotes starts a comment, on its own line or after a header line or a row.
 Missing values (``?``) are refused with a ValueError naming the file, the line and the
 attribute: the models of this package need complete data, and silent imputation would
 change results without notice.  Every malformed file raises
@@ -45,7 +46,15 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from ._arff_syntax import Attribute, Header, parse_header, quote, split_fields, split_sparse_entries
+from ._arff_syntax import (
+    Attribute,
+    Header,
+    parse_header,
+    quote,
+    split_fields,
+    split_sparse_entries,
+    strip_comment,
+)
 from ._dataset import ENCODINGS, Dataset, NominalFeature
 from ._files import DataFormatError, dataset_name, format_number, read_text, strip_suffix, write_lines
 from ._rows import Entries, is_number, row_starts
@@ -164,7 +173,7 @@ def _parse_data(lines: list[str], header: Header, path) -> _Table:
     rows = [
         (index + 1, line)
         for index in range(header.data_start, len(lines))
-        if (line := lines[index].strip()) and line[0] != "%"
+        if (line := strip_comment(lines[index]).strip())
     ]
     if not rows:
         raise DataFormatError(path, None, "the @data section holds no rows")
