@@ -73,6 +73,11 @@ def jsonable(value):
     return value
 
 
+def show_progress(args) -> bool:
+    """A progress bar only for a person watching: not with --quiet, --json or a redirected stderr."""
+    return not (args.quiet or args.json) and sys.stderr.isatty()
+
+
 def emit(args, payload: dict, lines: list[str]) -> None:
     if args.json:
         print(json.dumps(jsonable(payload), indent=None if args.compact else 2, allow_nan=False))
@@ -181,7 +186,7 @@ def cmd_evaluate(args) -> None:
     ds = load_data(args.data, args.data_home, args.seed)
     est = make_estimator(args.method, args.param)
     result = cross_validate(
-        est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=not (args.json or args.quiet)
+        est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=show_progress(args)
     )
     payload = {"method": args.method, "data": args.data, "cv": args.cv, "params": dict(map(parse_param, args.param))}
     payload.update(result)
@@ -196,21 +201,23 @@ def cmd_demo(args) -> None:
     from .metrics import evaluate
     from .model_selection import train_test_split_stratified
     from .plugins import list_methods
-    from .relations import correlation_from_covariance
+    from .relations import correlation_from_covariance, psd_sqrt
 
     ds, covariance = make_correlated_multilabel(random_state=args.seed, return_covariance=True)
-    train, test = train_test_split_stratified(ds.X, ds.Y, test_size=0.3, random_state=args.seed)
-    rows, relations, failures = [], {}, {}
+    X_train, X_test, Y_train, Y_test = train_test_split_stratified(ds.X, ds.Y, test_size=0.3, random_state=args.seed)
+    rows, relations, weight_relations, failures = [], {}, {}, {}
     for spec in list_methods():
         try:
-            est = spec.estimator().fit(ds.X[train], ds.Y[train])
-            m = evaluate(ds.Y[test], est.decision_function(ds.X[test]), est.predict(ds.X[test]))
+            est = spec.estimator().fit(X_train, Y_train)
+            m = evaluate(Y_test, est.decision_function(X_test), est.predict(X_test))
         except Exception as exc:  # one failing plugin must not hide the others' results
             failures[spec.name] = f"{type(exc).__name__}: {exc}"
             continue
         rows.append((spec.name, m))
         if getattr(est, "label_correlation_", None) is not None:
             relations[spec.name] = est.label_correlation_
+        elif getattr(est, "coef_", None) is not None:
+            weight_relations[spec.name] = correlation_from_covariance(psd_sqrt(est.coef_.T @ est.coef_))
     truth = correlation_from_covariance(covariance)
     empirical = np.corrcoef(ds.Y, rowvar=False)
     metric_names = ["average_precision", "ranking_loss", "one_error", "coverage", "hamming_loss", "macro_f1"]
@@ -222,12 +229,13 @@ def cmd_demo(args) -> None:
         "",
         *matrix_lines("label correlation of the generating covariance:", ds.label_names, truth),
         "",
-        *matrix_lines("label correlation of the training labels Y:", ds.label_names, empirical),
+        *matrix_lines("empirical correlation of the label columns of Y:", ds.label_names, empirical),
     ]
     for name, corr in relations.items():
         lines += ["", *matrix_lines(f"label correlation learned by {name}:", ds.label_names, corr)]
-    if not relations:
-        lines += ["", "(no registered method learns label relations yet: MLRL-family plugins add them)"]
+    for name, corr in weight_relations.items():
+        title = f"{name} learns no relation; correlation of its weights, (W^T W)^(1/2) as in MLRL's Omega step:"
+        lines += ["", *matrix_lines(title, ds.label_names, corr)]
     for name, why in failures.items():
         lines += [f"{name} failed: {why}"]
     payload = {
@@ -236,6 +244,7 @@ def cmd_demo(args) -> None:
         "true_label_correlation": truth,
         "empirical_label_correlation": empirical,
         "learned_label_correlation": relations,
+        "weight_label_correlation": weight_relations,
         "failures": failures,
     }
     emit(args, payload, lines)

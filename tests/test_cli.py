@@ -1,0 +1,105 @@
+"""The mlcore command line: every subcommand, JSON output, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multilabel_core.cli import main, parse_param
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_parse_param_literals():
+    assert parse_param("C=0.5") == ("C", 0.5)
+    assert parse_param("kernel=rbf") == ("kernel", "rbf")
+    assert parse_param("gamma=None") == ("gamma", None)
+    assert parse_param("fit_intercept=false") == ("fit_intercept", False)
+    assert parse_param("grid=[1, 2]") == ("grid", [1, 2])
+
+
+def test_methods_lists_br_with_citation(capsys):
+    payload = run_json(capsys, "methods")
+    by_name = {m["name"]: m for m in payload["methods"]}
+    assert "br" in by_name
+    assert by_name["br"]["citation"]
+    assert by_name["br"]["plugin"] == "br"
+
+
+def test_describe_yeast_matches_mlrl_table_1(capsys, datasets_dir):
+    payload = run_json(capsys, "describe", "yeast", "--data-home", str(datasets_dir))
+    assert payload["n_samples"] == 2417
+    assert payload["n_labels"] == 14
+    assert round(payload["label_cardinality"], 3) == 4.237
+
+
+def test_evaluate_json_has_per_fold_and_mean(capsys):
+    payload = run_json(capsys, "evaluate", "br", "synthetic", "--cv", "3", "--param", "C=0.5", "--compact")
+    assert payload["params"] == {"C": 0.5}
+    assert len(payload["average_precision"]) == 3
+    assert 0.5 < payload["mean"]["average_precision"] <= 1.0
+
+
+def test_fit_then_predict_roundtrip(capsys, tmp_path):
+    model = tmp_path / "br.joblib"
+    code, _, err = run(capsys, "fit", "br", "synthetic", "--out", str(model))
+    assert code == 0, err
+    preds = tmp_path / "pred.csv"
+    payload = run_json(capsys, "predict", str(model), "synthetic", "--out", str(preds))
+    assert payload["metrics"]["average_precision"] > 0.5
+    lines = preds.read_text().splitlines()
+    assert len(lines) == payload["n_samples"] + 1  # header of label names
+
+
+def test_demo_prints_metrics_and_relations(capsys):
+    code, out, err = run(capsys, "demo")
+    assert code == 0, err
+    assert "br" in out and "average_precision" in out
+    assert "label correlation of the generating covariance" in out
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["evaluate", "no_such_method", "synthetic"], "no_such_method"),
+        (["evaluate", "br", "synthetic", "--param", "C=-1"], "C"),
+        (["evaluate", "br", "synthetic", "--param", "not_a_param=1"], "not_a_param"),
+        (["describe", "/nonexistent/data.arff"], "data.arff"),
+        (["predict", "/nonexistent/model.joblib", "synthetic"], "model.joblib"),
+        (["evaluate", "br", "synthetic", "--param", "oops"], "NAME=VALUE"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("mlcore: error:")
+    assert needle in err
+    assert "Traceback" not in err
+
+
+def test_console_script_runs_without_traceback(tmp_path):
+    """The installed `mlcore` entry point, as a user calls it."""
+    exe = Path(sys.executable).with_name("mlcore")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "multilabel_core.cli"]
+    ok = subprocess.run([*cmd, "methods", "--json"], capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "br" in {m["name"] for m in json.loads(ok.stdout)["methods"]}
+    bad = subprocess.run([*cmd, "describe", "nowhere_dataset"], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "MULTILABEL_CORE_DATA": str(tmp_path)})
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr and "nowhere_dataset" in bad.stderr
