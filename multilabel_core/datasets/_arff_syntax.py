@@ -1,8 +1,9 @@
-"""ARFF syntax: quoting, comma-separated fields and the header (``@relation``, ``@attribute``, ``@data``).
+"""ARFF syntax: comments, quoting, comma-separated fields, and the header.
 
-The rules followed are Weka's: keywords are case-insensitive; ``%`` outside quotes
-starts a comment that runs to the end of the line; a name or value containing spaces, commas, quotes, braces or ``%``
-is written between single (or double) quotes, with a backslash escaping the quote
+The rules followed are Weka's: keywords (``@relation``, ``@attribute``, ``@data``, the
+type names) are case-insensitive; ``%`` outside quotes starts a comment that runs to the
+end of the line; a name or value containing blanks, commas, quotes, braces or ``%`` is
+written between single (or double) quotes, with a backslash escaping the quote
 character, the backslash itself, and ``\\n``, ``\\r``, ``\\t``.
 """
 

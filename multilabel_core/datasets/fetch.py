@@ -35,7 +35,7 @@ from ._files import strip_suffix
 from .arff import read_meka, read_mulan
 from .libsvm import read_libsvm
 
-__all__ = ["CACHE_ENV", "MIRROR_ENV", "cache_dir", "fetch_dataset"]
+__all__ = ["CACHE_ENV", "MIRROR_ENV", "cache_dir", "fetch_dataset", "registered_dataset"]
 
 CACHE_ENV = "MULTILABEL_CORE_CACHE"
 MIRROR_ENV = "MULTILABEL_CORE_MIRROR"
