@@ -125,6 +125,21 @@ def test_ridge_br_follows_the_estimator_contract(site):
         model.predict(X[:, :3])
 
 
+def test_ridge_br_passes_the_testing_kits_method_check(site):
+    from multilabel_core.testing.checks import check_method
+
+    check_method("ridge_br")
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_ridge_br_certificate_closes_the_duality_gap(site, sparse):
+    X, Y = correlated_problem(80)
+    model = multilabel_core.make_method("ridge_br", alpha=0.3)
+    certificate = model.fit(sp.csr_matrix(X) if sparse else X, Y).certificate_
+    assert certificate.converged and certificate.solver == ("lsqr" if sparse else "cholesky")
+    assert abs(certificate.relative_gap) < 1e-10 and certificate.kkt_violation < 1e-8
+
+
 def test_ridge_br_parameter_errors(site):
     with pytest.raises(ValueError, match="method 'ridge_br' has no parameter 'lam'.*alpha"):
         multilabel_core.make_method("ridge_br", lam=1.0)
