@@ -148,16 +148,25 @@ def test_ridge_br_parameter_errors(site):
         multilabel_core.make_method("ridge_br", alpha=-1.0).fit(X, Y)
 
 
-def test_cli_lists_the_third_party_method(site):
+def test_cli_lists_and_evaluates_the_third_party_method(site, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     env.pop(DISABLE_AUTOLOAD_ENV, None)
-    result = subprocess.run(
-        [sys.executable, "-m", "multilabel_core.cli", "methods", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert result.returncode == 0, result.stderr
-    methods = {entry["name"]: entry for entry in json.loads(result.stdout)["methods"]}
+
+    def cli(*argv):
+        # run outside the checkout so the installed package, not the source tree, is imported
+        result = subprocess.run(
+            [sys.executable, "-m", "multilabel_core.cli", *argv, "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    methods = {entry["name"]: entry for entry in cli("methods")["methods"]}
     assert methods["ridge_br"]["plugin"] == "example"
     assert methods["ridge_br"]["citation"].startswith("Hoerl & Kennard (1970)")
+    report = cli("evaluate", "ridge_br", "synthetic", "--cv", "3", "--param", "alpha=1.0")
+    assert len(report["average_precision"]) == 3
+    assert report["mean"]["average_precision"] > 0.7
