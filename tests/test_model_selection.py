@@ -283,9 +283,13 @@ def test_cross_validate_matches_a_manual_loop(data):
 
 
 def test_parallel_equals_serial(data):
+    # worker processes unpickle the estimator by module name, so it must come from an
+    # installed package (test modules are imported by path and are not importable there)
+    from multilabel_core_plugins.br import BinaryRelevance
+
     X, Y = data
-    serial = cross_validate(KernelNearestCentroid(), X, Y, cv=4, random_state=3)
-    parallel = cross_validate(KernelNearestCentroid(), X, Y, cv=4, random_state=3, n_jobs=2)
+    serial = cross_validate(BinaryRelevance(), X, Y, cv=4, random_state=3)
+    parallel = cross_validate(BinaryRelevance(), X, Y, cv=4, random_state=3, n_jobs=2)
     for key in ("mean", "std", "hamming_loss", "one_error", "macro_auc"):
         assert parallel[key] == serial[key]
 
