@@ -1,5 +1,7 @@
 """Only the Cython extensions; everything else is declared in pyproject.toml."""
 
+from pathlib import Path
+
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -7,10 +9,11 @@ from setuptools import Extension, setup
 DIRECTIVES = {"language_level": 3, "boundscheck": False, "wraparound": False, "cdivision": True}
 
 
-def extension(name, source):
+def extension(source: Path) -> Extension:
+    """One extension per .pyx file, named after its path (multilabel_core/solvers/_smo.pyx -> multilabel_core.solvers._smo)."""
     return Extension(
-        name,
-        [source],
+        ".".join(source.with_suffix("").parts),
+        [str(source)],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
@@ -18,7 +21,7 @@ def extension(name, source):
 
 setup(
     ext_modules=cythonize(
-        [extension("multilabel_core._ranking", "multilabel_core/_ranking.pyx")],
+        [extension(source) for source in sorted(Path("multilabel_core").rglob("*.pyx"))],
         compiler_directives=DIRECTIVES,
     )
 )

@@ -31,6 +31,9 @@ class Certificate:
         Whether the stopping rule was met before ``max_iter``.
     solver : str
         Name of the solver that produced it.
+    statistics : dict
+        Solver-specific counts, e.g. shrinking statistics (variables shrunk, gradient
+        reconstructions), kernel-cache hits, or the dual objective per iteration in debug mode.
     """
 
     primal: float
@@ -41,6 +44,7 @@ class Certificate:
     time: float
     converged: bool
     solver: str
+    statistics: dict = attrs.field(factory=dict)
 
     @classmethod
     def from_objectives(cls, primal, dual, **kwargs) -> "Certificate":
