@@ -1,0 +1,126 @@
+# cython: language_level=3
+"""The dual coordinate-descent engine: declarations other Cython modules cimport.
+
+The engine minimises a box-constrained dual written in minimisation form::
+
+    min_alpha  f(alpha)   subject to  lo_i <= alpha_i <= hi_i   (i = 0 .. n_coordinates - 1)
+
+one coordinate at a time, LIBLINEAR-style (Hsieh et al., ICML 2008, Algorithm 3):
+a random permutation of the active coordinates per epoch, shrinking with the
+projected-gradient bounds of the previous epoch, and a stop when the projected gradients
+of a full (unshrunk) pass all lie within [-tol, tol].  docs/solvers/cd.md explains it.
+
+Writing a variant (a new dual) -- the extension point
+------------------------------------------------------
+Subclass :class:`DualCoordinates` in your own .pyx (``from multilabel_core.solvers._cd
+cimport DualCoordinates``), give it the data it needs as typed memoryview attributes,
+set ``self.alpha`` (a float64 C-contiguous vector of the dual variables, one entry per
+coordinate) in ``__init__``, and override these six methods -- all ``noexcept nogil``,
+so they must not touch Python objects:
+
+``gradient(i)``
+    G_i = d f / d alpha_i at the current alpha, from the primal vectors the variant
+    maintains (e.g. ``y_i w^T x_i - 1`` for the SVM dual with ``w = sum_j alpha_j y_j x_j``).
+``curvature(i)``
+    Q_ii = d^2 f / d alpha_i^2 (>= 0).  The step is the exact minimiser along the
+    coordinate, ``clip(alpha_i - G_i / Q_ii, lo_i, hi_i)``; with Q_ii = 0 the coordinate
+    moves to the bound that -G_i points to (an infinite one means f is unbounded below:
+    the engine raises ValueError).
+``lower(i)``, ``upper(i)``
+    The box [lo_i, hi_i]; ``-INFINITY`` / ``INFINITY`` (libc.math) for no bound.
+``update(i, delta)``
+    Called after the engine has set ``alpha[i] += delta``: bring the maintained primal
+    vectors up to date (e.g. ``w += delta y_i x_i``) so that the next ``gradient`` call is
+    exact.
+``objective()``
+    f(alpha) itself, in O(size of the maintained vectors) where possible.  Only debug
+    runs (a ``trace`` list) and certificates call it.
+
+The variant's ``__init__`` validates every input (shapes, dtypes through the memoryview
+types, NaN, box) and brings the maintained vectors in line with the starting alpha, so
+that a warm start is just an alpha given to the constructor.  Then, from Cython::
+
+    cdef CDOptions options = CDOptions(tol=1e-3, max_iter=1000, shrinking=True, seed=seed)
+    cdef CDStatistics statistics
+    run_cd(problem, options, &statistics, None)            # with or without the GIL
+
+or, from Python, :func:`multilabel_core.solvers._cd.solve_dual` (``solve_dual(problem,
+tol=..., max_iter=..., shrinking=..., seed=..., record_dual=False) -> dict``), which
+releases the GIL around the same call.  :func:`max_projected_gradient` gives the KKT
+violation of any variant at its current alpha.
+
+Rows (training features) for variants with linear features
+----------------------------------------------------------
+:class:`Rows` gives row-wise access to X, dense (:class:`DenseRows`) or CSR
+(:class:`SparseRows`, never densified), optionally with LIBLINEAR's constant feature of
+value ``bias`` appended (so a regularised intercept is the last entry of w).  A variant
+keeps its weight vectors as raw ``double*`` of length ``rows.dimension``.
+"""
+
+from libc.stdint cimport uint64_t
+
+
+cdef struct CDOptions:
+    double tol              # stop when every projected gradient of a full pass is in [-tol, tol]
+    Py_ssize_t max_iter     # most epochs (passes over the active set); reaching it: not converged
+    bint shrinking          # drop coordinates stuck at a bound (LIBLINEAR's rule), restore before stopping
+    uint64_t seed           # seed of this call's own random stream (splitmix64): no global state
+
+
+cdef struct CDStatistics:
+    Py_ssize_t n_epochs     # passes over the active set
+    Py_ssize_t n_updates    # coordinate steps actually taken (|PG| > 0)
+    Py_ssize_t n_shrunk     # times a coordinate was removed from the active set
+    Py_ssize_t n_resets     # times the active set was restored to all coordinates before a final check
+    Py_ssize_t min_active   # smallest active-set size seen
+    double spread           # PGmax - PGmin of the last epoch
+    bint converged          # the stopping rule held on a full pass before max_iter
+
+
+cdef class DualCoordinates:
+    """A box-constrained dual: the state (``alpha``) and the six methods the engine calls."""
+    cdef double[::1] alpha
+
+    cdef double gradient(self, Py_ssize_t i) noexcept nogil
+    cdef double curvature(self, Py_ssize_t i) noexcept nogil
+    cdef double lower(self, Py_ssize_t i) noexcept nogil
+    cdef double upper(self, Py_ssize_t i) noexcept nogil
+    cdef void update(self, Py_ssize_t i, double delta) noexcept nogil
+    cdef double objective(self) noexcept nogil
+
+
+# Minimise ``problem`` from its current alpha and fill ``statistics``.  Raises (returning
+# -1) KeyboardInterrupt, or whatever a signal handler raises, when interrupted, and
+# ValueError when a coordinate with Q_ii = 0 is unbounded.  ``trace``: None, or a list to
+# which f(alpha) is appended after every epoch (debug mode).
+cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statistics, list trace) except -1 nogil
+
+# The projected gradient of one coordinate: G inside the box, min(G, 0) at the lower
+# bound, max(G, 0) at the upper bound.  Zero for every coordinate <=> alpha is optimal.
+cdef double projected_gradient(double gradient, double value, double low, double high) noexcept nogil
+
+# max_i |projected gradient_i| over all coordinates at the current alpha: the KKT violation.
+cdef double max_projected_gradient(DualCoordinates problem) noexcept nogil
+
+
+cdef class Rows:
+    """Row access to X (n_rows x n_columns), plus an optional constant feature ``bias``."""
+    cdef readonly Py_ssize_t n_rows
+    cdef readonly Py_ssize_t n_columns      # d, the features of X
+    cdef readonly Py_ssize_t dimension      # length of a weight vector: d, or d + 1 with the constant feature
+    cdef readonly double bias               # value of the appended constant feature; 0 means none
+
+    cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil         # w^T x_i
+    cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil  # w += scale x_i
+    cdef double squared_norm(self, Py_ssize_t i) noexcept nogil                 # ||x_i||^2
+    cdef void _set_shape(self, Py_ssize_t n_rows, Py_ssize_t n_columns, double bias) except *
+
+
+cdef class DenseRows(Rows):
+    cdef const double[:, ::1] X
+
+
+cdef class SparseRows(Rows):
+    cdef const double[::1] data
+    cdef const Py_ssize_t[::1] indices
+    cdef const Py_ssize_t[::1] indptr

@@ -1,0 +1,496 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""One dual coordinate-descent engine and its SVM variants (declarations: _cd.pxd).
+
+Notation (Hsieh, Chang, Lin, Keerthi & Sundararajan, *A dual coordinate descent method
+for large-scale linear SVM*, ICML 2008 -- LIBLINEAR's dual solver): a dual in
+minimisation form ``f(alpha)`` over a box ``lo <= alpha <= hi``; G_i = d f / d alpha_i
+its gradient, Q_ii its curvature along coordinate i, and the projected gradient
+
+    PG_i = G_i inside the box,  min(G_i, 0) at alpha_i = lo_i,  max(G_i, 0) at alpha_i = hi_i,
+
+which vanishes for every i exactly at a minimiser.  :func:`run_cd` is the engine;
+:class:`LinearSVMDual` and :class:`BoxKernelDual` are the variants of this module
+(seed 003 eq. 8 for the latter); other modules add theirs by subclassing
+:class:`DualCoordinates` (see _cd.pxd and docs/solvers/cd.md).
+"""
+
+import numpy as np
+
+cimport cython
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isfinite
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc
+from scipy.linalg.cython_blas cimport daxpy, ddot
+
+#: Coordinate visits between two checks for Ctrl-C (a check takes the GIL briefly).
+cdef Py_ssize_t SIGNAL_CHECK_INTERVAL = 1 << 14
+#: LIBLINEAR leaves a coordinate alone when |PG| is below this: the step would be round-off.
+cdef double NEGLIGIBLE_PG = 1e-12
+
+
+# -- the random stream ------------------------------------------------------------------
+
+
+cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
+    """Next value of Steele, Lea & Flood's SplitMix64 stream (state owned by the caller)."""
+    state[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline void shuffle(Py_ssize_t* index, Py_ssize_t size, uint64_t* state) noexcept nogil:
+    """Fisher--Yates permutation of index[0:size] (the modulo bias is below 2^-40 for size < 2^24)."""
+    cdef Py_ssize_t s, j, swap
+    for s in range(size - 1):
+        j = s + <Py_ssize_t>(splitmix64(state) % <uint64_t>(size - s))
+        swap = index[s]
+        index[s] = index[j]
+        index[j] = swap
+
+
+# -- the engine -------------------------------------------------------------------------
+
+
+cdef double projected_gradient(double gradient, double value, double low, double high) noexcept nogil:
+    if value <= low:
+        return fmin(gradient, 0.0)
+    if value >= high:
+        return fmax(gradient, 0.0)
+    return gradient
+
+
+cdef double max_projected_gradient(DualCoordinates problem) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double violation = 0.0
+    for i in range(problem.alpha.shape[0]):
+        violation = fmax(violation, fabs(projected_gradient(
+            problem.gradient(i), problem.alpha[i], problem.lower(i), problem.upper(i))))
+    return violation
+
+
+cdef double coordinate_minimiser(double value, double gradient, double curvature,
+                                 double low, double high) noexcept nogil:
+    """argmin of f along the coordinate, in the box: a Newton step, exact for a quadratic.
+
+    With no curvature f is linear along it, so the minimiser is the bound -G points to
+    (infinite when that bound is: the caller reports f unbounded).
+    """
+    if curvature > 0.0:
+        return fmin(fmax(value - gradient / curvature, low), high)
+    return high if gradient < 0.0 else low
+
+
+cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statistics, list trace) except -1 nogil:
+    cdef Py_ssize_t n = problem.alpha.shape[0]
+    cdef Py_ssize_t active = n, s, i, visits = 0, epoch
+    cdef Py_ssize_t* index = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef uint64_t state = options.seed
+    cdef double G, PG, low, high, value, target
+    # Shrinking thresholds from the previous epoch: +-inf shrink nothing.
+    cdef double pg_max_old = INFINITY, pg_min_old = -INFINITY, pg_max, pg_min
+    if index == NULL:
+        with gil:
+            raise MemoryError(f"cannot allocate the active set of {n} coordinates")
+    statistics[0] = CDStatistics(n_epochs=0, n_updates=0, n_shrunk=0, n_resets=0, min_active=n,
+                                 spread=NAN, converged=False)
+    try:
+        for i in range(n):
+            index[i] = i
+        for epoch in range(options.max_iter):
+            shuffle(index, active, &state)
+            pg_max = -INFINITY
+            pg_min = INFINITY
+            s = 0
+            while s < active:
+                i = index[s]
+                G = problem.gradient(i)
+                value = problem.alpha[i]
+                low = problem.lower(i)
+                high = problem.upper(i)
+                # LIBLINEAR's shrinking: a coordinate at a bound whose gradient pushes it
+                # further out than any violation of the last epoch will stay there.
+                if options.shrinking and ((value <= low and G > pg_max_old) or (value >= high and G < pg_min_old)):
+                    active -= 1
+                    index[s] = index[active]
+                    index[active] = i
+                    statistics.n_shrunk += 1
+                    continue
+                PG = projected_gradient(G, value, low, high)
+                pg_max = fmax(pg_max, PG)
+                pg_min = fmin(pg_min, PG)
+                if fabs(PG) > NEGLIGIBLE_PG:
+                    target = coordinate_minimiser(value, G, problem.curvature(i), low, high)
+                    if not isfinite(target):
+                        with gil:
+                            raise ValueError(
+                                f"the dual is unbounded below along coordinate {i} (zero curvature, "
+                                f"gradient {G:.3g}, infinite bound): the primal is infeasible"
+                            )
+                    problem.alpha[i] = target
+                    problem.update(i, target - value)
+                    statistics.n_updates += 1
+                s += 1
+                visits += 1
+                if visits % SIGNAL_CHECK_INTERVAL == 0:
+                    with gil:
+                        PyErr_CheckSignals()
+            statistics.n_epochs = epoch + 1
+            statistics.min_active = min(statistics.min_active, active)
+            statistics.spread = pg_max - pg_min
+            if trace is not None:
+                value = problem.objective()
+                with gil:
+                    trace.append(value)
+            if pg_max - pg_min <= options.tol and pg_max <= options.tol and pg_min >= -options.tol:
+                if active == n:
+                    statistics.converged = True
+                    break
+                # Shrunk coordinates were not checked: restore them and make one more full pass.
+                active = n
+                pg_max_old = INFINITY
+                pg_min_old = -INFINITY
+                statistics.n_resets += 1
+                continue
+            # A bound that no coordinate violated on its side would shrink too eagerly: disable it.
+            pg_max_old = pg_max if pg_max > 0.0 else INFINITY
+            pg_min_old = pg_min if pg_min < 0.0 else -INFINITY
+    finally:
+        free(index)
+    return 0
+
+
+cdef class DualCoordinates:
+    """Base of the variants: never instantiated itself (see _cd.pxd for what to override)."""
+
+    def __cinit__(self, *args, **kwargs):
+        if type(self) is DualCoordinates:
+            raise TypeError("DualCoordinates is the base of the dual variants; instantiate a subclass")
+
+    # Every variant overrides the six methods below; the base class cannot be instantiated.
+    cdef double gradient(self, Py_ssize_t i) noexcept nogil:
+        return NAN
+
+    cdef double curvature(self, Py_ssize_t i) noexcept nogil:
+        return NAN
+
+    cdef double lower(self, Py_ssize_t i) noexcept nogil:
+        return NAN
+
+    cdef double upper(self, Py_ssize_t i) noexcept nogil:
+        return NAN
+
+    cdef void update(self, Py_ssize_t i, double delta) noexcept nogil:
+        pass
+
+    cdef double objective(self) noexcept nogil:
+        return NAN
+
+
+def solve_dual(DualCoordinates problem not None, *, double tol, Py_ssize_t max_iter, bint shrinking,
+               uint64_t seed, bint record_dual=False):
+    """Run the engine on ``problem`` from its current alpha, without the GIL.
+
+    Returns a dict: ``n_epochs``, ``n_updates``, ``n_shrunk``, ``n_resets``,
+    ``min_active``, ``spread`` (PGmax - PGmin of the last epoch), ``converged``,
+    ``kkt_violation`` (max |PG| over all coordinates at the end), ``objective`` (f at
+    the end, minimisation form) and ``dual_trace`` (f after every epoch when
+    ``record_dual``, else None).
+    """
+    if problem.alpha is None:
+        raise ValueError(f"{type(problem).__name__} was not initialised (its alpha is unset)")
+    if not (isfinite(tol) and tol >= 0.0):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+    cdef CDOptions options = CDOptions(tol=tol, max_iter=max_iter, shrinking=shrinking, seed=seed)
+    cdef CDStatistics statistics
+    cdef list trace = [] if record_dual else None
+    cdef double violation, objective
+    with nogil:
+        run_cd(problem, options, &statistics, trace)
+        violation = max_projected_gradient(problem)
+        objective = problem.objective()
+    return {
+        "n_epochs": statistics.n_epochs,
+        "n_updates": statistics.n_updates,
+        "n_shrunk": statistics.n_shrunk,
+        "n_resets": statistics.n_resets,
+        "min_active": statistics.min_active,
+        "spread": statistics.spread,
+        "converged": bool(statistics.converged),
+        "kkt_violation": violation,
+        "objective": objective,
+        "dual_trace": trace,
+    }
+
+
+# -- rows of X --------------------------------------------------------------------------
+
+
+cdef class Rows:
+    """Base of :class:`DenseRows` and :class:`SparseRows` (row access to X, see _cd.pxd)."""
+
+    def __cinit__(self, *args, **kwargs):
+        if type(self) is Rows:
+            raise TypeError("Rows is the base of DenseRows and SparseRows; instantiate one of them")
+
+    cdef void _set_shape(self, Py_ssize_t n_rows, Py_ssize_t n_columns, double bias) except *:
+        if not (isfinite(bias) and bias >= 0.0):
+            raise ValueError(f"bias (the constant feature's value) must be a finite number >= 0, got {bias!r}")
+        self.n_rows = n_rows
+        self.n_columns = n_columns
+        self.bias = bias
+        self.dimension = n_columns + (bias > 0.0)
+
+    # Overridden by DenseRows and SparseRows; the base class cannot be instantiated.
+    cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        return NAN
+
+    cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil:
+        pass
+
+    cdef double squared_norm(self, Py_ssize_t i) noexcept nogil:
+        return NAN
+
+
+def _require_finite(values, str name):
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} contains NaN or infinity")
+
+
+@cython.wraparound(True)
+def _check_canonical_csr(offsets, columns, Py_ssize_t n_columns):
+    """CSR structure: offsets rise from 0 to nnz, and each row's columns are sorted, unique, in [0, d)."""
+    if offsets[0] != 0 or offsets[-1] != columns.size or np.any(np.diff(offsets) < 0):
+        raise ValueError(f"indptr must rise from 0 to nnz = {columns.size}")
+    if columns.size and (columns.min() < 0 or columns.max() >= n_columns):
+        raise ValueError(f"indices must lie in [0, {n_columns})")
+    # Duplicates would break ||x_i||^2; a step across a row boundary may go down.
+    steps = np.diff(columns)
+    row_starts = offsets[1:-1]
+    steps[row_starts[(row_starts > 0) & (row_starts < columns.size)] - 1] = 1
+    if np.any(steps <= 0):
+        raise ValueError("the column indices of every row must be sorted and unique (canonical CSR)")
+
+
+cdef class DenseRows(Rows):
+    """Rows of a C-contiguous float64 matrix X (n, d); ``bias`` > 0 appends a constant feature."""
+
+    def __init__(self, const double[:, ::1] X not None, double bias=0.0):
+        _require_finite(np.asarray(X), "X")
+        self._set_shape(X.shape[0], X.shape[1], bias)
+        self.X = X
+
+    cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef int d = <int> self.n_columns, one = 1
+        cdef double total = ddot(&d, <double*> &self.X[i, 0], &one, <double*> w, &one) if d > 0 else 0.0
+        return total + self.bias * w[self.n_columns] if self.bias > 0.0 else total
+
+    cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil:
+        cdef int d = <int> self.n_columns, one = 1
+        if d > 0:
+            daxpy(&d, &scale, <double*> &self.X[i, 0], &one, w, &one)
+        if self.bias > 0.0:
+            w[self.n_columns] += scale * self.bias
+
+    cdef double squared_norm(self, Py_ssize_t i) noexcept nogil:
+        cdef int d = <int> self.n_columns, one = 1
+        cdef double total = ddot(&d, <double*> &self.X[i, 0], &one, <double*> &self.X[i, 0], &one) if d > 0 else 0.0
+        return total + self.bias * self.bias
+
+
+cdef class SparseRows(Rows):
+    """Rows of a CSR matrix given by its arrays (canonical: sorted, unique column indices per row).
+
+    ``data`` float64, ``indices`` and ``indptr`` np.intp, all C-contiguous; ``n_columns``
+    is d.  ``bias`` > 0 appends a constant feature.
+    """
+
+    def __init__(self, const double[::1] data not None, const Py_ssize_t[::1] indices not None,
+                 const Py_ssize_t[::1] indptr not None, Py_ssize_t n_columns, double bias=0.0):
+        if n_columns < 0:
+            raise ValueError(f"n_columns must be >= 0, got {n_columns}")
+        if indptr.shape[0] < 1:
+            raise ValueError("indptr must hold n_rows + 1 >= 1 offsets")
+        if indices.shape[0] != data.shape[0]:
+            raise ValueError(f"indices ({indices.shape[0]}) and data ({data.shape[0]}) differ in length")
+        _check_canonical_csr(np.asarray(indptr), np.asarray(indices), n_columns)
+        _require_finite(np.asarray(data), "data")
+        self._set_shape(indptr.shape[0] - 1, n_columns, bias)
+        self.data, self.indices, self.indptr = data, indices, indptr
+
+    cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef double total = self.bias * w[self.n_columns] if self.bias > 0.0 else 0.0
+        for k in range(self.indptr[i], self.indptr[i + 1]):
+            total += self.data[k] * w[self.indices[k]]
+        return total
+
+    cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil:
+        cdef Py_ssize_t k
+        for k in range(self.indptr[i], self.indptr[i + 1]):
+            w[self.indices[k]] += scale * self.data[k]
+        if self.bias > 0.0:
+            w[self.n_columns] += scale * self.bias
+
+    cdef double squared_norm(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef double total = self.bias * self.bias
+        for k in range(self.indptr[i], self.indptr[i + 1]):
+            total += self.data[k] * self.data[k]
+        return total
+
+
+# -- the variants -----------------------------------------------------------------------
+
+
+cdef class _SVMDual(DualCoordinates):
+    """What the two SVM duals share: signs y, cost C and the loss's box and diagonal.
+
+    For hinge loss the box is [0, C] and f has no diagonal term; for squared hinge the
+    box is [0, inf) and f gains ``alpha^T alpha / (4 C)``, i.e. Q_ii += 1 / (2 C)
+    (Hsieh et al. 2008, eq. 4).
+    """
+    cdef const double[::1] y
+    cdef double C
+    cdef double diagonal
+    cdef double upper_bound
+
+    cdef void _set_svm(self, const double[::1] y, double[::1] alpha, double C, bint squared) except *:
+        if not (isfinite(C) and C > 0.0):
+            raise ValueError(f"C must be a finite number > 0, got {C!r}")
+        if alpha.shape[0] != y.shape[0]:
+            raise ValueError(f"alpha has {alpha.shape[0]} entries but y has {y.shape[0]}")
+        signs, start = np.asarray(y), np.asarray(alpha)
+        if not np.all((signs == 1.0) | (signs == -1.0)):
+            raise ValueError("y must hold signs -1 and +1 only")
+        self.C = C
+        self.diagonal = 1.0 / (2.0 * C) if squared else 0.0
+        self.upper_bound = INFINITY if squared else C
+        if not np.all((start >= 0.0) & (start <= self.upper_bound)):
+            raise ValueError(f"alpha must lie in the box [0, {self.upper_bound}] (and be a number)")
+        self.y = y
+        self.alpha = alpha
+
+    cdef double lower(self, Py_ssize_t i) noexcept nogil:
+        return 0.0
+
+    cdef double upper(self, Py_ssize_t i) noexcept nogil:
+        return self.upper_bound
+
+    cdef double _diagonal_term(self) noexcept nogil:
+        """``1/2 alpha^T D alpha - e^T alpha``, the part of f beside ``1/2 alpha^T Q alpha``."""
+        cdef Py_ssize_t i
+        cdef double total = 0.0
+        for i in range(self.alpha.shape[0]):
+            total += (0.5 * self.diagonal * self.alpha[i] - 1.0) * self.alpha[i]
+        return total
+
+
+cdef class LinearSVMDual(_SVMDual):
+    """The dual of one linear SVM on the rows x_i (Hsieh et al. 2008, eq. 4)::
+
+        min_alpha  1/2 alpha^T (Q + D) alpha - e^T alpha,   Q_ij = y_i y_j x_i^T x_j,
+
+    box [0, C] (hinge, D = 0) or [0, inf) (squared hinge, D = I / (2C)).  Maintains
+    ``w = sum_i alpha_i y_i x_i`` (in the caller's buffer ``w``, length
+    ``rows.dimension``), so that ``G_i = y_i w^T x_i - 1 + D_ii alpha_i`` costs one sparse
+    dot product.  ``alpha`` (the caller's buffer, updated in place) is the start; ``w`` is
+    computed from it here.
+    """
+    cdef Rows rows
+    cdef double[::1] w
+    cdef double[::1] row_norms
+
+    def __init__(self, Rows rows not None, const double[::1] y not None, double[::1] alpha not None,
+                 double[::1] w not None, double C, bint squared):
+        if y.shape[0] != rows.n_rows:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {rows.n_rows} rows")
+        if w.shape[0] != rows.dimension:
+            raise ValueError(f"w has {w.shape[0]} entries but the rows have dimension {rows.dimension}")
+        self._set_svm(y, alpha, C, squared)
+        self.rows, self.w = rows, w
+        norms = np.empty(rows.n_rows)
+        self.row_norms = norms
+        cdef Py_ssize_t i
+        with nogil:
+            self.w[:] = 0.0
+            for i in range(rows.n_rows):
+                self.row_norms[i] = rows.squared_norm(i)
+                if self.alpha[i] != 0.0:
+                    rows.axpy(i, self.alpha[i] * self.y[i], &self.w[0])
+
+    cdef double gradient(self, Py_ssize_t i) noexcept nogil:
+        return self.y[i] * self.rows.dot(i, &self.w[0]) - 1.0 + self.diagonal * self.alpha[i]
+
+    cdef double curvature(self, Py_ssize_t i) noexcept nogil:
+        return self.row_norms[i] + self.diagonal
+
+    cdef void update(self, Py_ssize_t i, double delta) noexcept nogil:
+        self.rows.axpy(i, delta * self.y[i], &self.w[0])
+
+    cdef double objective(self) noexcept nogil:
+        cdef int d = <int> self.w.shape[0], one = 1
+        cdef double half_wtw = 0.5 * ddot(&d, &self.w[0], &one, &self.w[0], &one) if d > 0 else 0.0
+        return half_wtw + self._diagonal_term()
+
+
+cdef class BoxKernelDual(_SVMDual):
+    """A label-wise kernel SVM dual without bias constraint (seed 003 eq. 8)::
+
+        min_alpha  1/2 alpha^T (Q + D) alpha - e^T alpha,   Q_ij = y_i y_j K_ij,
+
+    box [0, C] (hinge, D = 0; C is the paper's lambda) or [0, inf) (squared hinge,
+    D = I / (2C)), K a precomputed symmetric (n, n) kernel.  Maintains the training
+    scores ``s = K (alpha o y)`` (the caller's buffer ``scores``), so that
+    ``G_i = y_i s_i - 1 + D_ii alpha_i`` is O(1) and a step is one O(n) axpy with row i of K.
+    """
+    cdef const double[:, ::1] K
+    cdef double[::1] scores
+
+    def __init__(self, const double[:, ::1] K not None, const double[::1] y not None, double[::1] alpha not None,
+                 double[::1] scores not None, double C, bint squared):
+        cdef Py_ssize_t n = K.shape[0], i
+        if K.shape[1] != n:
+            raise ValueError(f"K must be square, got shape {(K.shape[0], K.shape[1])}")
+        if y.shape[0] != n or scores.shape[0] != n:
+            raise ValueError(f"K is {n} x {n} but y has {y.shape[0]} entries and scores {scores.shape[0]}")
+        kernel = np.asarray(K)
+        _require_finite(kernel, "K")
+        scale = np.abs(kernel).max() if n else 0.0
+        if n and np.abs(kernel - kernel.T).max() > 1e-10 * scale:
+            raise ValueError("K must be symmetric")
+        if n and np.diagonal(kernel).min() < 0.0:
+            raise ValueError("K must have a non-negative diagonal (it is a Gram matrix)")
+        self._set_svm(y, alpha, C, squared)
+        self.K, self.scores = K, scores
+        cdef int size = <int> n, one = 1
+        cdef double step
+        with nogil:
+            self.scores[:] = 0.0
+            for i in range(n):
+                if self.alpha[i] != 0.0:
+                    step = self.alpha[i] * self.y[i]
+                    daxpy(&size, &step, <double*> &self.K[i, 0], &one, &self.scores[0], &one)
+
+    cdef double gradient(self, Py_ssize_t i) noexcept nogil:
+        return self.y[i] * self.scores[i] - 1.0 + self.diagonal * self.alpha[i]
+
+    cdef double curvature(self, Py_ssize_t i) noexcept nogil:
+        return self.K[i, i] + self.diagonal
+
+    cdef void update(self, Py_ssize_t i, double delta) noexcept nogil:
+        # K is symmetric, so its row i is the column Q needs.
+        cdef int size = <int> self.scores.shape[0], one = 1
+        cdef double step = delta * self.y[i]
+        daxpy(&size, &step, <double*> &self.K[i, 0], &one, &self.scores[0], &one)
+
+    cdef double objective(self) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double half_quadratic = 0.0
+        for i in range(self.alpha.shape[0]):
+            half_quadratic += 0.5 * self.alpha[i] * self.y[i] * self.scores[i]
+        return half_quadratic + self._diagonal_term()
