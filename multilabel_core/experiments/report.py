@@ -1,0 +1,389 @@
+"""The report of an experiment: Markdown for reading, CSV and JSON for further analysis.
+
+:func:`write_report` turns the records of a run (one per method x dataset x split,
+docs/experiments.md) into
+
+* ``report.md`` -- per dataset, the mean +- std of every method on every metric with
+  the papers' significance markers; the win/tie/loss table of MLRL Table VII; the
+  papers' values beside ours; runs, convergence, failures and plots;
+* ``summary.csv`` and ``summary.json`` -- the same numbers, one row per
+  (dataset, method, metric), with the t-test and the reference values;
+* ``splits.csv`` -- one row per record and metric, the raw material of every table.
+
+The statistics are those of :mod:`multilabel_core.experiments.stats`; the figures those
+of :mod:`multilabel_core.experiments.plots`.  docs/reports.md describes every column.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..cli import jsonable
+from ..metrics import METRICS
+from .plots import matplotlib_available, plots_from_records
+from .stats import (
+    MARKER_LOSS,
+    MARKER_WIN,
+    check_records,
+    compare_to_reference,
+    in_order,
+    read_reference,
+    reference_deltas,
+    run_summary,
+    summarize,
+)
+
+__all__ = ["SPLIT_COLUMNS", "SUMMARY_COLUMNS", "markdown_table", "write_report"]
+
+SUMMARY_COLUMNS = (
+    "dataset", "method", "metric", "greater_is_better", "mean", "std", "n", "n_failed",
+    "fit_time", "predict_time", "outcome", "marker", "statistic", "pvalue", "n_pairs",
+    "paper_mean", "paper_std", "delta", "delta_in_std",
+)  # fmt: skip
+SPLIT_COLUMNS = (
+    "dataset", "method", "protocol", "split", "status", "metric", "value", "fit_time",
+    "predict_time", "n_train", "n_test", "converged", "params", "error",
+)  # fmt: skip
+MISSING = "—"  # a table cell without a value (no successful split, no reference number)
+
+
+# ------------------------------------------------------------------- formatting
+def _number(value, fmt: str = "{:.4f}") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return MISSING
+    return fmt.format(value)
+
+
+def _escape(cell) -> str:
+    """A table cell on one line, its pipes escaped so they do not split the row."""
+    return " ".join(str(cell).split()).replace("|", "\\|")
+
+
+def markdown_table(header, rows) -> list[str]:
+    """A GitHub-flavoured Markdown table as lines (cells are converted with ``str``)."""
+    lines = ["| " + " | ".join(map(_escape, header)) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(map(_escape, row)) + " |" for row in rows]
+    return lines
+
+
+def _direction(metric: str) -> str:
+    return "↑" if METRICS[metric].greater_is_better else "↓"
+
+
+# --------------------------------------------------------------- the sections
+def _heading_lines(records, title: str, config: dict | None) -> list[str]:
+    failed = sum(r["status"] == "failed" for r in records)
+    protocols = in_order([r for r in records if "protocol" in r], "protocol")
+    lines = [
+        f"# {title}",
+        "",
+        f"{len(records)} records ({failed} failed): methods {', '.join(map(str, in_order(records, 'method')))} "
+        f"on datasets {', '.join(map(str, in_order(records, 'dataset')))}"
+        + (f"; protocol {', '.join(map(str, protocols))}." if protocols else "."),
+    ]
+    if config is not None:
+        lines += ["", "## Configuration", ""]
+        for key, value in config.items():
+            text = value if isinstance(value, str) else json.dumps(jsonable(value), sort_keys=True)
+            lines.append(f"- {key}: `{text}`")
+    return lines
+
+
+def _mean_std(row: dict, n_expected: int) -> str:
+    if row["n"] == 0:
+        return MISSING
+    text = _number(row["mean"]) + ("" if row["n"] < 2 else f" ± {_number(row['std'])}")
+    return text + (f" (n={row['n']})" if row["n"] < n_expected else "")
+
+
+def _results_lines(summary, comparison) -> list[str]:
+    lines = ["", "## Results", "", "Mean ± standard deviation over the splits (ddof = 1); ↑ higher is better, ↓ lower."]
+    lines.append("(n=k): only k splits gave a value; — : none did.")
+    if comparison is not None:
+        lines.append(
+            f"{MARKER_WIN} / {MARKER_LOSS}: {comparison.reference} is significantly better / worse than the marked "
+            f"method (two-sided paired t-test over matched splits at level {comparison.alpha:g}); "
+            "no marker: no significant difference."
+        )
+    for dataset in in_order(summary, "dataset"):
+        rows = [r for r in summary if r["dataset"] == dataset]
+        methods = in_order(rows, "method")
+        if comparison is not None and comparison.reference in methods:
+            methods.remove(comparison.reference)
+            methods.insert(0, comparison.reference)
+        n_expected = max(r["n"] for r in rows)
+        cells = {(r["method"], r["metric"]): r for r in rows}
+        body = []
+        for metric in in_order(rows, "metric"):
+            line = [f"{metric} {_direction(metric)}"]
+            for method in methods:
+                verdict = comparison.verdict(dataset, method, metric) if comparison is not None else None
+                marker = f" {verdict.marker}" if verdict is not None and verdict.marker else ""
+                line.append(_mean_std(cells[method, metric], n_expected) + marker)
+            body.append(line)
+        header = ["metric", *(f"{m} (reference)" if comparison and m == comparison.reference else m for m in methods)]
+        lines += ["", f"### {dataset}", "", *markdown_table(header, body)]
+    return lines
+
+
+def _win_tie_loss_lines(comparison, n_datasets: int) -> list[str]:
+    table = comparison.win_tie_loss()
+    lines = [
+        "",
+        f"## Win/tie/loss of {comparison.reference}",
+        "",
+        f"Per metric and compared method, over {n_datasets} dataset(s): the number of datasets where "
+        f"{comparison.reference} is significantly better (win), not significantly different (tie) or "
+        f"significantly worse (loss), as in MLRL Table VII.",
+        "",
+        *markdown_table(["metric", *comparison.methods], [[row, *map(str, counts.values())] for row, counts in table.items()]),
+    ]
+    untested = sum(v.outcome == "untested" for v in comparison.verdicts)
+    if untested:
+        lines += ["", f"{untested} comparison(s) had fewer than two matched splits: untested, not counted."]
+    left_out = _left_out(comparison)
+    if left_out:
+        lines += ["", "Splits left out of the paired tests:"]
+        for (dataset, method, reason, metrics), splits in left_out.items():
+            which = "all metrics" if len(metrics) == len(comparison.metrics) else ", ".join(metrics)
+            lines.append(
+                f"- `{method}` against `{comparison.reference}` on `{dataset}`, "
+                f"split{'s' if len(splits) > 1 else ''} {', '.join(map(str, splits))} ({which}): {reason}"
+            )
+    return lines
+
+
+def _left_out(comparison) -> dict[tuple, list]:
+    """(dataset, method, reason, metrics) -> the splits left out of those tests for that reason."""
+    metrics_of = {}
+    for verdict in comparison.verdicts:
+        for split, reason in verdict.left_out:
+            metrics_of.setdefault((verdict.dataset, verdict.method, split, reason), []).append(verdict.metric)
+    grouped = {}
+    for (dataset, method, split, reason), metrics in metrics_of.items():
+        grouped.setdefault((dataset, method, reason, tuple(metrics)), []).append(split)
+    return grouped
+
+
+def _reference_lines(deltas) -> list[str]:
+    rows = [
+        [
+            d["dataset"], d["method"], f"{d['metric']} {_direction(d['metric'])}", _number(d["mean"]),
+            _number(d["paper_mean"]) + ("" if math.isnan(d["paper_std"]) else f" ± {_number(d['paper_std'])}"),
+            _number(d["delta"], "{:+.4f}"), _number(d["delta_in_std"], "{:+.2f}"), d["source"] or MISSING,
+        ]
+        for d in deltas
+    ]  # fmt: skip
+    header = ["dataset", "method", "metric", "ours", "paper", "ours − paper", "in paper std", "source"]
+    intro = "The papers' numbers beside ours; the difference also in units of the paper's standard deviation."
+    return ["", "## Papers' values", "", intro, "", *markdown_table(header, rows)]
+
+
+def _runs_lines(runs) -> list[str]:
+    header = ["dataset", "method", "splits ok", "failed", "fit time (s)", "predict time (s)", "warnings"]
+    rows = [
+        [r["dataset"], r["method"], r["n_splits"], r["n_failed"], _number(r["fit_time"], "{:.3f}"),
+         _number(r["predict_time"], "{:.3f}"), r["n_warnings"]]
+        for r in runs
+    ]  # fmt: skip
+    lines = ["", "## Runs", "", *markdown_table(header, rows), "", "## Convergence", ""]
+    certified = [r for r in runs if r["n_solves"]]
+    if not certified:
+        return lines + ["No method reported optimality certificates."]
+    header = ["dataset", "method", "splits converged", "solves", "max gap", "max relative gap"]
+    rows = [
+        [r["dataset"], r["method"], f"{r['n_converged']}/{r['n_certified']}", r["n_solves"],
+         _number(r["max_gap"], "{:.2e}"), _number(r["max_relative_gap"], "{:.2e}")]
+        for r in certified
+    ]  # fmt: skip
+    intro = "Splits whose every certificate converged, and the largest duality gaps over all certificates."
+    return lines + [intro, "", *markdown_table(header, rows)]
+
+
+def _failure_lines(failures) -> list[str]:
+    lines = ["", "## Failures", ""]
+    if not failures:
+        return lines + ["None."]
+    return lines + [f"- `{f['method']}` on `{f['dataset']}`, split {f['split']}: {f['error']}" for f in failures]
+
+
+def _plot_lines(plots, out_dir: Path) -> list[str]:
+    if not plots:
+        return []
+    lines = ["", "## Plots"]
+    for path in plots:
+        relative = path.relative_to(out_dir).as_posix()
+        lines += ["", f"![{path.stem}]({relative})"]
+    return lines
+
+
+# ----------------------------------------------------------------- the files
+def _summary_rows(summary, comparison, deltas) -> list[dict]:
+    """The rows of :func:`~.stats.summarize` with their verdict and reference value joined in."""
+    papers = {(d["dataset"], d["method"], d["metric"]): d for d in deltas}
+    rows = []
+    for row in summary:
+        key = (row["dataset"], row["method"], row["metric"])
+        verdict = comparison.verdict(*key) if comparison is not None else None
+        paper = papers.get(key, {})
+        extra = {
+            "outcome": verdict.outcome if verdict else None,
+            "marker": verdict.marker if verdict else None,
+            "statistic": verdict.test.statistic if verdict else None,
+            "pvalue": verdict.test.pvalue if verdict else None,
+            "n_pairs": verdict.test.n if verdict else None,
+            **{k: paper.get(k) for k in ("paper_mean", "paper_std", "delta", "delta_in_std")},
+        }
+        rows.append({**row, **extra})
+    return rows
+
+
+def _split_rows(records) -> list[dict]:
+    """One row per record and metric; a record without metrics (a failure) gives one row."""
+    rows = []
+    for r in records:
+        common = {key: r.get(key) for key in SPLIT_COLUMNS if key not in ("metric", "value", "params")}
+        common["params"] = json.dumps(jsonable(r.get("params") or {}), sort_keys=True)
+        metrics = r.get("metrics") or {}
+        for metric, value in metrics.items() or [(None, None)]:
+            rows.append({**common, "metric": metric, "value": value})
+    return rows
+
+
+def _csv_cell(value):
+    """None and NaN are empty cells."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return value
+
+
+def _write_csv(path: Path, columns, rows) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({k: _csv_cell(v) for k, v in row.items()} for row in rows)
+    return path
+
+
+def _read_config(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(config).__name__}")
+    return config
+
+
+def _reference_values(reference) -> dict:
+    if reference is None or isinstance(reference, Mapping):
+        return dict(reference or {})
+    return read_reference(reference)
+
+
+def _plots(records, plot_dir: Path, plots) -> list[Path]:
+    """``plots``: None draws them when matplotlib is there, True insists (ImportError naming the extra)."""
+    if plots is False or (plots is None and not matplotlib_available()):
+        return []
+    return plots_from_records(records, plot_dir)
+
+
+def write_report(
+    records,
+    out_dir,
+    *,
+    reference=None,
+    reference_method=None,
+    alpha: float = 0.05,
+    metrics=None,
+    title=None,
+    plots=None,
+) -> dict:
+    """Write ``report.md``, ``summary.csv``, ``summary.json``, ``splits.csv`` (and plots) into ``out_dir``.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        The run's records (one per method x dataset x split).
+    out_dir : path
+        Folder to write to (created if needed).  When it holds the run's
+        ``config.json``, the report summarises that configuration.
+    reference : path or mapping, optional
+        The papers' numbers: a file for :func:`~.stats.read_reference`, or its result.
+    reference_method : str, optional
+        The method every other one is t-tested against (markers, win/tie/loss).
+    alpha : float
+        Level of the paired t-tests (the papers use 0.05).
+    metrics : iterable of str, optional
+        Metric names to report (default: every metric in the records).
+    title : str, optional
+        First heading of the report (default "Experiment report").
+    plots : bool or None
+        None: PNG figures in ``out_dir/plots`` when matplotlib is importable; True:
+        figures required (ImportError naming the ``plot`` extra without matplotlib);
+        False: none.
+
+    Returns
+    -------
+    dict
+        ``report``, ``summary_csv``, ``summary_json``, ``splits_csv`` -> Path, and
+        ``plots`` -> list of Path.
+    """
+    records = check_records(records)
+    if not records:
+        raise ValueError("no records to report")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = summarize(records, metrics)
+    comparison = None
+    if reference_method is not None:
+        comparison = compare_to_reference(records, reference_method, metrics=metrics, alpha=alpha)
+    deltas = reference_deltas(summary, _reference_values(reference))
+    runs = run_summary(records)
+    failures = [{k: r.get(k) for k in ("dataset", "method", "split", "error")} for r in records if r["status"] == "failed"]
+    config = _read_config(out_dir / "config.json")
+    plots_written = _plots(records, out_dir / "plots", plots)
+
+    title = title or "Experiment report"
+    lines = [*_heading_lines(records, title, config), *_results_lines(summary, comparison)]
+    if comparison is not None:
+        lines += _win_tie_loss_lines(comparison, len(in_order(records, "dataset")))
+    if deltas:
+        lines += _reference_lines(deltas)
+    lines += [*_runs_lines(runs), *_failure_lines(failures), *_plot_lines(plots_written, out_dir)]
+
+    summary_rows = _summary_rows(summary, comparison, deltas)
+    document = {
+        "title": title,
+        "reference_method": reference_method,
+        "alpha": alpha if comparison is not None else None,
+        "metrics": in_order(summary, "metric"),
+        "config": config,
+        "summary": summary_rows,
+        "win_tie_loss": {
+            row: {method: counts._asdict() for method, counts in cells.items()}
+            for row, cells in (comparison.win_tie_loss().items() if comparison else ())
+        },
+        "comparisons": [v.as_dict() for v in comparison.verdicts] if comparison else [],
+        "reference_deltas": deltas,
+        "runs": runs,
+        "failures": failures,
+        "plots": [p.relative_to(out_dir).as_posix() for p in plots_written],
+    }
+    paths = {
+        "report": out_dir / "report.md",
+        "summary_csv": out_dir / "summary.csv",
+        "summary_json": out_dir / "summary.json",
+        "splits_csv": out_dir / "splits.csv",
+    }
+    paths["report"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _write_csv(paths["summary_csv"], SUMMARY_COLUMNS, summary_rows)
+    paths["summary_json"].write_text(json.dumps(jsonable(document), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    _write_csv(paths["splits_csv"], SPLIT_COLUMNS, _split_rows(records))
+    return {**paths, "plots": plots_written}
