@@ -1,29 +1,51 @@
-"""Checks for solvers and method plugins: certificates, convexity and plugin conformance.
+"""Checks for solvers and method plugins: optimality, certificates, convexity, conformance.
 
 Plugin authors call them from their own tests::
 
-    from multilabel_core.testing.checks import check_method
+    from multilabel_core.testing.checks import assert_kkt, check_method
 
     def test_my_method_conforms():
         check_method("my_method")
 
-Every check returns None when it passes and raises AssertionError saying what failed.
+Every check returns None when it passes and raises AssertionError saying what failed;
+a ValueError means the check itself was called wrongly (mismatched shapes, ...).
+
+Notation of the dual checks (Zhang & Yeung, MLRL, Appendix A): ``alpha`` holds the dual
+variables alpha_j^i in the (n, L) layout -- row j an example, column i a label --,
+``gradient`` the gradient of the dual objective h(alpha) in the same layout, ``y`` the
+signs y_j^i and ``C`` the upper bounds of the box 0 <= alpha_j^i <= C_j^i.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import math
+import os
+import tempfile
 from typing import Callable
 
 import numpy as np
 
 from ..certificate import Certificate
 from ..datasets import make_correlated_multilabel
+from ..persistence import load_model, save_model
 from ..plugins import get_method, list_components
 from ..registry import COMPONENT_KINDS, MethodSpec
 
-__all__ = ["check_convexity", "check_duality_gap", "check_kkt", "check_method"]
+__all__ = [
+    "assert_convex",
+    "assert_convex_loss",
+    "assert_convex_regularizer",
+    "assert_duality_gap",
+    "assert_kkt",
+    "assert_matches_reference",
+    "check_convexity",
+    "check_duality_gap",
+    "check_kkt",
+    "check_method",
+    "check_solver",
+]
 
 
 # -- certificates ---------------------------------------------------------------------
@@ -35,50 +57,490 @@ def _as_certificate(certificate) -> Certificate:
     return certificate
 
 
-def check_duality_gap(certificate, tol: float = 1e-6) -> None:
-    """Weak duality and optimality: ``-tol <= gap / max(1, |primal|) <= tol``, all finite."""
-    relative = _as_certificate(certificate).relative_gap
-    if not math.isfinite(relative):
-        raise AssertionError(f"the duality gap is not finite (gap={certificate.gap!r}, primal={certificate.primal!r})")
-    if relative < -tol:
+def assert_duality_gap(certificate, *, rtol: float = 1e-6, atol: float = 1e-9) -> None:
+    """Weak duality and optimality of a :class:`~multilabel_core.Certificate`.
+
+    Parameters
+    ----------
+    certificate : Certificate
+        What the solve returned.
+    rtol : float
+        Largest accepted relative gap ``gap / max(1, |primal|)`` (the certificate's
+        ``relative_gap``): the solution is optimal to that precision.
+    atol : float
+        Largest accepted negative gap: ``gap >= -atol``.  By weak duality the primal
+        objective is never below the dual one, so a clearly negative gap means one of
+        the two objectives is computed wrongly.
+
+    Examples
+    --------
+    >>> from multilabel_core import Certificate
+    >>> c = Certificate.from_objectives(2.0, 2.0 - 1e-9, kkt_violation=0.0, n_iter=3,
+    ...                                 time=0.0, converged=True, solver="demo")
+    >>> assert_duality_gap(c, rtol=1e-6, atol=1e-12)
+    """
+    certificate = _as_certificate(certificate)
+    gap, relative = certificate.gap, certificate.relative_gap
+    if not (math.isfinite(gap) and math.isfinite(relative)):
+        raise AssertionError(f"the duality gap is not finite (gap={gap!r}, primal={certificate.primal!r})")
+    if gap < -atol:
         raise AssertionError(
-            f"negative duality gap {certificate.gap:.3g} (relative {relative:.3g} < -{tol:g}): weak duality "
+            f"negative duality gap {gap:.3g} < -{atol:g} (relative {relative:.3g}): weak duality "
             "P >= D is violated, so the primal or the dual objective is computed wrongly"
         )
-    if relative > tol:
-        raise AssertionError(f"relative duality gap {relative:.3g} > {tol:g}: the solution is not optimal")
+    if relative > rtol:
+        raise AssertionError(f"relative duality gap {relative:.3g} > {rtol:g}: the solution is not optimal")
+
+
+def check_duality_gap(certificate, tol: float = 1e-6) -> None:
+    """``-tol <= gap / max(1, |primal|) <= tol``: :func:`assert_duality_gap` with one relative tolerance."""
+    certificate = _as_certificate(certificate)
+    scale = max(1.0, abs(certificate.primal)) if math.isfinite(certificate.primal) else math.nan
+    assert_duality_gap(certificate, rtol=tol, atol=tol * scale)
 
 
 def check_kkt(certificate, tol: float) -> None:
-    """The largest violation of the optimality conditions is finite and at most ``tol``."""
+    """The certificate's largest violation of the optimality conditions is finite and at most ``tol``."""
     violation = _as_certificate(certificate).kkt_violation
     if not math.isfinite(violation) or violation > tol:
         raise AssertionError(f"KKT violation {violation!r} exceeds {tol:g} (solver {certificate.solver})")
 
 
+def _assert_sane_certificate(certificate, where: str, *, gap_tol: float, converged: bool) -> None:
+    """Finite fields, a relative gap >= -gap_tol, counts that are counts; ``converged`` when asked."""
+    if not isinstance(certificate, Certificate):
+        raise AssertionError(f"{where} is a {type(certificate).__name__}, not a Certificate")
+    fields = {"primal": certificate.primal, "gap": certificate.gap, "kkt_violation": certificate.kkt_violation,
+              "time": certificate.time}
+    for name, value in fields.items():
+        if not math.isfinite(value):
+            raise AssertionError(f"{where} has {name}={value!r}: it must be finite")
+    if certificate.relative_gap < -gap_tol:
+        raise AssertionError(f"{where} has gap {certificate.gap!r}: it must be >= -{gap_tol:g} (relative)")
+    if certificate.kkt_violation < 0.0 or certificate.time < 0.0:
+        raise AssertionError(f"{where} has a negative kkt_violation or time")
+    if isinstance(certificate.n_iter, bool) or not isinstance(certificate.n_iter, (int, np.integer)) or certificate.n_iter < 0:
+        raise AssertionError(f"{where} has n_iter={certificate.n_iter!r}: it must be a non-negative integer")
+    if converged and certificate.converged is not True:
+        raise AssertionError(f"{where} did not converge (n_iter={certificate.n_iter}, solver {certificate.solver})")
+
+
+# -- optimality of a dual solution (Appendix A) -----------------------------------------------
+
+
+def _where(index: tuple) -> str:
+    """Name of one variable: its label and example in the (n, L) layout, else its index."""
+    if len(index) == 2:
+        return f"label {index[1]}, example {index[0]}"
+    return f"variable {index}"
+
+
+def _bound_tolerance(alpha: np.ndarray, C: np.ndarray, feasibility_tol: float) -> np.ndarray:
+    """How close to a bound counts as on it: relative to each C, or to the largest |alpha| where C = inf."""
+    unbounded_scale = float(np.max(np.abs(alpha), initial=0.0))
+    return feasibility_tol * np.where(np.isfinite(C), C, unbounded_scale)
+
+
+def _case(at_lower: bool, at_upper: bool) -> str:
+    if at_lower:
+        return "case 1 (alpha = 0)"
+    if at_upper:
+        return "case 3 (alpha = C)"
+    return "case 2 (0 < alpha < C)"
+
+
+def assert_kkt(
+    alpha, gradient, y, C, *, bias=None, tol: float, equality: bool = True, feasibility_tol: float = 1e-9
+) -> None:
+    """The dual variables ``alpha`` satisfy the optimality (KKT) conditions within ``tol``.
+
+    With ``equality=True`` (the SMO family: one equality constraint
+    ``sum_j alpha_j^i y_j^i = 0`` per label i and the box ``0 <= alpha <= C``) it checks
+    the three KKT cases of Appendix A per label.  With f_j^i = y_j^i grad_j^i and the
+    multiplier gamma_i of the equality constraint:
+
+    * case 1, alpha_j^i = 0: (f_j^i - gamma_i) y_j^i >= 0;
+    * case 2, 0 < alpha_j^i < C: f_j^i = gamma_i;
+    * case 3, alpha_j^i = C: (f_j^i - gamma_i) y_j^i <= 0.
+
+    Without ``bias`` the unknown gamma_i is eliminated: with A_i the variables that may
+    still increase y alpha and B_i those that may decrease it, ``F_up^i = min_{A_i} f``
+    and ``F_low^i = max_{B_i} f``, the check is ``max_i F_low^i - F_up^i <= tol`` (the
+    stopping rule of Appendix A).  With ``bias`` (b_i of the decision function
+    ``w_i^T phi(x) + b_i``, so gamma_i = -b_i) every variable is checked against its
+    own case.
+
+    With ``equality=False`` (the CD family: box only, no equality constraint) it checks
+    the projected gradient: grad where 0 < alpha < C, min(grad, 0) at alpha = 0 and
+    max(grad, 0) at alpha = C, all within ``tol`` in absolute value.  ``y`` is not used
+    then (pass None) and ``alpha`` may have any shape.
+
+    Parameters
+    ----------
+    alpha, gradient : ndarray
+        The dual solution and the gradient of the dual objective there, (n, L) for
+        ``equality=True``.
+    y : ndarray of {-1, +1} or None
+        The signs y_j^i, (n, L); required when ``equality=True``.
+    C : float or ndarray
+        Upper bounds, broadcastable to ``alpha``; ``inf`` for an unbounded variable.
+    bias : ndarray (L,), optional
+        Per-label biases b_i the solver reports (``equality=True`` only).
+    tol : float
+        Accepted violation, in the units of the gradient (LIBSVM's eps).
+    equality : bool, default True
+        Whether the dual has the per-label equality constraint.
+    feasibility_tol : float, default 1e-9
+        Relative tolerance of the box and the equality constraints; a variable within
+        ``feasibility_tol * C`` of a bound counts as on it.
+
+    Raises
+    ------
+    AssertionError
+        Naming the label and the worst variable (with its KKT case).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([[1.0], [-1.0]])
+    >>> alpha = np.array([[0.5], [0.5]])         # both free, sum_j alpha_j y_j = 0
+    >>> gradient = y * np.array([[0.2], [0.2]])  # f = y * gradient = 0.2 for both
+    >>> assert_kkt(alpha, gradient, y, 1.0, tol=1e-9)
+    >>> assert_kkt(alpha, gradient, y, 1.0, bias=np.array([-0.2]), tol=1e-9)
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    gradient = np.asarray(gradient, dtype=np.float64)
+    if gradient.shape != alpha.shape:
+        raise ValueError(f"gradient has shape {gradient.shape}, alpha {alpha.shape}: they must be equal")
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
+    if np.isnan(C).any() or (C < 0.0).any():
+        raise ValueError("C must hold upper bounds >= 0 (inf for an unbounded variable)")
+    for name, value in (("alpha", alpha), ("gradient", gradient)):
+        if not np.all(np.isfinite(value)):
+            raise AssertionError(f"{name} is not finite at {_where(tuple(np.argwhere(~np.isfinite(value))[0]))}")
+    slack = _bound_tolerance(alpha, C, feasibility_tol)
+    outside = np.maximum(-alpha - slack, alpha - C - slack)
+    if (outside > 0.0).any():
+        worst = np.unravel_index(np.argmax(outside), alpha.shape)
+        raise AssertionError(
+            f"infeasible: {_where(worst)} has alpha = {alpha[worst]!r} outside its box [0, {C[worst]!r}]"
+        )
+    at_lower = alpha <= slack
+    at_upper = alpha >= C - slack
+    if equality:
+        y = _signs(y, alpha.shape)
+        _assert_equality_constraints(alpha, y, C, feasibility_tol)
+        f = y * gradient
+        # A: y alpha may still increase; B: it may still decrease (Appendix A, A_i and B_i).
+        in_A = np.where(y > 0, ~at_upper, ~at_lower)
+        in_B = np.where(y > 0, ~at_lower, ~at_upper)
+        if bias is None:
+            _assert_f_up_above_f_low(f, in_A, in_B, at_lower, at_upper, tol)
+        else:
+            _assert_cases_against_bias(f, in_A, in_B, at_lower, at_upper, y, bias, tol)
+    else:
+        _assert_projected_gradient(gradient, at_lower, at_upper, tol)
+
+
+def _signs(y, shape) -> np.ndarray:
+    if y is None:
+        raise ValueError("y (the signs) is required when equality=True")
+    y = np.asarray(y, dtype=np.float64)
+    if len(shape) != 2 or y.shape != shape:
+        raise ValueError(f"with equality=True alpha and y must be (n, L) arrays of one shape, got {shape} and {y.shape}")
+    if not np.isin(y, (-1.0, 1.0)).all():
+        raise ValueError("y must hold signs in {-1, +1}")
+    return y
+
+
+def _assert_equality_constraints(alpha, y, C, feasibility_tol) -> None:
+    residual = np.abs((alpha * y).sum(axis=0))
+    # The largest the sum could be: C for a bounded variable, |alpha| for an unbounded one.
+    scale = np.where(np.isfinite(C), C, np.abs(alpha)).sum(axis=0)
+    violated = residual > feasibility_tol * scale
+    if violated.any():
+        label = int(np.argmax(np.where(violated, residual / np.where(scale > 0, scale, 1.0), -np.inf)))
+        raise AssertionError(
+            f"infeasible: label {label} has sum_j alpha_j y_j = {(alpha * y).sum(axis=0)[label]:.6g}, not 0 "
+            f"(relative to sum_j C_j = {scale[label]:.3g})"
+        )
+
+
+def _assert_f_up_above_f_low(f, in_A, in_B, at_lower, at_upper, tol) -> None:
+    f_up = np.where(in_A, f, np.inf).min(axis=0)
+    f_low = np.where(in_B, f, -np.inf).max(axis=0)
+    violation = f_low - f_up  # -inf for a label whose variables cannot move: nothing to violate
+    label = int(np.argmax(violation))
+    if violation[label] > tol:
+        j_low = int(np.argmax(np.where(in_B[:, label], f[:, label], -np.inf)))
+        j_up = int(np.argmin(np.where(in_A[:, label], f[:, label], np.inf)))
+        raise AssertionError(
+            f"KKT violated at label {label}: F_low - F_up = {violation[label]:.3g} > tol={tol:g}; worst variable: "
+            f"example {j_low} ({_case(at_lower[j_low, label], at_upper[j_low, label])}) has f = {f[j_low, label]:.6g} "
+            f"above f = {f[j_up, label]:.6g} of example {j_up} "
+            f"({_case(at_lower[j_up, label], at_upper[j_up, label])})"
+        )
+
+
+def _assert_cases_against_bias(f, in_A, in_B, at_lower, at_upper, y, bias, tol) -> None:
+    bias = np.asarray(bias, dtype=np.float64)
+    if bias.shape != (f.shape[1],):
+        raise ValueError(f"bias must have shape ({f.shape[1]},), got {bias.shape}")
+    gamma = -bias
+    # Members of A need f >= gamma, members of B need f <= gamma: the three cases at once.
+    violation = np.maximum(np.where(in_A, gamma - f, -np.inf), np.where(in_B, f - gamma, -np.inf))
+    worst = np.unravel_index(np.argmax(violation), f.shape)
+    if violation[worst] > tol:
+        j, label = worst
+        raise AssertionError(
+            f"KKT violated at label {label}: example {j} ({_case(at_lower[worst], at_upper[worst])}, "
+            f"y = {y[worst]:+.0f}) has f = {f[worst]:.6g} against gamma = -b = {gamma[label]:.6g}, "
+            f"a violation of {violation[worst]:.3g} > tol={tol:g}"
+        )
+
+
+def _assert_projected_gradient(gradient, at_lower, at_upper, tol) -> None:
+    projected = np.where(at_lower, np.minimum(gradient, 0.0), gradient)
+    projected = np.where(at_upper, np.maximum(projected, 0.0), projected)
+    projected = np.where(at_lower & at_upper, 0.0, projected)
+    if projected.size == 0:
+        return
+    worst = np.unravel_index(np.argmax(np.abs(projected)), projected.shape)
+    if abs(projected[worst]) > tol:
+        raise AssertionError(
+            f"KKT violated: {_where(worst)} ({_case(at_lower[worst], at_upper[worst])}) has projected gradient "
+            f"{projected[worst]:.3g}, |.| > tol={tol:g}"
+        )
+
+
+# -- agreement with a reference solution -----------------------------------------------------
+
+
+def assert_matches_reference(
+    alpha, objective, reference_alpha, reference_objective, *, rtol_objective: float = 1e-6,
+    atol_objective: float = 1e-12, atol_alpha: float | None,
+) -> None:
+    """A solution agrees with a reference one (e.g. from :mod:`multilabel_core.testing.reference`).
+
+    Parameters
+    ----------
+    alpha, objective : ndarray, float
+        The solution under test and its objective value.
+    reference_alpha, reference_objective : ndarray, float
+        The reference solution and objective.
+    rtol_objective, atol_objective : float
+        ``|objective - reference_objective| <= atol_objective + rtol_objective * |reference_objective|``.
+    atol_alpha : float or None
+        Largest accepted ``|alpha - reference_alpha|``.  None compares the objectives
+        only: the minimiser is unique only when the objective is strictly convex on the
+        feasible set, which a rank-deficient kernel or duplicate rows break.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> assert_matches_reference(np.array([0.5, 0.25]), -0.75, np.array([0.5, 0.25 + 1e-9]),
+    ...                          -0.75 - 1e-9, atol_alpha=1e-6)
+    """
+    objective, reference_objective = float(objective), float(reference_objective)
+    if not math.isfinite(objective):
+        raise AssertionError(f"the objective {objective!r} is not finite")
+    difference = abs(objective - reference_objective)
+    if difference > atol_objective + rtol_objective * abs(reference_objective):
+        raise AssertionError(
+            f"objective {objective!r} differs from the reference {reference_objective!r} by {difference:.3g} "
+            f"(relative {difference / max(abs(reference_objective), 1e-300):.3g} > {rtol_objective:g})"
+        )
+    if atol_alpha is None:
+        return
+    alpha = np.asarray(alpha, dtype=np.float64)
+    reference_alpha = np.asarray(reference_alpha, dtype=np.float64)
+    if alpha.shape != reference_alpha.shape:
+        raise ValueError(f"alpha has shape {alpha.shape}, the reference {reference_alpha.shape}")
+    error = np.abs(alpha - reference_alpha)
+    if error.size and not error.max() <= atol_alpha:  # NaN fails too
+        worst = np.unravel_index(np.nanargmax(np.where(np.isnan(error), np.inf, error)), error.shape)
+        raise AssertionError(
+            f"alpha differs from the reference at {_where(worst)}: {alpha[worst]!r} against "
+            f"{reference_alpha[worst]!r} (|difference| {error[worst]:.3g} > {atol_alpha:g})"
+        )
+
+
 # -- convexity --------------------------------------------------------------------------
 
 
-def check_convexity(f: Callable, a, b, *, n_points: int = 11, rtol: float = 1e-9, atol: float = 1e-12) -> None:
-    """``f`` lies below its chord on the segment [a, b].
+def assert_convex(
+    f: Callable, a, b, *, n_points: int = 11, rtol: float = 1e-9, atol: float = 1e-12, random_state=0
+) -> None:
+    """Jensen's inequality for ``f`` on the segment [a, b], at random points of it.
 
-    For theta on a grid of ``n_points`` in [0, 1], checks
-    ``f((1 - theta) a + theta b) <= (1 - theta) f(a) + theta f(b)`` up to
-    ``atol + rtol * (|f(a)| + |f(b)|)`` of round-off.
+    Draws ``n_points - 2`` points theta in (0, 1) (seeded by ``random_state``), adds the
+    end points, and checks at every point that ``f`` lies below the chord between its
+    two neighbours, up to ``atol + rtol * max |f|`` of round-off.  This is convexity of
+    the sampled restriction of ``f`` to the segment, so every chord between two of the
+    points lies above ``f`` (Jensen on all the sub-segments), not only the chord of [a, b].
+
+    Parameters
+    ----------
+    f : callable
+        Maps an array shaped like ``a`` to a float.
+    a, b : array-like
+        End points, of one shape.
+    n_points : int, default 11
+        Number of points on the segment, end points included (>= 3).
+    rtol, atol : float
+        Round-off allowance.
+    random_state : int or None
+        Seed of the interior points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> assert_convex(lambda v: float(v @ v), np.array([-1.0, 2.0]), np.array([3.0, 0.0]))
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
-    fa, fb = float(f(a)), float(f(b))
-    slack = atol + rtol * (abs(fa) + abs(fb))
-    for theta in np.linspace(0.0, 1.0, n_points):
-        value = float(f((1.0 - theta) * a + theta * b))
-        chord = (1.0 - theta) * fa + theta * fb
-        if not value <= chord + slack:
-            raise AssertionError(
-                f"not convex along the segment: at theta={theta:.3g}, f = {value!r} exceeds the chord {chord!r}"
-            )
+    if n_points < 3:
+        raise ValueError(f"n_points must be at least 3, got {n_points}")
+    interior = np.random.default_rng(random_state).uniform(size=n_points - 2)
+    theta = np.unique(np.concatenate([[0.0, 1.0], interior]))
+    values = np.array([float(f((1.0 - t) * a + t * b)) for t in theta])
+    if not np.all(np.isfinite(values)):
+        raise AssertionError(f"f is not finite on the segment (at theta={theta[~np.isfinite(values)][0]:.3g})")
+    slack = atol + rtol * float(np.abs(values).max())
+    weight = (theta[1:-1] - theta[:-2]) / (theta[2:] - theta[:-2])
+    chord = (1.0 - weight) * values[:-2] + weight * values[2:]
+    excess = values[1:-1] - chord
+    k = int(np.argmax(excess)) if excess.size else 0
+    if excess.size and excess[k] > slack:
+        raise AssertionError(
+            f"not convex along the segment: at theta={theta[k + 1]:.3g}, f = {values[k + 1]!r} exceeds the chord "
+            f"{chord[k]!r} between theta={theta[k]:.3g} and theta={theta[k + 2]:.3g}"
+        )
+
+
+#: The name the first version of the kit gave :func:`assert_convex`.
+check_convexity = assert_convex
+
+
+def assert_convex_loss(loss, Y, T1, T2, **options) -> None:
+    """:func:`assert_convex` for a :class:`~multilabel_core.base.Loss` in its scores, targets ``Y`` fixed.
+
+    ``options`` go to :func:`assert_convex`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from multilabel_core import Hinge
+    >>> Y = np.array([[1.0, -1.0]])
+    >>> assert_convex_loss(Hinge(), Y, np.array([[-2.0, 0.5]]), np.array([[3.0, -1.0]]))
+    """
+    assert_convex(functools.partial(loss.value, np.asarray(Y)), T1, T2, **options)
+
+
+def assert_convex_regularizer(regularizer, W1, W2, **options) -> None:
+    """:func:`assert_convex` for a :class:`~multilabel_core.base.Regularizer` in its weights.
+
+    ``options`` go to :func:`assert_convex`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from multilabel_core import Frobenius
+    >>> assert_convex_regularizer(Frobenius(), np.ones((3, 2)), -np.eye(3, 2))
+    """
+    assert_convex(regularizer.value, W1, W2, **options)
+
+
+# -- solver conformance ----------------------------------------------------------------------
+
+
+def check_solver(
+    solve: Callable, problems, *, gradient: Callable, upper: Callable, signs: Callable | None = None,
+    equality: bool = True, kkt_tol: float = 1e-6, gap_tol: float = 1e-6, random_state: int = 0,
+    warm_start_passes: int = 1,
+) -> None:
+    """Conformance of a dual solver on many problems.
+
+    For every problem: the certificate is sane (a :class:`~multilabel_core.Certificate`
+    with finite fields, ``converged``, a relative gap in [-gap_tol, gap_tol]); the
+    returned alpha satisfies :func:`assert_kkt` within ``kkt_tol``; a second solve with
+    the same ``random_state`` returns the same alpha and iteration count; a solve warm
+    started from the returned alpha stops within ``warm_start_passes`` iterations
+    (passes for CD, steps for SMO), converged, still satisfying the KKT conditions.
+
+    Parameters
+    ----------
+    solve : callable
+        ``solve(problem, *, random_state, warm_start=None) -> (alpha, certificate)``;
+        ``warm_start`` is an alpha to start from.
+    problems : hypothesis strategy or iterable
+        The problems to solve: with a strategy the check runs under ``hypothesis.given``
+        with the active settings profile (so do not call it from inside a ``@given``
+        test), otherwise on each problem of the iterable.
+    gradient : callable
+        ``gradient(problem, alpha) -> ndarray``, the gradient of the dual objective.
+    upper : callable
+        ``upper(problem) -> C``, the upper bounds of the box.
+    signs : callable, optional
+        ``signs(problem) -> y``, required when ``equality=True``.
+    equality, kkt_tol : bool, float
+        Passed to :func:`assert_kkt` (as ``equality`` and ``tol``).
+    gap_tol : float
+        Relative duality-gap tolerance of :func:`check_duality_gap`.
+    random_state : int
+        Seed passed to every solve.
+    warm_start_passes : int, default 1
+        Most iterations a solve warm started at the optimum may take.
+
+    Examples
+    --------
+    See docs/testing.md for a complete example with a projected-gradient solver.
+    """
+    if equality and signs is None:
+        raise ValueError("check_solver with equality=True needs signs(problem) -> y")
+    settings = dict(gradient=gradient, upper=upper, signs=signs, equality=equality, kkt_tol=kkt_tol,
+                    gap_tol=gap_tol, random_state=random_state, warm_start_passes=warm_start_passes)
+    from hypothesis import given
+    from hypothesis.strategies import SearchStrategy
+
+    if isinstance(problems, SearchStrategy):
+
+        @given(problems)
+        def check_drawn(problem):
+            _check_solver_on(solve, problem, **settings)
+
+        check_drawn()
+    else:
+        for problem in problems:
+            _check_solver_on(solve, problem, **settings)
+
+
+def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_tol, gap_tol, random_state,
+                     warm_start_passes) -> None:
+    def assert_optimal(alpha, certificate, what):
+        _assert_sane_certificate(certificate, f"the certificate of {what}", gap_tol=gap_tol, converged=True)
+        check_duality_gap(certificate, tol=gap_tol)
+        assert_kkt(alpha, gradient(problem, alpha), signs(problem) if equality else None, upper(problem),
+                   tol=kkt_tol, equality=equality)
+
+    alpha, certificate = solve(problem, random_state=random_state)
+    assert_optimal(alpha, certificate, "the solve")
+    again, repeated = solve(problem, random_state=random_state)
+    if not np.array_equal(np.asarray(alpha), np.asarray(again)) or repeated.n_iter != certificate.n_iter:
+        raise AssertionError(
+            f"not deterministic: two solves with random_state={random_state} differ "
+            f"(n_iter {certificate.n_iter} and {repeated.n_iter}, largest |alpha difference| "
+            f"{float(np.max(np.abs(np.asarray(alpha) - np.asarray(again)), initial=0.0)):.3g})"
+        )
+    warm, warm_certificate = solve(problem, random_state=random_state, warm_start=np.array(alpha, copy=True))
+    assert_optimal(warm, warm_certificate, "the solve warm started at the optimum")
+    if warm_certificate.n_iter > warm_start_passes:
+        raise AssertionError(
+            f"a solve warm started at the optimum took {warm_certificate.n_iter} iterations, "
+            f"more than {warm_start_passes}: the warm start is ignored or the stopping rule is not met at the optimum"
+        )
 
 
 # -- method conformance -------------------------------------------------------------------
@@ -90,13 +552,17 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> Non
     Checks, in order: the registration fields; that the estimator is constructible with
     its defaults, stores its parameters unchanged and round-trips get_params/set_params;
     fitting a small problem from :func:`~multilabel_core.datasets.make_correlated_multilabel`
-    (``fit`` returns self, ``n_features_in_`` and
-    ``n_labels_`` set); that a clone fitted on the same data predicts the same;
-    ``predict`` (int {0, 1}, (n, L)) and ``decision_function`` (float64, (n, L)) and
-    ``predict == [decision_function > 0]``; ``certificate_`` (one Certificate or a
-    sequence of them, one per outer step) with a finite final gap >= -gap_tol relative to
-    the primal; ValueError for NaN in X, non-binary Y, mismatched or 1-D shapes and a
-    wrong number of features at predict time; an error before ``fit``.
+    (``fit`` returns self, ``n_features_in_`` and ``n_labels_`` set); ``predict`` (int
+    {0, 1}, (n, L)) and ``decision_function`` (float64, (n, L)) and
+    ``predict == [decision_function > 0]``; that a clone (scikit-learn's ``clone`` when
+    installed) is unfitted and, fitted on the same data, predicts the same; determinism:
+    refitting the same estimator (``random_state`` set when it has one) gives the same
+    scores; a persistence round trip through :func:`~multilabel_core.save_model` and
+    :func:`~multilabel_core.load_model` predicts the same; ``certificate_`` (one
+    Certificate or a sequence of them, one per outer step), each with finite fields and
+    a gap >= -gap_tol relative to the primal, the last one converged; ValueError for
+    NaN or inf in X, non-binary Y, mismatched or 1-D shapes, an empty X and a wrong
+    number of features at predict time; an error before ``fit``.
     """
     spec = get_method(method) if isinstance(method, str) else method
     if not isinstance(spec, MethodSpec):
@@ -109,6 +575,8 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> Non
     fitted = _fit(estimator, X, Y)
     _check_outputs(fitted, X, Y)
     _check_clone(estimator, fitted, X, Y)
+    _check_determinism(fitted, X, Y)
+    _check_persistence(fitted, X)
     _check_certificates(fitted, gap_tol)
     _check_input_validation(estimator, fitted, X, Y)
 
@@ -152,7 +620,15 @@ def _check_construction(spec: MethodSpec, random_state: int):
 
 
 def _clone(estimator):
-    return type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
+    """scikit-learn's ``clone`` when installed (it also checks that ``__init__`` stores its arguments)."""
+    try:
+        from sklearn.base import clone
+    except ImportError:
+        return type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
+    try:
+        return clone(estimator)
+    except Exception as exc:
+        raise AssertionError(f"sklearn.base.clone fails on {type(estimator).__name__}: {exc}") from exc
 
 
 def _fit(estimator, X, Y):
@@ -190,9 +666,39 @@ def _check_outputs(fitted, X, Y) -> None:
 
 
 def _check_clone(estimator, fitted, X, Y) -> None:
+    name = type(estimator).__name__
+    unfitted = _clone(fitted)
+    if hasattr(unfitted, "n_labels_") or hasattr(unfitted, "certificate_"):
+        raise AssertionError(f"{name}: a clone of a fitted estimator carries fitted attributes")
     again = _fit(estimator, X, Y)
     if not np.allclose(again.decision_function(X), fitted.decision_function(X), rtol=1e-7, atol=1e-9):
-        raise AssertionError(f"{type(estimator).__name__}: a clone fitted on the same data gives other scores")
+        raise AssertionError(f"{name}: a clone fitted on the same data gives other scores")
+
+
+def _check_determinism(fitted, X, Y) -> None:
+    """Refitting the very same estimator reproduces its scores: no state leaks from one fit to the next."""
+    name = type(fitted).__name__
+    scores = fitted.decision_function(X)
+    refitted = copy.deepcopy(fitted).fit(X, Y)
+    if not np.array_equal(refitted.decision_function(X), scores):
+        raise AssertionError(
+            f"{name} is not deterministic: refitting it on the same data with the same random_state gives other scores"
+        )
+
+
+def _check_persistence(fitted, X) -> None:
+    name = type(fitted).__name__
+    with tempfile.TemporaryDirectory() as directory:
+        path = save_model(fitted, os.path.join(directory, "model.joblib"))
+        try:
+            loaded = load_model(path)
+        except ValueError as exc:
+            raise AssertionError(f"{name} does not survive save_model/load_model: {exc}") from exc
+    if type(loaded) is not type(fitted):
+        raise AssertionError(f"load_model returned a {type(loaded).__name__}, {name} was saved")
+    for what in ("decision_function", "predict"):
+        if not np.array_equal(getattr(loaded, what)(X), getattr(fitted, what)(X)):
+            raise AssertionError(f"{name}.{what} differs after a save_model/load_model round trip")
 
 
 def _check_certificates(fitted, gap_tol: float) -> None:
@@ -204,21 +710,28 @@ def _check_certificates(fitted, gap_tol: float) -> None:
         certificates = [certificates]
     if len(certificates) == 0:
         raise AssertionError(f"{name}.certificate_ is an empty sequence")
-    final = _as_certificate(certificates[-1])
-    if not math.isfinite(final.gap) or final.relative_gap < -gap_tol:
-        raise AssertionError(f"{name}.certificate_ has gap {final.gap!r}: it must be finite and >= -{gap_tol:g} (relative)")
+    for step, certificate in enumerate(certificates):
+        last = step == len(certificates) - 1
+        _assert_sane_certificate(
+            certificate, f"{name}.certificate_" if len(certificates) == 1 else f"{name}.certificate_[{step}]",
+            gap_tol=gap_tol, converged=last,
+        )
 
 
 def _check_input_validation(estimator, fitted, X, Y) -> None:
     X_nan = X.copy()
     X_nan[0, 0] = np.nan
+    X_inf = X.copy()
+    X_inf[-1, -1] = np.inf
     Y_bad = Y.astype(np.int64)
     Y_bad[0, 0] = 2
     cases = {
         "NaN in X": lambda: _clone(estimator).fit(X_nan, Y),
+        "inf in X": lambda: _clone(estimator).fit(X_inf, Y),
         "a non-binary Y": lambda: _clone(estimator).fit(X, Y_bad),
         "Y with fewer rows than X": lambda: _clone(estimator).fit(X, Y[:-1]),
         "a 1-D Y": lambda: _clone(estimator).fit(X, Y[:, 0]),
+        "an X without rows": lambda: _clone(estimator).fit(X[:0], Y[:0]),
         "NaN in X at predict time": lambda: fitted.predict(X_nan),
         "X with an extra feature at predict time": lambda: fitted.predict(np.hstack([X, X[:, :1]])),
     }
