@@ -22,7 +22,6 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..cli import jsonable
 from ..metrics import METRICS
 from .plots import matplotlib_available, plots_from_records
 from .stats import (
@@ -86,10 +85,19 @@ def _heading_lines(records, title: str, config: dict | None) -> list[str]:
         + (f"; protocol {', '.join(map(str, protocols))}." if protocols else "."),
     ]
     if config is not None:
-        lines += ["", "## Configuration", ""]
-        for key, value in config.items():
+        lines += ["", "## Configuration", "", *_config_lines(config)]
+    return lines
+
+
+def _config_lines(config: dict, indent: str = "") -> list[str]:
+    """A bullet per setting; a nested table (the store's ``config``) as one level of sub-bullets."""
+    lines = []
+    for key, value in config.items():
+        if isinstance(value, dict) and not indent:
+            lines += [f"- {key}:", *_config_lines(value, indent="  ")]
+        else:
             text = value if isinstance(value, str) else json.dumps(jsonable(value), sort_keys=True)
-            lines.append(f"- {key}: `{text}`")
+            lines.append(f"{indent}- {key}: `{text}`")
     return lines
 
 
