@@ -27,6 +27,7 @@ from .plots import matplotlib_available, plots_from_records
 from .stats import (
     MARKER_LOSS,
     MARKER_WIN,
+    ReferenceValue,
     check_records,
     compare_to_reference,
     in_order,
@@ -35,6 +36,7 @@ from .stats import (
     run_summary,
     summarize,
 )
+from .store import jsonable
 
 __all__ = ["SPLIT_COLUMNS", "SUMMARY_COLUMNS", "markdown_table", "write_report"]
 
@@ -290,8 +292,11 @@ def _read_config(path: Path) -> dict | None:
 
 
 def _reference_values(reference) -> dict:
-    if reference is None or isinstance(reference, Mapping):
-        return dict(reference or {})
+    """A reference file read, or a mapping (method, dataset, metric) -> (mean, std, source) taken as is."""
+    if reference is None:
+        return {}
+    if isinstance(reference, Mapping):
+        return {key: ReferenceValue(*value) for key, value in reference.items()}
     return read_reference(reference)
 
 
@@ -323,7 +328,8 @@ def write_report(
         Folder to write to (created if needed).  When it holds the run's
         ``config.json``, the report summarises that configuration.
     reference : path or mapping, optional
-        The papers' numbers: a file for :func:`~.stats.read_reference`, or its result.
+        The papers' numbers: a file for :func:`~.stats.read_reference`, or a mapping
+        like its result, (method, dataset, metric) -> (mean, std, source).
     reference_method : str, optional
         The method every other one is t-tested against (markers, win/tie/loss).
     alpha : float

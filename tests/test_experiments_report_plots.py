@@ -1,0 +1,206 @@
+"""The report's PNG figures: written, readable, drawn from the right records; a clear error without matplotlib."""
+
+import builtins
+import json
+
+import numpy as np
+import pytest
+
+from multilabel_core.certificate import Certificate
+from multilabel_core.experiments import plots as plots_module
+from multilabel_core.experiments.plots import (
+    PLOT_EXTRA,
+    matplotlib_available,
+    plot_convergence,
+    plot_label_correlation,
+    plot_metric_vs_param,
+    plots_from_records,
+)
+from multilabel_core.experiments.report import write_report
+
+pytest.importorskip("matplotlib")
+from matplotlib.image import imread  # noqa: E402
+
+LABELS = ["amazed-surprised", "happy-pleased", "relaxing-calm", "quiet-still"]
+CORRELATION = np.array([[1.0, 0.0, -0.73, -0.34], [0.0, 1.0, 0.0, 0.0], [-0.73, 0.0, 1.0, 0.27], [-0.34, 0.0, 0.27, 1.0]])
+
+
+def certificates(split, steps):
+    return [
+        Certificate.from_objectives(1.0 + 2.0 ** -k, 1.0 - 10.0 ** -(k + split), kkt_violation=0.0, n_iter=10,
+                                    time=0.01, converged=True, solver="smo").as_dict()
+        for k in range(steps)
+    ]  # fmt: skip
+
+
+def make_record(method, dataset, split, *, status="ok"):
+    """A record as the runner writes it; mlrl learns a relation over three outer steps, br solves once."""
+    search = [
+        {"params": {"C": C, "kernel": "rbf"}, "score": 0.8 - 0.01 * abs(np.log10(C)), "status": "ok", "error": None}
+        for C in (0.01, 1.0, 100.0)
+    ]
+    search.append({"params": {"C": 10.0, "kernel": "rbf"}, "score": None, "status": "failed", "error": "ValueError: x"})
+    return {
+        "config_hash": "c" * 64, "method": method, "dataset": dataset, "protocol": "kfold", "split": split,
+        "status": status, "error": None if status == "ok" else "RuntimeError: diverged", "params": {"C": 1.0},
+        "search": search, "selection_metric": "average_precision",
+        "metrics": {"average_precision": 0.8 - 0.01 * split} if status == "ok" else {},
+        "fit_time": 0.1, "predict_time": 0.01, "n_train": 50, "n_test": 10, "n_labels": 4, "label_names": LABELS,
+        "certificates": certificates(split, 3 if method == "mlrl" else 1) if status == "ok" else [],
+        "converged": True if status == "ok" else None,
+        "label_correlation": CORRELATION.tolist() if method == "mlrl" and status == "ok" else None,
+        "warnings": [],
+    }  # fmt: skip
+
+
+def records():
+    run = [make_record(m, "emotions", k) for m in ("mlrl", "br") for k in range(3)]
+    run.append(make_record("mlrl", "emotions", 3, status="failed"))
+    return run
+
+
+def assert_png(path):
+    assert path.suffix == ".png" and path.is_file()
+    image = imread(path)
+    assert image.ndim == 3 and image.shape[0] > 0 and image.shape[1] > 0 and image.shape[2] in (3, 4)
+    assert image.std() > 0  # something is drawn
+
+
+# ---------------------------------------------------------------- single figures
+def test_label_correlation_heatmap(tmp_path):
+    assert_png(plot_label_correlation(CORRELATION, LABELS, tmp_path / "corr.png", "emotions"))
+    assert_png(plot_label_correlation(-CORRELATION, None, tmp_path / "sub" / "unnamed.png"))  # L1..L4, folder made
+
+
+@pytest.mark.parametrize(
+    "matrix, names, message",
+    [
+        (np.ones((2, 3)), None, "square"),
+        (np.full((2, 2), np.nan), None, "NaN"),
+        (np.eye(2), ["only one"], "1 label names for a 2 x 2"),
+    ],
+)
+def test_label_correlation_rejects_bad_input(tmp_path, matrix, names, message):
+    with pytest.raises(ValueError, match=message):
+        plot_label_correlation(matrix, names, tmp_path / "x.png")
+
+
+def test_convergence_from_certificate_objects_dicts_and_without_dual(tmp_path):
+    objects = [
+        Certificate.from_objectives(2.0 / (k + 1), 2.0 / (k + 1) - 10.0**-k, kkt_violation=0.0, n_iter=5,
+                                    time=0.1, converged=k == 3, solver="smo")
+        for k in range(4)
+    ]  # fmt: skip
+    assert_png(plot_convergence(objects, tmp_path / "objects.png"))
+    assert_png(plot_convergence({"split 0": certificates(0, 3), "split 1": certificates(1, 5)}, tmp_path / "two.png"))
+    no_dual = [c | {"dual": None, "gap": None, "relative_gap": None} for c in certificates(0, 3)]
+    assert_png(plot_convergence(no_dual, tmp_path / "no_dual.png"))
+    with pytest.raises(ValueError, match="at least one certificate"):
+        plot_convergence([], tmp_path / "empty.png")
+
+
+def test_search_curve_is_the_mean_over_splits_of_the_best_score_per_value(tmp_path, monkeypatch):
+    run = records()
+    for record in run:  # a second parameter: the curve along C keeps the best gamma per split
+        record["search"] = [
+            {"params": {"C": C, "gamma": g}, "score": 0.5 + 0.1 * g - 0.01 * C + 0.001 * record["split"], "status": "ok"}
+            for C in (1.0, 10.0) for g in (0.1, 1.0)
+        ]  # fmt: skip
+    drawn = {}
+    original = plots_module._search_curve
+
+    def spy(group, param, metric):
+        curve = original(group, param, metric)
+        drawn[group[0]["method"]] = curve
+        return curve
+
+    monkeypatch.setattr(plots_module, "_search_curve", spy)
+    assert_png(plot_metric_vs_param(run, "C", "average_precision", tmp_path / "C.png"))
+    # best over gamma is gamma = 1: 0.6 - 0.01 C + 0.001 split, for the splits 0, 1, 2 (and 3 for mlrl)
+    assert list(drawn["br"]) == [1.0, 10.0]
+    assert drawn["br"][1.0] == pytest.approx([0.59, 0.591, 0.592])
+    assert drawn["br"][10.0] == pytest.approx([0.5, 0.501, 0.502])
+    assert drawn["mlrl"][1.0] == pytest.approx([0.59, 0.591, 0.592, 0.593])  # a failed fit's search still counts
+
+
+def test_search_curve_of_a_lower_is_better_metric_keeps_the_lowest(tmp_path):
+    run = [make_record("br", "scene", k) for k in range(2)]
+    for record in run:
+        record["selection_metric"] = "hamming_loss"
+        record["search"] = [{"params": {"C": 1.0, "gamma": g}, "score": g, "status": "ok"} for g in (0.2, 0.1)]
+        record["search"] += [{"params": {"C": 2.0, "gamma": 0.1}, "score": 0.3, "status": "ok"}]
+    assert plots_module._search_curve(run, "C", "hamming_loss") == {1.0: [0.1, 0.1], 2.0: [0.3, 0.3]}
+    assert_png(plot_metric_vs_param(run, "C", "hamming_loss", tmp_path / "hl.png"))
+
+
+@pytest.mark.parametrize(
+    "param, metric, message",
+    [("lambda", "average_precision", "no search entry"), ("C", "hamming_loss", "no search entry"),
+     ("kernel", "average_precision", "non-numeric"), ("C", "accuracy", "unknown metric")],
+)  # fmt: skip
+def test_search_curve_rejects_what_it_cannot_draw(tmp_path, param, metric, message):
+    with pytest.raises(ValueError, match=message):
+        plot_metric_vs_param(records(), param, metric, tmp_path / "x.png")
+
+
+# -------------------------------------------------------------------- a whole run
+def test_plots_from_records_draws_what_the_records_support(tmp_path):
+    written = plots_from_records(records(), tmp_path)
+    assert [p.name for p in written] == [
+        "correlation_emotions_mlrl.png",  # br learns no relation
+        "convergence_emotions_mlrl.png",  # br has one certificate per fit: no curve
+        "search_emotions_C_average_precision.png",  # "kernel" takes one non-numeric value
+    ]
+    for path in written:
+        assert_png(path)
+
+
+def test_dataset_paths_become_safe_file_names(tmp_path):
+    run = [make_record("mlrl", "/data/mulan/emotions.arff", k) for k in range(2)]
+    names = [p.name for p in plots_from_records(run, tmp_path)]
+    assert names[0] == "correlation_data_mulan_emotions.arff_mlrl.png"
+    assert all(p.parent == tmp_path for p in tmp_path.iterdir())
+
+
+def test_report_embeds_its_plots(tmp_path):
+    paths = write_report(records(), tmp_path, reference_method="mlrl", plots=True)
+    assert [p.parent for p in paths["plots"]] == [tmp_path / "plots"] * 3
+    text = paths["report"].read_text()
+    for path in paths["plots"]:
+        assert f"![{path.stem}](plots/{path.name})" in text
+        assert_png(path)
+    assert json.loads(paths["summary_json"].read_text())["plots"] == [f"plots/{p.name}" for p in paths["plots"]]
+
+
+# ------------------------------------------------------------- without matplotlib
+@pytest.fixture
+def no_matplotlib(monkeypatch):
+    real_import = builtins.__import__
+
+    def refuse(name, *args, **kwargs):
+        if name.split(".")[0] == "matplotlib":
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+
+
+def test_without_matplotlib_plots_name_the_extra(no_matplotlib, tmp_path):
+    assert not matplotlib_available()
+    with pytest.raises(ImportError, match=r"plot` extra: pip install 'multilabel-core\[plot\]'"):
+        plot_label_correlation(CORRELATION, LABELS, tmp_path / "x.png")
+    with pytest.raises(ImportError, match="multilabel-core"):
+        write_report(records(), tmp_path, plots=True)
+    assert PLOT_EXTRA == "pip install 'multilabel-core[plot]'"
+
+
+def test_without_matplotlib_the_default_report_has_no_plots(no_matplotlib, tmp_path):
+    paths = write_report(records(), tmp_path)
+    assert paths["plots"] == [] and "## Plots" not in paths["report"].read_text()
+    assert not (tmp_path / "plots").exists()
+
+
+def test_with_matplotlib_the_default_report_has_plots(tmp_path):
+    assert matplotlib_available()
+    assert len(write_report(records(), tmp_path)["plots"]) == 3
+    assert write_report(records(), tmp_path / "none", plots=False)["plots"] == []
