@@ -292,7 +292,7 @@ def test_selected_metrics_and_reference_as_mapping(tmp_path):
 def test_a_run_without_certificates_or_failures_says_so(tmp_path):
     records = [r for r in make_records() if r["method"] == "rank"]
     text = write_report(records, tmp_path, plots=False)["report"].read_text()
-    assert section(text, "## Convergence") == ["", "No method reported optimality certificates."]
+    assert section(text, "## Convergence") == ["", "No method reported optimality certificates or convergence warnings."]
     assert section(text, "## Failures") == ["", "None."]
 
 

@@ -192,8 +192,10 @@ def test_run_summary_counts_convergence_and_largest_gaps():
         record("mlrl", "d", 3, status="failed"),
         record("br", "d", 0, {"average_precision": 0.7}, certificates=[no_dual], converged=False),
     ]
-    mlrl, br = run_summary(records)
-    assert (mlrl["n_splits"], mlrl["n_failed"], mlrl["n_certified"], mlrl["n_converged"]) == (3, 1, 2, 1)
+    records.append(record("lead", "d", 0, {"average_precision": 0.7}, converged=False))  # a warning, no certificate
+    mlrl, br, lead = run_summary(records)
+    assert (mlrl["n_splits"], mlrl["n_failed"], mlrl["n_checked"], mlrl["n_converged"]) == (3, 1, 2, 1)
+    assert (lead["n_checked"], lead["n_converged"], lead["n_solves"]) == (1, 0, 0)
     assert mlrl["n_solves"] == 3 and mlrl["max_gap"] == 2.0 and mlrl["max_relative_gap"] == 0.25
     assert mlrl["n_warnings"] == 1
     assert br["n_solves"] == 1 and math.isnan(br["max_gap"])  # a solver without a dual has no gap

@@ -177,10 +177,11 @@ def run_summary(records) -> list[dict]:
 
     Each row: ``dataset``, ``method``, ``n_splits`` (successful splits), ``n_failed``,
     ``fit_time`` and ``predict_time`` (mean seconds over the successful splits),
-    ``n_warnings``, ``n_certified`` (successful splits with at least one
-    certificate), ``n_converged`` (those whose ``converged`` is true), ``n_solves``
-    (certificates in all), ``max_gap`` and ``max_relative_gap`` over every certificate
-    (NaN when none has a finite gap, e.g. a solver without a dual).
+    ``n_warnings``, ``n_checked`` (successful splits whose ``converged`` is known:
+    they have certificates, or raised a ConvergenceWarning), ``n_converged`` (those
+    whose ``converged`` is true), ``n_solves`` (certificates in all), ``max_gap`` and
+    ``max_relative_gap`` over every certificate (NaN when none has a finite gap, e.g.
+    a solver without a dual).
     """
     rows = []
     for (dataset, method), group in group_records(check_records(records)).items():
@@ -194,7 +195,7 @@ def run_summary(records) -> list[dict]:
                 "n_failed": len(group) - len(ok),
                 **_mean_times(ok),
                 "n_warnings": sum(len(r.get("warnings") or []) for r in group),
-                "n_certified": sum(1 for r in ok if r.get("certificates")),
+                "n_checked": sum(1 for r in ok if r.get("converged") is not None),
                 "n_converged": sum(1 for r in ok if r.get("converged") is True),
                 "n_solves": len(certificates),
                 "max_gap": _finite_max(c.get("gap") for c in certificates),
