@@ -130,9 +130,10 @@ def _assert_sane_certificate(certificate, where: str, *, gap_tol: float, converg
 
 def _where(index: tuple) -> str:
     """Name of one variable: its label and example in the (n, L) layout, else its index."""
+    index = tuple(int(i) for i in index)
     if len(index) == 2:
         return f"label {index[1]}, example {index[0]}"
-    return f"variable {index}"
+    return f"variable {index[0] if len(index) == 1 else index}"
 
 
 def _bound_tolerance(alpha: np.ndarray, C: np.ndarray, feasibility_tol: float) -> np.ndarray:
