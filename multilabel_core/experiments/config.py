@@ -1,0 +1,366 @@
+"""What an experiment is: methods, datasets, protocol, grids, selection; and the experiment file.
+
+:class:`Experiment` is the configuration of one comparison.  Its :meth:`~Experiment.canonical`
+form (with the datasets' content fingerprints and the package version) is what the
+results store hashes, so a run is resumed only under exactly the same configuration.
+The report settings (``reference``, ``reference_method``, ``alpha``) are not part of it:
+they change how results are shown, not the results.
+
+An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is installed
+(``.yaml``/``.yml``), with the keys of :data:`FILE_KEYS`::
+
+    methods = ["br"]
+    datasets = ["emotions", "yeast"]
+    protocol = "kfold"
+    seed = 0
+    selection_metric = "average_precision"
+    inner_cv = 3
+
+    [protocol_params]
+    n_splits = 10
+
+    [grid]            # for every method
+    tol = [1e-6]
+
+    [grids.br]        # for one method
+    C = [0.01, 0.1, 1, 10]
+
+    [report]
+    reference = "mlrl_tables.csv"
+    reference_method = "br"
+    alpha = 0.05
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import numbers
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+import numpy as np
+import scipy.sparse as sp
+
+from .. import __version__
+from .._validation import check_scalar
+from ..metrics import METRICS, check_metric_names
+from .protocols import get_protocol
+
+__all__ = [
+    "FILE_KEYS",
+    "Experiment",
+    "load_experiment",
+    "parse_grid_option",
+    "parse_value",
+    "read_experiment_file",
+]
+
+SYNTHETIC = "synthetic"
+
+#: The top-level keys of an experiment file (``report`` is a table of the report settings).
+FILE_KEYS = (
+    "methods",
+    "datasets",
+    "protocol",
+    "protocol_params",
+    "grid",
+    "grids",
+    "selection_metric",
+    "inner_cv",
+    "seed",
+    "data_home",
+    "report",
+)
+REPORT_KEYS = ("reference", "reference_method", "alpha")
+
+
+# ------------------------------------------------------------ command-line values
+def parse_value(text: str):
+    """A command-line value: a Python/JSON literal, ``true``/``false``/``none``/``null``, else the string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return {"true": True, "false": False, "none": None, "null": None}.get(text.lower(), text)
+
+
+def parse_grid_option(text: str) -> tuple[str | None, str, list]:
+    """``[METHOD.]NAME=v1,v2,...`` -> (method or None for every method, parameter, values).
+
+    The values are literals separated by commas (``C=0.1,1,10``, ``kernel=linear,rbf``);
+    a value that itself holds a comma (a list) needs the experiment file.
+    """
+    target, sep, raw = text.partition("=")
+    method, _, name = target.rpartition(".")
+    if not sep or not name.isidentifier() or (method and not method.replace("-", "_").isidentifier()) or not raw:
+        raise ValueError(f"--grid expects [METHOD.]NAME=v1,v2,..., got {text!r}")
+    return method or None, name, [parse_value(value.strip()) for value in raw.split(",")]
+
+
+# ------------------------------------------------------------------- validation
+def _as_methods(value) -> dict:
+    """Method names -> ``{name: None}``; a mapping ``name -> estimator`` is kept as it is."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    names = list(value)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"method(s) {repeated} given twice")
+    return {name: None for name in names}
+
+
+def _check_methods(instance, attribute, methods) -> None:
+    from ..plugins import get_method
+
+    if not methods:
+        raise ValueError("an experiment needs at least one method")
+    for name, estimator in methods.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"method names must be non-empty strings, got {name!r}")
+        if estimator is None:
+            get_method(name)
+        elif not all(hasattr(estimator, a) for a in ("get_params", "fit", "decision_function", "predict")):
+            raise ValueError(f"method {name!r}: {estimator!r} is not an estimator (get_params, fit, decision_function, predict)")
+
+
+def _as_datasets(value) -> tuple:
+    return (value,) if isinstance(value, str) or hasattr(value, "X") else tuple(value)
+
+
+def _dataset_name(dataset) -> str:
+    return dataset if isinstance(dataset, str) else dataset.name
+
+
+def _check_datasets(instance, attribute, datasets) -> None:
+    if not datasets:
+        raise ValueError("an experiment needs at least one dataset")
+    for dataset in datasets:
+        if not isinstance(dataset, str) and not (hasattr(dataset, "X") and hasattr(dataset, "Y")):
+            raise ValueError(f"a dataset is a name, a file path or a Dataset, got {dataset!r}")
+    names = [_dataset_name(d) for d in datasets]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"dataset name(s) {repeated} given twice")
+
+
+def _as_grids(value) -> dict:
+    return {str(method): {str(k): list(v) for k, v in dict(grid).items()} for method, grid in dict(value or {}).items()}
+
+
+def _check_scalar_field(kind, **bounds):
+    return lambda instance, attribute, value: check_scalar(value, attribute.name, kind=kind, **bounds)
+
+
+# ------------------------------------------------------------------ experiment
+@attrs.frozen
+class Experiment:
+    """One comparison: every method on every dataset under one protocol.
+
+    Parameters
+    ----------
+    methods : method names, or a mapping name -> unfitted estimator
+        Names are registered methods (:func:`multilabel_core.list_methods`); an
+        estimator given under a name is used as it is (its parameters are the starting
+        point of the grid).
+    datasets : names, file paths or :class:`~multilabel_core.datasets.Dataset` objects
+        A string is loaded by :func:`~multilabel_core.datasets.load_dataset` (with
+        ``data_home``); ``"synthetic"`` is the embedded correlated dataset drawn with
+        ``seed``.  Records name a dataset as given (a Dataset by its ``name``).
+    protocol : name in :data:`~multilabel_core.experiments.protocols.PROTOCOLS`
+    protocol_params : the protocol's parameters; missing ones take its defaults.
+    grids : mapping method -> {parameter: [values]}
+        Replaces that method's registered ``param_grid``.  A method given by name
+        without a grid here searches its registered grid; an estimator object without
+        one is used as it is.
+    selection_metric : a name of :data:`multilabel_core.metrics.METRICS`
+        What the inner search optimises (its direction from the table).
+    inner_cv : int >= 2
+        Folds of the inner, iterative-stratified cross-validation on each training part.
+    seed : int >= 0
+        Seed of the splits, the inner folds and the estimators' ``random_state``.
+    data_home : folder searched first for dataset names.
+    reference, reference_method, alpha : report settings (not hashed), passed to
+        :func:`multilabel_core.experiments.report.write_report`.
+    """
+
+    methods: dict = attrs.field(converter=_as_methods, validator=_check_methods)
+    datasets: tuple = attrs.field(converter=_as_datasets, validator=_check_datasets)
+    protocol: str = "kfold"
+    protocol_params: dict = attrs.field(factory=dict, converter=lambda value: dict(value or {}))
+    grids: dict = attrs.field(factory=dict, converter=_as_grids)
+    selection_metric: str = "average_precision"
+    inner_cv: int = attrs.field(default=3, validator=_check_scalar_field(numbers.Integral, low=2))
+    seed: int = attrs.field(default=0, validator=_check_scalar_field(numbers.Integral, low=0))
+    data_home: str | None = None
+    reference: str | None = None
+    reference_method: str | None = None
+    alpha: float = attrs.field(
+        default=0.05, validator=_check_scalar_field(numbers.Real, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    )
+
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "protocol_params", get_protocol(self.protocol).params(self.protocol_params))
+        check_metric_names([self.selection_metric])
+        if self.reference_method is not None and self.reference_method not in self.methods:
+            raise ValueError(f"reference_method {self.reference_method!r} is not one of the methods {list(self.methods)}")
+        for method, grid in self.grids.items():
+            self._check_grid(method, grid)
+
+    def _check_grid(self, method: str, grid: dict) -> None:
+        if method not in self.methods:
+            raise ValueError(f"a grid is given for {method!r}, which is not one of the methods {list(self.methods)}")
+        valid = self.estimator(method).get_params(deep=False)
+        unknown = sorted(set(grid) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"the grid of method {method!r} names unknown parameter(s) {', '.join(map(repr, unknown))}; "
+                f"valid: {', '.join(sorted(valid))}"
+            )
+        empty = [name for name, values in grid.items() if not values]
+        if empty:
+            raise ValueError(f"the grid of method {method!r} has no values for {', '.join(empty)}")
+
+    @property
+    def greater_is_better(self) -> bool:
+        return METRICS[self.selection_metric].greater_is_better
+
+    def estimator(self, method: str):
+        """A new, unfitted estimator of ``method`` (the given object's class and parameters)."""
+        from ..plugins import make_method
+
+        given = self.methods[method]
+        if given is None:
+            return make_method(method)
+        return type(given)(**given.get_params(deep=False))
+
+    def grid(self, method: str) -> dict:
+        """The grid searched for ``method`` (given, else registered, else empty)."""
+        from ..plugins import get_method
+
+        if method in self.grids:
+            return self.grids[method]
+        return dict(get_method(method).param_grid) if self.methods[method] is None else {}
+
+    def load_datasets(self) -> dict:
+        """Name -> :class:`~multilabel_core.datasets.Dataset`, every dataset loaded."""
+        from ..datasets import load_dataset, make_correlated_multilabel
+
+        def load(dataset):
+            if not isinstance(dataset, str):
+                return dataset
+            if dataset == SYNTHETIC:
+                return make_correlated_multilabel(random_state=self.seed)
+            return load_dataset(dataset, data_home=self.data_home)
+
+        return {_dataset_name(dataset): load(dataset) for dataset in self.datasets}
+
+    def canonical(self, loaded: dict) -> dict:
+        """The hashed configuration: everything that decides the results (module docstring)."""
+        return {
+            "multilabel_core": __version__,
+            "methods": {name: _describe_estimator(self.estimator(name)) for name in self.methods},
+            "datasets": {name: fingerprint(dataset) for name, dataset in loaded.items()},
+            "protocol": self.protocol,
+            "protocol_params": self.protocol_params,
+            "grids": {name: self.grid(name) for name in self.methods},
+            "selection_metric": self.selection_metric,
+            "inner_cv": self.inner_cv,
+            "seed": self.seed,
+            "metrics": list(METRICS),
+        }
+
+
+def _describe_estimator(estimator) -> dict:
+    cls = type(estimator)
+    params = {name: value if _is_plain(value) else repr(value) for name, value in estimator.get_params(deep=False).items()}
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "params": params}
+
+
+def _is_plain(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_is_plain(v) for v in value)
+    return value is None or isinstance(value, (str, bool, numbers.Number))
+
+
+def fingerprint(dataset) -> dict:
+    """Shape and SHA-256 of a dataset's X and Y: a changed data file is a changed configuration."""
+    digest = hashlib.sha256()
+    X = dataset.X
+    parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (X,)
+    for part in (*parts, dataset.Y):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return {"shape": [int(X.shape[0]), int(X.shape[1]), int(dataset.Y.shape[1])], "sha256": digest.hexdigest()}
+
+
+# -------------------------------------------------------------- experiment file
+def read_experiment_file(path) -> dict:
+    """The settings of an experiment file (TOML, or YAML with PyYAML), keys checked."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such experiment file")
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ValueError(f"{path}: reading YAML needs PyYAML (pip install pyyaml); TOML needs nothing") from None
+        try:
+            settings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: invalid YAML: {exc}") from None
+    else:
+        try:
+            settings = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: invalid TOML: {exc}") from None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{path}: expected a table of settings, got {type(settings).__name__}")
+    _check_keys(path, settings, FILE_KEYS, "")
+    _check_keys(path, settings.get("report", {}), REPORT_KEYS, "report.")
+    return settings
+
+
+def _check_keys(path, table, allowed, prefix) -> None:
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: {prefix.rstrip('.')} must be a table")
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise ValueError(f"{path}: unknown key(s) {', '.join(prefix + k for k in unknown)}; allowed: {', '.join(allowed)}")
+
+
+def load_experiment(path=None, **overrides) -> Experiment:
+    """An :class:`Experiment` from an experiment file (optional), with overrides on top.
+
+    ``overrides`` take the :data:`FILE_KEYS` (the report settings by their own names);
+    a value of None means "not given".  ``protocol_params`` are merged name by name;
+    grids too, parameter by parameter, in this order: the file's ``grid`` (every
+    method), the file's ``grids.METHOD``, the overriding ``grid``, the overriding
+    ``grids.METHOD``; later ones win.
+    """
+    settings = read_experiment_file(path) if path is not None else {}
+    report = settings.pop("report", {})
+    given = {key: value for key, value in overrides.items() if value is not None}
+    unknown = sorted(set(given) - set(FILE_KEYS) - set(REPORT_KEYS))
+    if unknown:
+        raise ValueError(f"unknown experiment setting(s) {unknown}")
+    merged = {**settings, **report, **given}
+    merged["protocol_params"] = {**settings.get("protocol_params", {}), **given.get("protocol_params", {})}
+    methods = _as_methods(merged.get("methods", ()))
+    grids = {}
+    for source in (settings, given):
+        for method in methods:
+            extra = {**source.get("grid", {}), **source.get("grids", {}).get(method, {})}
+            if extra:
+                grids[method] = {**grids.get(method, {}), **extra}
+    unknown_grids = sorted(set().union(settings.get("grids", {}), given.get("grids", {})) - set(methods))
+    if unknown_grids:
+        raise ValueError(f"grids are given for {unknown_grids}, which are not among the methods {list(methods)}")
+    merged.pop("grid", None)
+    merged["grids"] = grids
+    for required in ("methods", "datasets"):
+        if not merged.get(required):
+            raise ValueError(f"no {required} given (on the command line or in the experiment file)")
+    return Experiment(**merged)

@@ -1,0 +1,292 @@
+"""The papers' evaluation protocols: how a dataset is cut into training and test parts.
+
+Every protocol is a function ``protocol(Y, *, seed=0, **params)`` of the (n, L) label
+matrix alone, returning a list of splits of row indices (sorted int arrays):
+
+* ``(train, test)`` for the supervised protocols;
+* ``(train, test, unlabeled)`` for the semi-supervised one, where the model also sees
+  the unlabelled rows' features while it is fitted (transductive setting) and is
+  evaluated on those same rows, so ``test`` and ``unlabeled`` are the same rows.
+
+An int ``seed`` makes the splits reproducible: the same seed gives the same splits on
+every machine, whatever the method, so methods are compared on matched splits (the
+paired t-tests of the reports need that).
+
+=====================  =========================================================  ==========
+name                   protocol                                                   paper
+=====================  =========================================================  ==========
+kfold                  K-fold cross-validation, folds by iterative stratification MLRL
+repeated_fixed_train   ``n_train`` random training rows, every label in both      CMLFS
+                       parts, repeated
+fixed_ratio            a fraction of the rows for training, repeated              PrML, LIEML
+semi_supervised        a fraction labelled, the rest unlabelled and evaluated     SSMLRL
+=====================  =========================================================  ==========
+
+:data:`PROTOCOLS` maps each name to its :class:`Protocol` (its defaults are the papers'
+settings).  docs/experiments.md describes them with the papers' wording.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from collections.abc import Callable
+
+import attrs
+import numpy as np
+
+from .._validation import check_random_state, check_scalar, check_Y
+from ..model_selection import IterativeStratifiedKFold, _most_wanted, _stratify
+
+__all__ = [
+    "PROTOCOLS",
+    "Protocol",
+    "fixed_ratio",
+    "get_protocol",
+    "kfold",
+    "repeated_fixed_train",
+    "semi_supervised",
+]
+
+
+# ------------------------------------------------------------------- the protocols
+def kfold(Y, *, n_splits: int = 10, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """K-fold cross-validation whose test folds are drawn by iterative stratification.
+
+    MLRL section 5 ("ten-fold cross-validation is performed on each data set").  Each
+    row is tested exactly once; every fold holds about 1/K of the rows and of every
+    label's positives (:class:`~multilabel_core.model_selection.IterativeStratifiedKFold`).
+    """
+    Y = check_Y(Y)
+    splitter = IterativeStratifiedKFold(n_splits, shuffle=True, random_state=seed)
+    return list(splitter.split(Y, Y))
+
+
+def repeated_fixed_train(
+    Y, *, n_train: int = 1000, n_repeats: int = 10, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``n_repeats`` random splits with ``n_train`` training rows, every label in both parts.
+
+    CMLFS section 5: "we randomly sample 1000 data points from each data set for
+    training, and the rest for testing ... each label is guaranteed to appear in at
+    least one data point of the training set and in at least one data point of the
+    testing set.  The process was repeated 10 times".
+
+    The guarantee is built in, not obtained by redrawing (a redraw may almost never
+    succeed on data with rare labels).  Each repetition draws a random order of the
+    rows and then
+
+    1. *reserves* carriers: labels are served rarest first; a label not yet carried by a
+       row reserved for the training part gets its first free relevant row (in the
+       random order) reserved for training, and likewise for the test part;
+    2. *fills* the training part with the reserved training rows followed by the free
+       rows in the random order, up to ``n_train`` rows; every other row is a test row.
+
+    Rows not needed as carriers are thus drawn uniformly at random.  ValueError when no
+    such split exists: a label with fewer than two relevant rows, more carriers needed
+    than a part can hold, or (rarely, for a given seed) carriers claimed by rarer labels.
+    """
+    Y = check_Y(Y)
+    n = Y.shape[0]
+    check_scalar(n_train, "n_train", kind=numbers.Integral, low=1, high=n - 1)
+    check_scalar(n_repeats, "n_repeats", kind=numbers.Integral, low=1)
+    _check_label_counts(Y)
+    rng = check_random_state(seed)
+    return [_fixed_train_split(Y, n_train, rng.permutation(n)) for _ in range(n_repeats)]
+
+
+def fixed_ratio(
+    Y, *, train_fraction: float = 0.5, n_repeats: int = 10, stratify: bool = True, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``n_repeats`` splits with ``round(train_fraction * n)`` training rows, the rest for testing.
+
+    PrML section 5 and LIEML section 5: "50% examples are randomly sampled without
+    replacement to form the training set, and the rest 50% examples are used to form
+    the test set.  The sampling process is repeated for ten times".  With ``stratify``
+    (the default) each split is drawn by iterative stratification, so both parts hold
+    about their share of every label's positives, and then brought to the exact size
+    (see :func:`_resize`); ``stratify=False`` is the papers' plain random split.
+    """
+    Y = check_Y(Y)
+    check_scalar(train_fraction, "train_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    check_scalar(n_repeats, "n_repeats", kind=numbers.Integral, low=1)
+    if not isinstance(stratify, (bool, np.bool_)):
+        raise ValueError(f"stratify must be True or False, got {stratify!r}")
+    n_first = _part_size(Y.shape[0], train_fraction, "train_fraction")
+    rng = check_random_state(seed)
+    return [_two_part_split(Y, n_first, train_fraction, stratify, rng) for _ in range(n_repeats)]
+
+
+def semi_supervised(
+    Y, *, labeled_fraction: float = 0.2, n_repeats: int = 10, stratify: bool = True, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``n_repeats`` transductive splits: ``labeled_fraction`` of the rows labelled, the rest unlabelled.
+
+    SSMLRL (MLRL section 6): "we conduct experiments under the transductive setting ...
+    We randomly choose 20% of each data set as the labeled data and the rest as
+    unlabeled data.  We make random splits for 10 trials".  Returns
+    ``(labeled, unlabeled, unlabeled)``: the model is fitted on the labelled rows (and
+    sees the features of the unlabelled ones when its ``fit`` takes ``X_unlabeled``) and
+    evaluated on the unlabelled rows.  The parts are drawn as in :func:`fixed_ratio`.
+    """
+    Y = check_Y(Y)
+    check_scalar(labeled_fraction, "labeled_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    splits = fixed_ratio(Y, train_fraction=labeled_fraction, n_repeats=n_repeats, stratify=stratify, seed=seed)
+    return [(labeled, unlabeled, unlabeled) for labeled, unlabeled in splits]
+
+
+# ------------------------------------------------------------ fixed training size
+def _check_label_counts(Y) -> None:
+    counts = Y.sum(axis=0)
+    rare = np.flatnonzero(counts < 2)
+    if rare.size:
+        raise ValueError(
+            f"label(s) {rare.tolist()} have fewer than 2 relevant rows ({counts[rare].tolist()}), so they "
+            "cannot appear in both the training and the test part"
+        )
+
+
+_TRAIN, _TEST, _FREE = 0, 1, -1
+
+
+def _reserve_carriers(Y, order) -> np.ndarray:
+    """Per row: ``_TRAIN``/``_TEST`` when reserved as a label's carrier for that part, else ``_FREE``."""
+    position = np.empty_like(order)
+    position[order] = np.arange(order.size)
+    reserved = np.full(order.size, _FREE)
+    for label in np.argsort(Y.sum(axis=0), kind="stable"):  # rarest first: they have the fewest choices
+        carriers = np.flatnonzero(Y[:, label])
+        carriers = carriers[np.argsort(position[carriers])]
+        for part, name in ((_TRAIN, "training"), (_TEST, "test")):
+            if np.any(reserved[carriers] == part):
+                continue
+            free = carriers[reserved[carriers] == _FREE]
+            if free.size == 0:
+                raise ValueError(
+                    f"label {label}: its {carriers.size} relevant rows are all reserved as carriers of rarer "
+                    f"labels, none is left for the {name} part; try another seed"
+                )
+            reserved[free[0]] = part
+    return reserved
+
+
+def _fixed_train_split(Y, n_train: int, order) -> tuple[np.ndarray, np.ndarray]:
+    """One split of :func:`repeated_fixed_train` from one random row order (reserve, then fill)."""
+    reserved = _reserve_carriers(Y, order)
+    for part, name, room in ((_TRAIN, "training", n_train), (_TEST, "test", order.size - n_train)):
+        needed = int(np.sum(reserved == part))
+        if needed > room:
+            raise ValueError(
+                f"n_train={n_train} leaves {room} row(s) for the {name} part, but {needed} are needed "
+                f"to give every label a relevant row there"
+            )
+    free_in_order = order[reserved[order] == _FREE]
+    train = np.concatenate([np.flatnonzero(reserved == _TRAIN), free_in_order[: n_train - np.sum(reserved == _TRAIN)]])
+    in_train = np.zeros(order.size, dtype=bool)
+    in_train[train] = True
+    return np.flatnonzero(in_train), np.flatnonzero(~in_train)
+
+
+# ------------------------------------------------------------------- fixed ratio
+def _part_size(n: int, fraction: float, name: str) -> int:
+    size = int(round(fraction * n))
+    if not 1 <= size <= n - 1:
+        raise ValueError(f"{name}={fraction} leaves one part empty with {n} rows")
+    return size
+
+
+def _two_part_split(Y, n_first: int, fraction: float, stratify: bool, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the first part (``n_first`` of them) and of the second, random or stratified."""
+    n = Y.shape[0]
+    if stratify:
+        in_first = _stratify(Y, np.array([fraction, 1.0 - fraction]), rng) == 0
+        _resize(Y, in_first, n_first, fraction, rng)
+    else:
+        in_first = np.zeros(n, dtype=bool)
+        in_first[rng.permutation(n)[:n_first]] = True
+    return np.flatnonzero(in_first), np.flatnonzero(~in_first)
+
+
+def _resize(Y, in_first, n_first: int, fraction: float, rng) -> None:
+    """Move rows between the two parts (in place) until the first holds exactly ``n_first``.
+
+    Iterative stratification balances labels at the price of sizes off by about 1% of
+    the rows.  Each move takes, from the part with too many rows, the row whose labels
+    that part holds most in excess of its share (the sum over the row's labels of
+    ``count in part - share * count``; ties at random), so a move restores label
+    balance where it can rather than disturbing it.
+    """
+    Y = Y.astype(np.float64)
+    totals = Y.sum(axis=0)
+    while (surplus := int(in_first.sum()) - n_first) != 0:
+        source, share = (in_first, fraction) if surplus > 0 else (~in_first, 1.0 - fraction)
+        excess = Y[source].sum(axis=0) - share * totals
+        candidates = np.flatnonzero(source)
+        row = candidates[_most_wanted(Y[candidates] @ excess, None, rng)]
+        in_first[row] = not in_first[row]
+
+
+# ---------------------------------------------------------------------- registry
+@attrs.frozen
+class Protocol:
+    """A named protocol: its split function, the paper it comes from and its defaults.
+
+    ``split(Y, seed=0, **params)`` returns the splits; ``defaults`` are the keyword
+    parameters of the split function (the papers' settings), read from its signature.
+    """
+
+    name: str
+    function: Callable[..., list]
+    citation: str
+    transductive: bool = False
+
+    @property
+    def defaults(self) -> dict:
+        parameters = inspect.signature(self.function).parameters.values()
+        return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "seed"}
+
+    def params(self, given=None) -> dict:
+        """``given`` completed with the defaults; unknown names refused, listing the valid ones."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            raise ValueError(
+                f"protocol {self.name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                f"valid: {', '.join(self.defaults)}"
+            )
+        return {**self.defaults, **given}
+
+    def split(self, Y, seed: int = 0, **params) -> list[tuple]:
+        check_scalar(seed, "seed", kind=numbers.Integral, low=0)
+        return self.function(Y, seed=seed, **self.params(params))
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    protocol.name: protocol
+    for protocol in (
+        Protocol("kfold", kfold, "Zhang & Yeung, Multi-Label Relationship Learning (MLRL), TKDD: 10-fold CV"),
+        Protocol(
+            "repeated_fixed_train",
+            repeated_fixed_train,
+            "Gu, Li & Han, Correlated Multi-Label Feature Selection (CMLFS), CIKM 2011: 1000 training rows, 10 times",
+        ),
+        Protocol(
+            "fixed_ratio",
+            fixed_ratio,
+            "You et al., Privileged Multi-label Learning (PrML); Tao, Xu & Geng (LIEML): 50/50 splits, 10 times",
+        ),
+        Protocol(
+            "semi_supervised",
+            semi_supervised,
+            "Zhang & Yeung, MLRL section 6 (SSMLRL): 20% labelled, 80% unlabelled and evaluated, 10 times",
+            transductive=True,
+        ),
+    )
+}
+
+
+def get_protocol(name: str) -> Protocol:
+    """The protocol registered as ``name``; ValueError listing the known ones otherwise."""
+    if name not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
+    return PROTOCOLS[name]

@@ -1,0 +1,371 @@
+"""The experiment runner: every method on every dataset under one protocol, nothing lost.
+
+For each dataset the protocol's splits are drawn once (all methods share them); then for
+each method and each split not yet in the store:
+
+1. the hyper-parameters are chosen by inner cross-validation on the training part
+   (:mod:`.search`; skipped for a grid of one point);
+2. the method is refitted on the whole training part with the chosen values and
+   evaluated on the test part with every metric of :mod:`multilabel_core.metrics`;
+3. the record (docs/experiments.md) is appended to the store, durably, at once.
+
+Work is done one (dataset, method) at a time in two parallel batches: all inner-search
+tasks of its pending splits (folds x grid points), then all its final fits, whose
+records are written in split order as they arrive.  Tasks run through joblib
+(``n_jobs``), on a dask.distributed cluster with ``scheduler``, and give the same
+records as a serial run: every random choice is seeded from ``(seed, split)``
+(:func:`split_seeds`) and results are collected in task order.
+
+Failures never stop the run: an exception in a fit, or in the inner search of a split,
+becomes a record with ``status: "failed"`` and its ``error``; warnings raised while
+fitting and predicting are recorded, and a :class:`~multilabel_core.solvers.ConvergenceWarning`
+sets ``converged`` to false.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from time import perf_counter
+
+import attrs
+import joblib
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..metrics import check_metric_names, evaluate
+from ..model_selection import _uses_precomputed_kernel
+from ..solvers import ConvergenceWarning
+from .config import Experiment
+from .protocols import get_protocol
+from .report import write_report
+from .search import (
+    InnerSearch,
+    SearchError,
+    describe_warnings,
+    expand_grid,
+    fit_on_rows,
+    recording_warnings,
+    rows_of,
+)
+from .store import ResultStore, jsonable, record_key
+
+__all__ = ["ExperimentResult", "evaluate_split", "run", "run_experiment", "split_seeds"]
+
+
+@attrs.frozen
+class ExperimentResult:
+    """What a run leaves: the store folder, its records, and what this call did.
+
+    ``records`` are all the run's records (resumed and new) in run order: datasets, then
+    methods, then splits.  ``computed`` counts the records this call wrote, ``resumed``
+    those found in the store.  ``report`` is what
+    :func:`~multilabel_core.experiments.report.write_report` returned (paths).
+    """
+
+    out_dir: Path
+    records: list
+    computed: int
+    resumed: int
+    report: dict | None
+
+
+def run_experiment(
+    methods,
+    datasets,
+    protocol,
+    out_dir,
+    *,
+    protocol_params=None,
+    grids=None,
+    selection_metric="average_precision",
+    inner_cv=3,
+    seed=0,
+    data_home=None,
+    n_jobs=None,
+    scheduler=None,
+    progress=True,
+    reference=None,
+    reference_method=None,
+    alpha=0.05,
+    new_run=False,
+    plots=None,
+) -> ExperimentResult:
+    """Run ``methods`` on ``datasets`` under ``protocol``; store and report in ``out_dir``.
+
+    The configuration arguments are those of :class:`~.config.Experiment`; the others:
+
+    n_jobs : int or None
+        joblib workers for the folds x grid points (None: serial, or the ambient
+        ``joblib.parallel_config``).
+    scheduler : str or None
+        Address of a dask.distributed scheduler (``"tcp://host:8786"``); the same tasks
+        then run on its workers through joblib's dask backend (the ``dask`` extra).
+    progress : bool
+        A tqdm bar over the fits, with the time left.
+    new_run : bool
+        When ``out_dir`` holds another configuration, write to a new sibling folder
+        instead of refusing (:mod:`.store`).
+    plots : None, bool
+        Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
+    """
+    experiment = Experiment(
+        methods=methods,
+        datasets=datasets,
+        protocol=protocol,
+        protocol_params=protocol_params,
+        grids=grids,
+        selection_metric=selection_metric,
+        inner_cv=inner_cv,
+        seed=seed,
+        data_home=data_home,
+        reference=reference,
+        reference_method=reference_method,
+        alpha=alpha,
+    )
+    return run(experiment, out_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, new_run=new_run, plots=plots)
+
+
+def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progress=True, new_run=False, plots=None):
+    """Run an :class:`~.config.Experiment` (see :func:`run_experiment`)."""
+    datasets = experiment.load_datasets()
+    store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run)
+    resumed = len(store.records)
+    protocol = get_protocol(experiment.protocol)
+    splits = {}
+    for name, dataset in datasets.items():
+        try:
+            splits[name] = protocol.split(dataset.Y, experiment.seed, **experiment.protocol_params)
+        except ValueError as exc:
+            raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
+    groups = [
+        _Group(experiment, name, datasets[name], method, splits[name], store.finished)
+        for name in datasets
+        for method in experiment.methods
+    ]
+    groups = [group for group in groups if group.pending]
+    total = sum(group.n_tasks for group in groups)
+    with (
+        _backend(scheduler),
+        joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel,
+        tqdm(total=total, disable=not progress, desc="compare", unit="fit") as bar,
+    ):
+        for group in groups:
+            bar.set_postfix_str(f"{group.method} on {group.dataset_name}")
+            group.run(parallel, store, bar)
+    order = {key: i for i, key in enumerate(_run_order(experiment, splits))}
+    records = sorted(store.records, key=lambda record: order[record_key(record)])
+    report = write_report(
+        records,
+        store.folder,
+        reference=experiment.reference,
+        reference_method=experiment.reference_method,
+        alpha=experiment.alpha,
+        plots=plots,
+    )
+    return ExperimentResult(store.folder, records, len(store.records) - resumed, resumed, report)
+
+
+def _run_order(experiment, splits):
+    return [(method, name, s) for name in splits for method in experiment.methods for s in range(len(splits[name]))]
+
+
+@contextlib.contextmanager
+def _backend(scheduler):
+    """joblib's dask backend on the cluster at ``scheduler``; the ambient backend for None."""
+    if scheduler is None:
+        yield
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(
+            "--scheduler/scheduler= needs dask.distributed: pip install 'multilabel-core[dask]'"
+        ) from None
+    with Client(scheduler), joblib.parallel_config(backend="dask"):
+        yield
+
+
+def split_seeds(seed: int, split: int) -> tuple[int, int]:
+    """``(inner-fold seed, estimator random_state)`` of one split, from the run's seed.
+
+    Derived with :class:`numpy.random.SeedSequence` from ``(seed, split)`` only, so the
+    same split gets the same seeds in every process and for every method.
+    """
+    inner, estimator = np.random.SeedSequence([seed, split]).generate_state(2)
+    return int(inner), int(estimator)
+
+
+def _seeded(estimator, random_state: int):
+    """The estimator with ``random_state`` set when it has one left to chance (None)."""
+    params = estimator.get_params(deep=False)
+    if "random_state" in params and params["random_state"] is None:
+        return type(estimator)(**{**params, "random_state": random_state})
+    return estimator
+
+
+class _Group:
+    """The pending splits of one method on one dataset, and how to run them."""
+
+    def __init__(self, experiment, dataset_name, dataset, method, splits, finished):
+        self.experiment = experiment
+        self.dataset_name = dataset_name
+        self.dataset = dataset
+        self.method = method
+        self.splits = splits
+        self.pending = [s for s in range(len(splits)) if (method, dataset_name, s) not in finished]
+        self.grid = experiment.grid(method)
+        self.points = expand_grid(self.grid)
+        self.estimators = {}
+        self.searches = {}
+        self.failures = {}
+        for s in self.pending:
+            inner_seed, random_state = split_seeds(experiment.seed, s)
+            self.estimators[s] = _seeded(experiment.estimator(method), random_state)
+            if len(self.points) > 1:
+                self._plan_search(s, inner_seed)
+
+    def _plan_search(self, s, inner_seed):
+        train, _, unlabeled = _parts(self.splits[s])
+        try:
+            self.searches[s] = InnerSearch(
+                self.estimators[s],
+                self.grid,
+                self.dataset.Y,
+                train,
+                unlabeled,
+                inner_cv=self.experiment.inner_cv,
+                metric=self.experiment.selection_metric,
+                seed=inner_seed,
+            )
+        except ValueError as exc:  # e.g. fewer training rows than inner folds
+            self.failures[s] = f"{type(exc).__name__}: inner search: {exc}"
+
+    @property
+    def n_tasks(self) -> int:
+        return sum(len(search.folds) * len(search.chunks) for search in self.searches.values()) + len(self.pending)
+
+    def run(self, parallel, store, bar) -> None:
+        X, Y = self.dataset.X, self.dataset.Y
+        chosen = self._search(parallel, X, Y, bar)
+        for s, error in sorted(self.failures.items()):
+            params, search = chosen.get(s, ({}, []))
+            store.append(self._record(s, params, search, _outcome(error)))
+            bar.update(1)
+        ready = [s for s in self.pending if s not in self.failures]
+        tasks = [
+            joblib.delayed(evaluate_split)(self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]))
+            for s in ready
+        ]
+        for outcome, s in zip(parallel(tasks), ready):
+            store.append(self._record(s, *chosen[s], outcome))
+            bar.update(1)
+
+    def _search(self, parallel, X, Y, bar) -> dict:
+        """Chosen ``(params, search record)`` per split (grid of one point: that point)."""
+        tasks = [task for search in self.searches.values() for task in search.tasks(X, Y)]
+        results = []
+        for result in parallel(tasks):
+            results.append(result)
+            bar.update(1)
+        chosen, start = {}, 0
+        for s in self.pending:
+            if s in self.searches:
+                search = self.searches[s]
+                n = len(search.folds) * len(search.chunks)
+                try:
+                    chosen[s] = search.choose(results[start : start + n])
+                except SearchError as exc:  # every grid point failed: the record keeps their errors
+                    self.failures[s] = f"{type(exc).__name__}: {exc}"
+                    chosen[s] = ({}, exc.entries)
+                start += n
+            elif s not in self.failures:
+                chosen[s] = (self.points[0] if self.points else {}, [])
+        return chosen
+
+    def _record(self, s, params, search, outcome) -> dict:
+        train, test, _ = _parts(self.splits[s])
+        return {
+            "method": self.method,
+            "dataset": self.dataset_name,
+            "protocol": self.experiment.protocol,
+            "split": s,
+            "status": outcome["status"],
+            "error": outcome["error"],
+            "params": params,
+            "search": search,
+            "selection_metric": self.experiment.selection_metric,
+            "metrics": outcome["metrics"],
+            "fit_time": outcome["fit_time"],
+            "predict_time": outcome["predict_time"],
+            "n_train": len(train),
+            "n_test": len(test),
+            "n_unlabeled": outcome["n_unlabeled"],
+            "n_labels": int(self.dataset.Y.shape[1]),
+            "label_names": list(self.dataset.label_names),
+            "certificates": outcome["certificates"],
+            "converged": outcome["converged"],
+            "label_correlation": outcome["label_correlation"],
+            "warnings": outcome["warnings"],
+        }
+
+
+def _parts(split):
+    """``(train, test, unlabeled or None)`` of a protocol's split."""
+    return (*split, None) if len(split) == 2 else tuple(split)
+
+
+def _outcome(error: str | None = None) -> dict:
+    """The outcome part of a record before anything is measured: ok, or failed with ``error``."""
+    return {
+        "status": "ok" if error is None else "failed",
+        "error": error,
+        "metrics": {},
+        "fit_time": None,
+        "predict_time": None,
+        "n_unlabeled": 0,
+        "certificates": [],
+        "converged": None,
+        "label_correlation": None,
+        "warnings": [],
+    }
+
+
+def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None) -> dict:
+    """Fit a copy of ``estimator`` with ``params`` on rows ``train``; measure it on rows ``test``.
+
+    One task of the runner.  Returns the outcome part of a record: ``status``,
+    ``error``, ``metrics`` (every metric), ``fit_time``, ``predict_time``,
+    ``n_unlabeled``, ``certificates``, ``converged``, ``label_correlation``, ``warnings``.
+    """
+    model = type(estimator)(**{**estimator.get_params(deep=False), **params})
+    outcome = _outcome()
+    with recording_warnings() as caught:
+        try:
+            start = perf_counter()
+            outcome["n_unlabeled"] = fit_on_rows(model, X, Y, train, unlabeled)
+            outcome["fit_time"] = perf_counter() - start
+            start = perf_counter()
+            X_test = rows_of(X, test, train, _uses_precomputed_kernel(model))
+            scores, predictions = model.decision_function(X_test), model.predict(X_test)
+            outcome["predict_time"] = perf_counter() - start
+            outcome["metrics"] = evaluate(Y[test], scores, predictions, check_metric_names(None))
+        except Exception as exc:  # a failing method is recorded, the run goes on
+            outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}", metrics={})
+    outcome["warnings"] = describe_warnings(caught)
+    outcome["certificates"] = _certificates(model)
+    not_converged = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    if outcome["certificates"] or not_converged:
+        outcome["converged"] = not not_converged and all(c["converged"] for c in outcome["certificates"])
+    correlation = getattr(model, "label_correlation_", None)
+    outcome["label_correlation"] = None if correlation is None else jsonable(np.asarray(correlation))
+    return outcome
+
+
+def _certificates(model) -> list[dict]:
+    """``Certificate.as_dict()`` of each solve of the fitted model (one, or one per outer step)."""
+    certificate = getattr(model, "certificate_", None)
+    if certificate is None:
+        return []
+    certificates = certificate if isinstance(certificate, (list, tuple)) else [certificate]
+    return [jsonable(c.as_dict()) for c in certificates]
