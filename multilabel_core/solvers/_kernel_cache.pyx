@@ -1,0 +1,179 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Columns of the label-free kernel matrix K (n x n) for the SMO solver.
+
+SMO needs two columns ``K[:, j]`` per step (the second-order working-set selection and
+the gradient update, seed 000 Appendix A eqs. 31 and 36), never the whole matrix at
+once, and never the nm x nm matrix ``Omega~ (x) K``: one kernel column serves every
+label.  :class:`KernelColumns` hands out pointers to such columns, from one of two
+stores:
+
+- a precomputed matrix (what fits the memory budget): K is symmetric, so column j is
+  the contiguous row j and nothing is copied or computed;
+- an LRU cache of ``capacity`` columns filled on demand by a Python callback
+  ``compute(j, out)`` that writes ``K[:, j]`` into ``out``.  The callback runs with
+  the GIL (kernels are Python objects computing blocks with BLAS); the bookkeeping
+  (a hash-free slot table and a doubly linked recency list) runs without it.
+
+A pointer returned by :meth:`column` stays valid until ``capacity`` other columns have
+been fetched; the solver holds at most two at a time, so ``capacity >= 2`` suffices.
+"""
+
+import numpy as np
+
+from libc.math cimport fabs, isfinite
+
+#: Relative asymmetry |K_ij - K_ji| / max |K| accepted as round-off in a precomputed kernel.
+SYMMETRY_RTOL = 1e-8
+
+
+cdef class KernelColumns:
+    """Columns of K from a precomputed matrix or an LRU cache of computed columns.
+
+    Parameters
+    ----------
+    matrix : float64 C-contiguous (n, n) array, optional
+        The precomputed kernel (finite and symmetric).
+    compute : callable ``(j, out) -> None``, optional
+        Writes column j of K into the float64 array ``out`` of length n.  Needs
+        ``diagonal`` and ``capacity``.
+    diagonal : float64 (n,) array
+        The values ``K[i, i]`` (only with ``compute``).
+    capacity : int >= 2
+        How many columns the cache holds (only with ``compute``).
+
+    Attributes
+    ----------
+    n_samples, capacity, precomputed, hits, misses
+    """
+
+    def __init__(self, matrix=None, *, compute=None, diagonal=None, Py_ssize_t capacity=2):
+        if (matrix is None) == (compute is None):
+            raise ValueError("give either a precomputed kernel matrix or a compute callback, not both")
+        if matrix is not None:
+            self._init_matrix(matrix)
+        else:
+            self._init_cache(compute, diagonal, capacity)
+
+    def _init_matrix(self, const double[:, ::1] matrix):
+        cdef Py_ssize_t n = matrix.shape[0], i, j
+        cdef double largest = 0.0, worst = 0.0
+        cdef bint finite = True
+        if n == 0 or matrix.shape[1] != n:
+            raise ValueError(f"the kernel matrix must be square and non-empty, got shape {(matrix.shape[0], matrix.shape[1])}")
+        with nogil:
+            for i in range(n):
+                for j in range(n):
+                    if not isfinite(matrix[i, j]):
+                        finite = False
+                    largest = max(largest, fabs(matrix[i, j]))
+            for i in range(n):
+                for j in range(i):
+                    worst = max(worst, fabs(matrix[i, j] - matrix[j, i]))
+        if not finite:
+            raise ValueError("the kernel matrix contains NaN or infinity")
+        if worst > SYMMETRY_RTOL * largest:
+            raise ValueError(f"the kernel matrix must be symmetric (largest |K_ij - K_ji| = {worst:.3g})")
+        self.n_samples = n
+        self.capacity = n
+        self.precomputed = True
+        self.matrix = matrix
+        self.diagonal = np.ascontiguousarray(np.diagonal(np.asarray(matrix)))
+
+    def _init_cache(self, compute, diagonal, Py_ssize_t capacity):
+        if not callable(compute):
+            raise ValueError(f"compute must be callable, got {compute!r}")
+        if diagonal is None:
+            raise ValueError("a compute callback needs the kernel diagonal")
+        cdef const double[::1] diag = diagonal
+        cdef Py_ssize_t n = diag.shape[0]
+        if n == 0:
+            raise ValueError("the kernel diagonal is empty")
+        if not np.all(np.isfinite(diag)):
+            raise ValueError("the kernel diagonal contains NaN or infinity")
+        if capacity < 2:
+            raise ValueError(f"the column cache needs capacity >= 2, got {capacity}")
+        capacity = min(capacity, n)
+        self.n_samples = n
+        self.capacity = capacity
+        self.precomputed = False
+        self.diagonal = diag
+        self.compute = compute
+        self.slot_array = np.empty((capacity, n))
+        self.slots = self.slot_array
+        self.slot_of = np.full(n, -1, dtype=np.intp)
+        self.column_in = np.full(capacity, -1, dtype=np.intp)
+        self.newer = np.full(capacity, -1, dtype=np.intp)
+        self.older = np.full(capacity, -1, dtype=np.intp)
+        self.newest = -1
+        self.oldest = -1
+        self.n_used = 0
+
+    def kernel_diagonal(self):
+        """A copy of ``K[i, i]``, i = 0..n-1."""
+        return np.array(self.diagonal)
+
+    def get_column(self, Py_ssize_t j):
+        """A copy of column j (for tests and Python callers; the solver uses the pointer)."""
+        if not 0 <= j < self.n_samples:
+            raise IndexError(f"column {j} out of range for {self.n_samples} samples")
+        cdef const double* values = self.column(j)
+        out = np.empty(self.n_samples)
+        cdef double[::1] copy = out
+        cdef Py_ssize_t i
+        for i in range(self.n_samples):
+            copy[i] = values[i]
+        return out
+
+    cdef const double* column(self, Py_ssize_t j) except NULL nogil:
+        """Pointer to ``K[:, j]`` (n values); computes it on a cache miss."""
+        cdef Py_ssize_t slot
+        if self.precomputed:
+            return &self.matrix[j, 0]
+        slot = self.slot_of[j]
+        if slot >= 0:
+            self.hits += 1
+            self._unlink(slot)
+            self._push_newest(slot)
+            return &self.slots[slot, 0]
+        self.misses += 1
+        if self.n_used < self.capacity:
+            slot = self.n_used
+        else:
+            # Evict the oldest column before overwriting it, so that a callback that
+            # fails half-way leaves an empty slot, never a slot holding a wrong column.
+            slot = self.oldest
+            if self.column_in[slot] >= 0:
+                self.slot_of[self.column_in[slot]] = -1
+                self.column_in[slot] = -1
+        with gil:
+            self.compute(j, self.slot_array[slot])
+        if slot == self.n_used:
+            self.n_used += 1
+        else:
+            self._unlink(slot)
+        self.column_in[slot] = j
+        self.slot_of[j] = slot
+        self._push_newest(slot)
+        return &self.slots[slot, 0]
+
+    cdef void _unlink(self, Py_ssize_t slot) noexcept nogil:
+        cdef Py_ssize_t before = self.older[slot], after = self.newer[slot]
+        if before >= 0:
+            self.newer[before] = after
+        else:
+            self.oldest = after
+        if after >= 0:
+            self.older[after] = before
+        else:
+            self.newest = before
+        self.older[slot] = -1
+        self.newer[slot] = -1
+
+    cdef void _push_newest(self, Py_ssize_t slot) noexcept nogil:
+        self.older[slot] = self.newest
+        self.newer[slot] = -1
+        if self.newest >= 0:
+            self.newer[self.newest] = slot
+        self.newest = slot
+        if self.oldest < 0:
+            self.oldest = slot

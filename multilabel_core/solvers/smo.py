@@ -1,0 +1,412 @@
+"""SMO for the MLRL dual family: one equality constraint per label, a label-free kernel.
+
+Notation (seed 000, sections 2-4 and Appendix A).  n examples, L labels, Y (n, L) signs
+y_j^i, K (n, n) the kernel of the training rows, Omega~ (L, L) a symmetric label
+coupling, C (n, L) per-variable upper bounds (or one number).  The primal is::
+
+    min_{W, b, xi}  1/2 tr(W Omega~^-1 W^T) + sum_ij C_j^i xi_j^i                    (P)
+    s.t.  y_j^i (w_i^T phi(x_j) + b_i) >= 1 - xi_j^i,  xi >= 0,
+
+whose Lagrange dual, written as a minimisation as in the paper, is::
+
+    min_alpha  h(alpha) = 1/2 vec(B)^T (Omega~ (x) K) vec(B) - sum_ij alpha_j^i      (10)
+    s.t.  sum_j alpha_j^i y_j^i = 0 (each label i),  0 <= alpha_j^i <= C_j^i,
+
+with B = alpha * Y (elementwise).  At a dual point the primal weights are
+W = phi(X)^T B Omega~, so the scores on the training rows are ``K B Omega~ + b`` and on
+new rows ``K(X_new, X) B Omega~ + b`` (:func:`kernel_expansion` with ``dual_coef =
+B Omega~``).  The paper's parameterisations are instances:
+
+- MLRL, problem (6)-(10): ``(1/n) sum hinge + lambda/2 tr(W Omega^-1 W^T)`` is (P)
+  divided by lambda with Omega~ = Omega and C = 1/(n lambda); the paper's alpha (box
+  1/n, kernel Omega/lambda (x) K) is lambda times ours and its dual objective lambda
+  times ours.  Passing ``omega = Omega / lambda`` and ``C = 1/n`` solves (10) in the
+  paper's own scaling instead: both give the same W and b.
+- BSVM, eq. (12): Omega~ = I / lambda, C = 1/n; equivalently Omega~ = I and
+  C = 1/(n lambda), which is, label by label, exactly the dual that scikit-learn's SVC
+  (LIBSVM) solves with ``C_svc = 1/(n lambda)``: ``alpha = alpha_svc`` there, and in the
+  paper's scaling ``alpha = lambda alpha_svc`` and ``h = lambda h_svc``.
+- SSMLRL, problem (21): the same dual with the data-dependent kernel of eq. (22) as K
+  (pass it precomputed), Omega~ = Omega / lambda_1 and C = 1/l.
+
+The certificate of a solve reports the primal (P) at the returned (W, b), the Lagrange
+dual ``D = -h`` (so that ``gap = P - D >= 0`` by weak duality when Omega~ and K are
+positive semi-definite), the largest KKT violation ``max_i F_low^i - F_up^i``, the SMO
+steps, and the statistics of the kernel (multilabel_core/solvers/_smo.pyx explains the
+algorithm).  Using ``1/2 tr(W Omega~^-1 W^T) = 1/2 sum B * (K B Omega~)`` both objectives
+come from the gradient f = K B Omega~ - Y the solver returns, in O(nL).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from .._blocks import row_blocks
+from .._validation import check_X, check_scalar
+from ..base import CapabilityError, Kernel, Problem, Solution, Solver
+from ..certificate import Certificate
+from ..losses import Hinge
+from ._convergence import warn_not_converged
+from ._kernel_cache import KernelColumns
+from ._smo import solve_dual
+
+__all__ = ["KernelSource", "SMOResult", "SMOSolver", "kernel_expansion", "smo_solve"]
+
+_MEGABYTE = 2**20
+
+
+@attrs.frozen(eq=False)
+class KernelSource:
+    """The kernel matrix ``kernel(X, X)`` of training rows X, computed when needed.
+
+    :func:`smo_solve` computes it whole when ``n^2`` float64 values fit its
+    ``cache_size_mb`` budget and otherwise one column at a time, keeping the most recently
+    used columns (an LRU cache of ``cache_size_mb``).  The kernel must be resolved (its
+    data-dependent defaults fixed, e.g. ``RBFKernel().resolve(X)``) and provide
+    ``diagonal(X)``; X may be dense or sparse and is never densified.
+    """
+
+    kernel: Kernel = attrs.field(validator=attrs.validators.instance_of(Kernel))
+    X: Any = attrs.field(converter=check_X)
+
+    def __attrs_post_init__(self):
+        if self.kernel.precomputed:
+            raise ValueError("a precomputed kernel is passed to smo_solve as the matrix itself, not as a KernelSource")
+        if not callable(getattr(self.kernel, "diagonal", None)):
+            raise ValueError(f"{type(self.kernel).__name__} provides no diagonal(X), which SMO needs for its curvatures")
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    def matrix(self) -> np.ndarray:
+        return np.ascontiguousarray(self.kernel(self.X), dtype=np.float64)
+
+    def diagonal(self) -> np.ndarray:
+        return np.ascontiguousarray(self.kernel.diagonal(self.X), dtype=np.float64)
+
+    def fill_column(self, j: int, out: np.ndarray) -> None:
+        """``out[:] = K[:, j]`` (the callback of the column cache)."""
+        out[:] = self.kernel(self.X, self.X[j : j + 1])[:, 0]
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"kernel column {j} contains NaN or infinity")
+
+
+@attrs.frozen(eq=False)
+class SMOResult:
+    """What :func:`smo_solve` returns.
+
+    Attributes
+    ----------
+    alpha : (n, L) the dual variables (pass it as ``alpha0`` to warm-start the next solve).
+    intercept : (L,) the biases b.
+    scores : (n, L) the decision values on the training rows, ``K B Omega~ + b``.
+    dual_coef : (n, L) ``B Omega~`` with B = alpha * Y: decision values on new rows are
+        ``K(X_new, X) dual_coef + intercept`` (:func:`kernel_expansion`).
+    certificate : :class:`~multilabel_core.certificate.Certificate`.
+    """
+
+    alpha: np.ndarray
+    intercept: np.ndarray
+    scores: np.ndarray
+    dual_coef: np.ndarray
+    certificate: Certificate
+
+
+def _kernel_columns(K_or_source, cache_size_mb: float) -> KernelColumns:
+    """Columns of K: the matrix given, the whole matrix when it fits the budget, else an LRU cache."""
+    budget = cache_size_mb * _MEGABYTE
+    if isinstance(K_or_source, KernelSource):
+        n = K_or_source.n_samples
+        if 8.0 * n * n <= budget:
+            return KernelColumns(K_or_source.matrix())
+        return KernelColumns(
+            compute=K_or_source.fill_column, diagonal=K_or_source.diagonal(), capacity=max(2, int(budget // (8 * n)))
+        )
+    if isinstance(K_or_source, np.ndarray):
+        K = check_X(K_or_source, name="K", accept_sparse=False)
+        return KernelColumns(np.ascontiguousarray(K, dtype=np.float64))
+    raise ValueError(f"K_or_source must be a kernel matrix (ndarray) or a KernelSource, got {type(K_or_source).__name__}")
+
+
+def _signs(Y, n_samples: int) -> np.ndarray:
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[0] != n_samples or Y.shape[1] == 0:
+        raise ValueError(f"Y must have shape ({n_samples}, L) with L >= 1, got {Y.shape}")
+    if not (np.issubdtype(Y.dtype, np.number) or Y.dtype == bool):
+        raise ValueError(f"Y must hold signs -1 or +1, got dtype {Y.dtype}")
+    if not np.all((Y == 1) | (Y == -1)):
+        raise ValueError("Y must hold signs -1 or +1 only")
+    return Y.astype(np.float64)
+
+
+def _coupling(omega, n_labels: int) -> np.ndarray:
+    omega = np.asarray(omega, dtype=np.float64)
+    if omega.shape != (n_labels, n_labels):
+        raise ValueError(f"omega must have shape ({n_labels}, {n_labels}), got {omega.shape}")
+    if not np.all(np.isfinite(omega)):
+        raise ValueError("omega contains NaN or infinity")
+    if np.abs(omega - omega.T).max() > 1e-8 * max(1.0, np.abs(omega).max()):
+        raise ValueError("omega must be symmetric")
+    return (omega + omega.T) / 2.0
+
+
+def _box(C, shape: tuple[int, int]) -> np.ndarray:
+    if isinstance(C, numbers.Real):
+        check_scalar(C, "C", low=0.0)
+        return np.full(shape, float(C))
+    C = np.asarray(C, dtype=np.float64)
+    if C.shape != shape:
+        raise ValueError(f"C must be a number or an array of shape {shape}, got shape {C.shape}")
+    if not np.all(np.isfinite(C)) or np.any(C < 0.0):
+        raise ValueError("C must be finite and >= 0")
+    return C
+
+
+def _start(alpha0, C: np.ndarray) -> np.ndarray:
+    if alpha0 is None:
+        return np.zeros_like(C)
+    alpha0 = np.asarray(alpha0, dtype=np.float64)
+    if alpha0.shape != C.shape:
+        raise ValueError(f"alpha0 must have shape {C.shape}, got {alpha0.shape}")
+    if not np.all(np.isfinite(alpha0)):
+        raise ValueError("alpha0 contains NaN or infinity")
+    return alpha0.copy()
+
+
+def _label_major(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array.T)
+
+
+def _intercept(f: np.ndarray, alpha: np.ndarray, Y: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """b_i = -gamma_i: the mean of f^i over free variables, else LIBSVM's midpoint of [F_low^i, F_up^i].
+
+    The KKT conditions of Appendix A put every f_j^i of a free variable at gamma_i and
+    gamma_i in [F_low^i, F_up^i]; the score is f + y + b, so b = -gamma.  A label without
+    free variables takes the midpoint, or the one finite end when the other set is empty
+    (a label with one class: every bias beyond that end is optimal).
+    """
+    free = (alpha > 0.0) & (alpha < C)
+    can_increase = np.where(Y > 0, alpha < C, alpha > 0.0)
+    can_decrease = np.where(Y > 0, alpha > 0.0, alpha < C)
+    f_up = np.where(can_increase, f, np.inf).min(axis=0)
+    f_low = np.where(can_decrease, f, -np.inf).max(axis=0)
+    ends = np.where(np.isfinite(f_up), f_up, 0.0) + np.where(np.isfinite(f_low), f_low, 0.0)
+    n_finite = np.isfinite(f_up).astype(int) + np.isfinite(f_low)
+    midpoint = ends / np.maximum(n_finite, 1)
+    n_free = free.sum(axis=0)
+    mean_free = np.where(free, f, 0.0).sum(axis=0) / np.maximum(n_free, 1)
+    return -np.where(n_free > 0, mean_free, midpoint)
+
+
+def _certificate(f, alpha, Y, C, intercept, outcome, elapsed, extra) -> Certificate:
+    """Primal (P), dual -h and gap from f = K B Omega~ - Y, in O(nL)."""
+    B = alpha * Y
+    quadratic = 0.5 * float(np.vdot(B, f + Y))  # 1/2 tr(W Omega~^-1 W^T) = 1/2 vec(B)^T (Omega~ (x) K) vec(B)
+    margins = Y * (f + Y + intercept)
+    primal = quadratic + float(np.vdot(C, np.maximum(0.0, 1.0 - margins)))
+    dual = float(alpha.sum()) - quadratic
+    return Certificate.from_objectives(
+        primal,
+        dual,
+        kkt_violation=outcome["kkt_violation"],
+        n_iter=outcome["n_iter"],
+        time=elapsed,
+        converged=outcome["converged"],
+        solver="SMO",
+        statistics=outcome["statistics"] | extra,
+    )
+
+
+def smo_solve(
+    K_or_source,
+    Y,
+    omega,
+    C,
+    *,
+    alpha0=None,
+    tol: float = 1e-3,
+    max_iter: int | None = None,
+    shrinking: bool = True,
+    cache_size_mb: float = 200.0,
+    record_dual: bool = False,
+) -> SMOResult:
+    """Solve the dual (10) of (P) by SMO (module docstring; algorithm in ``_smo.pyx``).
+
+    Parameters
+    ----------
+    K_or_source : ndarray (n, n) or KernelSource
+        The label-free kernel: a precomputed symmetric matrix, or a
+        :class:`KernelSource` (computed whole when it fits ``cache_size_mb``, else by
+        columns through an LRU cache of that size).
+    Y : (n, L) signs in {-1, +1}.
+    omega : (L, L) symmetric Omega~ (positive semi-definite normally; an indefinite one
+        still terminates through the tau fallback, without the weak-duality guarantee).
+    C : float or (n, L) array of upper bounds >= 0.
+    alpha0 : (n, L), optional
+        Warm start, e.g. ``previous.alpha`` after an update of Omega~; it must be
+        feasible (box and equality constraints, as every returned alpha is).
+    tol : float, default 1e-3
+        eps of the stopping rule ``max_i F_low^i - F_up^i <= eps`` (LIBSVM's default).
+    max_iter : int, optional
+        Largest number of SMO steps; default ``max(10^7, 100 n L)``.  Reaching it
+        issues a :class:`~multilabel_core.solvers.ConvergenceWarning`.
+    shrinking : bool, default True
+        Shrink bounded variables per label (same solution either way).
+    cache_size_mb : float, default 200
+        Memory for kernel columns when K is computed from a KernelSource.
+    record_dual : bool, default False
+        Debug mode: ``certificate.statistics["dual_trace"]`` lists h (objective (10),
+        minimised) at the start and after every label visit.
+
+    Returns
+    -------
+    SMOResult
+    """
+    start = time.perf_counter()
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    check_scalar(cache_size_mb, "cache_size_mb", low=0.0, low_inclusive=False)
+    for name, flag in (("shrinking", shrinking), ("record_dual", record_dual)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be a bool, got {flag!r}")
+    columns = _kernel_columns(K_or_source, cache_size_mb)
+    n = columns.n_samples
+    Y = _signs(Y, n)
+    omega = _coupling(omega, Y.shape[1])
+    C = _box(C, Y.shape)
+    alpha = _start(alpha0, C)
+    if max_iter is None:
+        max_iter = max(10**7, 100 * Y.size)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
+
+    alpha_t = _label_major(alpha)
+    outcome = solve_dual(
+        columns, _label_major(Y), omega, _label_major(C), alpha_t, float(tol), int(max_iter), bool(shrinking), bool(record_dual)
+    )
+    alpha, f = alpha_t.T.copy(), outcome["f"].T.copy()
+    intercept = _intercept(f, alpha, Y, C)
+    extra = {"kernel": "precomputed" if columns.precomputed else "column cache", "cache_columns": int(columns.capacity)}
+    if record_dual:
+        extra["dual_trace"] = outcome["dual_trace"]
+    certificate = _certificate(f, alpha, Y, C, intercept, outcome, time.perf_counter() - start, extra)
+    if not certificate.converged:
+        warn_not_converged(
+            "SMO", f"max_iter={max_iter} steps reached (KKT violation {certificate.kkt_violation:.3g} > tol={tol:.3g})"
+        )
+    return SMOResult(
+        alpha=alpha,
+        intercept=intercept,
+        scores=f + Y + intercept,
+        dual_coef=(alpha * Y) @ omega,
+        certificate=certificate,
+    )
+
+
+def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np.ndarray:
+    """Decision values ``K(X_new, X_train) dual_coef + intercept``, (m, L), in row blocks.
+
+    ``kernel`` is the (resolved) kernel of the training rows; with a precomputed kernel,
+    ``X_new`` holds the rows ``K(x_new, X_train)`` and ``X_train`` the training kernel.
+    Only one block of kernel rows is held at a time.
+    """
+    dual_coef = np.asarray(dual_coef, dtype=np.float64)
+    intercept = np.asarray(intercept, dtype=np.float64)
+    n_train = np.shape(X_train)[0]
+    if dual_coef.ndim != 2 or dual_coef.shape[0] != n_train or intercept.shape != (dual_coef.shape[1],):
+        raise ValueError(
+            f"dual_coef must be ({n_train}, L) and intercept (L,), got {dual_coef.shape} and {intercept.shape}"
+        )
+    X_new = check_X(X_new, name="X_new")
+    scores = np.empty((X_new.shape[0], dual_coef.shape[1]))
+    for rows in row_blocks(X_new.shape[0], 2 * 8 * n_train):
+        scores[rows] = kernel(X_new[rows], X_train) @ dual_coef + intercept
+    return scores
+
+
+def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
+    """alpha from a previous Solution's ``dual_coef = (alpha * Y) Omega~``."""
+    dual_coef = np.asarray(solution.dual_coef, dtype=np.float64)
+    if dual_coef.shape != Y.shape:
+        raise ValueError(f"warm start dual_coef has shape {dual_coef.shape}, expected {Y.shape}")
+    try:
+        B = np.linalg.solve(omega, dual_coef.T).T
+    except np.linalg.LinAlgError:
+        raise ValueError("a warm start needs an invertible label_gram to recover alpha from dual_coef") from None
+    return np.clip(B * Y, 0.0, C)
+
+
+@attrs.frozen
+class SMOSolver(Solver):
+    """Kernel hinge-loss problems with a label coupling, solved in the dual (10) by SMO.
+
+    Solves the :class:`~multilabel_core.base.Problem` primal
+    ``regularizer(W) + C * hinge(Y, K W + 1 b^T)`` when the regulariser is
+    ``1/2 tr(W M^-1 W^T)`` and provides ``label_gram(L) = M``: that is (P) with
+    Omega~ = M and the box ``loss.dual_box(C) = (0, C)``, so no rescaling happens here
+    (MLRL's lambda enters as C = 1/(n lambda); see :mod:`multilabel_core.solvers.smo`).
+    Any kernel; the bias b is part of the model (``fit_intercept`` must be true: it is
+    what gives the dual its equality constraints).
+
+    Returns ``Solution(coef=None, dual_coef=(alpha * Y) M, intercept=b)``, so decision
+    values are ``kernel(X_new, X) @ dual_coef + b`` as for every kernel solver.
+
+    Parameters
+    ----------
+    tol : float, default 1e-3
+        eps of the stopping rule ``max_i F_low^i - F_up^i <= eps``.
+    max_iter : int or None, default None
+        Largest number of SMO steps (None: ``max(10^7, 100 n L)``).
+    shrinking : bool, default True
+    cache_size_mb : float, default 200
+        Kernel memory: K is precomputed when it fits, else columns are LRU-cached.
+    """
+
+    tol: float = attrs.field(default=1e-3, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+    max_iter: int | None = attrs.field(
+        default=None, validator=lambda _, a, v: v is None or check_scalar(v, a.name, kind=numbers.Integral, low=1)
+    )
+    shrinking: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    cache_size_mb: float = attrs.field(
+        default=200.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False)
+    )
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"loss": ("dual_box",), "regularizer": ("label_gram",)}
+
+    def check(self, problem: Problem) -> None:
+        super().check(problem)
+        name = type(self).__name__
+        if not isinstance(problem.loss, Hinge):
+            raise CapabilityError(f"{name} solves the hinge-loss dual, not {type(problem.loss).__name__}")
+        if problem.relation.learned:
+            raise CapabilityError(
+                f"{name} solves for a fixed label relation, but {type(problem.relation).__name__} is learned; "
+                "an alternating method calls smo_solve after each update"
+            )
+        if not problem.fit_intercept:
+            raise CapabilityError(f"{name} needs fit_intercept=True: the bias gives the dual its equality constraints")
+
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple[Solution, Certificate]:
+        self.check(problem)
+        omega = problem.regularizer.label_gram(problem.n_labels)
+        _, upper = problem.loss.dual_box(problem.C)
+        kernel = problem.kernel
+        source = kernel(problem.X) if kernel.precomputed else KernelSource(kernel, problem.X)
+        alpha0 = None if warm_start is None else _alpha_from_solution(warm_start, problem.Y, omega, upper)
+        result = smo_solve(
+            source,
+            problem.Y,
+            omega,
+            upper,
+            alpha0=alpha0,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            cache_size_mb=self.cache_size_mb,
+        )
+        solution = Solution(coef=None, intercept=result.intercept, dual_coef=result.dual_coef)
+        return solution, attrs.evolve(result.certificate, solver=type(self).__name__)

@@ -1,0 +1,230 @@
+"""Properties of the SMO solver for the MLRL dual (10), on drawn problems.
+
+KKT (Appendix A's three cases per label), the duality gap, agreement with a reference
+QP, a dual objective that never increases, shrinking and cache settings that do not
+change the solution, warm starts, the tau path on indefinite kernels.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from multilabel_core.kernels import RBFKernel
+from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers.smo import KernelSource, smo_solve
+from multilabel_core.testing.checks import assert_duality_gap, assert_kkt, assert_matches_reference, check_solver
+from multilabel_core.testing.reference import mlrl_dual_gradient, mlrl_dual_matrices, mlrl_dual_objective
+from multilabel_core.testing.strategies import kernel_dual_problems, multilabel_problems
+
+#: Box bounds of the drawn problems: wide enough to reach both bounds and free variables.
+SMALL_C, LARGE_C = 1e-3, 1e3
+
+
+def tolerance(K, omega, C) -> float:
+    """eps for a drawn problem: 1e-9 of the largest possible |f| (round-off in f scales with it)."""
+    n = K.shape[0]
+    return 1e-9 * (1.0 + n * np.abs(K).max() * np.abs(omega).max() * np.max(C))
+
+
+def dual_problems(**options):
+    options.setdefault("tiny", SMALL_C)
+    options.setdefault("huge", LARGE_C)
+    return kernel_dual_problems(**options)
+
+
+@given(dual_problems())
+def test_kkt_cases_hold_per_label(problem):
+    K, omega, Y, C = problem
+    eps = tolerance(K, omega, C)
+    result = smo_solve(K, Y, omega, C, tol=eps)
+    gradient = mlrl_dual_gradient(K, omega, Y, result.alpha)
+    slack = eps + 1e-12 * (1.0 + np.abs(gradient).max())
+    assert result.certificate.converged
+    assert result.certificate.kkt_violation <= eps
+    assert_kkt(result.alpha, gradient, Y, C, tol=slack)
+    # With the reported bias, each variable against its own case (gamma = -b).
+    assert_kkt(result.alpha, gradient, Y, C, bias=result.intercept, tol=slack)
+
+
+@given(dual_problems())
+def test_duality_gap_is_nonnegative_and_bounded_by_eps(problem):
+    K, omega, Y, C = problem
+    eps = tolerance(K, omega, C)
+    certificate = smo_solve(K, Y, omega, C, tol=eps).certificate
+    # gap = sum_ij [alpha u + C max(0, -u)], u = y (f - gamma): each term is at most C times
+    # the variable's KKT violation, itself at most eps.
+    bound = eps * C.sum()
+    scale = max(1.0, abs(certificate.primal))
+    assert_duality_gap(certificate, rtol=bound / scale + 1e-12, atol=1e-12 * scale)
+
+
+@given(dual_problems(n_samples=st.integers(2, 7), n_labels=st.integers(1, 3)))
+def test_equals_the_reference_qp(problem):
+    K, omega, Y, C = problem
+    reference_alpha, reference_objective = mlrl_dual_matrices(K, omega, Y, C).solve()
+    result = smo_solve(K, Y, omega, C, tol=1e-3 * tolerance(K, omega, C))
+    objective = mlrl_dual_objective(K, omega, Y, result.alpha)
+    # h at the solution, from the certificate (D = -h) and recomputed, against the reference.
+    assert_matches_reference(result.alpha, objective, reference_alpha, reference_objective,
+                             rtol_objective=1e-6, atol_objective=1e-9 * C.sum(), atol_alpha=None)
+    assert -result.certificate.dual == pytest.approx(objective, rel=1e-9, abs=1e-9 * C.sum())
+
+
+@given(dual_problems(n_samples=st.integers(4, 20)), st.booleans())
+def test_dual_objective_never_increases(problem, shrinking):
+    K, omega, Y, C = problem
+    result = smo_solve(K, Y, omega, C, tol=tolerance(K, omega, C), shrinking=shrinking, record_dual=True)
+    trace = np.asarray(result.certificate.statistics["dual_trace"])
+    scale = 1e-12 * (1.0 + np.abs(trace).max())
+    assert trace[0] == pytest.approx(mlrl_dual_objective(K, omega, Y, np.zeros_like(C)), abs=scale)
+    assert np.all(np.diff(trace) <= scale)
+    # The trace is kept by adding each step's decrease; it ends at the exact objective.
+    assert trace[-1] == pytest.approx(mlrl_dual_objective(K, omega, Y, result.alpha), rel=1e-8, abs=1e3 * scale)
+
+
+@given(dual_problems(n_samples=st.integers(8, 40), n_labels=st.integers(1, 4)))
+def test_shrinking_does_not_change_the_solution(problem):
+    K, omega, Y, C = problem
+    eps = tolerance(K, omega, C)
+    on = smo_solve(K, Y, omega, C, tol=eps, shrinking=True)
+    off = smo_solve(K, Y, omega, C, tol=eps, shrinking=False)
+    bound = 2.0 * eps * C.sum() + 1e-12 * (1.0 + abs(on.certificate.dual))
+    assert abs(on.certificate.dual - off.certificate.dual) <= bound
+    for result in (on, off):
+        assert_kkt(result.alpha, mlrl_dual_gradient(K, omega, Y, result.alpha), Y, C, tol=2 * eps)
+
+
+def test_shrinking_shrinks_and_reconstructs():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 5))
+    Y = np.sign(X[:, :3] + 0.3 * rng.standard_normal((400, 3)))
+    K = RBFKernel(gamma=0.1)(X)
+    omega = np.array([[1.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 1.0]])
+    on = smo_solve(K, Y, omega, 5.0, tol=1e-6, shrinking=True)
+    off = smo_solve(K, Y, omega, 5.0, tol=1e-6, shrinking=False)
+    statistics = on.certificate.statistics
+    assert statistics["shrunk"] > 0 and statistics["reconstructions"] >= 2
+    assert off.certificate.statistics["shrunk"] == 0
+    assert on.certificate.dual == pytest.approx(off.certificate.dual, rel=1e-6)
+    np.testing.assert_allclose(on.scores, off.scores, atol=1e-4)
+
+
+@given(multilabel_problems(n_samples=st.integers(3, 25), sparse=None))
+def test_cache_size_does_not_change_the_solution(problem):
+    X, Y01 = problem
+    Y = 2.0 * Y01 - 1.0
+    omega = np.eye(Y.shape[1]) + 0.2 * (1 - np.eye(Y.shape[1])) / Y.shape[1]
+    source = KernelSource(RBFKernel(gamma=0.05), X)
+    n = X.shape[0]
+    # Two columns (evictions on almost every step) against all but one column.
+    tiny, large = 2 * 8 * n / 2**20, (n - 1) * 8 * n / 2**20
+    small_cache = smo_solve(source, Y, omega, 1.0, tol=1e-8, cache_size_mb=tiny)
+    large_cache = smo_solve(source, Y, omega, 1.0, tol=1e-8, cache_size_mb=large)
+    whole = smo_solve(source, Y, omega, 1.0, tol=1e-8)
+    assert small_cache.certificate.statistics["kernel"] == "column cache"
+    assert whole.certificate.statistics["kernel"] == "precomputed"
+    # The same kernel columns in the same order: the same steps, bit for bit.
+    np.testing.assert_array_equal(small_cache.alpha, large_cache.alpha)
+    assert small_cache.certificate.n_iter == large_cache.certificate.n_iter
+    # The whole matrix rounds its entries differently: the same solution within eps.
+    assert whole.certificate.dual == pytest.approx(small_cache.certificate.dual, rel=1e-7, abs=1e-7)
+
+
+@given(dual_problems())
+def test_warm_start_from_the_optimum_takes_no_step(problem):
+    K, omega, Y, C = problem
+    eps = tolerance(K, omega, C)
+    first = smo_solve(K, Y, omega, C, tol=eps)
+    again = smo_solve(K, Y, omega, C, tol=eps, alpha0=first.alpha)
+    assert again.certificate.converged
+    assert again.certificate.n_iter == 0 and again.certificate.statistics["label_visits"] == 0
+    np.testing.assert_array_equal(again.alpha, first.alpha)
+
+
+def test_conforms_to_the_solver_kit():
+    def solve(problem, *, random_state, warm_start=None):
+        K, omega, Y, C = problem
+        result = smo_solve(K, Y, omega, C, tol=tolerance(K, omega, C), alpha0=warm_start)
+        return result.alpha, result.certificate
+
+    def gap_free_problems(problem):
+        K, omega, Y, C = problem
+        # check_solver's relative-gap tolerance is absolute in C: keep C moderate.
+        return K, omega, Y, np.minimum(C, 1.0)
+
+    check_solver(
+        solve,
+        dual_problems().map(gap_free_problems),
+        gradient=lambda problem, alpha: mlrl_dual_gradient(problem[0], problem[1], problem[2], alpha),
+        upper=lambda problem: problem[3],
+        signs=lambda problem: problem[2],
+        kkt_tol=1e-6,
+        gap_tol=1e-6,
+        warm_start_passes=0,
+    )
+
+
+@given(dual_problems())
+def test_warm_start_after_an_omega_update(problem):
+    """The alternating methods re-solve from the previous alpha after each Omega update."""
+    K, omega, Y, C = problem
+    eps = tolerance(K, omega, C)
+    first = smo_solve(K, Y, omega, C, tol=eps)
+    updated = 0.5 * (omega + np.eye(len(omega)) / len(omega))
+    warm = smo_solve(K, Y, updated, C, tol=eps, alpha0=first.alpha)
+    cold = smo_solve(K, Y, updated, C, tol=eps)
+    assert warm.certificate.converged
+    assert abs(warm.certificate.dual - cold.certificate.dual) <= 2.0 * eps * C.sum() + 1e-12 * abs(cold.certificate.dual)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(3, 15), st.integers(1, 3))
+def test_indefinite_kernel_and_omega_terminate_with_a_certificate(seed, n, n_labels):
+    """The tau fallback (eqs. 33, 37): steps still decrease h, the solve ends with a certificate."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n))
+    K = (A + A.T) / 2.0
+    B = rng.standard_normal((n_labels, n_labels))
+    omega = (B + B.T) / 2.0
+    Y = np.where(rng.random((n, n_labels)) < 0.5, -1.0, 1.0)
+    Y[0], Y[-1] = 1.0, -1.0
+    result = smo_solve(K, Y, omega, 1.0, tol=1e-8, record_dual=True)
+    certificate = result.certificate
+    assert certificate.converged and certificate.kkt_violation <= 1e-8
+    assert all(np.isfinite([certificate.primal, certificate.dual, certificate.gap, certificate.time]))
+    assert np.all(np.diff(certificate.statistics["dual_trace"]) <= 1e-9)
+    # A local solution: the Appendix A conditions hold even though (10) is not convex.
+    assert_kkt(result.alpha, mlrl_dual_gradient(K, omega, Y, result.alpha), Y, 1.0, tol=1e-7)
+
+
+def test_max_iter_warns_and_reports_not_converged():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 3))
+    Y = np.sign(X[:, :2] + rng.standard_normal((60, 2)))
+    K = RBFKernel(gamma=0.5)(X)
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        result = smo_solve(K, Y, np.eye(2), 10.0, tol=1e-6, max_iter=5)
+    assert not result.certificate.converged
+    assert result.certificate.n_iter == 5
+    assert result.certificate.kkt_violation > 1e-6
+    # The returned point is still feasible and its certificate exact.
+    assert np.all((result.alpha >= 0) & (result.alpha <= 10.0))
+    np.testing.assert_allclose((result.alpha * Y).sum(axis=0), 0.0, atol=1e-12)
+    assert result.certificate.gap >= 0
+
+
+def test_labels_with_one_class_and_zero_boxes():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((30, 2))
+    K = RBFKernel(gamma=1.0)(X)
+    Y = np.ones((30, 3))
+    Y[:10, 1] = -1.0
+    C = np.full((30, 3), 0.5)
+    C[:, 2] = 0.0
+    result = smo_solve(K, Y, np.eye(3), C, tol=1e-8)
+    assert result.certificate.converged
+    # One class: alpha = 0 and a bias that puts every example on the right side of the margin.
+    np.testing.assert_array_equal(result.alpha[:, 0], 0.0)
+    assert np.all(Y[:, 0] * result.scores[:, 0] >= 1.0 - 1e-12)
+    np.testing.assert_array_equal(result.alpha[:, 2], 0.0)
+    assert np.all(np.isfinite(result.intercept))
