@@ -2,6 +2,8 @@
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from scipy import stats as scipy_stats
 from multilabel_core.experiments.stats import (
     MARKER_LOSS,
     MARKER_WIN,
+    ReferenceValue,
     WinTieLoss,
     check_records,
     compare_to_reference,
@@ -366,8 +369,6 @@ def test_reference_deltas_in_units_of_the_papers_std():
         ("br", "emotions", "hamming_loss"): (0.2364, math.nan, ""),
         ("lead", "emotions", "hamming_loss"): (0.2085, 0.0215, ""),  # a method we did not run
     }
-    from multilabel_core.experiments.stats import ReferenceValue
-
     deltas = reference_deltas(summarize(records), {k: ReferenceValue(*v) for k, v in reference.items()})
     by_key = {(d["method"], d["metric"]): d for d in deltas}
     assert set(by_key) == {("mlrl", "average_precision"), ("br", "average_precision"), ("br", "hamming_loss")}
@@ -378,3 +379,20 @@ def test_reference_deltas_in_units_of_the_papers_std():
     assert math.isnan(by_key["br", "average_precision"]["delta_in_std"])  # std 0
     assert math.isnan(by_key["br", "hamming_loss"]["delta_in_std"])  # std not given
     assert by_key["br", "hamming_loss"]["delta"] == pytest.approx(0.24 - 0.2364)
+
+
+def test_the_documented_reference_files_agree(tmp_path):
+    """docs/reports.md shows one table in CSV, JSON and TOML: each example parses to the same values."""
+    text = (Path(__file__).parents[1] / "docs" / "reports.md").read_text()
+    tables = []
+    for suffix in ("csv", "json", "toml"):
+        (block,) = re.findall(rf"```{suffix}\n(.*?)```", text, flags=re.S)
+        path = tmp_path / f"example.{suffix}"
+        path.write_text(block)
+        tables.append(read_reference(path))
+    assert len(tables[0]) == 3
+    for table in tables[1:]:
+        assert table.keys() == tables[0].keys()
+        for key, value in table.items():
+            assert value.mean == tables[0][key].mean and value.source == tables[0][key].source
+            assert value.std == tables[0][key].std or (math.isnan(value.std) and math.isnan(tables[0][key].std))
