@@ -521,8 +521,8 @@ def check_solver(
 def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_tol, gap_tol, random_state,
                      warm_start_passes) -> None:
     def assert_optimal(alpha, certificate, what):
-        _assert_sane_certificate(certificate, f"the certificate of {what}", gap_tol=gap_tol, converged=True)
         check_duality_gap(certificate, tol=gap_tol)
+        _assert_sane_certificate(certificate, f"the certificate of {what}", gap_tol=gap_tol, converged=True)
         assert_kkt(alpha, gradient(problem, alpha), signs(problem) if equality else None, upper(problem),
                    tol=kkt_tol, equality=equality)
 
@@ -698,7 +698,11 @@ def _check_persistence(fitted, X) -> None:
     if type(loaded) is not type(fitted):
         raise AssertionError(f"load_model returned a {type(loaded).__name__}, {name} was saved")
     for what in ("decision_function", "predict"):
-        if not np.array_equal(getattr(loaded, what)(X), getattr(fitted, what)(X)):
+        try:
+            after = getattr(loaded, what)(X)
+        except Exception as exc:
+            raise AssertionError(f"{name}.{what} fails after a save_model/load_model round trip: {exc!r}") from exc
+        if not np.array_equal(after, getattr(fitted, what)(X)):
             raise AssertionError(f"{name}.{what} differs after a save_model/load_model round trip")
 
 
