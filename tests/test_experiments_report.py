@@ -87,7 +87,9 @@ def make_records():
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     (out / "config.json").write_text(
-        json.dumps({"config_hash": "c" * 64, "config": {"methods": ["mlrl", "br", "rank"], "protocol": "kfold", "seed": 0}})
+        json.dumps(
+            {"config_hash": "c" * 64, "config": {"methods": ["mlrl", "br", "rank"], "protocol": "kfold", "seed": 0}}
+        )
     )
     reference = out / "paper.csv"
     reference.write_text(
@@ -224,7 +226,10 @@ def test_summary_csv_and_json_agree_with_summarize(report):
     records, paths = report["records"], report["paths"]
     expected = summarize(records)
     comparison = compare_to_reference(records, "mlrl")
-    deltas = {(d["dataset"], d["method"], d["metric"]): d for d in reference_deltas(expected, read_reference(report["reference"]))}
+    deltas = {
+        (d["dataset"], d["method"], d["metric"]): d
+        for d in reference_deltas(expected, read_reference(report["reference"]))
+    }
     with paths["summary_csv"].open(newline="") as handle:
         reader = csv.DictReader(handle)
         assert tuple(reader.fieldnames) == SUMMARY_COLUMNS
@@ -237,7 +242,9 @@ def test_summary_csv_and_json_agree_with_summarize(report):
         assert (got_csv["dataset"], got_csv["method"], got_csv["metric"]) == key
         for column in ("mean", "std", "n", "n_failed", "fit_time", "predict_time"):
             assert as_number(got_csv[column]) == pytest.approx(want[column], nan_ok=True)
-            assert (math.nan if got_json[column] is None else got_json[column]) == pytest.approx(want[column], nan_ok=True)
+            assert (math.nan if got_json[column] is None else got_json[column]) == pytest.approx(
+                want[column], nan_ok=True
+            )
         verdict = comparison.verdict(*key)
         assert got_csv["outcome"] == (verdict.outcome if verdict else "")
         assert got_json["marker"] == (verdict.marker if verdict else None)
@@ -249,7 +256,9 @@ def test_summary_csv_and_json_agree_with_summarize(report):
     wtl = document["win_tie_loss"]
     assert wtl["Total"]["rank"] == {"win": 0, "tie": 2, "loss": 2}
     assert len(document["comparisons"]) == 2 * 2 * 3
-    assert document["failures"] == [{"dataset": "scene", "method": "br", "split": 2, "error": "RuntimeError: kernel matrix is not PSD"}]
+    assert document["failures"] == [
+        {"dataset": "scene", "method": "br", "split": 2, "error": "RuntimeError: kernel matrix is not PSD"}
+    ]
     assert document["runs"] == jsonable(run_summary(records))  # NaN (no certificate) -> null
     assert document["config"]["config"]["seed"] == 0
 
@@ -264,7 +273,12 @@ def test_splits_csv_has_a_row_per_record_and_metric(report):
     assert failure == [row for row in rows if row["error"]]
     assert failure[0]["metric"] == "" and failure[0]["error"].startswith("RuntimeError")
     first = rows[1]
-    assert (first["method"], first["dataset"], first["split"], first["metric"]) == ("mlrl", "emotions", "0", "average_precision")
+    assert (first["method"], first["dataset"], first["split"], first["metric"]) == (
+        "mlrl",
+        "emotions",
+        "0",
+        "average_precision",
+    )
     assert float(first["value"]) == A[0] and json.loads(first["params"]) == {"C": 1.0}
 
 
@@ -292,7 +306,10 @@ def test_selected_metrics_and_reference_as_mapping(tmp_path):
 def test_a_run_without_certificates_or_failures_says_so(tmp_path):
     records = [r for r in make_records() if r["method"] == "rank"]
     text = write_report(records, tmp_path, plots=False)["report"].read_text()
-    assert section(text, "## Convergence") == ["", "No method reported optimality certificates or convergence warnings."]
+    assert section(text, "## Convergence") == [
+        "",
+        "No method reported optimality certificates or convergence warnings.",
+    ]
     assert section(text, "## Failures") == ["", "None."]
 
 

@@ -18,11 +18,12 @@ from multilabel_core.experiments.plots import (
 )
 from multilabel_core.experiments.report import write_report
 
-pytest.importorskip("matplotlib")
-from matplotlib.image import imread  # noqa: E402
+imread = pytest.importorskip("matplotlib.image").imread
 
 LABELS = ["amazed-surprised", "happy-pleased", "relaxing-calm", "quiet-still"]
-CORRELATION = np.array([[1.0, 0.0, -0.73, -0.34], [0.0, 1.0, 0.0, 0.0], [-0.73, 0.0, 1.0, 0.27], [-0.34, 0.0, 0.27, 1.0]])
+CORRELATION = np.array(
+    [[1.0, 0.0, -0.73, -0.34], [0.0, 1.0, 0.0, 0.0], [-0.73, 0.0, 1.0, 0.27], [-0.34, 0.0, 0.27, 1.0]]
+)
 
 
 def certificates(split, steps):

@@ -189,8 +189,23 @@ def test_run_summary_counts_convergence_and_largest_gaps():
                    "converged": True, "solver": "smo", "statistics": {}, "relative_gap": 0.25}  # fmt: skip
     no_dual = certificate | {"dual": None, "gap": None, "relative_gap": None, "converged": False}
     records = [
-        record("mlrl", "d", 0, {"average_precision": 0.8}, certificates=[certificate, certificate | {"gap": 2.0}], converged=True),
-        record("mlrl", "d", 1, {"average_precision": 0.8}, certificates=[no_dual], converged=False, warnings=["ConvergenceWarning: x"]),
+        record(
+            "mlrl",
+            "d",
+            0,
+            {"average_precision": 0.8},
+            certificates=[certificate, certificate | {"gap": 2.0}],
+            converged=True,
+        ),
+        record(
+            "mlrl",
+            "d",
+            1,
+            {"average_precision": 0.8},
+            certificates=[no_dual],
+            converged=False,
+            warnings=["ConvergenceWarning: x"],
+        ),
         record("mlrl", "d", 2, {"average_precision": 0.8}),
         record("mlrl", "d", 3, status="failed"),
         record("br", "d", 0, {"average_precision": 0.7}, certificates=[no_dual], converged=False),
@@ -310,7 +325,10 @@ def write_reference(path, rows):
         path.write_text("\n".join(tables))
     else:
         lines = ["method,dataset,metric,mean,std,source"]
-        lines += [",".join(str(row.get(k, "")) for k in ("method", "dataset", "metric", "mean", "std", "source")) for row in rows]
+        lines += [
+            ",".join(str(row.get(k, "")) for k in ("method", "dataset", "metric", "mean", "std", "source"))
+            for row in rows
+        ]
         path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -386,7 +404,7 @@ def test_the_documented_reference_files_agree(tmp_path):
     text = (Path(__file__).parents[1] / "docs" / "reports.md").read_text()
     tables = []
     for suffix in ("csv", "json", "toml"):
-        (block,) = re.findall(rf"```{suffix}\n(.*?)```", text, flags=re.S)
+        (block,) = re.findall(rf"```{suffix}\n(.*?)```", text, flags=re.DOTALL)
         path = tmp_path / f"example.{suffix}"
         path.write_text(block)
         tables.append(read_reference(path))

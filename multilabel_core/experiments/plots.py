@@ -268,5 +268,7 @@ def plots_from_records(records, out_dir) -> list[Path]:
         subset = [r for r in records if r["dataset"] == dataset]
         for param, metric in _searched(subset):
             path = out_dir / f"search_{_slug(dataset)}_{_slug(param)}_{metric}.png"
-            written.append(plot_metric_vs_param(subset, param, metric, path, title=f"{dataset}: {metric} against {param}"))
+            written.append(
+                plot_metric_vs_param(subset, param, metric, path, title=f"{dataset}: {metric} against {param}")
+            )
     return written

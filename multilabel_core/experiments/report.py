@@ -146,11 +146,15 @@ def _win_tie_loss_lines(comparison, n_datasets: int) -> list[str]:
         "",
         f"## Win/tie/loss of {comparison.reference}",
         "",
-        f"Per metric and compared method, over {n_datasets} dataset(s): the number of datasets where "
-        f"{comparison.reference} is significantly better (win), not significantly different (tie) or "
-        f"significantly worse (loss), as in MLRL Table VII.",
+        (
+            f"Per metric and compared method, over {n_datasets} dataset(s): the number of datasets where "
+            f"{comparison.reference} is significantly better (win), not significantly different (tie) or "
+            "significantly worse (loss), as in MLRL Table VII."
+        ),
         "",
-        *markdown_table(["metric", *comparison.methods], [[row, *map(str, counts.values())] for row, counts in table.items()]),
+        *markdown_table(
+            ["metric", *comparison.methods], [[row, *map(str, counts.values())] for row, counts in table.items()]
+        ),
     ]
     untested = sum(v.outcome == "untested" for v in comparison.verdicts)
     if untested:
@@ -363,7 +367,9 @@ def write_report(
         comparison = compare_to_reference(records, reference_method, metrics=metrics, alpha=alpha)
     deltas = reference_deltas(summary, _reference_values(reference))
     runs = run_summary(records)
-    failures = [{k: r.get(k) for k in ("dataset", "method", "split", "error")} for r in records if r["status"] == "failed"]
+    failures = [
+        {k: r.get(k) for k in ("dataset", "method", "split", "error")} for r in records if r["status"] == "failed"
+    ]
     config = _read_config(out_dir / "config.json")
     plots_written = _plots(records, out_dir / "plots", plots)
 

@@ -391,12 +391,12 @@ def compare_to_reference(records, reference_method: str, *, metrics=None, alpha:
     names = _metric_names(records, metrics)
     splits = {key: {r["split"]: r for r in group} for key, group in group_records(records).items()}
     verdicts = []
-    for dataset, method in splits:
+    for (dataset, method), method_splits in splits.items():
         if method == reference_method:
             continue
         reference_splits = splits.get((dataset, reference_method), {})
         for metric in names:
-            a, b, left_out = _matched_pairs(reference_splits, splits[dataset, method], (reference_method, method), metric)
+            a, b, left_out = _matched_pairs(reference_splits, method_splits, (reference_method, method), metric)
             test = paired_ttest(a, b)
             outcome = _outcome(test, METRICS[metric].greater_is_better, alpha)
             verdicts.append(Verdict(dataset, method, metric, test, outcome, left_out))
@@ -480,7 +480,9 @@ def read_reference(path) -> dict[tuple[str, str, str], ReferenceValue]:
         unknown = sorted(set(row) - set(_REFERENCE_COLUMNS), key=str)
         missing = [key for key in _REFERENCE_REQUIRED if row.get(key) in (None, "")]
         if unknown or missing:
-            raise ValueError(f"{where}: unknown fields {unknown}, missing fields {missing}; fields: {_REFERENCE_COLUMNS}")
+            raise ValueError(
+                f"{where}: unknown fields {unknown}, missing fields {missing}; fields: {_REFERENCE_COLUMNS}"
+            )
         key = tuple(str(row[k]).strip() for k in ("method", "dataset", "metric"))
         check_metric_names([key[2]])
         if key in table:
