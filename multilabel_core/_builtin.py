@@ -43,6 +43,7 @@ def register_components(register):
         },
         "solver": {
             "lbfgs": solvers.LBFGSSolver,
+            "cd": solvers.CDSolver,
         },
     }
     for kind, factories in stock.items():

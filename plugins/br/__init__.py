@@ -9,9 +9,9 @@ from __future__ import annotations
 import multilabel_core
 from multilabel_core.registry import MethodSpec
 
-from .estimator import PARTS, BinaryRelevance
+from .estimator import PARTS, SOLVERS, BinaryRelevance
 
-__all__ = ["BinaryRelevance", "register_methods"]
+__all__ = ["PARTS", "SOLVERS", "BinaryRelevance", "register_methods"]
 
 
 @multilabel_core.hookimpl
