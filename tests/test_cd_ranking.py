@@ -1,0 +1,218 @@
+"""The pairwise label-ranking dual (seed 001, Algorithm 1) on the CD engine: properties of issue 3.
+
+The reference is the dual (20) written out densely, g(alpha) = 1/2 alpha^T H alpha - 1^T alpha with
+H_pq = (e_k - e_l)^T R^-1 (e_k' - e_l') z_i^T z_i' over pairs p = (i, k, l), q = (i', k', l'),
+solved by the testing kit's active-set QP solver.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from multilabel_core._validation import to_signs
+from multilabel_core.losses import PairwiseRankingHinge
+from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers.ranking import coupling_inverse, ranking_cd, ranking_pairs
+from multilabel_core.testing.checks import assert_duality_gap, assert_kkt, assert_matches_reference
+from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.strategies import label_covariances, label_matrices, multilabel_problems
+
+TIGHT = {"tol": 1e-9, "max_iter": 100_000}
+
+
+@st.composite
+def ranking_problems(draw, *, weighted=True):
+    """Keyword arguments of :func:`ranking_cd` for a tiny problem (dense or sparse, degenerate rows allowed)."""
+    X, Y = draw(multilabel_problems(
+        n_samples=st.integers(3, 8), n_features=st.integers(1, 4), n_labels=st.integers(2, 4), sparse=None,
+        both_classes=False, degenerate=True, magnitude=3.0,
+    ))
+    mu = draw(st.sampled_from([0.0, 0.1, 1.0, 10.0]))
+    R_inv = coupling_inverse(draw(label_covariances(n_labels=Y.shape[1])), mu)
+    weights = None
+    if weighted and draw(st.booleans()):
+        # Weights far below 1 make rows nearly parallel to the bias feature: CD's linear rate
+        # then degrades without bound, so keep them away from 0 (0 itself drops the feature).
+        entries = st.one_of(st.just(0.0), st.floats(0.25, 2.0))
+        weights = draw(hnp.arrays(np.float64, X.shape[1], elements=entries).filter(lambda w: w.any()))
+    return {
+        "X": X, "Y": Y, "C": draw(st.floats(0.05, 20.0)), "R_inv": R_inv, "feature_weights": weights,
+        "fit_intercept": draw(st.booleans()),
+    }
+
+
+def explicit_dual(problem):
+    """H and the box of the dual (20) for ``problem``, from the dense re-weighted rows."""
+    X, Y = problem["X"], problem["Y"]
+    Z = X.toarray() if sp.issparse(X) else np.array(X)
+    if problem["feature_weights"] is not None:
+        Z = Z * np.sqrt(problem["feature_weights"])
+    if problem["fit_intercept"]:
+        Z = np.hstack([Z, np.ones((Z.shape[0], 1))])
+    rows, k, l = ranking_pairs(Y)
+    E = np.zeros((rows.size, Y.shape[1]))
+    E[np.arange(rows.size), k] = 1.0
+    E[np.arange(rows.size), l] = -1.0
+    H = (E @ problem["R_inv"] @ E.T) * (Z[rows] @ Z[rows].T)
+    sizes = Y.sum(axis=1) * (Y.shape[1] - Y.sum(axis=1))
+    return H, problem["C"] / sizes[rows]
+
+
+def dual_value(H, alpha):
+    return 0.5 * alpha @ H @ alpha - alpha.sum()
+
+
+@given(ranking_problems())
+def test_matches_reference_qp_with_kkt_and_gap(problem):
+    result = ranking_cd(**problem, **TIGHT, random_state=0)
+    H, upper = explicit_dual(problem)
+    reference = solve_box_qp_reference(H, -np.ones(upper.size), 0.0, upper)
+    value = dual_value(H, result.alpha)
+    assert_matches_reference(result.alpha, value, reference.x, reference.objective, rtol_objective=1e-6,
+                             atol_objective=1e-9, atol_alpha=None)
+    assert result.certificate.dual == pytest.approx(-value, rel=1e-9, abs=1e-9)
+    assert_kkt(result.alpha, H @ result.alpha - 1.0, None, upper, tol=1e-7, equality=False)
+    assert_duality_gap(result.certificate, rtol=1e-6, atol=1e-9)
+    assert result.certificate.converged and result.certificate.kkt_violation <= 1e-7
+
+
+@given(ranking_problems(weighted=False), st.sampled_from([0.0, 0.5, 5.0]), st.data())
+def test_primal_is_eq6_with_R_equal_I_plus_mu_D_inverse(problem, mu, data):
+    """The certificate's primal is (6) evaluated independently: R^-1 enters the dual, R = I + mu D^-1 the primal."""
+    D = data.draw(label_covariances(n_labels=problem["Y"].shape[1]))
+    problem["R_inv"] = coupling_inverse(D, mu)
+    result = ranking_cd(**problem, **TIGHT, random_state=0)
+    W_full = np.vstack([result.W, result.intercept]) if problem["fit_intercept"] else result.W
+    regulariser = 0.5 * np.sum(W_full**2) + 0.5 * mu * np.trace(W_full @ np.linalg.inv(D) @ W_full.T)
+    scores = np.asarray(problem["X"] @ result.W) + result.intercept
+    loss = PairwiseRankingHinge().value(to_signs(problem["Y"]), scores)
+    assert result.certificate.primal == pytest.approx(regulariser + problem["C"] * loss, rel=1e-8, abs=1e-9)
+    np.testing.assert_allclose(result.weight_gram, W_full.T @ W_full, rtol=1e-8, atol=1e-12)
+
+
+def test_coupling_inverse_is_the_inverse_of_R():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((4, 4))
+    D = A @ A.T + 0.1 * np.eye(4)
+    R_inv = coupling_inverse(D, 2.5)
+    np.testing.assert_allclose(R_inv, np.linalg.inv(np.eye(4) + 2.5 * np.linalg.inv(D)), atol=1e-12)
+    assert np.array_equal(R_inv, R_inv.T)
+    np.testing.assert_allclose(coupling_inverse(D, 0.0), np.eye(4), atol=1e-12)
+
+
+@given(ranking_problems())
+def test_dual_never_decreases_across_epochs(problem):
+    result = ranking_cd(**problem, tol=1e-6, max_iter=2000, random_state=1, record_dual=True)
+    trace = result.certificate.statistics["dual_trace"]
+    assert len(trace) == result.certificate.n_iter
+    assert np.all(np.diff(trace) >= -1e-12 * np.maximum(1.0, np.abs(trace[1:])))
+    assert trace[-1] == pytest.approx(result.certificate.dual, rel=1e-9, abs=1e-9)
+
+
+@given(ranking_problems(), st.integers(0, 2**32 - 1))
+def test_shrinking_on_and_off_give_the_same_solution(problem, seed):
+    on = ranking_cd(**problem, **TIGHT, shrinking=True, random_state=seed)
+    off = ranking_cd(**problem, **TIGHT, shrinking=False, random_state=seed)
+    assert off.certificate.statistics["n_shrunk"] == 0
+    assert on.certificate.dual == pytest.approx(off.certificate.dual, rel=1e-8, abs=1e-9)
+    np.testing.assert_allclose(on.W, off.W, atol=1e-5 * max(1.0, np.abs(off.W).max()))
+
+
+@given(ranking_problems())
+def test_warm_start_from_the_optimum_stops_after_one_pass(problem):
+    first = ranking_cd(**problem, **TIGHT, random_state=0)
+    again = ranking_cd(**problem, tol=1e-6, random_state=1, alpha0=first.alpha)
+    assert again.certificate.converged and again.certificate.n_iter <= 1
+    assert again.certificate.dual >= first.certificate.dual - 1e-12 * max(1.0, abs(first.certificate.dual))
+
+
+@given(ranking_problems(), st.randoms(use_true_random=False))
+def test_row_and_label_permutations_permute_the_solution(problem, random):
+    n, n_labels = problem["Y"].shape
+    rows = np.array(random.sample(range(n), n))
+    labels = np.array(random.sample(range(n_labels), n_labels))
+    base = ranking_cd(**problem, **TIGHT, random_state=0)
+    permuted = dict(problem, X=problem["X"][rows], Y=problem["Y"][rows][:, labels],
+                    R_inv=problem["R_inv"][np.ix_(labels, labels)])
+    other = ranking_cd(**permuted, **TIGHT, random_state=5)
+    scale = max(1.0, np.abs(base.W).max())
+    np.testing.assert_allclose(other.W, base.W[:, labels], atol=1e-5 * scale)
+    np.testing.assert_allclose(other.intercept, base.intercept[labels], atol=1e-5 * scale)
+    assert other.certificate.primal == pytest.approx(base.certificate.primal, rel=1e-7, abs=1e-9)
+
+
+@given(ranking_problems(weighted=False), hnp.arrays(np.float64, 4, elements=st.one_of(st.just(0.0), st.floats(0.25, 3.0))))
+def test_feature_weights_reweight_the_features(problem, draw_weights):
+    """Weights s solve the problem on the rows sqrt(s) o x_i (X never copied per subset)."""
+    d = problem["X"].shape[1]
+    weights = draw_weights[:d] if draw_weights[:d].any() else np.ones(d)
+    weighted = ranking_cd(**dict(problem, feature_weights=weights), **TIGHT, random_state=0)
+    X = problem["X"]
+    scaled = X @ sp.diags(np.sqrt(weights)) if sp.issparse(X) else X * np.sqrt(weights)
+    plain = ranking_cd(**dict(problem, X=scaled), **TIGHT, random_state=0)
+    scale = max(1.0, np.abs(plain.W).max())
+    np.testing.assert_allclose(weighted.W, np.sqrt(weights)[:, None] * plain.W, atol=1e-5 * scale)
+    assert np.all(weighted.W[weights == 0.0] == 0.0)
+    assert weighted.certificate.primal == pytest.approx(plain.certificate.primal, rel=1e-7, abs=1e-9)
+
+
+@given(ranking_problems(), label_matrices(n_samples=3, n_labels=1))
+def test_rows_with_empty_or_full_label_sets_change_nothing(problem, full):
+    X, Y = problem["X"], problem["Y"]
+    extra_Y = np.repeat(full, Y.shape[1], axis=1)  # each extra row: all labels or none
+    extra_X = np.full((3, X.shape[1]), 7.0)
+    stacked = sp.vstack([X, sp.csr_matrix(extra_X)]).tocsr() if sp.issparse(X) else np.vstack([X, extra_X])
+    base = ranking_cd(**problem, **TIGHT, random_state=0)
+    more = ranking_cd(**dict(problem, X=stacked, Y=np.vstack([Y, extra_Y])), **TIGHT, random_state=0)
+    assert more.certificate.statistics["n_pairs"] == base.certificate.statistics["n_pairs"]
+    assert more.certificate.statistics["rows_without_pairs"] == base.certificate.statistics["rows_without_pairs"] + 3
+    np.testing.assert_allclose(more.W, base.W, atol=1e-5 * max(1.0, np.abs(base.W).max()))
+    assert np.all(more.beta[-3:] == 0.0)
+
+
+@given(label_matrices(n_samples=st.integers(1, 8), n_labels=st.integers(1, 5), both_classes=False))
+def test_pairs_are_the_relevant_times_irrelevant_labels_of_each_row(Y):
+    rows, k, l = ranking_pairs(Y)
+    expected = [(i, a, b) for i in range(Y.shape[0]) for a in range(Y.shape[1]) for b in range(Y.shape[1])
+                if Y[i, a] == 1 and Y[i, b] == 0]
+    assert list(zip(rows.tolist(), k.tolist(), l.tolist())) == expected
+    assert rows.dtype == k.dtype == l.dtype == np.intp
+
+
+def test_sparse_input_equals_dense_and_the_beta_of_eq8():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, 6)) * (rng.random((40, 6)) < 0.4)
+    Y = (rng.random((40, 5)) < 0.35).astype(int)
+    dense = ranking_cd(X, Y, C=2.0, **TIGHT, random_state=0)
+    sparse = ranking_cd(sp.csc_matrix(X), Y, C=2.0, **TIGHT, random_state=0)
+    np.testing.assert_allclose(sparse.W, dense.W, atol=1e-7)
+    beta = np.zeros(Y.shape)
+    np.add.at(beta, (dense.pair_row, dense.pair_k), dense.alpha)
+    np.add.at(beta, (dense.pair_row, dense.pair_l), -dense.alpha)
+    np.testing.assert_allclose(dense.beta, beta, atol=1e-15)
+    np.testing.assert_allclose(dense.W, X.T @ dense.beta, atol=1e-9)  # R = I: W = U = X^T beta (eq. 10)
+
+
+def test_max_iter_warns_and_reports_not_converged():
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((30, 4)), (rng.random((30, 4)) < 0.5).astype(int)
+    with pytest.warns(ConvergenceWarning, match="ranking_cd did not converge"):
+        result = ranking_cd(X, Y, C=100.0, tol=1e-12, max_iter=1, random_state=0)
+    assert not result.certificate.converged and result.certificate.n_iter == 1
+    assert result.certificate.gap >= 0.0
+
+
+def test_same_seed_same_run():
+    rng = np.random.default_rng(1)
+    X, Y = rng.standard_normal((25, 3)), (rng.random((25, 4)) < 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = ranking_cd(X, Y, tol=1e-6, random_state=11)
+        second = ranking_cd(X, Y, tol=1e-6, random_state=11)
+    np.testing.assert_array_equal(first.alpha, second.alpha)
+    assert first.certificate.n_iter == second.certificate.n_iter
