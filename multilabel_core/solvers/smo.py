@@ -58,6 +58,8 @@ from ._smo import solve_dual
 __all__ = ["KernelSource", "SMOResult", "SMOSolver", "kernel_expansion", "smo_solve"]
 
 _MEGABYTE = 2**20
+#: Relative distance to a bound within which an alpha recovered from dual_coef is put on it.
+_BOUND_RTOL = 1e-10
 
 
 @attrs.frozen(eq=False)
@@ -128,10 +130,8 @@ def _kernel_columns(K_or_source, cache_size_mb: float) -> KernelColumns:
         return KernelColumns(
             compute=K_or_source.fill_column, diagonal=K_or_source.diagonal(), capacity=max(2, int(budget // (8 * n)))
         )
-    if isinstance(K_or_source, np.ndarray):
-        K = check_X(K_or_source, name="K", accept_sparse=False)
-        return KernelColumns(np.ascontiguousarray(K, dtype=np.float64))
-    raise ValueError(f"K_or_source must be a kernel matrix (ndarray) or a KernelSource, got {type(K_or_source).__name__}")
+    K = check_X(K_or_source, name="K (a kernel matrix, or a KernelSource)", accept_sparse=False)
+    return KernelColumns(np.ascontiguousarray(K, dtype=np.float64))
 
 
 def _signs(Y, n_samples: int) -> np.ndarray:
@@ -337,7 +337,11 @@ def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray, C
         B = np.linalg.solve(omega, dual_coef.T).T
     except np.linalg.LinAlgError:
         raise ValueError("a warm start needs an invertible label_gram to recover alpha from dual_coef") from None
-    return np.clip(B * Y, 0.0, C)
+    alpha = np.clip(B * Y, 0.0, C)
+    # The solve rounds: put back on their bound the variables within round-off of it.
+    alpha[alpha <= _BOUND_RTOL * C] = 0.0
+    alpha[alpha >= (1.0 - _BOUND_RTOL) * C] = C
+    return alpha
 
 
 @attrs.frozen
