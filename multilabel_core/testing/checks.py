@@ -497,12 +497,13 @@ def check_solver(
 
     Examples
     --------
-    See docs/testing.md for a complete example with a projected-gradient solver.
+    See docs/testing.md for a complete example with a dual coordinate-descent solver.
     """
     if equality and signs is None:
         raise ValueError("check_solver with equality=True needs signs(problem) -> y")
     settings = dict(gradient=gradient, upper=upper, signs=signs, equality=equality, kkt_tol=kkt_tol,
                     gap_tol=gap_tol, random_state=random_state, warm_start_passes=warm_start_passes)
+    # hypothesis is a test extra: the other checks work without it.
     from hypothesis import given
     from hypothesis.strategies import SearchStrategy
 
