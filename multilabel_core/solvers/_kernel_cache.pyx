@@ -26,6 +26,27 @@ from libc.math cimport fabs, isfinite
 SYMMETRY_RTOL = 1e-8
 
 
+#: Side of the square tiles in which the symmetry check compares K with its transpose.
+cdef enum:
+    TILE = 64
+
+
+cdef void check_matrix(const double[:, ::1] K, bint* finite, double* largest, double* worst) noexcept nogil:
+    """Finiteness, max |K_ij| and max |K_ij - K_ji|, tile by tile so that K^T is read cache-friendly."""
+    cdef Py_ssize_t n = K.shape[0], top = 0, left, i, j
+    while top < n:
+        left = 0
+        while left <= top:
+            for i in range(top, min(top + TILE, n)):
+                for j in range(left, min(left + TILE, i + 1)):
+                    if not (isfinite(K[i, j]) and isfinite(K[j, i])):
+                        finite[0] = False
+                    largest[0] = max(largest[0], fabs(K[i, j]))
+                    worst[0] = max(worst[0], fabs(K[i, j] - K[j, i]))
+            left += TILE
+        top += TILE
+
+
 cdef class KernelColumns:
     """Columns of K from a precomputed matrix or an LRU cache of computed columns.
 
@@ -55,20 +76,13 @@ cdef class KernelColumns:
             self._init_cache(compute, diagonal, capacity)
 
     def _init_matrix(self, const double[:, ::1] matrix):
-        cdef Py_ssize_t n = matrix.shape[0], i, j
+        cdef Py_ssize_t n = matrix.shape[0]
         cdef double largest = 0.0, worst = 0.0
         cdef bint finite = True
         if n == 0 or matrix.shape[1] != n:
             raise ValueError(f"the kernel matrix must be square and non-empty, got shape {(matrix.shape[0], matrix.shape[1])}")
         with nogil:
-            for i in range(n):
-                for j in range(n):
-                    if not isfinite(matrix[i, j]):
-                        finite = False
-                    largest = max(largest, fabs(matrix[i, j]))
-            for i in range(n):
-                for j in range(i):
-                    worst = max(worst, fabs(matrix[i, j] - matrix[j, i]))
+            check_matrix(matrix, &finite, &largest, &worst)
         if not finite:
             raise ValueError("the kernel matrix contains NaN or infinity")
         if worst > SYMMETRY_RTOL * largest:

@@ -102,6 +102,15 @@ cdef inline double room_down(double y, double a, double c) noexcept nogil:
     return a if y > 0 else c - a
 
 
+#: Bits of the status of a variable: alpha~ can increase (in A_i), can decrease (in B_i).
+cdef signed char UP = 1
+cdef signed char DOWN = 2
+
+
+cdef inline signed char status_of(double y, double a, double c) noexcept nogil:
+    return (UP if can_increase(y, a, c) else 0) | (DOWN if can_decrease(y, a, c) else 0)
+
+
 cdef inline double clip(double a, double c) noexcept nogil:
     return 0.0 if a < 0.0 else (c if a > c else a)
 
@@ -118,6 +127,7 @@ cdef class _LabelwiseSMO:
     cdef double[:, ::1] alpha
     cdef double[:, ::1] f
     cdef double[:, ::1] work
+    cdef signed char[:, ::1] status
     cdef Py_ssize_t[:, ::1] active
     cdef Py_ssize_t[::1] n_active
     cdef Py_ssize_t[::1] since_shrink
@@ -146,6 +156,7 @@ cdef class _LabelwiseSMO:
         self.L, self.n = alpha.shape
         self.f = np.zeros((self.L, self.n))
         self.work = np.zeros((self.L, self.n))
+        self.status = np.zeros((self.L, self.n), dtype=np.int8)
         self.active = np.tile(np.arange(self.n, dtype=np.intp), (self.L, 1))
         self.n_active = np.full(self.L, self.n, dtype=np.intp)
         self.since_shrink = np.zeros(self.L, dtype=np.intp)
@@ -218,52 +229,60 @@ cdef class _LabelwiseSMO:
     cdef double extremes(self, Py_ssize_t i, Py_ssize_t* j_low, double* f_up, double* f_low) noexcept nogil:
         """F_low^i - F_up^i over the active set; ``j_low`` = argmax of f^i over B_i (-inf if a set is empty)."""
         cdef Py_ssize_t q, t
-        cdef double y, a, c, value
+        cdef signed char state
+        cdef double value
+        cdef const signed char* status = &self.status[i, 0]
+        cdef const double* f = &self.f[i, 0]
         f_up[0] = INFINITY
         f_low[0] = -INFINITY
         j_low[0] = -1
         for q in range(self.n_active[i]):
             t = self.active[i, q]
-            y, a, c, value = self.y[i, t], self.alpha[i, t], self.C[i, t], self.f[i, t]
-            if can_decrease(y, a, c) and value > f_low[0]:
+            state, value = status[t], f[t]
+            if state & DOWN and value > f_low[0]:
                 f_low[0] = value
                 j_low[0] = t
-            if can_increase(y, a, c) and value < f_up[0]:
+            if state & UP and value < f_up[0]:
                 f_up[0] = value
         if j_low[0] < 0 or f_up[0] == INFINITY:
             return -INFINITY
         return f_low[0] - f_up[0]
 
-    cdef int step(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
-        """One SMO step on label i with j = argmax_{B_i} f^i (eqs. 31-37)."""
-        cdef const double* Kj = self.K.column(j)
-        cdef const double* Kk
-        cdef double w = self.omega[i, i], fj = self.f[i, j], kjj = self.kdiag[j]
-        cdef double best = INFINITY, b, a, score, a_true, t, up, down, coefficient
-        cdef Py_ssize_t q, s, k = -1
+    cdef Py_ssize_t partner(self, Py_ssize_t i, Py_ssize_t j, const double* Kj) noexcept nogil:
+        """k = argmin over t in A_i with f_t < f_j of -b_jt^2 / a_jt (eqs. 31-33, tau when a_jt <= 0)."""
+        cdef Py_ssize_t q, t, k = -1
+        cdef double w = self.omega[i, i], kjj = self.kdiag[j], best = INFINITY, b, a, score
+        cdef const signed char* status = &self.status[i, 0]
+        cdef const double* f = &self.f[i, 0]
+        cdef double fj = f[j]
         for q in range(self.n_active[i]):
-            s = self.active[i, q]
-            if not can_increase(self.y[i, s], self.alpha[i, s], self.C[i, s]):
+            t = self.active[i, q]
+            b = f[t] - fj
+            if not status[t] & UP or b >= 0.0:
                 continue
-            b = self.f[i, s] - fj
-            if b >= 0.0:
-                continue
-            a = w * (kjj + self.kdiag[s] - 2.0 * Kj[s])
+            a = w * (kjj + self.kdiag[t] - 2.0 * Kj[t])
             if a <= 0.0:
                 a = TAU
             score = -(b * b) / a
             if score <= best:
                 best = score
-                k = s
+                k = t
+        return k
+
+    cdef int step(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
+        """One SMO step on label i with j = argmax_{B_i} f^i (eqs. 31-37)."""
+        cdef const double* Kj = self.K.column(j)
+        cdef Py_ssize_t k = self.partner(i, j, Kj)
         if k < 0:
             return 0
-        Kk = self.K.column(k)
-        a_true = w * (kjj + self.kdiag[k] - 2.0 * Kj[k])
-        a = a_true if a_true > 0.0 else TAU
-        b = self.f[i, k] - fj
-        up = room_up(self.y[i, k], self.alpha[i, k], self.C[i, k])
-        down = room_down(self.y[i, j], self.alpha[i, j], self.C[i, j])
-        t = min(-b / a, up, down)
+        cdef const double* Kk = self.K.column(k)
+        cdef double w = self.omega[i, i]
+        cdef double a_true = w * (self.kdiag[j] + self.kdiag[k] - 2.0 * Kj[k])
+        cdef double a = a_true if a_true > 0.0 else TAU
+        cdef double b = self.f[i, k] - self.f[i, j]
+        cdef double up = room_up(self.y[i, k], self.alpha[i, k], self.C[i, k])
+        cdef double down = room_down(self.y[i, j], self.alpha[i, j], self.C[i, j])
+        cdef double t = min(-b / a, up, down)
         self.alpha[i, j] = clip(self.alpha[i, j] - self.y[i, j] * t, self.C[i, j])
         self.alpha[i, k] = clip(self.alpha[i, k] + self.y[i, k] * t, self.C[i, k])
         # Land exactly on the bound that stopped the step, so that the index sets are exact.
@@ -271,16 +290,29 @@ cdef class _LabelwiseSMO:
             self.alpha[i, j] = 0.0 if self.y[i, j] > 0 else self.C[i, j]
         if t == up:
             self.alpha[i, k] = self.C[i, k] if self.y[i, k] > 0 else 0.0
-        coefficient = w * t
-        for q in range(self.n_active[i]):
-            s = self.active[i, q]
-            self.f[i, s] += coefficient * (Kk[s] - Kj[s])
+        self.status[i, j] = status_of(self.y[i, j], self.alpha[i, j], self.C[i, j])
+        self.status[i, k] = status_of(self.y[i, k], self.alpha[i, k], self.C[i, k])
+        self.update_gradient(i, w * t, Kk, Kj)
         self.remember(j, -t)
         self.remember(k, t)
         self.dual += b * t + 0.5 * a_true * t * t
         self.steps += 1
         self.label_steps[i] += 1
         return 0
+
+    cdef void update_gradient(self, Py_ssize_t i, double coefficient, const double* Kk, const double* Kj) noexcept nogil:
+        """f^i += coefficient (K[:, k] - K[:, j]) on the active set (eq. 36 within label i)."""
+        cdef Py_ssize_t q, t
+        cdef double minus = -coefficient
+        cdef int n = <int> self.n, inc = 1
+        cdef double* f = &self.f[i, 0]
+        if self.n_active[i] == self.n:
+            daxpy(&n, &coefficient, <double*> Kk, &inc, f, &inc)
+            daxpy(&n, &minus, <double*> Kj, &inc, f, &inc)
+            return
+        for q in range(self.n_active[i]):
+            t = self.active[i, q]
+            f[t] += coefficient * (Kk[t] - Kj[t])
 
     cdef void remember(self, Py_ssize_t s, double change) noexcept nogil:
         """Accumulate delta^i for the deferred cross-label update."""
@@ -292,18 +324,16 @@ cdef class _LabelwiseSMO:
 
     cdef int shrink(self, Py_ssize_t i, double f_up, double f_low) except -1 nogil:
         """Remove the variables of label i that cannot join a violating pair (LIBSVM's rules)."""
-        cdef Py_ssize_t q, t, keep = 0
-        cdef bint up, down
-        cdef Py_ssize_t j
+        cdef Py_ssize_t q, t, j, keep = 0
+        cdef signed char state
         if not self.unshrunk[i] and f_low - f_up <= UNSHRINK_FACTOR * self.tol:
             self.unshrunk[i] = 1
             self.reconstruct_label(i)
             self.extremes(i, &j, &f_up, &f_low)
         for q in range(self.n_active[i]):
             t = self.active[i, q]
-            up = can_increase(self.y[i, t], self.alpha[i, t], self.C[i, t])
-            down = can_decrease(self.y[i, t], self.alpha[i, t], self.C[i, t])
-            if (up and down) or (up and self.f[i, t] <= f_low) or (down and self.f[i, t] >= f_up):
+            state = self.status[i, t]
+            if state == UP | DOWN or (state == UP and self.f[i, t] <= f_low) or (state == DOWN and self.f[i, t] >= f_up):
                 self.active[i, keep] = t
                 keep += 1
         self.shrunk += self.n_active[i] - keep
@@ -388,7 +418,11 @@ cdef class _LabelwiseSMO:
         cdef Py_ssize_t label
         cdef double largest
         cdef bint verified
+        cdef Py_ssize_t p, q
         with nogil:
+            for p in range(self.L):
+                for q in range(self.n):
+                    self.status[p, q] = status_of(self.y[p, q], self.alpha[p, q], self.C[p, q])
             self.reconstruct_all()
             self.dual = self.objective()
             if self.record:
