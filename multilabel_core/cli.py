@@ -7,7 +7,11 @@ Subcommands::
     mlcore fit METHOD DATA --out MODEL  fit and save a model
     mlcore predict MODEL DATA           predict, and score against DATA's labels
     mlcore evaluate METHOD DATA --cv K  cross-validated metrics (iterative stratification)
-    mlcore demo                         the main job: every method on the embedded synthetic data
+    mlcore compare METHOD... --data DATA... --protocol P --out DIR
+                                        every method on every dataset under a paper's protocol,
+                                        resumable results in DIR and a report (docs/experiments.md)
+    mlcore demo                         the main job: a small compare of every method on the
+                                        embedded synthetic data, with the label relations learned
 
 DATA is a file (Mulan ARFF + XML, MEKA ARFF, LibSVM) or a dataset name looked up in
 ``--data-home``, then ``$MULTILABEL_CORE_DATA``, then the download cache; the name
@@ -18,9 +22,10 @@ Bad input ends with one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import ast
+import contextlib
 import json
 import sys
+import tempfile
 
 import numpy as np
 
@@ -37,17 +42,14 @@ class CLIError(Exception):
 # ---------------------------------------------------------------- helpers
 
 
-def parse_param(text: str) -> tuple[str, object]:
+def parse_param(text: str, option: str = "--param") -> tuple[str, object]:
     """``NAME=VALUE`` -> (name, value); VALUE is a Python/JSON literal or else a string."""
+    from .experiments.config import parse_value
+
     name, sep, raw = text.partition("=")
     if not sep or not name.isidentifier():
-        raise CLIError(f"--param expects NAME=VALUE, got {text!r}")
-    try:
-        value = ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        lowered = raw.lower()
-        value = {"true": True, "false": False, "none": None, "null": None}.get(lowered, raw)
-    return name, value
+        raise CLIError(f"{option} expects NAME=VALUE, got {text!r}")
+    return name, parse_value(raw)
 
 
 def load_data(data: str, data_home: str | None, random_state: int):
@@ -58,27 +60,14 @@ def load_data(data: str, data_home: str | None, random_state: int):
     return load_dataset(data, data_home=data_home)
 
 
-def jsonable(value):
-    """numpy scalars/arrays and NaN -> plain JSON values (NaN -> null)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, (np.floating, float)):
-        return None if not np.isfinite(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 def show_progress(args) -> bool:
     """A progress bar only for a person watching: not with --quiet, --json or a redirected stderr."""
     return not (args.quiet or args.json) and sys.stderr.isatty()
 
 
 def emit(args, payload: dict, lines: list[str]) -> None:
+    from .experiments.store import jsonable
+
     if args.json:
         print(json.dumps(jsonable(payload), indent=None if args.compact else 2, allow_nan=False))
     else:
@@ -196,72 +185,190 @@ def cmd_evaluate(args) -> None:
     emit(args, payload, lines)
 
 
+SUMMARY_METRICS = ["average_precision", "ranking_loss", "one_error", "coverage", "hamming_loss", "macro_f1"]
+
+
+def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
+    """Mean +- std over the splits of each (dataset, method): one row each."""
+    from .experiments.stats import summarize
+
+    cells = {}
+    for row in summarize(records, metrics):
+        cells.setdefault((row["dataset"], row["method"]), {})[row["metric"]] = f"{row['mean']:.4f} +- {row['std']:.4f}"
+    rows = [[dataset, method, *[cell[m] for m in metrics]] for (dataset, method), cell in cells.items()]
+    return table(["dataset", "method", *metrics], rows)
+
+
+def failure_lines(records) -> list[str]:
+    return [f"{r['method']} on {r['dataset']}, split {r['split']} failed: {r['error']}" for r in records if r["status"] == "failed"]
+
+
+def compare_payload(result) -> dict:
+    from .experiments.stats import summarize
+
+    return {
+        "out": str(result.out_dir),
+        "computed": result.computed,
+        "resumed": result.resumed,
+        "summary": summarize(result.records),
+        "failures": [
+            {k: r[k] for k in ("method", "dataset", "split", "error")} for r in result.records if r["status"] == "failed"
+        ],
+        "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
+        "plots": [str(path) for path in result.report["plots"]],
+    }
+
+
+def cmd_compare(args) -> None:
+    from .experiments.config import load_experiment, parse_grid_option
+    from .experiments.runner import run
+
+    grid, grids = {}, {}
+    for text in args.grid:
+        method, name, values = parse_grid_option(text)
+        (grids.setdefault(method, {}) if method else grid)[name] = values
+    experiment = load_experiment(
+        args.config,
+        methods=args.methods or None,
+        datasets=args.data,
+        protocol=args.protocol,
+        protocol_params=dict(parse_param(p, "--protocol-param") for p in args.protocol_param) or None,
+        grid=grid or None,
+        grids=grids or None,
+        selection_metric=args.selection_metric,
+        inner_cv=args.inner_cv,
+        seed=args.seed,
+        data_home=args.data_home,
+        reference=args.reference,
+        reference_method=args.reference_method,
+        alpha=args.alpha,
+    )
+    result = run(
+        experiment,
+        args.out,
+        n_jobs=args.n_jobs,
+        scheduler=args.scheduler,
+        progress=show_progress(args),
+        new_run=args.new_run,
+        plots=False if args.no_plots else None,
+    )
+    params = ", ".join(f"{k}={v}" for k, v in experiment.protocol_params.items())
+    lines = [
+        f"compare: {len(experiment.methods)} method(s) x {len(experiment.datasets)} dataset(s), "
+        f"protocol {experiment.protocol} ({params}), seed {experiment.seed}",
+        f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
+        "",
+        *summary_table(result.records),
+        *failure_lines(result.records),
+        "",
+        f"report: {result.report['report']}",
+    ]
+    emit(args, compare_payload(result), lines)
+
+
+def demo_grid(grid: dict) -> dict:
+    """A small grid: at most three values of each parameter (first, middle, last)."""
+    return {name: values if len(values) <= 3 else [values[0], values[len(values) // 2], values[-1]] for name, values in grid.items()}
+
+
+def most_chosen(records) -> dict:
+    """The parameters the inner search chose most often over the splits (ties: the first split's)."""
+    counts = {}
+    for record in records:
+        key = json.dumps(record["params"], sort_keys=True)
+        counts[key] = counts.get(key, 0) + 1
+    return json.loads(max(counts, key=counts.get))
+
+
 def cmd_demo(args) -> None:
     from .datasets import make_correlated_multilabel
-    from .metrics import evaluate
-    from .model_selection import train_test_split_stratified
-    from .plugins import list_methods
+    from .experiments.runner import run_experiment
+    from .plugins import list_methods, make_method
     from .relations import correlation_from_covariance, psd_sqrt
 
     ds, covariance = make_correlated_multilabel(random_state=args.seed, return_covariance=True)
-    X_train, X_test, Y_train, Y_test = train_test_split_stratified(ds.X, ds.Y, test_size=0.3, random_state=args.seed)
-    rows, relations, weight_relations, failures = [], {}, {}, {}
-    for spec in list_methods():
-        try:
-            est = spec.estimator().fit(X_train, Y_train)
-            m = evaluate(Y_test, est.decision_function(X_test), est.predict(X_test))
-        except Exception as exc:  # one failing plugin must not hide the others' results
-            failures[spec.name] = f"{type(exc).__name__}: {exc}"
+    specs = list_methods()
+    folder = contextlib.nullcontext(args.out) if args.out else tempfile.TemporaryDirectory(prefix="mlcore-demo-")
+    with folder as out:
+        result = run_experiment(
+            [spec.name for spec in specs],
+            [ds],
+            "kfold",
+            out,
+            protocol_params={"n_splits": 3},
+            grids={spec.name: demo_grid(spec.param_grid) for spec in specs if spec.param_grid},
+            inner_cv=2,
+            seed=args.seed,
+            progress=show_progress(args),
+            plots=None if args.out else False,
+        )
+    by_method = {spec.name: [r for r in result.records if r["method"] == spec.name] for spec in specs}
+    relations, weight_relations, chosen = {}, {}, {}
+    for name, records in by_method.items():
+        ok = [r for r in records if r["status"] == "ok"]
+        if not ok:
             continue
-        rows.append((spec.name, m))
+        chosen[name] = most_chosen(ok)
+        est = make_method(name, **chosen[name]).fit(ds.X, ds.Y)
         if getattr(est, "label_correlation_", None) is not None:
-            relations[spec.name] = est.label_correlation_
+            relations[name] = est.label_correlation_
         elif getattr(est, "coef_", None) is not None:
-            weight_relations[spec.name] = correlation_from_covariance(psd_sqrt(est.coef_.T @ est.coef_))
+            weight_relations[name] = correlation_from_covariance(psd_sqrt(est.coef_.T @ est.coef_))
     truth = correlation_from_covariance(covariance)
     empirical = np.corrcoef(ds.Y, rowvar=False)
-    metric_names = ["average_precision", "ranking_loss", "one_error", "coverage", "hamming_loss", "macro_f1"]
+    failures = failure_lines(result.records)
     lines = [
-        f"demo: synthetic correlated data, {ds.X.shape[0]} rows x {ds.X.shape[1]} features, "
-        f"{ds.Y.shape[1]} labels; 70/30 stratified split (seed {args.seed})",
+        f"demo: synthetic correlated data, {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.Y.shape[1]} labels; "
+        f"3-fold iterative-stratified CV, parameters chosen by 2-fold inner CV (seed {args.seed})",
+        *([f"results in {result.out_dir}"] if args.out else []),
         "",
-        *table(["method", *metric_names], [[n, *[m[k] for k in metric_names]] for n, m in rows]),
+        *summary_table(result.records),
+        "",
+        *table(["method", "parameters chosen most often"], [[n, json.dumps(p)] for n, p in chosen.items()]),
         "",
         *matrix_lines("label correlation of the generating covariance:", ds.label_names, truth),
         "",
         *matrix_lines("empirical correlation of the label columns of Y:", ds.label_names, empirical),
     ]
     for name, corr in relations.items():
-        lines += ["", *matrix_lines(f"label correlation learned by {name}:", ds.label_names, corr)]
+        lines += ["", *matrix_lines(f"label correlation learned by {name} (fitted on all rows):", ds.label_names, corr)]
     for name, corr in weight_relations.items():
         title = f"{name} learns no relation; correlation of its weights, (W^T W)^(1/2) as in MLRL's Omega step:"
         lines += ["", *matrix_lines(title, ds.label_names, corr)]
-    for name, why in failures.items():
-        lines += [f"{name} failed: {why}"]
+    lines += failures
     payload = {
         "data": {"n_samples": ds.X.shape[0], "n_features": ds.X.shape[1], "n_labels": ds.Y.shape[1]},
-        "metrics": {n: m for n, m in rows},
+        **compare_payload(result),
+        "params": chosen,
         "true_label_correlation": truth,
         "empirical_label_correlation": empirical,
         "learned_label_correlation": relations,
         "weight_label_correlation": weight_relations,
-        "failures": failures,
     }
+    if not args.out:
+        for key in ("out", "report", "plots"):
+            payload.pop(key)
     emit(args, payload, lines)
     if failures:
-        raise CLIError(f"{len(failures)} method(s) failed: {', '.join(failures)}")
+        raise CLIError(f"{len(failures)} evaluation(s) failed: {failures[0]}")
 
 
 # ---------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def common_options(seed_default) -> argparse.ArgumentParser:
+    """The options every subcommand takes (a parent parser)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON object")
     common.add_argument("--compact", action="store_true", help="with --json: one line")
     common.add_argument("--quiet", action="store_true", help="no progress bar")
-    common.add_argument("--seed", type=int, default=0, help="random seed (splits, synthetic data)")
+    common.add_argument("--seed", type=int, default=seed_default, help="random seed (splits, synthetic data)")
     common.add_argument("--data-home", default=None, help="folder searched first for dataset names")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(seed_default=0)
 
     parser = argparse.ArgumentParser(prog="mlcore", description="Max-margin multi-label learning.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -293,7 +400,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-jobs", type=int, default=None)
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("demo", parents=[common], help="the main job on the embedded synthetic data")
+    # compare's seed defaults to the experiment file's (else 0), so "not given" must be visible.
+    p = sub.add_parser("compare", parents=[common_options(seed_default=None)], help="every method on every dataset under one protocol")
+    p.add_argument("methods", nargs="*", metavar="METHOD", help="registered method names")
+    p.add_argument("--data", nargs="+", default=None, metavar="DATA", help="dataset names or files")
+    p.add_argument("--protocol", default=None, help="kfold (default), repeated_fixed_train, fixed_ratio, semi_supervised")
+    p.add_argument("--protocol-param", action="append", default=[], metavar="NAME=VALUE", help="e.g. n_splits=5")
+    p.add_argument("--out", required=True, help="results folder (created, or resumed)")
+    p.add_argument("--grid", action="append", default=[], metavar="[METHOD.]NAME=v1,v2,...",
+                   help="grid values replacing the registered grid (every method, or METHOD's)")
+    p.add_argument("--config", default=None, metavar="FILE", help="experiment file (TOML, or YAML with PyYAML)")
+    p.add_argument("--selection-metric", default=None, metavar="METRIC", help="default average_precision")
+    p.add_argument("--inner-cv", type=int, default=None, metavar="K", help="inner folds of the search (default 3)")
+    p.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="dask.distributed scheduler, tcp://host:8786")
+    p.add_argument("--reference", default=None, metavar="FILE", help="the papers' numbers (CSV, JSON or TOML)")
+    p.add_argument("--reference-method", default=None, metavar="NAME", help="method the others are t-tested against")
+    p.add_argument("--alpha", type=float, default=None, help="level of the paired t-tests (default 0.05)")
+    p.add_argument("--new-run", action="store_true", help="a changed configuration goes to a new folder DIR-<hash>")
+    p.add_argument("--no-plots", action="store_true", help="no PNG figures in the report (they need the plot extra)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("demo", parents=[common], help="the main job: a small compare on the embedded synthetic data")
+    p.add_argument("--out", default=None, help="keep the results and report in this folder (default: a temporary one)")
     p.set_defaults(func=cmd_demo)
     return parser
 

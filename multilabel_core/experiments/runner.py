@@ -9,9 +9,10 @@ each method and each split not yet in the store:
    evaluated on the test part with every metric of :mod:`multilabel_core.metrics`;
 3. the record (docs/experiments.md) is appended to the store, durably, at once.
 
-Work is done one (dataset, method) at a time in two parallel batches: all inner-search
-tasks of its pending splits (folds x grid points), then all its final fits, whose
-records are written in split order as they arrive.  Tasks run through joblib
+Work is done one (dataset, method) at a time, its pending splits in batches of as many
+splits as there are workers, each batch in two parallel steps: all its inner-search
+tasks (folds x grid points), then all its final fits, whose records are written in
+split order as they arrive.  Tasks run through joblib
 (``n_jobs``), on a dask.distributed cluster with ``scheduler``, and give the same
 records as a serial run: every random choice is seeded from ``(seed, split)``
 (:func:`split_seeds`) and results are collected in task order.
@@ -150,9 +151,12 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel,
         tqdm(total=total, disable=not progress, desc="compare", unit="fit") as bar,
     ):
+        # As many splits per batch as workers: every worker has a final fit to do, and a
+        # kill loses at most one batch (one split in a serial run).
+        batch_size = joblib.effective_n_jobs(n_jobs)
         for group in groups:
             bar.set_postfix_str(f"{group.method} on {group.dataset_name}")
-            group.run(parallel, store, bar)
+            group.run(parallel, store, bar, batch_size)
     order = {key: i for i, key in enumerate(_run_order(experiment, splits))}
     records = sorted(store.records, key=lambda record: order[record_key(record)])
     report = write_report(
@@ -243,44 +247,44 @@ class _Group:
 
     @property
     def n_tasks(self) -> int:
-        return sum(len(search.folds) * len(search.chunks) for search in self.searches.values()) + len(self.pending)
+        return sum(search.n_tasks for search in self.searches.values()) + len(self.pending)
 
-    def run(self, parallel, store, bar) -> None:
-        X, Y = self.dataset.X, self.dataset.Y
-        chosen = self._search(parallel, X, Y, bar)
-        for s, error in sorted(self.failures.items()):
-            params, search = chosen.get(s, ({}, []))
-            store.append(self._record(s, params, search, _outcome(error)))
-            bar.update(1)
-        ready = [s for s in self.pending if s not in self.failures]
-        tasks = [
-            joblib.delayed(evaluate_split)(self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]))
-            for s in ready
-        ]
-        for outcome, s in zip(parallel(tasks), ready):
-            store.append(self._record(s, *chosen[s], outcome))
-            bar.update(1)
+    def run(self, parallel, store, bar, batch_size: int) -> None:
+        """Run the pending splits ``batch_size`` at a time: their searches, then their final fits."""
+        for first in range(0, len(self.pending), batch_size):
+            batch = self.pending[first : first + batch_size]
+            chosen = self._search(parallel, batch, bar)
+            for s in batch:
+                if s in self.failures:
+                    store.append(self._record(s, *chosen.get(s, ({}, [])), _outcome(self.failures[s])))
+                    bar.update(1)
+            ready = [s for s in batch if s not in self.failures]
+            tasks = [
+                joblib.delayed(evaluate_split)(self.estimators[s], chosen[s][0], self.dataset.X, self.dataset.Y, *_parts(self.splits[s]))
+                for s in ready
+            ]
+            for outcome, s in zip(parallel(tasks), ready):
+                store.append(self._record(s, *chosen[s], outcome))
+                bar.update(1)
 
-    def _search(self, parallel, X, Y, bar) -> dict:
-        """Chosen ``(params, search record)`` per split (grid of one point: that point)."""
-        tasks = [task for search in self.searches.values() for task in search.tasks(X, Y)]
+    def _search(self, parallel, batch, bar) -> dict:
+        """Chosen ``(params, search record)`` of each split of ``batch`` (grid of one point: that point)."""
+        searches = [(s, self.searches[s]) for s in batch if s in self.searches]
+        tasks = [task for _, search in searches for task in search.tasks(self.dataset.X, self.dataset.Y)]
         results = []
         for result in parallel(tasks):
             results.append(result)
             bar.update(1)
-        chosen, start = {}, 0
-        for s in self.pending:
-            if s in self.searches:
-                search = self.searches[s]
-                n = len(search.folds) * len(search.chunks)
-                try:
-                    chosen[s] = search.choose(results[start : start + n])
-                except SearchError as exc:  # every grid point failed: the record keeps their errors
-                    self.failures[s] = f"{type(exc).__name__}: {exc}"
-                    chosen[s] = ({}, exc.entries)
-                start += n
-            elif s not in self.failures:
-                chosen[s] = (self.points[0] if self.points else {}, [])
+        chosen = {s: (self.points[0] if self.points else {}, []) for s in batch if s not in self.searches}
+        start = 0
+        for s, search in searches:
+            n = search.n_tasks
+            try:
+                chosen[s] = search.choose(results[start : start + n])
+            except SearchError as exc:  # every grid point failed: the record keeps their errors
+                self.failures[s] = f"{type(exc).__name__}: {exc}"
+                chosen[s] = ({}, exc.entries)
+            start += n
         return chosen
 
     def _record(self, s, params, search, outcome) -> dict:

@@ -189,6 +189,10 @@ class InnerSearch:
         # Warm starts go along the whole grid in one task; otherwise each point is a task.
         self.chunks = [self.points] if self.warm_start else [[point] for point in self.points]
 
+    @property
+    def n_tasks(self) -> int:
+        return len(self.folds) * len(self.chunks)
+
     def tasks(self, X, Y) -> list:
         """joblib ``delayed`` calls, fold by fold; X and Y are passed whole (see docs/experiments.md)."""
         return [

@@ -1,0 +1,202 @@
+"""The experiment runner: records, hyper-parameter search, failures, warm starts, transductive splits."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from multilabel_core import make_method
+from multilabel_core.datasets import make_correlated_multilabel
+from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.experiments.config import Experiment
+from multilabel_core.experiments.runner import evaluate_split, run_experiment
+from multilabel_core.experiments.search import InnerSearch, expand_grid, search_params
+from multilabel_core.experiments.store import read_records
+from multilabel_core.metrics import METRICS
+from multilabel_core.plugins import get_method
+
+DATA = make_correlated_multilabel(n_samples=150, n_features=8, n_labels=4, random_state=0)
+
+CONTRACT_KEYS = {
+    "config_hash", "method", "dataset", "protocol", "split", "status", "error", "params", "search",
+    "selection_metric", "metrics", "fit_time", "predict_time", "n_train", "n_test", "n_labels", "label_names",
+    "certificates", "converged", "label_correlation", "warnings",
+}  # fmt: skip
+
+
+def compare(tmp_path, methods=("br",), **settings):
+    settings = {
+        "protocol_params": {"n_splits": 3},
+        "grids": {"br": {"C": [0.1, 1.0]}} if "br" in methods else {},
+        "inner_cv": 2,
+        "progress": False,
+        "plots": False,
+        **settings,
+    }
+    protocol = settings.pop("protocol", "kfold")
+    return run_experiment(methods, [DATA], protocol, tmp_path / "results", **settings)
+
+
+class Ridge(MultiLabelEstimator):
+    """Ridge regression on {-1, +1} targets, one column per label; logs every fit in ``fits``."""
+
+    fits: ClassVar[list] = []
+
+    def __init__(self, lam=1.0):
+        self.lam = lam
+
+    def _fit(self, X, Y):
+        self.n_fits_ = getattr(self, "n_fits_", 0) + 1  # fits made by this very object
+        type(self).fits.append({"nth_fit_of_object": self.n_fits_, **self.get_params(deep=False)})
+        X1 = np.hstack([X, np.ones((X.shape[0], 1))])
+        A = X1.T @ X1 + self.lam * np.eye(X1.shape[1])
+        W = np.linalg.solve(A, X1.T @ (2.0 * Y - 1.0))
+        self.coef_, self.intercept_ = W[:-1], W[-1]
+
+    def _decision_function(self, X):
+        return X @ self.coef_ + self.intercept_
+
+
+class WarmRidge(Ridge):
+    """Ridge with a ``warm_start`` parameter: the search must walk the grid on one object."""
+
+    fits: ClassVar[list] = []
+
+    def __init__(self, lam=1.0, warm_start=False):
+        self.lam = lam
+        self.warm_start = warm_start
+
+
+class TransductiveRidge(Ridge):
+    """Ridge whose fit takes the unlabelled rows; logs how many it received."""
+
+    fits: ClassVar[list] = []
+    unlabeled_rows: ClassVar[list] = []
+
+    def fit(self, X, Y, X_unlabeled=None):
+        type(self).unlabeled_rows.append(None if X_unlabeled is None else X_unlabeled.shape[0])
+        return super().fit(X, Y)
+
+
+# ----------------------------------------------------------------------- records
+def test_records_follow_the_contract_and_the_store_holds_them(tmp_path):
+    result = compare(tmp_path)
+    assert (result.computed, result.resumed) == (3, 0)
+    assert [r["split"] for r in result.records] == [0, 1, 2]
+    assert read_records(result.out_dir) == result.records
+    config = json.loads((result.out_dir / "config.json").read_text())
+    for record in result.records:
+        assert CONTRACT_KEYS <= set(record)
+        assert record["config_hash"] == config["config_hash"]
+        assert (record["method"], record["dataset"], record["protocol"], record["status"]) == ("br", "synthetic", "kfold", "ok")
+        assert list(record["metrics"]) == list(METRICS)
+        assert record["n_train"] + record["n_test"] == 150 and record["n_labels"] == 4
+        assert record["label_names"] == ["y0", "y1", "y2", "y3"]
+        assert record["fit_time"] > 0 and record["predict_time"] > 0
+        assert record["certificates"] and {"primal", "dual", "gap", "converged", "relative_gap"} <= set(record["certificates"][0])
+        assert record["converged"] is True and record["warnings"] == []
+        assert record["label_correlation"] is None, "binary relevance learns no relation"
+    assert result.report["report"].exists() and "br" in result.report["report"].read_text()
+
+
+@pytest.mark.parametrize("metric", ["average_precision", "ranking_loss"])
+def test_the_chosen_point_has_the_best_inner_score_in_the_metric_direction(tmp_path, metric):
+    result = compare(tmp_path, grids={"br": {"C": [0.001, 0.1, 10.0]}}, selection_metric=metric)
+    pick = max if METRICS[metric].greater_is_better else min
+    for record in result.records:
+        assert [entry["params"] for entry in record["search"]] == [{"C": 0.001}, {"C": 0.1}, {"C": 10.0}]
+        assert all(len(entry["fold_scores"]) == 2 for entry in record["search"])
+        assert record["params"] == pick(record["search"], key=lambda entry: entry["score"])["params"]
+        assert record["selection_metric"] == metric
+    scores = {json.dumps(e["params"]): e["score"] for e in result.records[0]["search"]}
+    assert len(set(scores.values())) == 3, "the grid points are really different fits"
+
+
+def test_a_grid_of_one_point_is_used_without_search(tmp_path):
+    result = compare(tmp_path, grids={"br": {"C": [0.5]}})
+    assert all(r["params"] == {"C": 0.5} and r["search"] == [] for r in result.records)
+
+
+def test_default_grid_is_the_registered_one_and_a_given_grid_replaces_it():
+    assert Experiment(["br"], ["synthetic"]).grid("br") == dict(get_method("br").param_grid)
+    assert Experiment(["br"], ["synthetic"], grids={"br": {"tol": [1e-4]}}).grid("br") == {"tol": [1e-4]}
+    assert Experiment({"mine": make_method("br")}, ["synthetic"]).grid("mine") == {}, "objects: no default grid"
+    assert expand_grid({"b": [1, 2], "a": ["x", "y"]}) == [
+        {"a": "x", "b": 1}, {"a": "x", "b": 2}, {"a": "y", "b": 1}, {"a": "y", "b": 2},
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------- failures
+def test_failing_fits_are_recorded_and_the_run_goes_on(tmp_path):
+    methods = {"broken": make_method("br", C=-1.0), "br": make_method("br"), "hopeless": make_method("br")}
+    grids = {"br": {"C": [-1.0, 1.0]}, "hopeless": {"C": [-1.0, -2.0]}}
+    result = compare(tmp_path, methods=methods, grids=grids)
+    by_method = {m: [r for r in result.records if r["method"] == m] for m in methods}
+    assert all(len(records) == 3 for records in by_method.values())
+    for record in by_method["broken"]:  # the final fit raises: C must be positive
+        assert record["status"] == "failed" and record["metrics"] == {}
+        assert record["error"].startswith("ValueError: C must be > 0")
+    for record in by_method["br"]:  # one grid point raises in the inner search, the other is chosen
+        assert record["status"] == "ok" and record["params"] == {"C": 1.0}
+        failed, ok = record["search"]
+        assert failed["status"] == "failed" and failed["score"] is None and "C must be > 0" in failed["error"]
+        assert ok["status"] == "ok" and ok["score"] > 0.5
+    for record in by_method["hopeless"]:  # every grid point raises: nothing to choose
+        assert record["status"] == "failed" and record["error"].startswith("SearchError: no grid point")
+        assert [entry["status"] for entry in record["search"]] == ["failed", "failed"]
+    assert "broken" in result.report["report"].read_text()
+
+
+def test_non_convergence_is_recorded_with_its_warning(tmp_path):
+    result = compare(tmp_path, methods={"short": make_method("br", max_iter=1)})
+    for record in result.records:
+        assert record["status"] == "ok" and record["converged"] is False
+        assert any(w.startswith("ConvergenceWarning: ") for w in record["warnings"])
+        assert not all(c["converged"] for c in record["certificates"])
+
+
+# ----------------------------------------------------------------------- search
+def test_warm_starts_walk_the_grid_in_order_on_one_object():
+    WarmRidge.fits.clear()
+    grid = {"lam": [0.1, 1.0, 10.0]}
+    search = InnerSearch(WarmRidge(), grid, DATA.Y, np.arange(150), inner_cv=2, seed=0)
+    assert search.n_tasks == 2, "one task per inner fold"
+    params, entries = search_params(WarmRidge(), DATA.X, DATA.Y, grid, inner_cv=2)
+    assert params in expand_grid(grid) and len(entries) == 3
+    fits = WarmRidge.fits
+    assert [fit["lam"] for fit in fits] == [0.1, 1.0, 10.0] * 2
+    assert all(fit["warm_start"] for fit in fits)
+    assert [fit["nth_fit_of_object"] for fit in fits] == [1, 2, 3] * 2, "one object per fold along the grid"
+    Ridge.fits.clear()
+    search_params(Ridge(), DATA.X, DATA.Y, grid, inner_cv=2)
+    assert [fit["nth_fit_of_object"] for fit in Ridge.fits] == [1] * 6, "a fresh object per fit"
+
+
+def test_semi_supervised_fits_see_the_unlabelled_rows_and_are_evaluated_on_them(tmp_path):
+    TransductiveRidge.unlabeled_rows.clear()
+    result = compare(
+        tmp_path,
+        methods={"transductive": TransductiveRidge(), "br": make_method("br")},
+        protocol="semi_supervised",
+        protocol_params={"n_repeats": 2},
+        grids={"transductive": {"lam": [0.1, 1.0]}, "br": {"C": [1.0]}},
+    )
+    for record in result.records:
+        assert record["status"] == "ok" and (record["n_train"], record["n_test"]) == (30, 120)
+    transductive = [r for r in result.records if r["method"] == "transductive"]
+    assert [r["n_unlabeled"] for r in transductive] == [120, 120]
+    assert [r["n_unlabeled"] for r in result.records if r["method"] == "br"] == [0, 0], "br is inductive"
+    # Per split: 2 inner folds x 2 grid points, each seeing its held-out 15 rows + the 120 unlabelled,
+    # then the final fit with the 120 unlabelled rows.
+    assert TransductiveRidge.unlabeled_rows == ([135] * 4 + [120]) * 2
+
+
+def test_evaluate_split_measures_the_test_rows_with_the_given_parameters():
+    train, test = np.arange(100), np.arange(100, 150)
+    outcome = evaluate_split(make_method("br"), {"C": 0.5}, DATA.X, DATA.Y, train, test)
+    model = make_method("br", C=0.5).fit(DATA.X[train], DATA.Y[train])
+    expected = METRICS["average_precision"].function(DATA.Y[test], model.decision_function(DATA.X[test]))
+    assert outcome["status"] == "ok" and outcome["metrics"]["average_precision"] == pytest.approx(expected)

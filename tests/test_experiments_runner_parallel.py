@@ -1,0 +1,62 @@
+"""The same run serially, with joblib workers, and on a dask.distributed cluster: the same records."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from multilabel_core.datasets import make_correlated_multilabel
+from multilabel_core.experiments.runner import run_experiment
+
+DATA = make_correlated_multilabel(n_samples=150, n_features=8, n_labels=4, random_state=4)
+SETTINGS = {
+    "protocol_params": {"n_repeats": 3},
+    "grids": {"br": {"C": [0.1, 1.0, 10.0]}},
+    "inner_cv": 2,
+    "progress": False,
+    "plots": False,
+}
+
+
+def without_timings(records):
+    """Records with the wall-clock measurements left out: all that must repeat exactly."""
+    timeless = []
+    for record in records:
+        record = {k: v for k, v in record.items() if k not in ("fit_time", "predict_time")}
+        record["certificates"] = [{k: v for k, v in c.items() if k != "time"} for c in record["certificates"]]
+        timeless.append(record)
+    return timeless
+
+
+def compare(out, **execution):
+    return run_experiment(["br"], [DATA], "fixed_ratio", out, **SETTINGS, **execution).records
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    records = compare(tmp_path_factory.mktemp("serial"))
+    assert len(records) == 3 and all(r["status"] == "ok" and len(r["search"]) == 3 for r in records)
+    return without_timings(records)
+
+
+def test_joblib_workers_give_the_serial_records(serial, tmp_path):
+    assert without_timings(compare(tmp_path, n_jobs=2)) == serial
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="needs the dask extra")
+def test_a_dask_cluster_gives_the_serial_records(serial, tmp_path):
+    from distributed import LocalCluster
+
+    # Worker processes: tasks and data really travel to other interpreters over TCP.
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:  # fmt: skip
+        records = compare(tmp_path, scheduler=cluster.scheduler_address)
+    assert without_timings(records) == serial
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}), pytest.raises(OSError, match="127.0.0.1:9"):
+        compare(tmp_path, scheduler="tcp://127.0.0.1:9")
