@@ -317,7 +317,7 @@ def psd_kernels(draw, *, n=_SAMPLES, rank=None, magnitude: float = 3.0) -> np.nd
         so rank-deficient kernels (rank < n) are drawn as often as full-rank ones
         allow.  0 gives the zero kernel.
     magnitude : float
-        Bound on the entries of F.
+        Bound on the entries of F (each is 0 or at least 1e-3 in magnitude).
 
     Examples
     --------
@@ -332,7 +332,9 @@ def psd_kernels(draw, *, n=_SAMPLES, rank=None, magnitude: float = 3.0) -> np.nd
     inner = draw(st.integers(1, max(size, 1)) if rank is None else _sizes(rank))
     if not 0 <= inner:
         raise ValueError(f"rank must be >= 0, got {inner}")
-    F = draw(hnp.arrays(np.float64, (size, inner), elements=_bounded_floats(magnitude)))
+    # Entries are 0 or at least 1e-3 in magnitude: products of tinier ones underflow to subnormal kernels.
+    entries = st.floats(1e-3, magnitude) | st.floats(-magnitude, -1e-3) | st.just(0.0)
+    F = draw(hnp.arrays(np.float64, (size, inner), elements=entries))
     K = F @ F.T
     return (K + K.T) / 2.0
 
