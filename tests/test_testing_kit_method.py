@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from multilabel_core_plugins.br import BinaryRelevance
 
 from multilabel_core import Certificate, MethodSpec
 from multilabel_core.testing.checks import check_method
-from multilabel_core_plugins.br import BinaryRelevance
 
 
 def spec_of(estimator):

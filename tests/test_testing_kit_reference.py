@@ -100,7 +100,7 @@ def test_reference_is_at_least_as_good_as_slsqp(qp):
                             constant_box=True, tiny=1e-2, huge=1e2))
 def test_with_omega_identity_each_label_is_libsvm_svc(problem):
     K, omega, Y, C = problem
-    alpha, objective = mlrl_dual_matrices(K, omega, Y, C).solve()
+    _, objective = mlrl_dual_matrices(K, omega, Y, C).solve()
     libsvm_objective = 0.0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)

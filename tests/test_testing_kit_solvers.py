@@ -121,8 +121,8 @@ K_FIXED = np.array([[2.0, 1.0, 0.0, 0.5], [1.0, 2.0, 0.5, 0.0], [0.0, 0.5, 1.0, 
 Y_FIXED = np.array([[1.0, -1.0], [1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0]])
 FIXED = [(K_FIXED, Y_FIXED, np.full((4, 2), 1.0)), (4.0 * K_FIXED, Y_FIXED, np.full((4, 2), 10.0))]
 
-BOX = dict(gradient=gradient, upper=upper, equality=False, kkt_tol=1e-6, gap_tol=1e-5)
-EQUALITY = dict(gradient=gradient, upper=upper, signs=signs, equality=True, kkt_tol=1e-6, gap_tol=1e-5)
+BOX = {"gradient": gradient, "upper": upper, "equality": False, "kkt_tol": 1e-6, "gap_tol": 1e-5}
+EQUALITY = {"gradient": gradient, "upper": upper, "signs": signs, "equality": True, "kkt_tol": 1e-6, "gap_tol": 1e-5}
 
 
 # -- the solvers conform ------------------------------------------------------------------

@@ -71,7 +71,7 @@ def test_sign_matrices_keep_their_positional_sizes(Y):
 
 @given(multilabel_problems(degenerate={"duplicate_rows"}, sparse=None))
 def test_duplicate_rows(problem):
-    X, Y = problem
+    X, _ = problem
     rows = dense(X)
     assert len({row.tobytes() for row in rows}) < len(rows)
 

@@ -23,7 +23,7 @@ import functools
 import math
 import os
 import tempfile
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -501,8 +501,8 @@ def check_solver(
     """
     if equality and signs is None:
         raise ValueError("check_solver with equality=True needs signs(problem) -> y")
-    settings = dict(gradient=gradient, upper=upper, signs=signs, equality=equality, kkt_tol=kkt_tol,
-                    gap_tol=gap_tol, random_state=random_state, warm_start_passes=warm_start_passes)
+    settings = {"gradient": gradient, "upper": upper, "signs": signs, "equality": equality, "kkt_tol": kkt_tol,
+                "gap_tol": gap_tol, "random_state": random_state, "warm_start_passes": warm_start_passes}
     # hypothesis is a test extra: the other checks work without it.
     from hypothesis import given
     from hypothesis.strategies import SearchStrategy
