@@ -200,3 +200,12 @@ def test_evaluate_split_measures_the_test_rows_with_the_given_parameters():
     model = make_method("br", C=0.5).fit(DATA.X[train], DATA.Y[train])
     expected = METRICS["average_precision"].function(DATA.Y[test], model.decision_function(DATA.X[test]))
     assert outcome["status"] == "ok" and outcome["metrics"]["average_precision"] == pytest.approx(expected)
+
+
+def test_an_impossible_inner_search_is_a_failed_record(tmp_path):
+    tiny = make_correlated_multilabel(n_samples=12, n_features=3, n_labels=2, random_state=0)
+    result = run_experiment(["br"], [tiny], "kfold", tmp_path / "run", protocol_params={"n_splits": 2},
+                            inner_cv=10, progress=False, plots=False)  # fmt: skip
+    for record in result.records:
+        assert record["status"] == "failed" and record["params"] == {} and record["search"] == []
+        assert record["error"].startswith("ValueError: inner search: n_splits=10 is larger than the number of rows")

@@ -12,10 +12,10 @@ each method and each split not yet in the store:
 Work is done one (dataset, method) at a time, its pending splits in batches of as many
 splits as there are workers, each batch in two parallel steps: all its inner-search
 tasks (folds x grid points), then all its final fits, whose records are written in
-split order as they arrive.  Tasks run through joblib
-(``n_jobs``), on a dask.distributed cluster with ``scheduler``, and give the same
-records as a serial run: every random choice is seeded from ``(seed, split)``
-(:func:`split_seeds`) and results are collected in task order.
+split order as they arrive.  Tasks run through joblib (``n_jobs``), or on a
+dask.distributed cluster with ``scheduler``, and give the same records as a serial
+run: every random choice is seeded from ``(seed, split)`` (:func:`split_seeds`) and
+results are collected in task order.
 
 Failures never stop the run: an exception in a fit, or in the inner search of a split,
 becomes a record with ``status: "failed"`` and its ``error``; warnings raised while
@@ -139,24 +139,20 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
             splits[name] = protocol.split(dataset.Y, experiment.seed, **experiment.protocol_params)
         except ValueError as exc:
             raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
-    groups = [
-        _Group(experiment, name, datasets[name], method, splits[name], store.finished)
+    groups = {
+        name: [_Group(experiment, name, datasets[name], method, splits[name], store.finished) for method in experiment.methods]
         for name in datasets
-        for method in experiment.methods
-    ]
-    groups = [group for group in groups if group.pending]
-    total = sum(group.n_tasks for group in groups)
-    with (
-        _backend(scheduler),
-        joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel,
-        tqdm(total=total, disable=not progress, desc="compare", unit="fit") as bar,
-    ):
-        # As many splits per batch as workers: every worker has a final fit to do, and a
-        # kill loses at most one batch (one split in a serial run).
-        batch_size = joblib.effective_n_jobs(n_jobs)
-        for group in groups:
-            bar.set_postfix_str(f"{group.method} on {group.dataset_name}")
-            group.run(parallel, store, bar, batch_size)
+    }
+    total = sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
+    with _cluster(scheduler) as client, tqdm(total=total, disable=not progress, desc="compare", unit="fit") as bar:
+        for name, per_dataset in groups.items():
+            with _parallel(n_jobs, client, datasets[name]) as parallel:
+                # As many splits per batch as workers: every worker has a final fit to do,
+                # and a kill loses at most one batch (one split in a serial run).
+                batch_size = joblib.effective_n_jobs(n_jobs)
+                for group in per_dataset:
+                    bar.set_postfix_str(f"{group.method} on {name}")
+                    group.run(parallel, store, bar, batch_size)
     order = {key: i for i, key in enumerate(_run_order(experiment, splits))}
     records = sorted(store.records, key=lambda record: order[record_key(record)])
     report = write_report(
@@ -175,19 +171,35 @@ def _run_order(experiment, splits):
 
 
 @contextlib.contextmanager
-def _backend(scheduler):
-    """joblib's dask backend on the cluster at ``scheduler``; the ambient backend for None."""
+def _cluster(scheduler):
+    """A dask.distributed client of the scheduler at ``scheduler``; None without one."""
     if scheduler is None:
-        yield
+        yield None
         return
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError(
-            "--scheduler/scheduler= needs dask.distributed: pip install 'multilabel-core[dask]'"
-        ) from None
-    with Client(scheduler), joblib.parallel_config(backend="dask"):
-        yield
+        raise ValueError("scheduler (--scheduler) needs dask.distributed: pip install 'multilabel-core[dask]'") from None
+    with Client(scheduler) as client:
+        yield client
+
+
+@contextlib.contextmanager
+def _parallel(n_jobs, client, dataset):
+    """A joblib Parallel (results as a generator) for the tasks of one dataset.
+
+    On a cluster, joblib's dask backend with the dataset's X and Y broadcast to every
+    worker once: tasks name them by object identity and receive the workers' copies,
+    instead of shipping them with each batch.  Without a client, the ambient backend
+    (loky processes by default, or the caller's ``joblib.parallel_config``).
+    """
+    config = (
+        joblib.parallel_config(backend="dask", client=client, scatter=[dataset.X, dataset.Y])
+        if client is not None
+        else contextlib.nullcontext()
+    )
+    with config, joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel:
+        yield parallel
 
 
 def split_seeds(seed: int, split: int) -> tuple[int, int]:
@@ -259,8 +271,9 @@ class _Group:
                     store.append(self._record(s, *chosen.get(s, ({}, [])), _outcome(self.failures[s])))
                     bar.update(1)
             ready = [s for s in batch if s not in self.failures]
+            X, Y = self.dataset.X, self.dataset.Y
             tasks = [
-                joblib.delayed(evaluate_split)(self.estimators[s], chosen[s][0], self.dataset.X, self.dataset.Y, *_parts(self.splits[s]))
+                joblib.delayed(evaluate_split)(self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]))
                 for s in ready
             ]
             for outcome, s in zip(parallel(tasks), ready):
@@ -275,7 +288,8 @@ class _Group:
         for result in parallel(tasks):
             results.append(result)
             bar.update(1)
-        chosen = {s: (self.points[0] if self.points else {}, []) for s in batch if s not in self.searches}
+        unsearched = [s for s in batch if s not in self.searches and s not in self.failures]
+        chosen = {s: (self.points[0] if self.points else {}, []) for s in unsearched}
         start = 0
         for s, search in searches:
             n = search.n_tasks
