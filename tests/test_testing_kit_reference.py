@@ -151,10 +151,14 @@ def test_reference_dual_solution_is_optimal(problem):
 
 def test_kkt_residual_tells_optimal_from_suboptimal_points():
     Q, p = np.eye(2), np.array([-2.0, 1.0])
-    lower, upper, A, b = np.zeros(2), np.ones(2), np.zeros((0, 2)), np.zeros(0)
-    assert kkt_residual(Q, p, lower, upper, A, b, np.array([1.0, 0.0])) == 0.0
-    assert kkt_residual(Q, p, lower, upper, A, b, np.array([0.5, 0.0])) > 0.1
-    assert kkt_residual(Q, p, lower, upper, A, b, np.array([1.5, 0.0])) > 0.1  # outside the box
+    assert kkt_residual(Q, p, 0.0, 1.0, np.array([1.0, 0.0])) == 0.0
+    assert kkt_residual(Q, p, 0.0, 1.0, np.array([0.5, 0.0])) > 0.1
+    assert kkt_residual(Q, p, 0.0, 1.0, np.array([1.5, 0.0])) > 0.1  # outside the box
+    # With x1 + x2 = 1 the minimiser is (1, 0) still; (0.5, 0.5) is feasible but not optimal.
+    assert kkt_residual(Q, p, 0.0, 1.0, np.array([1.0, 0.0]), np.ones((1, 2)), [1.0]) == 0.0
+    assert kkt_residual(Q, p, 0.0, 1.0, np.array([0.5, 0.5]), np.ones((1, 2)), [1.0]) > 0.1
+    with pytest.raises(ValueError, match="x must have shape"):
+        kkt_residual(Q, p, 0.0, 1.0, np.zeros(3))
 
 
 def test_too_few_iterations_raise_rather_than_return_an_unverified_point():

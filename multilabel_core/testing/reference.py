@@ -247,7 +247,7 @@ def _wrong_sign_multiplier(gradient, A_eq, state, lower, upper, small):
 # -- verification ---------------------------------------------------------------------------
 
 
-def kkt_residual(Q, p, lower, upper, A_eq, b_eq, x, *, tol: float = 1e-9) -> float:
+def kkt_residual(Q, p, lower, upper, x, A_eq=None, b_eq=None, *, tol: float = 1e-9) -> float:
     """Largest scaled violation of the KKT conditions of (QP) at ``x``.
 
     Stationarity uses the best multipliers of the right signs: with the variables within
@@ -257,6 +257,10 @@ def kkt_residual(Q, p, lower, upper, A_eq, b_eq, x, *, tol: float = 1e-9) -> flo
     residual is scaled by the magnitude of the gradient's terms; the box and equality
     violations by the magnitude of x.
     """
+    Q, p, lower, upper, A_eq, b_eq = _validated(Q, p, lower, upper, A_eq, b_eq)
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape != p.shape:
+        raise ValueError(f"x must have shape {p.shape}, got {x.shape}")
     gradient = Q @ x + p
     width = np.where(np.isfinite(upper - lower), upper - lower, np.maximum(1.0, np.abs(x)))
     near_lower = x - lower <= tol * width
@@ -278,7 +282,7 @@ def kkt_residual(Q, p, lower, upper, A_eq, b_eq, x, *, tol: float = 1e-9) -> flo
 
 
 def _verified(Q, p, lower, upper, A_eq, b_eq, x, tol, n_iter) -> QPSolution:
-    residual = kkt_residual(Q, p, lower, upper, A_eq, b_eq, x, tol=tol)
+    residual = kkt_residual(Q, p, lower, upper, x, A_eq, b_eq, tol=tol)
     if not residual <= tol:
         raise ReferenceSolveError(f"the reference solution is not accurate: scaled KKT residual {residual:.3g} > {tol:g}")
     return QPSolution(x=x, objective=float(0.5 * x @ Q @ x + p @ x), kkt_residual=residual, n_iter=n_iter)
