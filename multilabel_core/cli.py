@@ -32,7 +32,6 @@ import numpy as np
 from .base.solver import CapabilityError
 
 EXIT_USAGE = 2
-SYNTHETIC = "synthetic"
 
 
 class CLIError(Exception):
@@ -53,11 +52,9 @@ def parse_param(text: str, option: str = "--param") -> tuple[str, object]:
 
 
 def load_data(data: str, data_home: str | None, random_state: int):
-    from .datasets import load_dataset, make_correlated_multilabel
+    from .experiments.config import load_data
 
-    if data == SYNTHETIC:
-        return make_correlated_multilabel(random_state=random_state)
-    return load_dataset(data, data_home=data_home)
+    return load_data(data, data_home, random_state)
 
 
 def show_progress(args) -> bool:
@@ -199,8 +196,12 @@ def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
     return table(["dataset", "method", *metrics], rows)
 
 
+def failures(records) -> list[dict]:
+    return [{k: r[k] for k in ("method", "dataset", "split", "error")} for r in records if r["status"] == "failed"]
+
+
 def failure_lines(records) -> list[str]:
-    return [f"{r['method']} on {r['dataset']}, split {r['split']} failed: {r['error']}" for r in records if r["status"] == "failed"]
+    return [f"{f['method']} on {f['dataset']}, split {f['split']} failed: {f['error']}" for f in failures(records)]
 
 
 def compare_payload(result) -> dict:
@@ -211,9 +212,7 @@ def compare_payload(result) -> dict:
         "computed": result.computed,
         "resumed": result.resumed,
         "summary": summarize(result.records),
-        "failures": [
-            {k: r[k] for k in ("method", "dataset", "split", "error")} for r in result.records if r["status"] == "failed"
-        ],
+        "failures": failures(result.records),
         "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
         "plots": [str(path) for path in result.report["plots"]],
     }
@@ -268,7 +267,10 @@ def cmd_compare(args) -> None:
 
 def demo_grid(grid: dict) -> dict:
     """A small grid: at most three values of each parameter (first, middle, last)."""
-    return {name: values if len(values) <= 3 else [values[0], values[len(values) // 2], values[-1]] for name, values in grid.items()}
+    def small(values):
+        return values if len(values) <= 3 else [values[0], values[len(values) // 2], values[-1]]
+
+    return {name: small(values) for name, values in grid.items()}
 
 
 def most_chosen(records) -> dict:
@@ -401,10 +403,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
 
     # compare's seed defaults to the experiment file's (else 0), so "not given" must be visible.
-    p = sub.add_parser("compare", parents=[common_options(seed_default=None)], help="every method on every dataset under one protocol")
+    p = sub.add_parser(
+        "compare", parents=[common_options(seed_default=None)], help="every method on every dataset under one protocol"
+    )
     p.add_argument("methods", nargs="*", metavar="METHOD", help="registered method names")
     p.add_argument("--data", nargs="+", default=None, metavar="DATA", help="dataset names or files")
-    p.add_argument("--protocol", default=None, help="kfold (default), repeated_fixed_train, fixed_ratio, semi_supervised")
+    p.add_argument(
+        "--protocol", default=None, help="kfold (default), repeated_fixed_train, fixed_ratio or semi_supervised"
+    )
     p.add_argument("--protocol-param", action="append", default=[], metavar="NAME=VALUE", help="e.g. n_splits=5")
     p.add_argument("--out", required=True, help="results folder (created, or resumed)")
     p.add_argument("--grid", action="append", default=[], metavar="[METHOD.]NAME=v1,v2,...",

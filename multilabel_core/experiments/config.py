@@ -52,6 +52,7 @@ from .protocols import get_protocol
 __all__ = [
     "FILE_KEYS",
     "Experiment",
+    "load_data",
     "load_experiment",
     "parse_grid_option",
     "parse_value",
@@ -75,6 +76,7 @@ FILE_KEYS = (
     "report",
 )
 REPORT_KEYS = ("reference", "reference_method", "alpha")
+ESTIMATOR_METHODS = ("get_params", "fit", "decision_function", "predict")
 
 
 # ------------------------------------------------------------ command-line values
@@ -123,8 +125,8 @@ def _check_methods(instance, attribute, methods) -> None:
             raise ValueError(f"method names must be non-empty strings, got {name!r}")
         if estimator is None:
             get_method(name)
-        elif not all(hasattr(estimator, a) for a in ("get_params", "fit", "decision_function", "predict")):
-            raise ValueError(f"method {name!r}: {estimator!r} is not an estimator (get_params, fit, decision_function, predict)")
+        elif not all(hasattr(estimator, a) for a in ESTIMATOR_METHODS):
+            raise ValueError(f"method {name!r}: {estimator!r} is not an estimator ({', '.join(ESTIMATOR_METHODS)})")
 
 
 def _as_datasets(value) -> tuple:
@@ -199,14 +201,17 @@ class Experiment:
     reference: str | None = None
     reference_method: str | None = None
     alpha: float = attrs.field(
-        default=0.05, validator=_check_scalar_field(numbers.Real, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+        default=0.05,
+        validator=_check_scalar_field(numbers.Real, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False),
     )
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "protocol_params", get_protocol(self.protocol).params(self.protocol_params))
         check_metric_names([self.selection_metric])
         if self.reference_method is not None and self.reference_method not in self.methods:
-            raise ValueError(f"reference_method {self.reference_method!r} is not one of the methods {list(self.methods)}")
+            raise ValueError(
+                f"reference_method {self.reference_method!r} is not one of the methods {list(self.methods)}"
+            )
         for method, grid in self.grids.items():
             self._check_grid(method, grid)
 
@@ -247,16 +252,7 @@ class Experiment:
 
     def load_datasets(self) -> dict:
         """Name -> :class:`~multilabel_core.datasets.Dataset`, every dataset loaded."""
-        from ..datasets import load_dataset, make_correlated_multilabel
-
-        def load(dataset):
-            if not isinstance(dataset, str):
-                return dataset
-            if dataset == SYNTHETIC:
-                return make_correlated_multilabel(random_state=self.seed)
-            return load_dataset(dataset, data_home=self.data_home)
-
-        return {_dataset_name(dataset): load(dataset) for dataset in self.datasets}
+        return {_dataset_name(dataset): load_data(dataset, self.data_home, self.seed) for dataset in self.datasets}
 
     def canonical(self, loaded: dict) -> dict:
         """The hashed configuration: everything that decides the results (module docstring)."""
@@ -274,9 +270,22 @@ class Experiment:
         }
 
 
+def load_data(dataset, data_home=None, seed: int = 0):
+    """A :class:`~multilabel_core.datasets.Dataset` from a name or a file path (``"synthetic"``:
+    the embedded correlated data drawn with ``seed``); a Dataset is returned as it is."""
+    from ..datasets import load_dataset, make_correlated_multilabel
+
+    if not isinstance(dataset, str):
+        return dataset
+    if dataset == SYNTHETIC:
+        return make_correlated_multilabel(random_state=seed)
+    return load_dataset(dataset, data_home=data_home)
+
+
 def _describe_estimator(estimator) -> dict:
     cls = type(estimator)
-    params = {name: value if _is_plain(value) else repr(value) for name, value in estimator.get_params(deep=False).items()}
+    params = estimator.get_params(deep=False)
+    params = {name: value if _is_plain(value) else repr(value) for name, value in params.items()}
     return {"class": f"{cls.__module__}.{cls.__qualname__}", "params": params}
 
 
@@ -328,7 +337,8 @@ def _check_keys(path, table, allowed, prefix) -> None:
         raise ValueError(f"{path}: {prefix.rstrip('.')} must be a table")
     unknown = sorted(set(table) - set(allowed))
     if unknown:
-        raise ValueError(f"{path}: unknown key(s) {', '.join(prefix + k for k in unknown)}; allowed: {', '.join(allowed)}")
+        listed = ", ".join(prefix + key for key in unknown)
+        raise ValueError(f"{path}: unknown key(s) {listed}; allowed: {', '.join(allowed)}")
 
 
 def load_experiment(path=None, **overrides) -> Experiment:

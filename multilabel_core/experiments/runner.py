@@ -140,8 +140,8 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         except ValueError as exc:
             raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
     groups = {
-        name: [_Group(experiment, name, datasets[name], method, splits[name], store.finished) for method in experiment.methods]
-        for name in datasets
+        name: [_Group(experiment, name, dataset, method, splits[name], store.finished) for method in experiment.methods]
+        for name, dataset in datasets.items()
     }
     total = sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
     with _cluster(scheduler) as client, tqdm(total=total, disable=not progress, desc="compare", unit="fit") as bar:
@@ -179,7 +179,7 @@ def _cluster(scheduler):
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError("scheduler (--scheduler) needs dask.distributed: pip install 'multilabel-core[dask]'") from None
+        raise ValueError("a scheduler needs dask.distributed: pip install 'multilabel-core[dask]'") from None
     with Client(scheduler) as client:
         yield client
 

@@ -236,9 +236,8 @@ def select(points, fold_results, metric) -> tuple[dict, list[dict]]:
             best = p
     if best is None:
         first_error = next((e["error"] for e in entries if e["error"]), f"{metric} is undefined on every inner fold")
-        raise SearchError(
-            f"no grid point could be scored in the inner search ({len(points)} tried); first error: {first_error}", entries
-        )
+        message = f"no grid point could be scored in the inner search ({len(points)} tried); first error: {first_error}"
+        raise SearchError(message, entries)
     return points[best], entries
 
 
