@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from multilabel_core import make_method
+from multilabel_core.certificate import Certificate
 from multilabel_core.datasets import make_correlated_multilabel
-from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.estimator import ComposedEstimator, MultiLabelEstimator
 from multilabel_core.experiments.config import Experiment
 from multilabel_core.experiments.runner import evaluate_split, run_experiment
 from multilabel_core.experiments.search import InnerSearch, expand_grid, search_params
 from multilabel_core.experiments.store import read_records
+from multilabel_core.kernels import RBFKernel
 from multilabel_core.metrics import METRICS
 from multilabel_core.plugins import get_method
 
@@ -68,6 +71,19 @@ class WarmRidge(Ridge):
     def __init__(self, lam=1.0, warm_start=False):
         self.lam = lam
         self.warm_start = warm_start
+
+
+class AlternatingRidge(Ridge):
+    """Ridge reporting what an alternating method does: one certificate per outer step and a relation."""
+
+    def _fit(self, X, Y):
+        super()._fit(X, Y)
+        step = partial(Certificate.from_objectives, kkt_violation=0.0, n_iter=5, time=0.0)
+        self.certificate_ = [
+            step(2.0, 1.0, converged=False, solver="outer step 1"),
+            step(1.5, 1.5, converged=True, solver="outer step 2"),
+        ]
+        self.label_correlation_ = np.corrcoef(self.coef_.T)
 
 
 class TransductiveRidge(Ridge):
@@ -194,6 +210,29 @@ def test_semi_supervised_fits_see_the_unlabelled_rows_and_are_evaluated_on_them(
     # Per split: 2 inner folds x 2 grid points, each seeing its held-out 15 rows + the 120 unlabelled,
     # then the final fit with the 120 unlabelled rows.
     assert TransductiveRidge.unlabeled_rows == ([135] * 4 + [120]) * 2
+
+
+def test_every_certificate_and_the_learned_relation_are_recorded(tmp_path):
+    result = compare(tmp_path, methods={"alternating": AlternatingRidge()})
+    for record in result.records:
+        assert [c["solver"] for c in record["certificates"]] == ["outer step 1", "outer step 2"]
+        assert record["certificates"][0]["gap"] == 1.0 and record["converged"] is False, "all steps must converge"
+        correlation = np.array(record["label_correlation"])
+        assert correlation.shape == (4, 4) and np.allclose(np.diag(correlation), 1.0)
+
+
+def test_parameter_objects_are_recorded_by_their_repr(tmp_path):
+    kernel = RBFKernel(gamma=0.5)
+    grids = {"composed": {"kernel": ["linear", kernel]}}
+    settings = {"protocol_params": {"n_splits": 2}, "grids": grids, "inner_cv": 2, "progress": False, "plots": False}
+    result = run_experiment({"composed": ComposedEstimator()}, [DATA], "kfold", tmp_path / "run", **settings)
+    assert result.records == read_records(result.out_dir)
+    for record in result.records:
+        linear, rbf = record["search"]
+        assert record["params"] == {"kernel": "linear"}
+        assert rbf["params"] == {"kernel": repr(kernel)} and rbf["error"].startswith("CapabilityError")
+    again = run_experiment({"composed": ComposedEstimator()}, [DATA], "kfold", tmp_path / "run", **settings)
+    assert again.computed == 0, "a configuration holding objects resumes"
 
 
 def test_evaluate_split_measures_the_test_rows_with_the_given_parameters():

@@ -158,6 +158,7 @@ def test_yaml_experiment_file(tmp_path):
         ('methods = ["br"]\ndatasets = ["synthetic"]\n[grids.svm]\nC = [1]\n', "grids are given for ['svm']"),
         ('methods = ["br"]\ndatasets = ["synthetic"]\n[grids.br]\nc = [1]\n', "unknown parameter(s) 'c'"),
         ('methods = ["br"]\ndatasets = ["synthetic"]\n[grids.br]\nC = []\n', "no values for C"),
+        ('methods = ["br"]\ndatasets = ["synthetic"]\n[grids.br]\nC = 1\n', "gives C=1; a grid needs a list"),
         ('methods = ["br"]\n', "no datasets given"),
         ('methods = ["br"\n', "invalid TOML"),
     ],

@@ -150,7 +150,13 @@ def _check_datasets(instance, attribute, datasets) -> None:
 
 
 def _as_grids(value) -> dict:
-    return {str(method): {str(k): list(v) for k, v in dict(grid).items()} for method, grid in dict(value or {}).items()}
+    grids = {}
+    for method, grid in dict(value or {}).items():
+        for name, values in dict(grid).items():
+            if not isinstance(values, (list, tuple)):
+                raise ValueError(f"the grid of method {method!r} gives {name}={values!r}; a grid needs a list")
+        grids[str(method)] = {str(name): list(values) for name, values in dict(grid).items()}
+    return grids
 
 
 def _check_scalar_field(kind, **bounds):

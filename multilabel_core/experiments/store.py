@@ -160,12 +160,12 @@ class ResultStore:
     def append(self, record: dict) -> None:
         """Write one finished evaluation (stamped with the config hash) and make it durable."""
         record = {"config_hash": self.config_hash, **jsonable(record)}
-        line = json.dumps(record, allow_nan=False) + "\n"
+        line = json.dumps(record, allow_nan=False, default=repr) + "\n"  # parameter objects by their repr
         with open(self.folder / RESULTS_FILE, "a", encoding="utf-8") as stream:
             stream.write(line)
             stream.flush()
             os.fsync(stream.fileno())
-        self.records.append(record)
+        self.records.append(json.loads(line))  # exactly what a later run will read back
         self.finished.add(record_key(record))
 
 
