@@ -175,22 +175,37 @@ cdef class _LabelwiseSMO:
     # -- exact gradients ------------------------------------------------------------
 
     cdef int reconstruct_all(self) except -1 nogil:
-        """f = K B Omega~ - Y from alpha (work = (K B)^T, then one dgemm); all variables active."""
+        """f = K B Omega~ - Y from alpha; all variables active.
+
+        B is written into f, work = B K (row p = sum_s B_ps K[:, s]: one dgemm with a
+        precomputed K, else one cached column per example with a nonzero alpha), then
+        f = Omega~ work - Y (one dgemm).
+        """
         cdef Py_ssize_t s, p, q
         cdef const double* column
-        cdef double coefficient, one = 1.0, zero = 0.0
+        cdef double one = 1.0, zero = 0.0
         cdef int n = <int> self.n, L = <int> self.L, inc = 1
-        self.work[:, :] = 0.0
-        for s in range(self.n):
-            column = NULL
-            for p in range(self.L):
-                if self.alpha[p, s] != 0.0:
-                    if column == NULL:
-                        column = self.K.column(s)
-                    coefficient = self.y[p, s] * self.alpha[p, s]
-                    daxpy(&n, &coefficient, <double*> column, &inc, &self.work[p, 0], &inc)
-        # Row-major F (L x n) = Omega~ (L x L) @ work (L x n) is, read column-major,
-        # F^T = work^T Omega~^T, and Omega~ is symmetric.
+        cdef bint zero_start = True
+        for p in range(self.L):
+            for q in range(self.n):
+                self.f[p, q] = self.y[p, q] * self.alpha[p, q]
+                zero_start = zero_start and self.alpha[p, q] == 0.0
+        # Read column-major, the row-major (L x n) arrays are their (n x L) transposes, so
+        # work^T = K B^T and f^T = work^T Omega~ (K and Omega~ are symmetric).
+        if zero_start:
+            self.work[:, :] = 0.0
+        elif self.K.precomputed:
+            dgemm(b"N", b"N", &n, &L, &n, &one, <double*> &self.K.matrix[0, 0], &n, &self.f[0, 0], &n,
+                  &zero, &self.work[0, 0], &n)
+        else:
+            self.work[:, :] = 0.0
+            for s in range(self.n):
+                column = NULL
+                for p in range(self.L):
+                    if self.f[p, s] != 0.0:
+                        if column == NULL:
+                            column = self.K.column(s)
+                        daxpy(&n, &self.f[p, s], <double*> column, &inc, &self.work[p, 0], &inc)
         dgemm(b"N", b"N", &n, &L, &L, &one, &self.work[0, 0], &n, <double*> &self.omega[0, 0], &L, &zero, &self.f[0, 0], &n)
         for p in range(self.L):
             for q in range(self.n):
