@@ -28,7 +28,7 @@ here, is.
 import numpy as np
 
 from libc.math cimport isfinite
-from scipy.linalg.cython_blas cimport ddot
+from scipy.linalg.cython_blas cimport daxpy, ddot
 
 from multilabel_core.solvers._cd cimport DualCoordinates, Rows
 
@@ -66,12 +66,24 @@ cdef class RankingDual(DualCoordinates):
         with nogil:
             for p in range(rows.n_rows):
                 self.row_norms[p] = rows.squared_norm(p)
-            self.U[:, :] = 0.0
-            for p in range(alpha.shape[0]):
-                if self.alpha[p] != 0.0:
-                    rows.axpy(pair_row[p], self.alpha[p], &self.U[pair_k[p], 0])
-                    rows.axpy(pair_row[p], -self.alpha[p], &self.U[pair_l[p], 0])
-        np.matmul(np.asarray(R_inv), np.asarray(U), out=np.asarray(W))
+            self.refresh()
+
+    cdef void refresh(self) noexcept nogil:
+        """u_k = sum_i beta_ik z_i (eq. 10) summed afresh over the pairs, then w_q = sum_k R^-1_qk u_k."""
+        cdef Py_ssize_t p, q, k
+        cdef int dimension = <int> self.U.shape[1], one = 1
+        cdef double coefficient
+        self.U[:, :] = 0.0
+        self.W[:, :] = 0.0
+        for p in range(self.alpha.shape[0]):
+            if self.alpha[p] != 0.0:
+                self.rows.axpy(self.pair_row[p], self.alpha[p], &self.U[self.pair_k[p], 0])
+                self.rows.axpy(self.pair_row[p], -self.alpha[p], &self.U[self.pair_l[p], 0])
+        for q in range(self.W.shape[0]):
+            for k in range(self.U.shape[0]):
+                coefficient = self.R_inv[q, k]
+                if coefficient != 0.0:
+                    daxpy(&dimension, &coefficient, &self.U[k, 0], &one, &self.W[q, 0], &one)
 
     cdef double gradient(self, Py_ssize_t p) noexcept nogil:
         cdef Py_ssize_t i = self.pair_row[p]

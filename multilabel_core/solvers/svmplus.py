@@ -1,0 +1,262 @@
+"""SVM+ with privileged features by dual coordinate descent (seed 002, Algorithm 1).
+
+You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning* (PrML).  Each symbol once:
+
+* x_j (j = 1..n): the rows of X (d features); y_ji in {-1, +1}: the sign of label i
+  (i = 1..L) for example j (the paper's Y_ij, transposed to this project's (n, L) layout).
+* x~_j: the rows of the privileged matrix X_priv (d~ features), seen by label i through
+  its 0/1 mask m_i as x~_ij = m_i o x~_j.  The paper's privileged label feature (eq. 3),
+  y~_ij = y_j with its i-th entry set to 0, is x~_j = y_j and m_i = 1 - e_i
+  (:func:`privileged_label_features`).
+* a_i: a fixed embedding of label i, column i of A (k x L).  A = I (the default) gives
+  L independent SVM+ problems, one per label (eq. 6 with the rows D x_j: pass X D^T as
+  X; PrBR when D = I); A = the paper's W gives the dictionary problem (eq. 10).
+* M (k x d): the learned matrix, the weights w_i as rows when A = I, the dictionary D
+  otherwise; the margin of (j, i) is ``a_i^T M x_j`` (``<D^T w_i, x_j>`` in the paper).
+* w~_i (d~): the correcting function of label i; the slack of (j, i) is
+  ``xi_ji = w~_i^T x~_ij`` (eq. 4).
+* C, gamma > 0: the paper's C and gamma after its rescaling (for eq. 6,
+  ``gamma = gamma_2 / gamma_1`` and ``C = C / gamma_1``; for eq. 10, ``gamma = gamma_2``).
+
+The primal (eqs. 6 and 10; Appendix C, eq. 14)::
+
+    min_{M, w~}  1/2 ||M||_F^2 + gamma/2 sum_i ||w~_i||^2 + C sum_ji w~_i^T x~_ij
+    s.t.         y_ji a_i^T M x_j >= 1 - w~_i^T x~_ij,   w~_i^T x~_ij >= 0,
+
+and its dual over eta = [alpha; beta] >= 0 (eqs. 7 and 11, in minimisation form)::
+
+    g(alpha, beta) = 1/2 ||M||_F^2 + gamma/2 sum_i ||w~_i||^2 - sum_ji alpha_ji,
+    M = sum_ji alpha_ji y_ji a_i x_j^T,   w~_i = 1/gamma sum_j (alpha_ji + beta_ji - C) x~_ij   (eqs. 8-9, 12-13).
+
+Biases are absorbed as in the paper (x <- [x; 1]): ``fit_intercept`` for the decision
+function, ``privileged_intercept`` (on by default) for the correcting functions
+(x~_ij <- [x~_ij; 1]).  The latter matters: without a constant privileged feature the
+primal can be infeasible -- two examples with opposite privileged features force both
+slacks to 0, and eq. 3's label features produce such pairs whenever two label vectors
+are complementary outside label i -- and then the dual is unbounded below and the solver
+can only stop at max_iter.  With it, ``w~_i = t e_const`` for a large t is feasible.
+
+Certificate.  The primal point (M, w~) built from eta satisfies the constraints exactly
+when every coordinate's gradient is >= 0 (``G(alpha_ji)`` is the margin constraint's
+residual, ``G(beta_ji)`` the slack itself), and then ``primal - dual = sum eta G >= 0`` is
+a duality gap.  At an approximate solution the point may violate a constraint by up to
+the KKT violation (``statistics["primal_infeasibility"]``), so the gap reported,
+``sum eta G``, is the complementarity residual: it tends to 0 with the KKT violation but
+is not a bound before convergence.  SVM+ has no slack variable that could restore
+feasibility (the slacks are the function w~), which is why.
+
+Limits that switch the privileged part off (tested): with x~_j = e_j (one privileged
+feature per example) the slack is free, and the problem is the SVM with the loss
+``C h + gamma/2 h^2`` of the hinge h; gamma -> 0 then gives the plain hinge SVM (box
+[0, C]).  With any x~, gamma -> infinity forces w~ = 0: the hard-margin SVM.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import attrs
+import numpy as np
+
+from .._validation import check_random_state, check_scalar, check_X
+from ..certificate import Certificate
+from ._augmented import adjoint, product
+from ._cd import solve_dual
+from ._cd_svmplus import SVMPlusDual
+from ._convergence import warn_not_converged
+from .cd import _check_signs, _rows
+
+__all__ = ["SVMPlusCDResult", "privileged_label_features", "svmplus_cd"]
+
+
+@attrs.frozen
+class SVMPlusCDResult:
+    """The solution of :func:`svmplus_cd`.
+
+    Attributes
+    ----------
+    W : ndarray (d, L)
+        Scores ``X @ W + intercept``: the weights w_i as columns (A = I), or Z = D^T A (eq. 2).
+    intercept : ndarray (L,)
+        The biases (zeros without ``fit_intercept``).
+    D : ndarray (k, d) or None
+        The dictionary (eq. 12) when an embedding A is given; None otherwise.
+    W_tilde : ndarray (d~, L)
+        The correcting functions w~_i as columns (eqs. 9 and 13).
+    intercept_tilde : ndarray (L,)
+        Their biases (zeros without ``privileged_intercept``).
+    alpha, beta : ndarray (n, L)
+        The dual variables.
+    certificate : Certificate
+        Primal (14), dual (max form, -g), gap and KKT violation evaluated from alpha and
+        beta (see the module docstring); ``statistics`` holds the engine's counts and
+        ``primal_infeasibility``, plus ``dual_trace`` (-g after every epoch,
+        non-decreasing) with ``record_dual``.
+    """
+
+    W: np.ndarray
+    intercept: np.ndarray
+    D: np.ndarray | None
+    W_tilde: np.ndarray
+    intercept_tilde: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    certificate: Certificate
+
+
+def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
+    """The privileged label features of eq. 3 as ``(X_priv, privileged_mask)``.
+
+    ``Y`` is an (n, L) matrix of signs; X_priv = Y (x~_j = y_j) and the mask 1 - I
+    removes label i's own value from what label i sees.
+    """
+    Y = _check_signs(Y, np.shape(Y)[0] if np.ndim(Y) else 0)
+    return Y, ~np.eye(Y.shape[1], dtype=bool)
+
+
+def svmplus_cd(
+    X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
+    fit_intercept: bool = False, privileged_intercept: bool = True, tol: float = 0.1, max_iter: int = 1000, shrinking: bool = True, random_state=None,
+    alpha0=None, beta0=None, record_dual: bool = False,
+) -> SVMPlusCDResult:
+    """Solve the SVM+ dual (7)/(11) by Algorithm 1 (see the module docstring for the symbols).
+
+    Parameters
+    ----------
+    X : array or sparse matrix (n, d)
+        Rows x_j; CSR/CSC stay sparse.
+    X_priv : array or sparse matrix (n, d~)
+        Privileged rows x~_j.
+    Y : array (n, L) or (n,)
+        Signs y_ji in {-1, +1}; a vector is one label.
+    C, gamma : float > 0
+    embedding : array (k, L), optional
+        A; None for the identity (L independent problems).
+    privileged_mask : bool array (L, d~), optional
+        m_i as rows; all ones by default.
+    fit_intercept : bool, default False
+        Append the constant feature 1 to x_j (the bias of the decision function).
+    privileged_intercept : bool, default True
+        Append the constant feature 1 to every x~_ij (the correcting functions' bias,
+        never masked).  It keeps the primal feasible (see the module docstring).
+    tol : float > 0, default 0.1
+        Stop when every projected gradient of a full pass lies in [-tol, tol].
+    max_iter : int >= 1
+        Most epochs; reaching it issues a ConvergenceWarning.
+    shrinking : bool
+        Drop coordinates stuck at 0 (restored before the final check).
+    random_state : None, int or numpy Generator
+        Seeds this call's permutation stream.
+    alpha0, beta0 : array (n, L), optional
+        Warm start (>= 0).
+    record_dual : bool
+        Record -g after every epoch in ``certificate.statistics["dual_trace"]``.
+    """
+    start = time.perf_counter()
+    X = check_X(X)
+    X_priv = check_X(X_priv, name="X_priv")
+    n = X.shape[0]
+    if X_priv.shape[0] != n:
+        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {n}")
+    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, n))
+    n_labels = Y.shape[1]
+    check_scalar(C, "C", low=0.0, low_inclusive=False)
+    check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    A = None if embedding is None else _check_embedding(embedding, n_labels)
+    mask = np.ones((n_labels, X_priv.shape[1]), dtype=bool) if privileged_mask is None else _check_mask(
+        privileged_mask, (n_labels, X_priv.shape[1])
+    )
+    eta = np.concatenate([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)])
+    seed = int(check_random_state(random_state).integers(2**63))
+
+    rows, privileged = _rows(X, 1.0 if fit_intercept else 0.0), _rows(X_priv, 1.0 if privileged_intercept else 0.0)
+    excluded_labels, excluded = np.nonzero(~mask)
+    excluded_indptr = np.concatenate([[0], np.cumsum(np.bincount(excluded_labels, minlength=n_labels))]).astype(np.intp)
+    M = np.zeros((n_labels if A is None else A.shape[0], rows.dimension))
+    W_tilde = np.zeros((n_labels, privileged.dimension))
+    problem = SVMPlusDual(rows, privileged, Y, A, excluded_indptr, excluded.astype(np.intp), float(C), float(gamma), eta, M, W_tilde)
+    run = solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
+    if not run["converged"]:
+        warn_not_converged("svmplus_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}")
+
+    alpha, beta = eta[: Y.size].reshape(Y.shape), eta[Y.size :].reshape(Y.shape)
+    primal = _primal_point(X, X_priv, rows.bias, privileged.bias, Y, A, mask, alpha, beta, C, gamma)
+    statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
+    statistics["primal_infeasibility"] = primal.pop("primal_infeasibility")
+    if record_dual:
+        statistics["dual_trace"] = np.negative(run["dual_trace"])
+    certificate = Certificate(
+        **primal.pop("objectives"), n_iter=run["n_epochs"], time=time.perf_counter() - start,
+        converged=run["converged"], solver="svmplus_cd", statistics=statistics,
+    )
+    return SVMPlusCDResult(alpha=alpha, beta=beta, certificate=certificate, **primal)
+
+
+def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, gamma) -> dict:
+    """M, w~ (eqs. 8-9, 12-13), the objectives and the KKT violation at (alpha, beta).
+
+    O(nnz(X) k + nnz(X_priv) L + d k L): the gradients are ``y o T + Xi - 1`` and ``Xi``,
+    with the scores T and the slacks Xi = X~_a W~ of every (j, i).
+    """
+    P = adjoint(X, bias, alpha * Y)  # sum_j alpha_ji y_ji x_j, one column per label
+    M = P.T if A is None else A @ P.T
+    coef = M.T if A is None else M.T @ A  # scores X_a @ coef
+    W_tilde = adjoint(X_priv, privileged_bias, alpha + beta - C) / gamma
+    W_tilde[: X_priv.shape[1]] *= mask.T
+    Xi = product(X_priv, privileged_bias, W_tilde)
+    G_alpha, G_beta = Y * product(X, bias, coef) + Xi - 1.0, Xi
+    half_norms = 0.5 * float(np.sum(M * M)) + 0.5 * gamma * float(np.sum(W_tilde * W_tilde))
+    projected = np.concatenate([np.where(alpha > 0.0, G_alpha, np.minimum(G_alpha, 0.0)).ravel(),
+                                np.where(beta > 0.0, G_beta, np.minimum(G_beta, 0.0)).ravel()])
+    objectives = {
+        "primal": half_norms + C * float(Xi.sum()),
+        "dual": float(alpha.sum()) - half_norms,
+        "gap": float(np.sum(alpha * G_alpha) + np.sum(beta * G_beta)),
+        "kkt_violation": float(np.abs(projected).max()),
+    }
+    d, d_tilde = X.shape[1], X_priv.shape[1]
+    return {
+        "W": np.ascontiguousarray(coef[:d]),
+        "intercept": coef[d].copy() if bias > 0.0 else np.zeros(Y.shape[1]),
+        "D": None if A is None else np.ascontiguousarray(M[:, :d]),
+        "W_tilde": np.ascontiguousarray(W_tilde[:d_tilde]),
+        "intercept_tilde": W_tilde[d_tilde].copy() if privileged_bias > 0.0 else np.zeros(Y.shape[1]),
+        "objectives": objectives,
+        "primal_infeasibility": float(max(0.0, -G_alpha.min(), -G_beta.min())),
+    }
+
+
+def _check_embedding(A, n_labels: int) -> np.ndarray:
+    A = np.asarray(A)
+    if A.ndim != 2 or A.shape[1] != n_labels or A.shape[0] == 0:
+        raise ValueError(f"embedding must have shape (k >= 1, {n_labels}), got {A.shape}")
+    if not np.issubdtype(A.dtype, np.number) or np.issubdtype(A.dtype, np.complexfloating):
+        raise ValueError(f"embedding must be a real matrix, got dtype {A.dtype}")
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    if not np.all(np.isfinite(A)):
+        raise ValueError("embedding contains NaN or infinity")
+    return A
+
+
+def _check_mask(mask, shape) -> np.ndarray:
+    mask = np.asarray(mask)
+    if mask.shape != shape:
+        raise ValueError(f"privileged_mask must have shape {shape} (labels x privileged features), got {mask.shape}")
+    if not (mask.dtype == bool or np.issubdtype(mask.dtype, np.number)) or not np.all((mask == 0) | (mask == 1)):
+        raise ValueError("privileged_mask must hold 0/1 (or booleans) only")
+    return mask.astype(bool)
+
+
+def _check_start(start, name: str, shape) -> np.ndarray:
+    """A fresh flat float64 copy of a warm start (zeros by default), in C order of (n, L)."""
+    if start is None:
+        return np.zeros(shape[0] * shape[1])
+    start = np.array(start, dtype=np.float64)
+    if start.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {start.shape}")
+    if not np.all(np.isfinite(start)) or np.any(start < 0.0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    return start.ravel()

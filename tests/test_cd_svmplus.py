@@ -1,0 +1,237 @@
+"""The SVM+ dual with privileged features (seed 002, Algorithm 1) on the CD engine: properties of issue 3.
+
+The reference writes the dual (7)/(11) out densely over eta = [alpha; beta] (coordinate s = (j, i) in
+C order of (n, L)): with phi_s = a_i (x) x_j and psi_s = m_i o x~_j (both with their constant features),
+Q_M[s, t] = y_s y_t phi_s^T phi_t and K~[s, t] = [i = i'] psi_s^T psi_t,
+
+    g(eta) = 1/2 eta^T [[Q_M + K~/gamma, K~/gamma], [K~/gamma, K~/gamma]] eta
+             - [1 + C/gamma K~ 1; C/gamma K~ 1]^T eta + C^2/(2 gamma) 1^T K~ 1,     eta >= 0,
+
+solved by the testing kit's active-set QP solver.
+
+CD's linear rate has no bound on degenerate draws (a row with x_j ~ 0 makes alpha_ji and beta_ji
+almost collinear, so the steps zigzag; plain CD on the explicit QP behaves the same), so the
+properties that need the optimum keep the draws where a tight solve converged (:func:`solved`); the
+others (monotone dual, certificate signs) hold on every draw.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers.svmplus import privileged_label_features, svmplus_cd
+from multilabel_core.testing.checks import assert_kkt, assert_matches_reference, check_duality_gap
+from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.strategies import feature_matrices, sign_matrices
+
+TIGHT = {"tol": 1e-9, "max_iter": 50_000}
+
+
+def solved(problem, **options):
+    """A tight solve of ``problem``; draws on which CD does not reach it are discarded."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = svmplus_cd(**problem, **TIGHT, **options)
+    assume(result.certificate.converged)
+    return result
+
+
+@st.composite
+def svmplus_problems(draw):
+    """Keyword arguments of :func:`svmplus_cd`: dense or sparse rows, eq. 3 or drawn privileged features, A or I."""
+    n, n_labels = draw(st.integers(3, 7)), draw(st.integers(1, 3))
+    X = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0))
+    Y = draw(sign_matrices(n, n_labels))
+    if n_labels > 1 and draw(st.booleans()):
+        X_priv, mask = privileged_label_features(Y)
+    else:
+        X_priv = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0))
+        mask = None
+    embedding = None
+    if draw(st.booleans()):
+        k = draw(st.integers(1, 3))
+        embedding = draw(hnp.arrays(np.float64, (k, n_labels), elements=st.floats(-2.0, 2.0)))
+    return {
+        "X": X, "X_priv": X_priv, "Y": Y, "C": draw(st.floats(0.1, 5.0)), "gamma": draw(st.floats(0.2, 5.0)),
+        "embedding": embedding, "privileged_mask": mask, "fit_intercept": draw(st.booleans()),
+    }
+
+
+def _dense(matrix, constant: bool) -> np.ndarray:
+    dense = matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=np.float64)
+    return np.hstack([dense, np.ones((dense.shape[0], 1))]) if constant else dense
+
+
+def explicit_dual(problem):
+    """(H, p, constant) of g(eta) = 1/2 eta^T H eta + p^T eta + constant for ``problem``."""
+    Y = problem["Y"]
+    n, n_labels = Y.shape
+    X = _dense(problem["X"], problem["fit_intercept"])
+    X_priv = _dense(problem["X_priv"], problem.get("privileged_intercept", True))
+    A = np.eye(n_labels) if problem["embedding"] is None else problem["embedding"]
+    mask = np.ones((n_labels, problem["X_priv"].shape[1]), dtype=bool) if problem["privileged_mask"] is None \
+        else problem["privileged_mask"]
+    mask = np.hstack([mask, np.ones((n_labels, X_priv.shape[1] - mask.shape[1]), dtype=bool)])
+    j, i = np.divmod(np.arange(n * n_labels), n_labels)
+    y = Y[j, i]
+    Q_M = np.outer(y, y) * (A.T @ A)[np.ix_(i, i)] * (X @ X.T)[np.ix_(j, j)]
+    psi = X_priv[j] * mask[i]
+    K = (i[:, None] == i[None, :]) * (psi @ psi.T)
+    gamma, C = problem["gamma"], problem["C"]
+    H = np.block([[Q_M + K / gamma, K / gamma], [K / gamma, K / gamma]])
+    linear = C / gamma * K.sum(axis=1)
+    p = np.concatenate([-1.0 - linear, -linear])
+    return H, p, C**2 / (2.0 * gamma) * K.sum()
+
+
+def eta(result) -> np.ndarray:
+    return np.concatenate([result.alpha.ravel(), result.beta.ravel()])
+
+
+@given(svmplus_problems())
+def test_matches_reference_qp_with_kkt_and_gap(problem):
+    result = solved(problem, random_state=0)
+    H, p, constant = explicit_dual(problem)
+    reference = solve_box_qp_reference(H, p, 0.0, np.inf)
+    x = eta(result)
+    value = 0.5 * x @ H @ x + p @ x + constant
+    assert_matches_reference(x, value, reference.x, reference.objective + constant, rtol_objective=1e-6,
+                             atol_objective=1e-9, atol_alpha=None)
+    assert result.certificate.dual == pytest.approx(-value, rel=1e-8, abs=1e-8)
+    assert_kkt(x, H @ x + p, None, np.inf, tol=1e-7, equality=False)
+    # The SVM+ gap is a complementarity residual, negative by at most ||eta||_1 times the infeasibility.
+    check_duality_gap(result.certificate, tol=1e-6)
+    assert result.certificate.statistics["primal_infeasibility"] <= 1e-7
+
+
+@pytest.mark.filterwarnings("ignore::multilabel_core.solvers.ConvergenceWarning")  # a short run on purpose
+@given(svmplus_problems())
+def test_dual_never_decreases_across_epochs(problem):
+    result = svmplus_cd(**problem, tol=1e-6, max_iter=2000, random_state=1, record_dual=True)
+    trace = result.certificate.statistics["dual_trace"]
+    assert len(trace) == result.certificate.n_iter
+    assert np.all(np.diff(trace) >= -1e-12 * np.maximum(1.0, np.abs(trace[1:])))
+    if trace.size:  # a problem without variables (no pair) takes no epoch
+        assert trace[-1] == pytest.approx(result.certificate.dual, rel=1e-9, abs=1e-9)
+
+
+@given(svmplus_problems(), st.integers(0, 2**32 - 1))
+def test_shrinking_on_and_off_give_the_same_solution(problem, seed):
+    """(M, w~) is unique (Theorem 1), whichever path CD takes."""
+    on = solved(problem, shrinking=True, random_state=seed)
+    off = solved(problem, shrinking=False, random_state=seed)
+    assert off.certificate.statistics["n_shrunk"] == 0
+    for name in ("W", "intercept", "W_tilde", "intercept_tilde"):
+        expected = getattr(off, name)
+        np.testing.assert_allclose(getattr(on, name), expected, atol=1e-5 * max(1.0, np.abs(expected).max()))
+
+
+@given(svmplus_problems())
+def test_warm_start_from_the_optimum_stops_after_one_pass(problem):
+    first = solved(problem, random_state=0)
+    again = svmplus_cd(**problem, tol=1e-6, random_state=1, alpha0=first.alpha, beta0=first.beta)
+    assert again.certificate.converged and again.certificate.n_iter <= 1
+
+
+@given(svmplus_problems())
+def test_identity_embedding_is_the_per_label_problem(problem):
+    """A = I through the general path (eq. 10's D) equals the per-label path (eq. 6's w_i)."""
+    n_labels = problem["Y"].shape[1]
+    per_label = solved(dict(problem, embedding=None), random_state=0)
+    dictionary = solved(dict(problem, embedding=np.eye(n_labels)), random_state=0)
+    assert per_label.D is None
+    scale = max(1.0, np.abs(per_label.W).max())
+    np.testing.assert_allclose(dictionary.W, per_label.W, atol=1e-5 * scale)
+    np.testing.assert_allclose(dictionary.D, per_label.W.T, atol=1e-5 * scale)
+    np.testing.assert_allclose(dictionary.W_tilde, per_label.W_tilde, atol=1e-5 * max(1.0, np.abs(per_label.W_tilde).max()))
+
+
+@given(svmplus_problems())
+def test_labels_decouple_without_embedding(problem):
+    """Without A, the L problems share nothing (eq. 6 per label): solving them one by one is the same."""
+    problem = dict(problem, embedding=None)
+    joint = solved(problem, random_state=0)
+    for label in range(problem["Y"].shape[1]):
+        mask = None if problem["privileged_mask"] is None else problem["privileged_mask"][[label]]
+        alone = solved(dict(problem, Y=problem["Y"][:, label], privileged_mask=mask), random_state=0)
+        np.testing.assert_allclose(alone.W[:, 0], joint.W[:, label], atol=1e-5 * max(1.0, np.abs(joint.W).max()))
+
+
+@given(st.integers(4, 10).flatmap(lambda n: st.tuples(
+    feature_matrices(n, st.integers(1, 3), magnitude=3.0), sign_matrices(n, 1))), st.sampled_from([0.05, 0.2, 1.0]))
+def test_free_slacks_give_the_hinge_svm_as_gamma_goes_to_zero(data, gamma):
+    """x~_j = e_j makes the slack free: SVM+ is min 1/2||w||^2 + sum (C h + gamma/2 h^2) over the hinges h,
+    between the hinge SVM's optimum P_0 and P_0 + gamma/2 sum h_0^2 (h_0 the hinges at the SVM's solution)."""
+    X, Y = data
+    n, C = X.shape[0], 1.0
+    result = svmplus_cd(X, np.eye(n), Y, C, gamma, privileged_intercept=False, **TIGHT, random_state=0)
+    hinges = np.maximum(0.0, 1.0 - Y[:, 0] * (X @ result.W[:, 0]))
+    w = result.W[:, 0]
+    assert result.certificate.primal == pytest.approx(0.5 * w @ w + np.sum(C * hinges + 0.5 * gamma * hinges**2),
+                                                      rel=1e-6, abs=1e-8)
+    Yx = Y * X
+    svm = solve_box_qp_reference(Yx @ Yx.T, -np.ones(n), 0.0, C)
+    w_0 = Yx.T @ svm.x
+    h_0 = np.maximum(0.0, 1.0 - Y[:, 0] * (X @ w_0))
+    P_0 = 0.5 * w_0 @ w_0 + C * h_0.sum()
+    assert P_0 - 1e-7 <= result.certificate.primal <= P_0 + 0.5 * gamma * np.sum(h_0**2) + 1e-7
+
+
+def test_gamma_to_infinity_gives_the_hard_margin_svm():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 3))
+    y = np.sign(X @ np.array([1.0, -2.0, 0.5]))
+    X += 0.3 * y[:, None] * np.array([1.0, -2.0, 0.5]) / np.sqrt(5.25)  # a margin
+    X_priv = rng.standard_normal((30, 2))
+    Yx = y[:, None] * X
+    hard = solve_box_qp_reference(Yx @ Yx.T, -np.ones(30), 0.0, np.inf)
+    w_hard = Yx.T @ hard.x
+    result = svmplus_cd(X, X_priv, y, 1.0, 1e6, **TIGHT, random_state=0)
+    np.testing.assert_allclose(result.W[:, 0], w_hard, rtol=1e-4)
+    assert np.abs(result.W_tilde).max() < 1e-5 and abs(result.intercept_tilde[0]) < 1e-5
+
+
+def test_privileged_label_features_are_eq3():
+    Y = np.array([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0], [1.0, 1.0, -1.0], [-1.0, 1.0, 1.0]])
+    X_priv, mask = privileged_label_features(Y)
+    np.testing.assert_array_equal(X_priv, Y)
+    np.testing.assert_array_equal(mask, ~np.eye(3, dtype=bool))
+    X = np.arange(8.0).reshape(4, 2)
+    result = svmplus_cd(X, X_priv, Y, privileged_mask=mask, **TIGHT, random_state=0)
+    assert np.all(np.diagonal(result.W_tilde) == 0.0)  # label i never sees its own value
+    assert result.W_tilde.shape == (3, 3) and result.intercept_tilde.shape == (3,)
+
+
+def test_one_label_vector_and_sparse_inputs():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20, 4)) * (rng.random((20, 4)) < 0.5)
+    X_priv = rng.standard_normal((20, 3))
+    y = np.where(rng.random(20) < 0.5, 1.0, -1.0)
+    dense = svmplus_cd(X, X_priv, y, fit_intercept=True, **TIGHT, random_state=0)
+    sparse = svmplus_cd(sp.csr_matrix(X), sp.csc_matrix(X_priv), y, fit_intercept=True, **TIGHT, random_state=0)
+    assert dense.alpha.shape == dense.beta.shape == (20, 1) and dense.W.shape == (4, 1)
+    np.testing.assert_allclose(sparse.W, dense.W, atol=1e-7)
+    np.testing.assert_allclose(sparse.intercept, dense.intercept, atol=1e-7)
+
+
+def test_infeasible_primal_is_reported():
+    """A row with x_j = 0 and x~_j = 0 cannot meet its margin: its alpha is unbounded, the engine says so."""
+    X = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    X_priv = np.array([[1.0], [0.0], [1.0]])
+    with pytest.raises(ValueError, match="unbounded"):
+        svmplus_cd(X, X_priv, np.array([1.0, 1.0, -1.0]), privileged_intercept=False, random_state=0)
+
+
+def test_max_iter_warns_and_reports_not_converged():
+    rng = np.random.default_rng(0)
+    X, X_priv = rng.standard_normal((30, 4)), rng.standard_normal((30, 2))
+    Y = np.where(rng.random((30, 2)) < 0.5, 1.0, -1.0)
+    with pytest.warns(ConvergenceWarning, match="svmplus_cd did not converge"):
+        result = svmplus_cd(X, X_priv, Y, 10.0, 0.5, tol=1e-12, max_iter=1, random_state=0)
+    assert not result.certificate.converged and result.certificate.n_iter == 1
