@@ -8,15 +8,17 @@ The engine minimises a box-constrained dual written in minimisation form::
 one coordinate at a time, LIBLINEAR-style (Hsieh et al., ICML 2008, Algorithm 3):
 a random permutation of the active coordinates per epoch, shrinking with the
 projected-gradient bounds of the previous epoch, and a stop when the projected gradients
-of a full (unshrunk) pass all lie within [-tol, tol].  docs/solvers/cd.md explains it.
+of a full (unshrunk) pass all lie within [-tol, tol] and still do at the final alpha
+(checked without steps; a start that already meets the rule takes no pass at all).
+docs/solvers/cd.md explains it.
 
 Writing a variant (a new dual) -- the extension point
 ------------------------------------------------------
 Subclass :class:`DualCoordinates` in your own .pyx (``from multilabel_core.solvers._cd
 cimport DualCoordinates``), give it the data it needs as typed memoryview attributes,
 set ``self.alpha`` (a float64 C-contiguous vector of the dual variables, one entry per
-coordinate) in ``__init__``, and override these six methods -- all ``noexcept nogil``,
-so they must not touch Python objects:
+coordinate) in ``__init__``, and override these methods -- all ``noexcept nogil``, so
+they must not touch Python objects:
 
 ``gradient(i)``
     G_i = d f / d alpha_i at the current alpha, from the primal vectors the variant
@@ -35,6 +37,11 @@ so they must not touch Python objects:
 ``objective()``
     f(alpha) itself, in O(size of the maintained vectors) where possible.  Only debug
     runs (a ``trace`` list) and certificates call it.
+``refresh()`` (optional; the base does nothing)
+    Recompute the maintained vectors from alpha from scratch, exactly as ``__init__``
+    does (best: ``__init__`` calls it).  The engine calls it before its final check, so
+    that the rounding the incremental updates accumulate never decides convergence, and
+    a warm start from a returned alpha sees bit for bit the state that was verified.
 
 The variant's ``__init__`` validates every input (shapes, dtypes through the memoryview
 types, NaN, box) and brings the maintained vectors in line with the starting alpha, so
@@ -68,17 +75,17 @@ cdef struct CDOptions:
 
 
 cdef struct CDStatistics:
-    Py_ssize_t n_epochs     # passes over the active set
+    Py_ssize_t n_epochs     # passes over the active set (0: the start was optimal)
     Py_ssize_t n_updates    # coordinate steps actually taken (|PG| > 0)
     Py_ssize_t n_shrunk     # times a coordinate was removed from the active set
     Py_ssize_t n_resets     # times the active set was restored to all coordinates before a final check
     Py_ssize_t min_active   # smallest active-set size seen
     double spread           # PGmax - PGmin of the last epoch
-    bint converged          # the stopping rule held on a full pass before max_iter
+    bint converged          # every |PG_i| <= tol at the returned alpha, reached before max_iter
 
 
 cdef class DualCoordinates:
-    """A box-constrained dual: the state (``alpha``) and the six methods the engine calls."""
+    """A box-constrained dual: the state (``alpha``) and the methods the engine calls."""
     cdef double[::1] alpha
 
     cdef double gradient(self, Py_ssize_t i) noexcept nogil
@@ -87,6 +94,7 @@ cdef class DualCoordinates:
     cdef double upper(self, Py_ssize_t i) noexcept nogil
     cdef void update(self, Py_ssize_t i, double delta) noexcept nogil
     cdef double objective(self) noexcept nogil
+    cdef void refresh(self) noexcept nogil
 
 
 # Minimise ``problem`` from its current alpha and fill ``statistics``.  Raises (returning

@@ -71,6 +71,15 @@ cdef double max_projected_gradient(DualCoordinates problem) noexcept nogil:
     return violation
 
 
+cdef bint within_tolerance(DualCoordinates problem, double tol) noexcept nogil:
+    """Whether every |PG_i| <= tol at the current alpha; stops at the first violation (O(1) from alpha = 0)."""
+    cdef Py_ssize_t i
+    for i in range(problem.alpha.shape[0]):
+        if fabs(projected_gradient(problem.gradient(i), problem.alpha[i], problem.lower(i), problem.upper(i))) > tol:
+            return False
+    return True
+
+
 cdef double coordinate_minimiser(double value, double gradient, double curvature,
                                  double low, double high) noexcept nogil:
     """argmin of f along the coordinate, in the box: a Newton step, exact for a quadratic.
@@ -99,7 +108,9 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
     try:
         for i in range(n):
             index[i] = i
-        for epoch in range(options.max_iter):
+        # A start that is already optimal (a warm start at the optimum) needs no pass.
+        statistics.converged = within_tolerance(problem, options.tol)
+        for epoch in range(0 if statistics.converged else options.max_iter):
             shuffle(index, active, &state)
             pg_max = -INFINITY
             pg_min = INFINITY
@@ -145,14 +156,19 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
                 with gil:
                     trace.append(value)
             if pg_max - pg_min <= options.tol and pg_max <= options.tol and pg_min >= -options.tol:
+                # The pass measured each PG_i before the steps that followed it: confirm the
+                # rule at the final alpha, so that the returned point meets it exactly.
                 if active == n:
-                    statistics.converged = True
-                    break
+                    problem.refresh()
+                    if within_tolerance(problem, options.tol):
+                        statistics.converged = True
+                        break
                 # Shrunk coordinates were not checked: restore them and make one more full pass.
+                if active < n:
+                    statistics.n_resets += 1
                 active = n
                 pg_max_old = INFINITY
                 pg_min_old = -INFINITY
-                statistics.n_resets += 1
                 continue
             # A bound that no coordinate violated on its side would shrink too eagerly: disable it.
             pg_max_old = pg_max if pg_max > 0.0 else INFINITY
@@ -170,6 +186,7 @@ cdef class DualCoordinates:
             raise TypeError("DualCoordinates is the base of the dual variants; instantiate a subclass")
 
     # Every variant overrides the six methods below; the base class cannot be instantiated.
+    # ``refresh`` is optional: a variant without maintained vectors has nothing to redo.
     cdef double gradient(self, Py_ssize_t i) noexcept nogil:
         return NAN
 
@@ -188,6 +205,9 @@ cdef class DualCoordinates:
     cdef double objective(self) noexcept nogil:
         return NAN
 
+    cdef void refresh(self) noexcept nogil:
+        pass
+
 
 def solve_dual(DualCoordinates problem not None, *, double tol, Py_ssize_t max_iter, bint shrinking,
                uint64_t seed, bint record_dual=False):
@@ -199,8 +219,10 @@ def solve_dual(DualCoordinates problem not None, *, double tol, Py_ssize_t max_i
     the end, minimisation form) and ``dual_trace`` (f after every epoch when
     ``record_dual``, else None).
     """
-    if problem.alpha is None:
-        raise ValueError(f"{type(problem).__name__} was not initialised (its alpha is unset)")
+    try:
+        problem.alpha.shape[0]
+    except AttributeError:  # Cython's error for an unset memoryview: __init__ never ran
+        raise ValueError(f"{type(problem).__name__} was not initialised (its alpha is unset)") from None
     if not (isfinite(tol) and tol >= 0.0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
     if max_iter < 1:
@@ -261,6 +283,18 @@ def _require_finite(values, str name):
         raise ValueError(f"{name} contains NaN or infinity")
 
 
+def _index_array(values, str name):
+    """A private read-only np.intp copy of a 1-D integer array."""
+    values = np.asarray(values)
+    if values.ndim != 1 or values.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a 1-D integer array, got dtype {values.dtype} and shape {values.shape}")
+    if values.size and (values.max() > np.iinfo(np.intp).max):
+        raise ValueError(f"{name} holds values beyond the index range")
+    copy = values.astype(np.intp)
+    copy.setflags(write=False)
+    return copy
+
+
 @cython.wraparound(True)
 def _check_canonical_csr(offsets, columns, Py_ssize_t n_columns):
     """CSR structure: offsets rise from 0 to nnz, and each row's columns are sorted, unique, in [0, d)."""
@@ -305,19 +339,20 @@ cdef class DenseRows(Rows):
 cdef class SparseRows(Rows):
     """Rows of a CSR matrix given by its arrays (canonical: sorted, unique column indices per row).
 
-    ``data`` float64, ``indices`` and ``indptr`` np.intp, all C-contiguous; ``n_columns``
-    is d.  ``bias`` > 0 appends a constant feature.
+    ``data`` float64 C-contiguous; ``indices`` and ``indptr`` 1-D integer arrays, copied (as
+    np.intp) so that the structure validated here cannot change under the engine;
+    ``n_columns`` is d.  ``bias`` > 0 appends a constant feature.
     """
 
-    def __init__(self, const double[::1] data not None, const Py_ssize_t[::1] indices not None,
-                 const Py_ssize_t[::1] indptr not None, Py_ssize_t n_columns, double bias=0.0):
+    def __init__(self, const double[::1] data not None, indices, indptr, Py_ssize_t n_columns, double bias=0.0):
+        indices, indptr = _index_array(indices, "indices"), _index_array(indptr, "indptr")
         if n_columns < 0:
             raise ValueError(f"n_columns must be >= 0, got {n_columns}")
         if indptr.shape[0] < 1:
             raise ValueError("indptr must hold n_rows + 1 >= 1 offsets")
         if indices.shape[0] != data.shape[0]:
             raise ValueError(f"indices ({indices.shape[0]}) and data ({data.shape[0]}) differ in length")
-        _check_canonical_csr(np.asarray(indptr), np.asarray(indices), n_columns)
+        _check_canonical_csr(indptr, indices, n_columns)
         _require_finite(np.asarray(data), "data")
         self._set_shape(indptr.shape[0] - 1, n_columns, bias)
         self.data, self.indices, self.indptr = data, indices, indptr
@@ -417,11 +452,17 @@ cdef class LinearSVMDual(_SVMDual):
         self.row_norms = norms
         cdef Py_ssize_t i
         with nogil:
-            self.w[:] = 0.0
             for i in range(rows.n_rows):
                 self.row_norms[i] = rows.squared_norm(i)
-                if self.alpha[i] != 0.0:
-                    rows.axpy(i, self.alpha[i] * self.y[i], &self.w[0])
+            self.refresh()
+
+    cdef void refresh(self) noexcept nogil:
+        """w = sum_i alpha_i y_i x_i, summed afresh in row order."""
+        cdef Py_ssize_t i
+        self.w[:] = 0.0
+        for i in range(self.rows.n_rows):
+            if self.alpha[i] != 0.0:
+                self.rows.axpy(i, self.alpha[i] * self.y[i], &self.w[0])
 
     cdef double gradient(self, Py_ssize_t i) noexcept nogil:
         return self.y[i] * self.rows.dot(i, &self.w[0]) - 1.0 + self.diagonal * self.alpha[i]
@@ -486,14 +527,19 @@ cdef class BoxKernelDual(_SVMDual):
         _check_gram(K)
         self._set_svm(y, alpha, C, squared)
         self.K, self.scores = K, scores
-        cdef int size = <int> n, one = 1
-        cdef double step
         with nogil:
-            self.scores[:] = 0.0
-            for i in range(n):
-                if self.alpha[i] != 0.0:
-                    step = self.alpha[i] * self.y[i]
-                    daxpy(&size, &step, <double*> &self.K[i, 0], &one, &self.scores[0], &one)
+            self.refresh()
+
+    cdef void refresh(self) noexcept nogil:
+        """s = K (alpha o y), summed afresh in row order."""
+        cdef Py_ssize_t i
+        cdef int size = <int> self.scores.shape[0], one = 1
+        cdef double step
+        self.scores[:] = 0.0
+        for i in range(size):
+            if self.alpha[i] != 0.0:
+                step = self.alpha[i] * self.y[i]
+                daxpy(&size, &step, <double*> &self.K[i, 0], &one, &self.scores[0], &one)
 
     cdef double gradient(self, Py_ssize_t i) noexcept nogil:
         return self.y[i] * self.scores[i] - 1.0 + self.diagonal * self.alpha[i]

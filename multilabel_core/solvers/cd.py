@@ -114,19 +114,13 @@ def _settings(C, loss, tol, max_iter, shrinking, random_state, n_labels) -> dict
 
 
 def _rows(X, bias: float):
-    """X as :class:`~._cd.DenseRows` or :class:`~._cd.SparseRows` (canonical CSR, np.intp indices)."""
+    """X as :class:`~._cd.DenseRows` or :class:`~._cd.SparseRows` (canonical CSR)."""
     if sp.issparse(X):
         X = X.tocsr().astype(np.float64, copy=False)
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        return _cd.SparseRows(
-            np.ascontiguousarray(X.data),
-            np.ascontiguousarray(X.indices, dtype=np.intp),
-            np.ascontiguousarray(X.indptr, dtype=np.intp),
-            X.shape[1],
-            bias,
-        )
+        return _cd.SparseRows(np.ascontiguousarray(X.data), X.indices, X.indptr, X.shape[1], bias)
     return _cd.DenseRows(np.ascontiguousarray(X, dtype=np.float64), bias)
 
 
