@@ -31,13 +31,15 @@ from libc.math cimport isfinite
 from scipy.linalg.cython_blas cimport daxpy, ddot
 
 from multilabel_core.solvers._cd cimport DualCoordinates, Rows
+from multilabel_core.solvers._cd import _index_array
 
 
 cdef class RankingDual(DualCoordinates):
     """The dual (19)-(20) over the pairs ``(pair_row[p], pair_k[p], pair_l[p])``.
 
     Arguments (all C-contiguous): ``rows`` the z_i; ``pair_row``, ``pair_k``,
-    ``pair_l`` (np.intp, one entry per pair, k relevant and l irrelevant for that row);
+    ``pair_l`` (np.intp, one entry per pair, k relevant and l irrelevant for that row;
+    copied);
     ``box`` (float64, one per row) the upper bound C / (|y_i| |ybar_i|); ``R_inv``
     (float64, c x c, symmetric); ``alpha`` (float64, one per pair) the start, updated in
     place; ``U`` and ``W`` (float64, c x rows.dimension) the caller's buffers for u_k and
@@ -60,7 +62,9 @@ cdef class RankingDual(DualCoordinates):
         cdef Py_ssize_t p
         _check_structure(rows, pair_row, pair_k, pair_l, box, R_inv, alpha, U, W)
         self.rows, self.box, self.R_inv = rows, box, R_inv
-        self.pair_row, self.pair_k, self.pair_l = pair_row, pair_k, pair_l
+        # Private copies: the indices validated here must not change under the engine.
+        self.pair_row, self.pair_k, self.pair_l = (
+            _index_array(pair_row, "pair_row"), _index_array(pair_k, "pair_k"), _index_array(pair_l, "pair_l"))
         self.alpha, self.U, self.W = alpha, U, W
         self.row_norms = np.empty(rows.n_rows)
         with nogil:

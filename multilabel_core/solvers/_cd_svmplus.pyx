@@ -30,6 +30,7 @@ from libc.math cimport INFINITY, isfinite
 from scipy.linalg.cython_blas cimport ddot
 
 from multilabel_core.solvers._cd cimport DualCoordinates, Rows
+from multilabel_core.solvers._cd import _index_array
 
 
 cdef class SVMPlusDual(DualCoordinates):
@@ -38,7 +39,7 @@ cdef class SVMPlusDual(DualCoordinates):
     Arguments (all C-contiguous float64 unless said): ``y`` (n, L) signs; ``A`` (k, L)
     the embedding, or None for the identity (k = L); ``excluded_indptr``,
     ``excluded`` (np.intp) the columns each mask m_i removes, CSR-like by label (label
-    i's are ``excluded[excluded_indptr[i]:excluded_indptr[i + 1]]``); ``C``, ``gamma``
+    i's are ``excluded[excluded_indptr[i]:excluded_indptr[i + 1]]``; copied); ``C``, ``gamma``
     > 0; ``eta`` (2 n L) the start [alpha; beta] >= 0, updated in place; ``M`` (k,
     rows.dimension) and ``W_tilde`` (L, privileged.dimension) the caller's buffers,
     computed here from ``eta`` and kept up to date by every step.
@@ -68,7 +69,9 @@ cdef class SVMPlusDual(DualCoordinates):
         self.identity = A is None
         if not self.identity:
             self.A = A
-        self.excluded_indptr, self.excluded = excluded_indptr, excluded
+        # Private copies: the indices validated here must not change under the engine.
+        self.excluded_indptr, self.excluded = (
+            _index_array(excluded_indptr, "excluded_indptr"), _index_array(excluded, "excluded"))
         self.C, self.gamma = C, gamma
         self.alpha, self.M, self.W_tilde = eta, M, W_tilde
         self.n_alpha = y.shape[0] * y.shape[1]

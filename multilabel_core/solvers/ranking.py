@@ -167,6 +167,9 @@ def ranking_cd(
     check_scalar(C, "C", low=0.0, low_inclusive=False)
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    for name, flag in (("fit_intercept", fit_intercept), ("shrinking", shrinking), ("record_dual", record_dual)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
     R_inv = np.eye(n_labels) if R_inv is None else _check_coupling(R_inv, n_labels)
     weights = np.ones(X.shape[1]) if feature_weights is None else _check_feature_weights(feature_weights, X.shape[1])
     seed = int(check_random_state(random_state).integers(2**63))

@@ -165,6 +165,11 @@ def svmplus_cd(
     check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    flags = {"fit_intercept": fit_intercept, "privileged_intercept": privileged_intercept, "shrinking": shrinking,
+             "record_dual": record_dual}
+    for name, flag in flags.items():
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
     A = None if embedding is None else _check_embedding(embedding, n_labels)
     mask = np.ones((n_labels, X_priv.shape[1]), dtype=bool) if privileged_mask is None else _check_mask(
         privileged_mask, (n_labels, X_priv.shape[1])
