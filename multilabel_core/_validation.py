@@ -98,6 +98,13 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None, lo
     return value
 
 
+def check_flag(value, name: str) -> bool:
+    """A boolean switch: True or False (numpy booleans too), else ValueError naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_random_state(seed) -> np.random.Generator:
     """None | int | numpy Generator -> numpy Generator (deterministic for an int)."""
     if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):

@@ -162,7 +162,8 @@ def test_row_and_label_permutations_permute_the_solution(problem, random):
     assert other.certificate.primal == pytest.approx(base.certificate.primal, rel=1e-7, abs=1e-9)
 
 
-@given(ranking_problems(weighted=False), hnp.arrays(np.float64, 4, elements=st.one_of(st.just(0.0), st.floats(0.25, 3.0))))
+@given(ranking_problems(weighted=False),
+       hnp.arrays(np.float64, 4, elements=st.one_of(st.just(0.0), st.floats(0.25, 3.0))))
 def test_feature_weights_reweight_the_features(problem, draw_weights):
     """Weights s solve the problem on the rows sqrt(s) o x_i (X never copied per subset)."""
     d = problem["X"].shape[1]

@@ -149,7 +149,8 @@ def test_identity_embedding_is_the_per_label_problem(problem):
     scale = max(1.0, np.abs(per_label.W).max())
     np.testing.assert_allclose(dictionary.W, per_label.W, atol=1e-5 * scale)
     np.testing.assert_allclose(dictionary.D, per_label.W.T, atol=1e-5 * scale)
-    np.testing.assert_allclose(dictionary.W_tilde, per_label.W_tilde, atol=1e-5 * max(1.0, np.abs(per_label.W_tilde).max()))
+    np.testing.assert_allclose(dictionary.W_tilde, per_label.W_tilde,
+                               atol=1e-5 * max(1.0, np.abs(per_label.W_tilde).max()))
 
 
 @given(svmplus_problems())

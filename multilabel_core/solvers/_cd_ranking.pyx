@@ -141,7 +141,9 @@ def _check_structure(Rows rows, pair_row, pair_k, pair_l, box, R_inv, alpha, U, 
         raise ValueError(f"R_inv must be square with at least 2 labels, got shape {(R_inv.shape[0], R_inv.shape[1])}")
     for name, buffer in (("U", U), ("W", W)):
         if (buffer.shape[0], buffer.shape[1]) != (n_labels, rows.dimension):
-            raise ValueError(f"{name} must have shape {(n_labels, rows.dimension)}, got {(buffer.shape[0], buffer.shape[1])}")
+            raise ValueError(
+                f"{name} must have shape {(n_labels, rows.dimension)}, got {(buffer.shape[0], buffer.shape[1])}"
+            )
     if box.shape[0] != rows.n_rows:
         raise ValueError(f"box has {box.shape[0]} entries but there are {rows.n_rows} rows")
     rows_of, k, l = np.asarray(pair_row), np.asarray(pair_k), np.asarray(pair_l)

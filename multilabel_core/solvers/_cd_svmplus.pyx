@@ -75,7 +75,7 @@ cdef class SVMPlusDual(DualCoordinates):
         self.C, self.gamma = C, gamma
         self.alpha, self.M, self.W_tilde = eta, M, W_tilde
         self.n_alpha = y.shape[0] * y.shape[1]
-        self.embedding_norms = np.ones(y.shape[1]) if self.identity else np.einsum("ri,ri->i", np.asarray(A), np.asarray(A))
+        self.embedding_norms = np.ones(y.shape[1]) if self.identity else np.sum(np.square(A), axis=0)
         self.row_norms = np.empty(rows.n_rows)
         self.privileged_norms = np.empty((y.shape[0], y.shape[1]))
         cdef double[::1] scratch = np.zeros(privileged.dimension)
@@ -167,7 +167,8 @@ cdef class SVMPlusDual(DualCoordinates):
         return total
 
 
-def _check_structure(Rows rows, Rows privileged, y, A, excluded_indptr, excluded, double C, double gamma, eta, M, W_tilde):
+def _check_structure(Rows rows, Rows privileged, y, A, excluded_indptr, excluded, double C, double gamma, eta, M,
+                     W_tilde):
     """Refuse inconsistent arguments before any nogil code indexes with them."""
     n, n_labels = y.shape[0], y.shape[1]
     if n < 1 or n_labels < 1:
@@ -191,8 +192,11 @@ def _check_structure(Rows rows, Rows privileged, y, A, excluded_indptr, excluded
     if not np.all((signs == 1.0) | (signs == -1.0)):
         raise ValueError("y must hold signs -1 and +1 only")
     offsets, columns = np.asarray(excluded_indptr), np.asarray(excluded)
-    if offsets.shape[0] != n_labels + 1 or offsets[0] != 0 or offsets[n_labels] != columns.shape[0] or np.any(np.diff(offsets) < 0):
-        raise ValueError(f"excluded_indptr must rise from 0 to len(excluded) = {columns.shape[0]} in {n_labels + 1} steps")
+    if (offsets.shape[0] != n_labels + 1 or offsets[0] != 0 or offsets[n_labels] != columns.shape[0]
+            or np.any(np.diff(offsets) < 0)):
+        raise ValueError(
+            f"excluded_indptr must rise from 0 to len(excluded) = {columns.shape[0]} in {n_labels + 1} steps"
+        )
     if columns.size and (columns.min() < 0 or columns.max() >= privileged.n_columns):
         raise ValueError(f"excluded columns must lie in [0, {privileged.n_columns})")
     if not (isfinite(C) and C > 0.0 and isfinite(gamma) and gamma > 0.0):

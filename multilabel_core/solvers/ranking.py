@@ -37,7 +37,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_random_state, check_scalar, check_X, check_Y
+from .._validation import check_flag, check_random_state, check_scalar, check_X, check_Y
 from ..certificate import Certificate
 from ._augmented import adjoint, product
 from ._cd import solve_dual
@@ -161,51 +161,41 @@ def ranking_cd(
     start = time.perf_counter()
     X = check_X(X)
     Y = check_Y(Y, n_samples=X.shape[0])
-    n, n_labels = Y.shape
-    if n_labels < 2:
-        raise ValueError(f"Y has {n_labels} label column: ranking needs at least 2 labels")
-    check_scalar(C, "C", low=0.0, low_inclusive=False)
-    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
-    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
-    for name, flag in (("fit_intercept", fit_intercept), ("shrinking", shrinking), ("record_dual", record_dual)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {flag!r}")
-    R_inv = np.eye(n_labels) if R_inv is None else _check_coupling(R_inv, n_labels)
-    weights = np.ones(X.shape[1]) if feature_weights is None else _check_feature_weights(feature_weights, X.shape[1])
-    seed = int(check_random_state(random_state).integers(2**63))
-
+    R_inv, weights, seed = _check_settings(Y.shape[1], X.shape[1], C, R_inv, feature_weights, tol, max_iter,
+                                           random_state, fit_intercept=fit_intercept, shrinking=shrinking,
+                                           record_dual=record_dual)
     pair_row, pair_k, pair_l = ranking_pairs(Y)
-    n_pairs_of_row = Y.sum(axis=1, dtype=np.int64) * (n_labels - Y.sum(axis=1, dtype=np.int64))
+    pairs_of_row = Y.sum(axis=1, dtype=np.int64) * (Y.shape[1] - Y.sum(axis=1, dtype=np.int64))
     # Rows without pairs get the finite bound C; no variable ever reads it.
-    box = C / np.maximum(n_pairs_of_row, 1).astype(np.float64)
+    box = C / np.maximum(pairs_of_row, 1).astype(np.float64)
     alpha = _check_start(alpha0, box[pair_row])
     support = np.flatnonzero(weights > 0.0)
     Z = _reweighted(X, support, np.sqrt(weights[support]))
     rows = _rows(Z, 1.0 if fit_intercept else 0.0)
 
-    buffers = np.zeros((2, n_labels, rows.dimension))
+    buffers = np.zeros((2, Y.shape[1], rows.dimension))
     problem = RankingDual(rows, pair_row, pair_k, pair_l, box, R_inv, alpha, buffers[0], buffers[1])
     run = solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
     if not run["converged"]:
-        warn_not_converged("ranking_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}")
+        warn_not_converged(
+            "ranking_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
+        )
 
-    beta = _beta(pair_row, pair_k, pair_l, alpha, (n, n_labels))
+    beta = _beta(pair_row, pair_k, pair_l, alpha, Y.shape)
     U, W_z = _dual_vectors(Z, rows.bias, beta, R_inv)
-    objectives = _objectives(Z, rows.bias, U, W_z, pair_row, pair_k, pair_l, alpha, box[pair_row])
     statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
     if record_dual:
         statistics["dual_trace"] = np.negative(run["dual_trace"])
-    statistics |= {"n_pairs": int(pair_row.size), "rows_without_pairs": int(np.sum(n_pairs_of_row == 0))}
+    statistics |= {"n_pairs": int(pair_row.size), "rows_without_pairs": int(np.sum(pairs_of_row == 0))}
     certificate = Certificate(
-        **objectives, n_iter=run["n_epochs"], time=time.perf_counter() - start, converged=run["converged"],
-        solver="ranking_cd", statistics=statistics,
+        **_objectives(Z, rows.bias, U, W_z, pair_row, pair_k, pair_l, alpha, box[pair_row]), n_iter=run["n_epochs"],
+        time=time.perf_counter() - start, converged=run["converged"], solver="ranking_cd", statistics=statistics,
     )
-    W = np.zeros((X.shape[1], n_labels))
+    W = np.zeros((X.shape[1], Y.shape[1]))
     W[support] = np.sqrt(weights[support])[:, None] * W_z[: support.size]
-    intercept = W_z[-1].copy() if fit_intercept else np.zeros(n_labels)
     return RankingCDResult(
-        W=W, intercept=intercept, pair_row=pair_row, pair_k=pair_k, pair_l=pair_l, alpha=alpha, beta=beta,
-        weight_gram=W_z.T @ W_z, certificate=certificate,
+        W=W, intercept=W_z[-1].copy() if fit_intercept else np.zeros(Y.shape[1]), pair_row=pair_row, pair_k=pair_k,
+        pair_l=pair_l, alpha=alpha, beta=beta, weight_gram=W_z.T @ W_z, certificate=certificate,
     )
 
 
@@ -255,6 +245,20 @@ def _reweighted(X, support, scale):
     if sp.issparse(X):
         return sp.csr_matrix(X)[:, support] @ sp.diags(scale)
     return X[:, support] * scale
+
+
+def _check_settings(n_labels, n_features, C, R_inv, feature_weights, tol, max_iter, random_state, **flags):
+    """The checked R^-1 (identity by default), feature weights (ones by default) and the engine's seed."""
+    if n_labels < 2:
+        raise ValueError(f"Y has {n_labels} label column: ranking needs at least 2 labels")
+    check_scalar(C, "C", low=0.0, low_inclusive=False)
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    for name, flag in flags.items():
+        check_flag(flag, name)
+    R_inv = np.eye(n_labels) if R_inv is None else _check_coupling(R_inv, n_labels)
+    weights = np.ones(n_features) if feature_weights is None else _check_feature_weights(feature_weights, n_features)
+    return R_inv, weights, int(check_random_state(random_state).integers(2**63))
 
 
 def _check_square(matrix, name: str) -> np.ndarray:

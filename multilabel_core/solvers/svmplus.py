@@ -59,7 +59,7 @@ import time
 import attrs
 import numpy as np
 
-from .._validation import check_random_state, check_scalar, check_X
+from .._validation import check_flag, check_random_state, check_scalar, check_X
 from ..certificate import Certificate
 from ._augmented import adjoint, product
 from ._cd import solve_dual
@@ -117,8 +117,8 @@ def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
 
 def svmplus_cd(
     X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
-    fit_intercept: bool = False, privileged_intercept: bool = True, tol: float = 0.1, max_iter: int = 1000, shrinking: bool = True, random_state=None,
-    alpha0=None, beta0=None, record_dual: bool = False,
+    fit_intercept: bool = False, privileged_intercept: bool = True, tol: float = 0.1, max_iter: int = 1000,
+    shrinking: bool = True, random_state=None, alpha0=None, beta0=None, record_dual: bool = False,
 ) -> SVMPlusCDResult:
     """Solve the SVM+ dual (7)/(11) by Algorithm 1 (see the module docstring for the symbols).
 
@@ -156,36 +156,25 @@ def svmplus_cd(
     start = time.perf_counter()
     X = check_X(X)
     X_priv = check_X(X_priv, name="X_priv")
-    n = X.shape[0]
-    if X_priv.shape[0] != n:
-        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {n}")
-    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, n))
-    n_labels = Y.shape[1]
-    check_scalar(C, "C", low=0.0, low_inclusive=False)
-    check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
-    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
-    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
-    flags = {"fit_intercept": fit_intercept, "privileged_intercept": privileged_intercept, "shrinking": shrinking,
-             "record_dual": record_dual}
-    for name, flag in flags.items():
-        if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {flag!r}")
-    A = None if embedding is None else _check_embedding(embedding, n_labels)
-    mask = np.ones((n_labels, X_priv.shape[1]), dtype=bool) if privileged_mask is None else _check_mask(
-        privileged_mask, (n_labels, X_priv.shape[1])
+    if X_priv.shape[0] != X.shape[0]:
+        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {X.shape[0]}")
+    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    A, mask, seed = _check_settings(
+        Y.shape[1], X_priv.shape[1], C, gamma, tol, max_iter, embedding, privileged_mask, random_state,
+        fit_intercept=fit_intercept, privileged_intercept=privileged_intercept, shrinking=shrinking,
+        record_dual=record_dual,
     )
     eta = np.concatenate([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)])
-    seed = int(check_random_state(random_state).integers(2**63))
 
     rows, privileged = _rows(X, 1.0 if fit_intercept else 0.0), _rows(X_priv, 1.0 if privileged_intercept else 0.0)
-    excluded_labels, excluded = np.nonzero(~mask)
-    excluded_indptr = np.concatenate([[0], np.cumsum(np.bincount(excluded_labels, minlength=n_labels))]).astype(np.intp)
-    M = np.zeros((n_labels if A is None else A.shape[0], rows.dimension))
-    W_tilde = np.zeros((n_labels, privileged.dimension))
-    problem = SVMPlusDual(rows, privileged, Y, A, excluded_indptr, excluded.astype(np.intp), float(C), float(gamma), eta, M, W_tilde)
+    M = np.zeros((Y.shape[1] if A is None else A.shape[0], rows.dimension))
+    W_tilde = np.zeros((Y.shape[1], privileged.dimension))
+    problem = SVMPlusDual(rows, privileged, Y, A, *_exclusions(mask), float(C), float(gamma), eta, M, W_tilde)
     run = solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
     if not run["converged"]:
-        warn_not_converged("svmplus_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}")
+        warn_not_converged(
+            "svmplus_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
+        )
 
     alpha, beta = eta[: Y.size].reshape(Y.shape), eta[Y.size :].reshape(Y.shape)
     primal = _primal_point(X, X_priv, rows.bias, privileged.bias, Y, A, mask, alpha, beta, C, gamma)
@@ -198,6 +187,13 @@ def svmplus_cd(
         converged=run["converged"], solver="svmplus_cd", statistics=statistics,
     )
     return SVMPlusCDResult(alpha=alpha, beta=beta, certificate=certificate, **primal)
+
+
+def _exclusions(mask) -> tuple[np.ndarray, np.ndarray]:
+    """The columns each m_i removes, CSR-like by label: (excluded_indptr, excluded)."""
+    labels, columns = np.nonzero(~mask)
+    counts = np.bincount(labels, minlength=mask.shape[0])
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.intp), columns.astype(np.intp)
 
 
 def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, gamma) -> dict:
@@ -232,6 +228,21 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
         "objectives": objectives,
         "primal_infeasibility": float(max(0.0, -G_alpha.min(), -G_beta.min())),
     }
+
+
+def _check_settings(n_labels, n_privileged, C, gamma, tol, max_iter, embedding, privileged_mask, random_state,
+                    **flags):
+    """The checked embedding A (None for I), the masks m_i (all ones by default) and the engine's seed."""
+    check_scalar(C, "C", low=0.0, low_inclusive=False)
+    check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    for name, flag in flags.items():
+        check_flag(flag, name)
+    A = None if embedding is None else _check_embedding(embedding, n_labels)
+    shape = (n_labels, n_privileged)
+    mask = np.ones(shape, dtype=bool) if privileged_mask is None else _check_mask(privileged_mask, shape)
+    return A, mask, int(check_random_state(random_state).integers(2**63))
 
 
 def _check_embedding(A, n_labels: int) -> np.ndarray:
