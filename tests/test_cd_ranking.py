@@ -109,6 +109,16 @@ def test_primal_is_eq6_with_R_equal_I_plus_mu_D_inverse(problem, mu, data):
     np.testing.assert_allclose(result.weight_gram, W_full.T @ W_full, rtol=1e-8, atol=1e-12)
 
 
+@given(ranking_problems(), st.data())
+def test_mu_zero_is_the_plain_ranking_svm(problem, data):
+    """R^-1 = (I + 0 D^-1)^-1 = I: the same solution as no coupling, the Elisseeff-Weston ranking SVM (eq. 1)."""
+    D = data.draw(label_covariances(n_labels=problem["Y"].shape[1]))
+    coupled = solved(dict(problem, R_inv=coupling_inverse(D, 0.0)), random_state=0)
+    plain = solved(dict(problem, R_inv=None), random_state=0)
+    np.testing.assert_allclose(coupled.W, plain.W, atol=1e-5 * max(1.0, np.abs(plain.W).max()))
+    assert coupled.certificate.primal == pytest.approx(plain.certificate.primal, rel=1e-8, abs=1e-9)
+
+
 def test_coupling_inverse_is_the_inverse_of_R():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((4, 4))
