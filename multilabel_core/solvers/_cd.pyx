@@ -41,14 +41,33 @@ cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
     return z ^ (z >> 31)
 
 
+cdef inline Py_ssize_t below(uint64_t random, Py_ssize_t bound) noexcept nogil:
+    """``random`` mapped to [0, bound) by Lemire's multiply-shift: no 64-bit division in the loop.
+
+    Its bias is below bound / 2^32; bounds beyond 2^32 fall back to the modulo.
+    """
+    if <uint64_t> bound < 0x100000000ULL:
+        return <Py_ssize_t>(((random >> 32) * <uint64_t>bound) >> 32)
+    return <Py_ssize_t>(random % <uint64_t>bound)
+
+
 cdef inline void shuffle(Py_ssize_t* index, Py_ssize_t size, uint64_t* state) noexcept nogil:
-    """Fisher--Yates permutation of index[0:size] (the modulo bias is below 2^-40 for size < 2^24)."""
+    """Fisher--Yates permutation of index[0:size]."""
     cdef Py_ssize_t s, j, swap
     for s in range(size - 1):
-        j = s + <Py_ssize_t>(splitmix64(state) % <uint64_t>(size - s))
+        j = s + below(splitmix64(state), size - s)
         swap = index[s]
         index[s] = index[j]
         index[j] = swap
+
+
+# libm's fmin/fmax are calls through the PLT here; the engine's inner loop compares inline.
+cdef inline double smaller(double a, double b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline double larger(double a, double b) noexcept nogil:
+    return a if a > b else b
 
 
 # -- the engine -------------------------------------------------------------------------
@@ -56,9 +75,9 @@ cdef inline void shuffle(Py_ssize_t* index, Py_ssize_t size, uint64_t* state) no
 
 cdef double projected_gradient(double gradient, double value, double low, double high) noexcept nogil:
     if value <= low:
-        return fmin(gradient, 0.0)
+        return smaller(gradient, 0.0)
     if value >= high:
-        return fmax(gradient, 0.0)
+        return larger(gradient, 0.0)
     return gradient
 
 
@@ -88,74 +107,100 @@ cdef double coordinate_minimiser(double value, double gradient, double curvature
     (infinite when that bound is: the caller reports f unbounded).
     """
     if curvature > 0.0:
-        return fmin(fmax(value - gradient / curvature, low), high)
+        return smaller(larger(value - gradient / curvature, low), high)
     return high if gradient < 0.0 else low
 
 
+cdef struct Coordinate:
+    # What the engine reads once per solve (the variants' constants), LIBLINEAR's QD and box.
+    double curvature
+    double low
+    double high
+
+
+cdef struct Pass:
+    # One epoch's projected-gradient extremes, and the shrinking thresholds it uses.
+    double pg_max
+    double pg_min
+    double shrink_above     # shrink a coordinate at its lower bound with G above this
+    double shrink_below     # ... at its upper bound with G below this
+    Py_ssize_t visits       # coordinates visited so far in the solve (paces the Ctrl-C checks)
+
+
+cdef int one_epoch(DualCoordinates problem, const Coordinate* coordinates, Py_ssize_t* index, Py_ssize_t* active,
+                   Pass* progress, CDOptions* options, CDStatistics* statistics, uint64_t* state) except -1 nogil:
+    """A pass over index[0:active] in random order: shrink, measure PG, take the coordinate steps."""
+    cdef Py_ssize_t s = 0, i
+    cdef double G, PG, value, target
+    cdef const Coordinate* c
+    shuffle(index, active[0], state)
+    progress.pg_max = -INFINITY
+    progress.pg_min = INFINITY
+    while s < active[0]:
+        i = index[s]
+        c = &coordinates[i]
+        G = problem.gradient(i)
+        value = problem.alpha[i]
+        # LIBLINEAR's shrinking: a coordinate at a bound whose gradient pushes it further
+        # out than any violation of the last epoch will stay there.
+        if options.shrinking and ((value <= c.low and G > progress.shrink_above)
+                                  or (value >= c.high and G < progress.shrink_below)):
+            active[0] -= 1
+            index[s] = index[active[0]]
+            index[active[0]] = i
+            statistics.n_shrunk += 1
+            continue
+        PG = projected_gradient(G, value, c.low, c.high)
+        progress.pg_max = larger(progress.pg_max, PG)
+        progress.pg_min = smaller(progress.pg_min, PG)
+        if fabs(PG) > NEGLIGIBLE_PG:
+            target = coordinate_minimiser(value, G, c.curvature, c.low, c.high)
+            if not isfinite(target):
+                with gil:
+                    raise ValueError(
+                        f"the dual is unbounded below along coordinate {i} (zero curvature, gradient {G:.3g}, "
+                        "infinite bound): the primal is infeasible"
+                    )
+            problem.alpha[i] = target
+            problem.update(i, target - value)
+            statistics.n_updates += 1
+        s += 1
+        progress.visits += 1
+        if progress.visits % SIGNAL_CHECK_INTERVAL == 0:
+            with gil:
+                PyErr_CheckSignals()
+    return 0
+
+
 cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statistics, list trace) except -1 nogil:
-    cdef Py_ssize_t n = problem.alpha.shape[0]
-    cdef Py_ssize_t active = n, s, i, visits = 0, epoch
+    cdef Py_ssize_t n = problem.alpha.shape[0], active = n, i, epoch
     cdef Py_ssize_t* index = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef Coordinate* coordinates = <Coordinate*> malloc(max(n, 1) * sizeof(Coordinate))
     cdef uint64_t state = options.seed
-    cdef double G, PG, low, high, value, target
-    # Shrinking thresholds from the previous epoch: +-inf shrink nothing.
-    cdef double pg_max_old = INFINITY, pg_min_old = -INFINITY, pg_max, pg_min
-    if index == NULL:
-        with gil:
-            raise MemoryError(f"cannot allocate the active set of {n} coordinates")
-    statistics[0] = CDStatistics(n_epochs=0, n_updates=0, n_shrunk=0, n_resets=0, min_active=n,
-                                 spread=NAN, converged=False)
+    cdef double value
+    # Shrinking thresholds start at +-inf: the first pass shrinks nothing.
+    cdef Pass progress = Pass(pg_max=NAN, pg_min=NAN, shrink_above=INFINITY, shrink_below=-INFINITY, visits=0)
+    statistics[0] = CDStatistics(n_epochs=0, n_updates=0, n_shrunk=0, n_resets=0, min_active=n, spread=NAN,
+                                 converged=False)
     try:
+        if index == NULL or coordinates == NULL:
+            with gil:
+                raise MemoryError(f"cannot allocate the engine's state for {n} coordinates")
         for i in range(n):
             index[i] = i
+            coordinates[i] = Coordinate(curvature=problem.curvature(i), low=problem.lower(i), high=problem.upper(i))
         # A start that is already optimal (a warm start at the optimum) needs no pass.
         statistics.converged = within_tolerance(problem, options.tol)
         for epoch in range(0 if statistics.converged else options.max_iter):
-            shuffle(index, active, &state)
-            pg_max = -INFINITY
-            pg_min = INFINITY
-            s = 0
-            while s < active:
-                i = index[s]
-                G = problem.gradient(i)
-                value = problem.alpha[i]
-                low = problem.lower(i)
-                high = problem.upper(i)
-                # LIBLINEAR's shrinking: a coordinate at a bound whose gradient pushes it
-                # further out than any violation of the last epoch will stay there.
-                if options.shrinking and ((value <= low and G > pg_max_old) or (value >= high and G < pg_min_old)):
-                    active -= 1
-                    index[s] = index[active]
-                    index[active] = i
-                    statistics.n_shrunk += 1
-                    continue
-                PG = projected_gradient(G, value, low, high)
-                pg_max = fmax(pg_max, PG)
-                pg_min = fmin(pg_min, PG)
-                if fabs(PG) > NEGLIGIBLE_PG:
-                    target = coordinate_minimiser(value, G, problem.curvature(i), low, high)
-                    if not isfinite(target):
-                        with gil:
-                            raise ValueError(
-                                f"the dual is unbounded below along coordinate {i} (zero curvature, "
-                                f"gradient {G:.3g}, infinite bound): the primal is infeasible"
-                            )
-                    problem.alpha[i] = target
-                    problem.update(i, target - value)
-                    statistics.n_updates += 1
-                s += 1
-                visits += 1
-                if visits % SIGNAL_CHECK_INTERVAL == 0:
-                    with gil:
-                        PyErr_CheckSignals()
+            one_epoch(problem, coordinates, index, &active, &progress, &options, statistics, &state)
             statistics.n_epochs = epoch + 1
             statistics.min_active = min(statistics.min_active, active)
-            statistics.spread = pg_max - pg_min
+            statistics.spread = progress.pg_max - progress.pg_min
             if trace is not None:
                 value = problem.objective()
                 with gil:
                     trace.append(value)
-            if pg_max - pg_min <= options.tol and pg_max <= options.tol and pg_min >= -options.tol:
+            if statistics.spread <= options.tol and progress.pg_max <= options.tol and progress.pg_min >= -options.tol:
                 # The pass measured each PG_i before the steps that followed it: confirm the
                 # rule at the final alpha, so that the returned point meets it exactly.
                 if active == n:
@@ -164,17 +209,17 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
                         statistics.converged = True
                         break
                 # Shrunk coordinates were not checked: restore them and make one more full pass.
-                if active < n:
-                    statistics.n_resets += 1
+                statistics.n_resets += active < n
                 active = n
-                pg_max_old = INFINITY
-                pg_min_old = -INFINITY
+                progress.shrink_above = INFINITY
+                progress.shrink_below = -INFINITY
                 continue
-            # A bound that no coordinate violated on its side would shrink too eagerly: disable it.
-            pg_max_old = pg_max if pg_max > 0.0 else INFINITY
-            pg_min_old = pg_min if pg_min < 0.0 else -INFINITY
+            # A threshold no coordinate violated on its side would shrink too eagerly: disable it.
+            progress.shrink_above = progress.pg_max if progress.pg_max > 0.0 else INFINITY
+            progress.shrink_below = progress.pg_min if progress.pg_min < 0.0 else -INFINITY
     finally:
         free(index)
+        free(coordinates)
     return 0
 
 
@@ -357,17 +402,23 @@ cdef class SparseRows(Rows):
         self._set_shape(indptr.shape[0] - 1, n_columns, bias)
         self.data, self.indices, self.indptr = data, indices, indptr
 
+    # Raw pointers into the arrays: extension modules build with -fno-strict-aliasing, so
+    # memoryview fields would be reloaded after every store to w.
     cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil:
+        cdef const double* values = &self.data[0]
+        cdef const Py_ssize_t* columns = &self.indices[0]
         cdef Py_ssize_t k
         cdef double total = self.bias * w[self.n_columns] if self.bias > 0.0 else 0.0
         for k in range(self.indptr[i], self.indptr[i + 1]):
-            total += self.data[k] * w[self.indices[k]]
+            total += values[k] * w[columns[k]]
         return total
 
     cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil:
+        cdef const double* values = &self.data[0]
+        cdef const Py_ssize_t* columns = &self.indices[0]
         cdef Py_ssize_t k
         for k in range(self.indptr[i], self.indptr[i + 1]):
-            w[self.indices[k]] += scale * self.data[k]
+            w[columns[k]] += scale * values[k]
         if self.bias > 0.0:
             w[self.n_columns] += scale * self.bias
 
