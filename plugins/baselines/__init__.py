@@ -1,0 +1,83 @@
+"""The ``baselines`` family: what users would run instead of the papers' methods.
+
+The papers compared their methods with weak baselines; a user compares them with what
+the ecosystem offers.  This family registers those methods like any plugin (through the
+``multilabel_core.plugins`` entry point ``baselines``), so every comparison can include
+them under the same splits, and the reports test every method against the best of them
+(docs/reports.md):
+
+- ``ovr_svc``: one scikit-learn ``SVC`` per label (LIBSVM's kernel SVM);
+- ``ovr_linear``: one ``LinearSVC`` or liblinear ``LogisticRegression`` per label;
+- ``classifier_chain``: scikit-learn's ``ClassifierChain``, or an ensemble of chains;
+- ``mlknn``: ML-kNN (Zhang & Zhou 2007), written here on scipy's neighbour search.
+
+The first three need scikit-learn (``pip install 'multilabel-core[baselines]'``); it is
+imported when they are fitted, never by this module, so the family registers (and
+``mlcore methods`` lists it) without it.  docs/methods/baselines.md describes them.
+"""
+
+from __future__ import annotations
+
+import multilabel_core
+from multilabel_core.registry import MethodSpec
+
+from .chain import ClassifierChains
+from .mlknn import MLkNN
+from .ovr import OneVsRestLinear, OneVsRestSVC
+
+__all__ = ["PLUGIN", "ClassifierChains", "MLkNN", "OneVsRestLinear", "OneVsRestSVC", "register_methods"]
+
+#: The plugin name the family registers under (its entry-point name): the reports know
+#: a method as an ecosystem baseline by it.
+PLUGIN = "baselines"
+
+_C_GRID = [0.01, 0.1, 1, 10, 100]
+
+#: Every method of the family, as registered.
+METHODS = (
+    MethodSpec(
+        name="ovr_svc",
+        estimator=OneVsRestSVC,
+        citation=(
+            "One-vs-rest LIBSVM C-SVC per label: Chang & Lin, LIBSVM: a library for support vector machines, "
+            "ACM TIST 2(3), 2011; through scikit-learn (Pedregosa et al., JMLR 12, 2011)"
+        ),
+        param_grid={"C": [0.1, 1, 10, 100], "gamma": ["scale", 0.001, 0.01, 0.1]},
+        description="one scikit-learn SVC (RBF, gamma='scale' by default) per label; needs scikit-learn",
+    ),
+    MethodSpec(
+        name="ovr_linear",
+        estimator=OneVsRestLinear,
+        citation=(
+            "One-vs-rest LIBLINEAR per label: Fan, Chang, Hsieh, Wang & Lin, LIBLINEAR: a library for large "
+            "linear classification, JMLR 9, 2008; through scikit-learn"
+        ),
+        param_grid={"C": _C_GRID},
+        description="one LinearSVC or liblinear LogisticRegression per label; needs scikit-learn",
+    ),
+    MethodSpec(
+        name="classifier_chain",
+        estimator=ClassifierChains,
+        citation=(
+            "Read, Pfahringer, Holmes & Frank, Classifier chains for multi-label classification, "
+            "Machine Learning 85(3), 2011; scikit-learn's ClassifierChain"
+        ),
+        param_grid={"C": _C_GRID},
+        description="scikit-learn ClassifierChain of logistic regressions (an ensemble optional); needs scikit-learn",
+    ),
+    MethodSpec(
+        name="mlknn",
+        estimator=MLkNN,
+        citation=(
+            "Zhang & Zhou, ML-KNN: a lazy learning approach to multi-label learning, Pattern Recognition 40(7), 2007"
+        ),
+        param_grid={"k": [5, 10, 15, 20]},
+        description="multi-label k nearest neighbours with Bayesian label counts (smoothing s = 1)",
+    ),
+)
+
+
+@multilabel_core.hookimpl
+def register_methods(register):
+    for spec in METHODS:
+        register(spec)

@@ -1,0 +1,188 @@
+"""One-vs-rest baselines: one scikit-learn binary classifier per label.
+
+Label j gets its own classifier, trained on all rows with the targets Y[:, j]; the
+score t_ij is that classifier's ``decision_function`` (the signed distance to its
+separating surface), so ``predict = [t_ij > 0]`` is the classifier's own prediction and
+the scores rank the labels of a row.  This is binary relevance with the solvers users
+reach for first: LIBSVM's kernel SVM (``ovr_svc``) and LIBLINEAR's linear models
+(``ovr_linear``).  Each fit is certified (:mod:`.binary`).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+
+from multilabel_core._validation import check_scalar, to_signs
+from multilabel_core.estimator import COMMON_PARAMETERS, MultiLabelEstimator
+
+from ._sklearn import import_sklearn, seeds
+from .binary import certificate, objectives
+
+__all__ = ["GAMMA_RULES", "KERNELS", "LINEAR_MODELS", "OneVsRestLinear", "OneVsRestSVC"]
+
+#: The kernels of ``ovr_svc`` (LIBSVM's, as scikit-learn names them).
+KERNELS = ("linear", "rbf", "poly", "sigmoid")
+
+#: The models of ``ovr_linear``: LIBLINEAR's L2-loss SVM and its logistic regression.
+LINEAR_MODELS = ("linear_svc", "logistic")
+
+#: scikit-learn's rules for the RBF, polynomial and sigmoid width.
+GAMMA_RULES = ("scale", "auto")
+
+
+def check_gamma(gamma) -> None:
+    """``gamma`` is one of :data:`GAMMA_RULES` or a float > 0."""
+    if isinstance(gamma, str):
+        if gamma not in GAMMA_RULES:
+            raise ValueError(f"gamma must be one of {GAMMA_RULES} or a float > 0, got {gamma!r}")
+    else:
+        check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+
+
+def check_common(estimator, names) -> None:
+    """The checks of :data:`~multilabel_core.estimator.COMMON_PARAMETERS` for ``names``."""
+    for name in names:
+        COMMON_PARAMETERS[name](name, getattr(estimator, name))
+
+
+class _OneVsRest(MultiLabelEstimator):
+    """Fits one binary model per label.
+
+    Subclasses define ``_binary_models(n_labels)``, the unfitted scikit-learn
+    classifiers, and ``solver``, the solver named in the certificate.
+    """
+
+    def _fit(self, X, Y):
+        start = time.perf_counter()
+        models = self._binary_models(Y.shape[1])
+        self.estimators_ = [model.fit(X, Y[:, j]) for j, model in enumerate(models)]
+        elapsed = time.perf_counter() - start
+        signs = to_signs(Y)
+        self.certificate_ = certificate(
+            (objectives(model, X, signs[:, j]) for j, model in enumerate(self.estimators_)), self.solver, elapsed
+        )
+        self.n_iter_ = self.certificate_.n_iter
+
+    def _decision_function(self, X):
+        return np.column_stack([model.decision_function(X) for model in self.estimators_])
+
+
+class OneVsRestSVC(_OneVsRest):
+    """One scikit-learn ``SVC`` (LIBSVM's C-SVC) per label (registered as ``ovr_svc``).
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Weight of the hinge losses (LIBSVM's C).
+    kernel : {"linear", "rbf", "poly", "sigmoid"}, default "rbf"
+    gamma : "scale", "auto" or float > 0, default "scale"
+        Width of the RBF, polynomial and sigmoid kernels.  scikit-learn's rules:
+        "scale" is ``1 / (d * X.var())``, "auto" is ``1 / d``.  (Not the project's
+        mean-distance convention of ``gamma=None``: this baseline is what scikit-learn
+        users run.)
+    degree : int, default 3
+        Degree of the polynomial kernel.
+    coef0 : float, default 0.0
+        Constant of the polynomial and sigmoid kernels.
+    tol : float, default 1e-3
+        LIBSVM's stopping tolerance (its ``eps``).
+    max_iter : int or None, default None
+        Iteration limit per label; None for none.
+    cache_size : float, default 200
+        LIBSVM's kernel cache, in MB.
+
+    Fitted attributes: ``estimators_`` (one fitted SVC per label), ``certificate_`` (the
+    sum of the per-label C-SVC duality gaps, :mod:`.binary`), ``n_iter_``.
+    """
+
+    solver = "libsvm"
+
+    def __init__(
+        self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+
+    def _validate_params(self) -> None:
+        check_common(self, ("C", "tol", "max_iter"))
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        check_gamma(self.gamma)
+        check_scalar(self.degree, "degree", kind=numbers.Integral, low=1)
+        check_scalar(self.coef0, "coef0")
+        check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
+
+    def _binary_models(self, n_labels: int) -> list:
+        # LIBSVM's C-SVC is deterministic: no seed to give.
+        return [svc_model("ovr_svc", **self.get_params(deep=False)) for _ in range(n_labels)]
+
+
+class OneVsRestLinear(_OneVsRest):
+    """One LIBLINEAR linear classifier per label (registered as ``ovr_linear``).
+
+    Parameters
+    ----------
+    model : {"linear_svc", "logistic"}, default "linear_svc"
+        ``"linear_svc"``: scikit-learn's ``LinearSVC`` (L2-regularised squared hinge,
+        the problem of ``br``); ``"logistic"``: ``LogisticRegression(solver="liblinear")``,
+        L2-regularised logistic regression.  Both regularise the bias as the weight of a
+        constant feature (LIBLINEAR's convention), so both are certified alike.
+    C : float, default 1.0
+        Weight of the losses.
+    tol : float, default 1e-4
+        LIBLINEAR's stopping tolerance.
+    max_iter : int or None, default None
+        Iteration limit per label; None is scikit-learn's default (1000 for
+        ``linear_svc``, 100 for ``logistic``).
+    random_state : None, int or numpy Generator
+        Seeds the order in which LIBLINEAR's dual solvers visit the rows.
+
+    Fitted attributes: ``estimators_``, ``certificate_`` (:mod:`.binary`), ``n_iter_``.
+    """
+
+    solver = "liblinear"
+
+    def __init__(self, model="linear_svc", C=1.0, tol=1e-4, max_iter=None, random_state=None):
+        self.model = model
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.model not in LINEAR_MODELS:
+            raise ValueError(f"model must be one of {LINEAR_MODELS}, got {self.model!r}")
+
+    def _binary_models(self, n_labels: int) -> list:
+        return [
+            liblinear_model(self.model, "ovr_linear", C=self.C, tol=self.tol, max_iter=self.max_iter, seed=seed)
+            for seed in seeds(self.random_state, n_labels)
+        ]
+
+
+def svc_model(method: str, *, C, gamma, kernel="rbf", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0):
+    """An unfitted ``SVC`` (the parameters of :class:`OneVsRestSVC`) for the baseline ``method``."""
+    svm = import_sklearn("svm", method)
+    return svm.SVC(
+        C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
+        max_iter=-1 if max_iter is None else max_iter, cache_size=cache_size,
+    )  # fmt: skip
+
+
+def liblinear_model(model: str, method: str, *, C, tol, max_iter, seed):
+    """An unfitted ``LinearSVC`` or liblinear ``LogisticRegression`` (``model`` in :data:`LINEAR_MODELS`)."""
+    limit = {} if max_iter is None else {"max_iter": max_iter}
+    if model == "linear_svc":
+        return import_sklearn("svm", method).LinearSVC(C=C, tol=tol, random_state=seed, **limit)
+    linear_model = import_sklearn("linear_model", method)
+    return linear_model.LogisticRegression(solver="liblinear", C=C, tol=tol, random_state=seed, **limit)
