@@ -225,6 +225,14 @@ def test_max_iter_warns_and_reports_not_converged():
     assert result.certificate.gap >= 0
 
 
+def test_overflowing_problem_stops_at_once():
+    K = 1e300 * (np.ones((4, 4)) + np.eye(4))
+    Y = np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    with pytest.warns(ConvergenceWarning, match="no step could make progress"):
+        result = smo_solve(K, Y, np.eye(1) * 1e100, 1e200)
+    assert not result.certificate.converged and result.certificate.n_iter == 0
+
+
 def test_labels_with_one_class_and_zero_boxes():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((30, 2))

@@ -285,7 +285,11 @@ cdef class _LabelwiseSMO:
         return k
 
     cdef int step(self, Py_ssize_t i, Py_ssize_t j) except -1 nogil:
-        """One SMO step on label i with j = argmax_{B_i} f^i (eqs. 31-37)."""
+        """One SMO step on label i with j = argmax_{B_i} f^i (eqs. 31-37); 0 when it cannot move.
+
+        A violation > 0 always has a partner and a step t > 0; neither happens only when
+        f or the curvature is not finite (overflow).
+        """
         cdef const double* Kj = self.K.column(j)
         cdef Py_ssize_t k = self.partner(i, j, Kj)
         if k < 0:
@@ -298,6 +302,8 @@ cdef class _LabelwiseSMO:
         cdef double up = room_up(self.y[i, k], self.alpha[i, k], self.C[i, k])
         cdef double down = room_down(self.y[i, j], self.alpha[i, j], self.C[i, j])
         cdef double t = min(-b / a, up, down)
+        if not t > 0.0:  # an infinite curvature or a NaN: no progress is possible
+            return 0
         self.alpha[i, j] = clip(self.alpha[i, j] - self.y[i, j] * t, self.C[i, j])
         self.alpha[i, k] = clip(self.alpha[i, k] + self.y[i, k] * t, self.C[i, k])
         # Land exactly on the bound that stopped the step, so that the index sets are exact.
@@ -313,7 +319,7 @@ cdef class _LabelwiseSMO:
         self.dual += b * t + 0.5 * a_true * t * t
         self.steps += 1
         self.label_steps[i] += 1
-        return 0
+        return 1
 
     cdef void update_gradient(self, Py_ssize_t i, double coefficient, const double* Kk, const double* Kj) noexcept nogil:
         """f^i += coefficient (K[:, k] - K[:, j]) on the active set (eq. 36 within label i)."""
@@ -367,9 +373,8 @@ cdef class _LabelwiseSMO:
             if self.shrinking and self.since_shrink[i] >= self.shrink_period:
                 self.shrink(i, f_up, f_low)
                 v = self.extremes(i, &j, &f_up, &f_low)
-            if v <= target or self.steps >= self.max_iter:
+            if v <= target or self.steps >= self.max_iter or not self.step(i, j):
                 break
-            self.step(i, j)
             self.since_shrink[i] += 1
             if self.steps % SIGNAL_PERIOD == 0:
                 with gil:
@@ -430,7 +435,7 @@ cdef class _LabelwiseSMO:
         return value
 
     cdef int run(self, bint* converged, double* kkt) except -1:
-        cdef Py_ssize_t label
+        cdef Py_ssize_t label, steps_before
         cdef double largest
         cdef bint verified
         cdef Py_ssize_t p, q
@@ -454,7 +459,10 @@ cdef class _LabelwiseSMO:
                     continue
                 if self.steps >= self.max_iter:
                     break
+                steps_before = self.steps
                 self.visit(label, max(self.tol, VISIT_REDUCTION * largest))
+                if self.steps == steps_before:
+                    break
                 verified = False
                 if self.record:
                     with gil:
@@ -541,6 +549,8 @@ def solve_dual(
     cdef bint converged = False
     cdef double kkt = 0.0
     state.run(&converged, &kkt)
+    if not np.all(np.isfinite(state.f)):
+        raise ValueError("the gradient f = K B Omega~ - Y overflowed: rescale the kernel, omega or C")
     result = {
         "f": np.asarray(state.f),
         "n_iter": int(state.steps),

@@ -295,9 +295,12 @@ def smo_solve(
         extra["dual_trace"] = outcome["dual_trace"]
     certificate = _certificate(f, alpha, Y, C, intercept, outcome, time.perf_counter() - start, extra)
     if not certificate.converged:
-        warn_not_converged(
-            "SMO", f"max_iter={max_iter} steps reached (KKT violation {certificate.kkt_violation:.3g} > tol={tol:.3g})"
+        reason = (
+            f"max_iter={max_iter} steps reached"
+            if certificate.n_iter >= max_iter
+            else "no step could make progress (the kernel, omega or C overflow float64: rescale them)"
         )
+        warn_not_converged("SMO", f"{reason}; KKT violation {certificate.kkt_violation:.3g} > tol={tol:.3g}")
     return SMOResult(
         alpha=alpha,
         intercept=intercept,
