@@ -56,14 +56,15 @@ f is recomputed from alpha (``f = K B Omega~ - Y``) with every variable active, 
 stopping rule is checked again; the solver continues if it fails.
 
 Kernel columns come from :class:`~multilabel_core.solvers._kernel_cache.KernelColumns`
-(the label-free K, precomputed or LRU-cached); gradient updates use BLAS daxpy, the
-recomputation of f one daxpy per nonzero alpha~ and one dgemm by Omega~.
+(the label-free K, precomputed or LRU-cached); gradient updates use BLAS daxpy (when no
+variable of the label is shrunk), the recomputation of f one dgemm by a precomputed K (else
+one daxpy per cached column with a nonzero alpha~) and one dgemm by Omega~.
 """
 
 import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY
 from scipy.linalg.cython_blas cimport daxpy, dgemm
 
 from ._kernel_cache cimport KernelColumns
@@ -135,7 +136,7 @@ cdef class _LabelwiseSMO:
     cdef signed char[::1] stale
     cdef double[::1] violation
     cdef double[::1] delta
-    cdef double[::1] buffer
+    cdef double[::1] column_sum
     cdef Py_ssize_t[::1] touched
     cdef signed char[::1] is_touched
     cdef Py_ssize_t n_touched
@@ -164,7 +165,7 @@ cdef class _LabelwiseSMO:
         self.stale = np.ones(self.L, dtype=np.int8)
         self.violation = np.zeros(self.L)
         self.delta = np.zeros(self.n)
-        self.buffer = np.zeros(self.n)
+        self.column_sum = np.zeros(self.n)
         self.touched = np.zeros(self.n, dtype=np.intp)
         self.is_touched = np.zeros(self.n, dtype=np.int8)
         self.label_steps = np.zeros(self.L, dtype=np.intp)
@@ -394,15 +395,15 @@ cdef class _LabelwiseSMO:
             if p != i and self.omega[i, p] != 0.0:
                 coupled = True
         if coupled and self.n_touched > 0:
-            self.buffer[:] = 0.0
+            self.column_sum[:] = 0.0
             for q in range(self.n_touched):
                 s = self.touched[q]
                 if self.delta[s] != 0.0:
-                    daxpy(&n, &self.delta[s], <double*> self.K.column(s), &inc, &self.buffer[0], &inc)
+                    daxpy(&n, &self.delta[s], <double*> self.K.column(s), &inc, &self.column_sum[0], &inc)
             for p in range(self.L):
                 weight = self.omega[i, p]
                 if p != i and weight != 0.0:
-                    daxpy(&n, &weight, &self.buffer[0], &inc, &self.f[p, 0], &inc)
+                    daxpy(&n, &weight, &self.column_sum[0], &inc, &self.f[p, 0], &inc)
                     self.stale[p] = 1
         for q in range(self.n_touched):
             s = self.touched[q]
