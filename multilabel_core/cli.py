@@ -30,6 +30,7 @@ import tempfile
 import numpy as np
 
 from .base.solver import CapabilityError
+from .experiments.preprocessing import PREPROCESSORS
 
 EXIT_USAGE = 2
 
@@ -232,6 +233,7 @@ def cmd_compare(args) -> None:
         datasets=args.data,
         protocol=args.protocol,
         protocol_params=dict(parse_param(p, "--protocol-param") for p in args.protocol_param) or None,
+        preprocess=args.preprocess,
         grid=grid or None,
         grids=grids or None,
         selection_metric=args.selection_metric,
@@ -254,7 +256,8 @@ def cmd_compare(args) -> None:
     params = ", ".join(f"{k}={v}" for k, v in experiment.protocol_params.items())
     lines = [
         f"compare: {len(experiment.methods)} method(s) x {len(experiment.datasets)} dataset(s), "
-        f"protocol {experiment.protocol} ({params}), seed {experiment.seed}",
+        f"protocol {experiment.protocol} ({params}), seed {experiment.seed}"
+        + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
         "",
         *summary_table(result.records),
@@ -412,6 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--protocol", default=None, help="kfold (default), repeated_fixed_train, fixed_ratio or semi_supervised"
     )
     p.add_argument("--protocol-param", action="append", default=[], metavar="NAME=VALUE", help="e.g. n_splits=5")
+    p.add_argument("--preprocess", default=None, choices=sorted(PREPROCESSORS),
+                   help="feature scaling fitted on each training part only (default: none)")
     p.add_argument("--out", required=True, help="results folder (created, or resumed)")
     p.add_argument("--grid", action="append", default=[], metavar="[METHOD.]NAME=v1,v2,...",
                    help="grid values replacing the registered grid (every method, or METHOD's)")

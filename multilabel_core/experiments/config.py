@@ -12,6 +12,7 @@ An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is in
     methods = ["br"]
     datasets = ["emotions", "yeast"]
     protocol = "kfold"
+    preprocess = "standardize"
     seed = 0
     selection_metric = "average_precision"
     inner_cv = 3
@@ -47,6 +48,7 @@ import scipy.sparse as sp
 from .. import __version__
 from .._validation import check_scalar
 from ..metrics import METRICS, check_metric_names
+from .preprocessing import check_preprocess
 from .protocols import get_protocol
 
 __all__ = [
@@ -67,6 +69,7 @@ FILE_KEYS = (
     "datasets",
     "protocol",
     "protocol_params",
+    "preprocess",
     "grid",
     "grids",
     "selection_metric",
@@ -180,6 +183,9 @@ class Experiment:
         ``seed``.  Records name a dataset as given (a Dataset by its ``name``).
     protocol : name in :data:`~multilabel_core.experiments.protocols.PROTOCOLS`
     protocol_params : the protocol's parameters; missing ones take its defaults.
+    preprocess : None or a name of :data:`~.preprocessing.PREPROCESSORS`
+        Feature scaling for every method, fitted on the training part of each split
+        (and on the inner training part of each inner fold) only.
     grids : mapping method -> {parameter: [values]}
         Replaces that method's registered ``param_grid``.  A method given by name
         without a grid here searches its registered grid; an estimator object without
@@ -199,6 +205,7 @@ class Experiment:
     datasets: tuple = attrs.field(converter=_as_datasets, validator=_check_datasets)
     protocol: str = "kfold"
     protocol_params: dict = attrs.field(factory=dict, converter=lambda value: dict(value or {}))
+    preprocess: str | None = attrs.field(default=None, validator=lambda _, __, value: check_preprocess(value))
     grids: dict = attrs.field(factory=dict, converter=_as_grids)
     selection_metric: str = "average_precision"
     inner_cv: int = attrs.field(default=3, validator=_check_scalar_field(numbers.Integral, low=2))
@@ -268,6 +275,7 @@ class Experiment:
             "datasets": {name: fingerprint(dataset) for name, dataset in loaded.items()},
             "protocol": self.protocol,
             "protocol_params": self.protocol_params,
+            "preprocess": self.preprocess,
             "grids": {name: self.grid(name) for name in self.methods},
             "selection_metric": self.selection_metric,
             "inner_cv": self.inner_cv,

@@ -7,6 +7,9 @@ each method and each split not yet in the store:
    (:mod:`.search`; skipped for a grid of one point);
 2. the method is refitted on the whole training part with the chosen values and
    evaluated on the test part with every metric of :mod:`multilabel_core.metrics`;
+   with ``preprocess`` the features are first scaled by a scaler fitted on the
+   training part only (:mod:`.preprocessing`; in the search, on each inner training
+   part only);
 3. the record (docs/experiments.md) is appended to the store, durably, at once.
 
 Work is done one (dataset, method) at a time, its pending splits in batches of as many
@@ -46,6 +49,7 @@ from .search import (
     describe_warnings,
     expand_grid,
     fit_on_rows,
+    prepared,
     recording_warnings,
     rows_of,
 )
@@ -83,6 +87,7 @@ def run_experiment(
     inner_cv=3,
     seed=0,
     data_home=None,
+    preprocess=None,
     n_jobs=None,
     scheduler=None,
     progress=True,
@@ -120,6 +125,7 @@ def run_experiment(
         inner_cv=inner_cv,
         seed=seed,
         data_home=data_home,
+        preprocess=preprocess,
         reference=reference,
         reference_method=reference_method,
         alpha=alpha,
@@ -253,6 +259,7 @@ class _Group:
                 inner_cv=self.experiment.inner_cv,
                 metric=self.experiment.selection_metric,
                 seed=inner_seed,
+                preprocess=self.experiment.preprocess,
             )
         except ValueError as exc:  # e.g. fewer training rows than inner folds
             self.failures[s] = f"{type(exc).__name__}: inner search: {exc}"
@@ -272,8 +279,11 @@ class _Group:
                     bar.update(1)
             ready = [s for s in batch if s not in self.failures]
             X, Y = self.dataset.X, self.dataset.Y
+            preprocess = self.experiment.preprocess
             tasks = [
-                joblib.delayed(evaluate_split)(self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]))
+                joblib.delayed(evaluate_split)(
+                    self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]), preprocess=preprocess
+                )
                 for s in ready
             ]
             for outcome, s in zip(parallel(tasks), ready):
@@ -308,6 +318,7 @@ class _Group:
             "dataset": self.dataset_name,
             "protocol": self.experiment.protocol,
             "split": s,
+            "preprocess": self.experiment.preprocess,
             "status": outcome["status"],
             "error": outcome["error"],
             "params": params,
@@ -349,10 +360,12 @@ def _outcome(error: str | None = None) -> dict:
     }
 
 
-def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None) -> dict:
+def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, preprocess=None) -> dict:
     """Fit a copy of ``estimator`` with ``params`` on rows ``train``; measure it on rows ``test``.
 
-    One task of the runner.  Returns the outcome part of a record: ``status``,
+    One task of the runner.  With ``preprocess`` the features are first scaled by that
+    scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`).  Returns the
+    outcome part of a record: ``status``,
     ``error``, ``metrics`` (every metric), ``fit_time``, ``predict_time``,
     ``n_unlabeled``, ``certificates``, ``converged``, ``label_correlation``, ``warnings``.
     """
@@ -360,6 +373,7 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None) -> dict
     outcome = _outcome()
     with recording_warnings() as caught:
         try:
+            X = prepared(model, X, train, preprocess)
             start = perf_counter()
             outcome["n_unlabeled"] = fit_on_rows(model, X, Y, train, unlabeled)
             outcome["fit_time"] = perf_counter() - start

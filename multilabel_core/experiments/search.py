@@ -21,6 +21,9 @@ values in the order that helps (e.g. increasing ``C``: the solution for a small 
 good start for the next larger one).  Any other estimator is refitted from scratch for
 every grid point, each (fold, point) pair being its own task.
 
+Preprocessing (:mod:`.preprocessing`) is fitted inside each fold on the inner training
+rows only, like the model, and the held-out fold is scaled with those statistics.
+
 Transductive training parts (the semi-supervised protocol) keep their meaning inside:
 an inner fit also receives, as unlabelled rows, its held-out fold together with the
 outer unlabelled rows, when the estimator's ``fit`` accepts ``X_unlabeled``.
@@ -40,6 +43,7 @@ from joblib import Parallel, delayed
 from .._validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
 from ..model_selection import IterativeStratifiedKFold, _take_rows, _uses_precomputed_kernel
+from .preprocessing import check_preprocess, preprocessed
 
 __all__ = [
     "InnerSearch",
@@ -49,6 +53,7 @@ __all__ = [
     "expand_grid",
     "fit_on_rows",
     "inner_folds",
+    "prepared",
     "recording_warnings",
     "rows_of",
     "score_points",
@@ -140,14 +145,19 @@ def describe_warnings(caught) -> list[str]:
     return list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
 
 
-def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, metric, warm_start):
+def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, metric, warm_start, preprocess=None):
     """Fit and score each grid point of ``points`` on one inner fold (one task).
 
     Returns one ``(score, error, warnings)`` per point: the selection metric on the
     held-out rows (None when fitting or scoring raised), ``"ExceptionType: message"``
     or None, and the warnings raised.  With ``warm_start`` one estimator object goes
-    along the points in order.
+    along the points in order.  ``preprocess`` names the scaler fitted on ``fit_rows``
+    (:func:`~.preprocessing.preprocessed`); a failure to apply it fails every point.
     """
+    try:
+        X = prepared(estimator, X, fit_rows, preprocess)
+    except ValueError as exc:
+        return [(None, f"{type(exc).__name__}: {exc}", []) for _ in points]
     base = estimator.get_params(deep=False)
     model = type(estimator)(**{**base, "warm_start": True}) if warm_start else None
     results = []
@@ -168,6 +178,17 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
     return results
 
 
+def prepared(estimator, X, fit_rows, preprocess):
+    """X scaled by ``preprocess`` fitted on ``fit_rows``; ValueError for a precomputed kernel.
+
+    A precomputed kernel's entries are inner products of features that are already
+    fixed: scaling them as features would be meaningless.
+    """
+    if preprocess is not None and _uses_precomputed_kernel(estimator):
+        raise ValueError(f"preprocess={preprocess!r} cannot rescale a precomputed kernel; rescale the features first")
+    return preprocessed(X, fit_rows, preprocess)
+
+
 def _metric_value(metric, Y_true, model, X) -> float:
     function, needs, _ = METRICS[metric]
     return float(function(Y_true, model.decision_function(X) if needs == "scores" else model.predict(X)))
@@ -180,10 +201,13 @@ class InnerSearch:
     then hands each search its slice of the results (:meth:`choose`).
     """
 
-    def __init__(self, estimator, grid, Y, train, unlabeled=None, *, inner_cv=3, metric="average_precision", seed=0):
+    def __init__(self, estimator, grid, Y, train, unlabeled=None, *, inner_cv=3, metric="average_precision", seed=0,
+                 preprocess=None):
+        check_preprocess(preprocess)
         self.estimator = estimator
         self.points = expand_grid(grid)
         self.metric = metric
+        self.preprocess = preprocess
         self.warm_start = supports_warm_start(estimator)
         self.folds = inner_folds(Y, np.asarray(train), unlabeled, inner_cv, seed)
         # Warm starts go along the whole grid in one task; otherwise each point is a task.
@@ -196,7 +220,9 @@ class InnerSearch:
     def tasks(self, X, Y) -> list:
         """joblib ``delayed`` calls, fold by fold; X and Y are passed whole (see docs/experiments.md)."""
         return [
-            delayed(score_points)(self.estimator, X, Y, fit_rows, score_rows, pool, chunk, self.metric, self.warm_start)
+            delayed(score_points)(
+                self.estimator, X, Y, fit_rows, score_rows, pool, chunk, self.metric, self.warm_start, self.preprocess
+            )
             for fit_rows, score_rows, pool in self.folds
             for chunk in self.chunks
         ]
@@ -246,11 +272,12 @@ def _better(score: float, incumbent: float, greater: bool) -> bool:
 
 
 def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv=3, metric="average_precision",
-                  seed=0, n_jobs=None) -> tuple[dict, list[dict]]:
+                  seed=0, n_jobs=None, preprocess=None) -> tuple[dict, list[dict]]:
     """Choose the grid point of ``grid`` for ``estimator`` by inner cross-validation.
 
     ``train`` are the rows to search on (default: all rows); ``unlabeled`` the outer
-    unlabelled rows of a transductive part.  Returns ``(chosen params, search record)``,
+    unlabelled rows of a transductive part; ``preprocess`` a scaler name fitted in each
+    inner fold on its training rows.  Returns ``(chosen params, search record)``,
     the record holding for each point its ``params``, mean ``score``, ``status``,
     ``error`` and ``fold_scores``.  Tasks run through joblib with ``n_jobs``.
     """
@@ -258,5 +285,6 @@ def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv
     Y = check_Y(Y, n_samples=X.shape[0])
     check_metric_names([metric])
     train = np.arange(X.shape[0]) if train is None else train
-    search = InnerSearch(estimator, grid, Y, train, unlabeled, inner_cv=inner_cv, metric=metric, seed=seed)
+    search = InnerSearch(estimator, grid, Y, train, unlabeled, inner_cv=inner_cv, metric=metric, seed=seed,
+                         preprocess=preprocess)
     return search.choose(Parallel(n_jobs=n_jobs)(search.tasks(X, Y)))
