@@ -3,6 +3,7 @@ the runner behind ``mlcore compare``, and the statistics, reports and plots of i
 
 - :mod:`.protocols`: k-fold, repeated fixed-size training sets, fixed-ratio and
   semi-supervised splits (:data:`~.protocols.PROTOCOLS`);
+- :mod:`.preprocessing`: feature scalers fitted on each training part only;
 - :mod:`.search`: inner cross-validation over a method's grid;
 - :mod:`.store`: ``config.json`` + ``results.jsonl``, resume and configuration checks;
 - :mod:`.config`: :class:`~.config.Experiment` and the experiment file;
@@ -22,6 +23,7 @@ _LAZY = {
     "Protocol": "protocols",
     "get_protocol": "protocols",
     "kfold": "protocols",
+    "PREPROCESSORS": "preprocessing",
     "repeated_fixed_train": "protocols",
     "fixed_ratio": "protocols",
     "semi_supervised": "protocols",
@@ -39,6 +41,8 @@ _LAZY = {
     "summarize": "stats",
     "paired_ttest": "stats",
     "compare_to_reference": "stats",
+    "compare_to_best_baseline": "stats",
+    "ecosystem_baselines": "stats",
     "read_reference": "stats",
     "write_report": "report",
 }

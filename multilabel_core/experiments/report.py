@@ -4,8 +4,9 @@
 docs/experiments.md) into
 
 * ``report.md`` -- per dataset, the mean +- std of every method on every metric with
-  the papers' significance markers; the win/tie/loss table of MLRL Table VII; the
-  papers' values beside ours; runs, convergence, failures and plots;
+  the papers' significance markers; the win/tie/loss table of MLRL Table VII; the same
+  tests against the best ecosystem baseline of each dataset; the papers' values beside
+  ours; runs, convergence, failures and plots;
 * ``summary.csv`` and ``summary.json`` -- the same numbers, one row per
   (dataset, method, metric), with the t-test and the reference values;
 * ``splits.csv`` -- one row per record and metric, the raw material of every table.
@@ -29,6 +30,7 @@ from .stats import (
     MARKER_WIN,
     ReferenceValue,
     check_records,
+    compare_to_best_baseline,
     compare_to_reference,
     in_order,
     read_reference,
@@ -44,6 +46,8 @@ SUMMARY_COLUMNS = (
     "dataset", "method", "metric", "greater_is_better", "mean", "std", "n", "n_failed",
     "fit_time", "predict_time", "outcome", "marker", "statistic", "pvalue", "n_pairs",
     "paper_mean", "paper_std", "delta", "delta_in_std",
+    "best_baseline", "baseline_outcome", "baseline_marker", "baseline_statistic", "baseline_pvalue",
+    "baseline_n_pairs",
 )  # fmt: skip
 SPLIT_COLUMNS = (
     "dataset", "method", "protocol", "split", "status", "metric", "value", "fit_time",
@@ -85,10 +89,27 @@ def _heading_lines(records, title: str, config: dict | None) -> list[str]:
         f"{len(records)} records ({failed} failed): methods {', '.join(map(str, in_order(records, 'method')))} "
         f"on datasets {', '.join(map(str, in_order(records, 'dataset')))}"
         + (f"; protocol {', '.join(map(str, protocols))}." if protocols else "."),
+        *_preprocess_lines(records),
     ]
     if config is not None:
         lines += ["", "## Configuration", "", *_config_lines(config)]
     return lines
+
+
+def _preprocess_lines(records) -> list[str]:
+    """What was done to the features (runs that record it; older records do not)."""
+    recorded = [r for r in records if "preprocess" in r]
+    if not recorded:
+        return []
+    names = in_order(recorded, "preprocess")
+    if names == [None]:
+        return ["", "Features: used as given (no preprocessing)."]
+    given = ", ".join("none" if name is None else f"`{name}`" for name in names)
+    return [
+        "",
+        f"Features: preprocessed with {given} (docs/experiments.md), fitted on the training part of each split only, "
+        "and in the hyper-parameter search on the inner training part of each fold only; the same for every method.",
+    ]
 
 
 def _config_lines(config: dict, indent: str = "") -> list[str]:
@@ -110,7 +131,7 @@ def _mean_std(row: dict, n_expected: int) -> str:
     return text + (f" (n={row['n']})" if row["n"] < n_expected else "")
 
 
-def _results_lines(summary, comparison) -> list[str]:
+def _results_lines(summary, comparison, baseline) -> list[str]:
     lines = ["", "## Results", "", "Mean ± standard deviation over the splits (ddof = 1); ↑ higher is better, ↓ lower."]
     lines.append("(n=k): only k splits gave a value; — : none did.")
     if comparison is not None:
@@ -119,32 +140,73 @@ def _results_lines(summary, comparison) -> list[str]:
             f"method (two-sided paired t-test over matched splits at level {comparison.alpha:g}); "
             "no marker: no significant difference."
         )
+    if baseline is not None:
+        lines.append("(best baseline): the best ecosystem baseline on the dataset (see below).")
     for dataset in in_order(summary, "dataset"):
         rows = [r for r in summary if r["dataset"] == dataset]
         methods = in_order(rows, "method")
-        if comparison is not None and comparison.reference in methods:
-            methods.remove(comparison.reference)
-            methods.insert(0, comparison.reference)
-        n_expected = max(r["n"] for r in rows)
-        cells = {(r["method"], r["metric"]): r for r in rows}
-        body = []
-        for metric in in_order(rows, "metric"):
-            line = [f"{metric} {_direction(metric)}"]
-            for method in methods:
-                verdict = comparison.verdict(dataset, method, metric) if comparison is not None else None
-                marker = f" {verdict.marker}" if verdict is not None and verdict.marker else ""
-                line.append(_mean_std(cells[method, metric], n_expected) + marker)
-            body.append(line)
-        header = ["metric", *(f"{m} (reference)" if comparison and m == comparison.reference else m for m in methods)]
-        lines += ["", f"### {dataset}", "", *markdown_table(header, body)]
+        reference = comparison.reference if comparison is not None else None
+        if reference in methods:
+            methods.remove(reference)
+            methods.insert(0, reference)
+        best = baseline.reference_of(dataset) if baseline is not None else None
+
+        def header(method, reference=reference, best=best):
+            roles = [role for role, name in (("reference", reference), ("best baseline", best)) if name == method]
+            return f"{method} ({', '.join(roles)})" if roles else method
+
+        lines += ["", f"### {dataset}", "", *_dataset_table(rows, methods, comparison, header)]
     return lines
 
 
-def _win_tie_loss_lines(comparison, n_datasets: int) -> list[str]:
+def _dataset_table(rows, methods, comparison, header) -> list[str]:
+    """One dataset's table: a row per metric, a column per method (``header(method)`` names it),
+    each cell ``mean ± std`` with the marker of ``comparison``'s verdict on it."""
+    n_expected = max(r["n"] for r in rows)
+    cells = {(r["method"], r["metric"]): r for r in rows}
+    body = []
+    for metric in in_order(rows, "metric"):
+        line = [f"{metric} {_direction(metric)}"]
+        for method in methods:
+            verdict = comparison.verdict(rows[0]["dataset"], method, metric) if comparison is not None else None
+            marker = f" {verdict.marker}" if verdict is not None and verdict.marker else ""
+            line.append(_mean_std(cells[method, metric], n_expected) + marker)
+        body.append(line)
+    return markdown_table(["metric", *map(header, methods)], body)
+
+
+def _baseline_lines(summary, baseline, n_datasets: int) -> list[str]:
+    """Every other method against the best ecosystem baseline of each dataset."""
+    metric = baseline.selection_metric
+    lines = [
+        "",
+        "## Against the best ecosystem baseline",
+        "",
+        f"The ecosystem baselines run here ({', '.join(f'`{m}`' for m in baseline.baselines)}: the `baselines` "
+        "family, what users would otherwise run) against every other method, under the same splits. On each "
+        f"dataset the best of them -- the highest mean {metric} {_direction(metric)}, the selection metric -- is the "
+        f"reference of two-sided paired t-tests at level {baseline.alpha:g}: {MARKER_WIN} / {MARKER_LOSS}: the best "
+        f"baseline is significantly better / worse than the marked method (so {MARKER_LOSS} is a significant win of "
+        "that method over it).",
+        "",
+        *markdown_table(
+            ["dataset", "best ecosystem baseline", f"{metric} {_direction(metric)}"],
+            [[dataset, method, _number(mean)] for dataset, (method, mean) in baseline.best.items()],
+        ),
+    ]
+    for dataset, (best, _) in baseline.best.items():
+        rows = [r for r in summary if r["dataset"] == dataset]
+        methods = [best, *dict.fromkeys(v.method for v in baseline.verdicts if v.dataset == dataset)]
+        table = _dataset_table(rows, methods, baseline, lambda m, best=best: f"{m} (best baseline)" if m == best else m)
+        lines += ["", f"### {dataset}: against {best}", "", *table]
+    return lines + _win_tie_loss_lines(baseline, n_datasets, level="###")
+
+
+def _win_tie_loss_lines(comparison, n_datasets: int, level: str = "##") -> list[str]:
     table = comparison.win_tie_loss()
     lines = [
         "",
-        f"## Win/tie/loss of {comparison.reference}",
+        f"{level} Win/tie/loss of {comparison.reference}",
         "",
         (
             f"Per metric and compared method, over {n_datasets} dataset(s): the number of datasets where "
@@ -239,24 +301,50 @@ def _plot_lines(plots, out_dir: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------- the files
-def _summary_rows(summary, comparison, deltas) -> list[dict]:
-    """The rows of :func:`~.stats.summarize` with their verdict and reference value joined in."""
+def _summary_rows(summary, comparison, baseline, deltas) -> list[dict]:
+    """The rows of :func:`~.stats.summarize` with their verdicts and reference value joined in."""
     papers = {(d["dataset"], d["method"], d["metric"]): d for d in deltas}
     rows = []
     for row in summary:
         key = (row["dataset"], row["method"], row["metric"])
-        verdict = comparison.verdict(*key) if comparison is not None else None
         paper = papers.get(key, {})
         extra = {
-            "outcome": verdict.outcome if verdict else None,
-            "marker": verdict.marker if verdict else None,
-            "statistic": verdict.test.statistic if verdict else None,
-            "pvalue": verdict.test.pvalue if verdict else None,
-            "n_pairs": verdict.test.n if verdict else None,
+            **_verdict_columns(comparison.verdict(*key) if comparison is not None else None, ""),
             **{k: paper.get(k) for k in ("paper_mean", "paper_std", "delta", "delta_in_std")},
+            "best_baseline": baseline.reference_of(row["dataset"]) if baseline is not None else None,
+            **_verdict_columns(baseline.verdict(*key) if baseline is not None else None, "baseline_"),
         }
         rows.append({**row, **extra})
     return rows
+
+
+def _verdict_columns(verdict, prefix: str) -> dict:
+    """outcome, marker, statistic, pvalue, n_pairs of a verdict (None without one), names prefixed."""
+    values = {
+        "outcome": verdict.outcome if verdict else None,
+        "marker": verdict.marker if verdict else None,
+        "statistic": verdict.test.statistic if verdict else None,
+        "pvalue": verdict.test.pvalue if verdict else None,
+        "n_pairs": verdict.test.n if verdict else None,
+    }
+    return {prefix + name: value for name, value in values.items()}
+
+
+def _baseline_document(baseline) -> dict | None:
+    """summary.json's ``best_baseline``: the choice per dataset, the verdicts and their counts."""
+    if baseline is None:
+        return None
+    return {
+        "baselines": list(baseline.baselines),
+        "selection_metric": baseline.selection_metric,
+        "alpha": baseline.alpha,
+        "best": {dataset: {"method": method, "mean": mean} for dataset, (method, mean) in baseline.best.items()},
+        "win_tie_loss": {
+            row: {method: counts._asdict() for method, counts in cells.items()}
+            for row, cells in baseline.win_tie_loss().items()
+        },
+        "comparisons": [v.as_dict() for v in baseline.verdicts],
+    }
 
 
 def _split_rows(records) -> list[dict]:
@@ -324,6 +412,7 @@ def write_report(
     metrics=None,
     title=None,
     plots=None,
+    baselines=None,
 ) -> dict:
     """Write ``report.md``, ``summary.csv``, ``summary.json``, ``splits.csv`` (and plots) into ``out_dir``.
 
@@ -349,6 +438,11 @@ def write_report(
         None: PNG figures in ``out_dir/plots`` when matplotlib is importable; True:
         figures required (ImportError naming the ``plot`` extra without matplotlib);
         False: none.
+    baselines : iterable of str, optional
+        The methods that are ecosystem baselines (default: those registered by the
+        ``baselines`` plugin).  With at least one of them and another method, the
+        report tests every other method against the best of them on each dataset
+        (:func:`~.stats.compare_to_best_baseline`).
 
     Returns
     -------
@@ -365,6 +459,7 @@ def write_report(
     comparison = None
     if reference_method is not None:
         comparison = compare_to_reference(records, reference_method, metrics=metrics, alpha=alpha)
+    baseline = compare_to_best_baseline(records, baselines, metrics=metrics, alpha=alpha)
     deltas = reference_deltas(summary, _reference_values(reference))
     runs = run_summary(records)
     failures = [
@@ -374,14 +469,17 @@ def write_report(
     plots_written = _plots(records, out_dir / "plots", plots)
 
     title = title or "Experiment report"
-    lines = [*_heading_lines(records, title, config), *_results_lines(summary, comparison)]
+    n_datasets = len(in_order(records, "dataset"))
+    lines = [*_heading_lines(records, title, config), *_results_lines(summary, comparison, baseline)]
     if comparison is not None:
-        lines += _win_tie_loss_lines(comparison, len(in_order(records, "dataset")))
+        lines += _win_tie_loss_lines(comparison, n_datasets)
+    if baseline is not None:
+        lines += _baseline_lines(summary, baseline, n_datasets)
     if deltas:
         lines += _reference_lines(deltas)
     lines += [*_runs_lines(runs), *_failure_lines(failures), *_plot_lines(plots_written, out_dir)]
 
-    summary_rows = _summary_rows(summary, comparison, deltas)
+    summary_rows = _summary_rows(summary, comparison, baseline, deltas)
     document = {
         "title": title,
         "reference_method": reference_method,
@@ -394,6 +492,7 @@ def write_report(
             for row, cells in (comparison.win_tie_loss().items() if comparison else ())
         },
         "comparisons": [v.as_dict() for v in comparison.verdicts] if comparison else [],
+        "best_baseline": _baseline_document(baseline),
         "reference_deltas": deltas,
         "runs": runs,
         "failures": failures,

@@ -14,6 +14,12 @@ it is significantly worse a circle and a *loss*; otherwise a *tie*, no marker.  
 Table VII counts the wins, ties and losses of each compared method over the datasets
 and measures.
 
+The papers' baselines were weak; what a user would otherwise run is the ecosystem's
+(the ``baselines`` plugin family: scikit-learn's one-vs-rest SVMs, classifier chains,
+ML-kNN).  :func:`compare_to_best_baseline` runs the same tests with, on each dataset, the
+best of those as the reference: the ecosystem baseline with the best mean of the
+selection metric there.
+
 Conventions (docs/reports.md):
 
 * ``std`` is the sample standard deviation over the splits, ``ddof = 1`` (the unbiased
@@ -42,15 +48,19 @@ from .._validation import check_scalar
 from ..metrics import METRICS, check_metric_names
 
 __all__ = [
+    "BASELINES_PLUGIN",
     "MARKER_LOSS",
     "MARKER_WIN",
+    "BaselineComparison",
     "Comparison",
     "PairedTTest",
     "ReferenceValue",
     "Verdict",
     "WinTieLoss",
     "check_records",
+    "compare_to_best_baseline",
     "compare_to_reference",
+    "ecosystem_baselines",
     "group_records",
     "in_order",
     "paired_ttest",
@@ -62,6 +72,9 @@ __all__ = [
 
 MARKER_WIN = "•"  # the reference is significantly better than the marked method (MLRL's \bullet)
 MARKER_LOSS = "◦"  # the reference is significantly worse (MLRL's \circ)
+
+#: The plugin that registers the ecosystem baselines (plugins/baselines).
+BASELINES_PLUGIN = "baselines"
 _MARKERS = {"win": MARKER_WIN, "loss": MARKER_LOSS, "tie": "", "untested": ""}
 
 # Differences whose spread is within this many units of rounding of the data are constant:
@@ -389,18 +402,110 @@ def compare_to_reference(records, reference_method: str, *, metrics=None, alpha:
     if reference_method not in methods:
         raise ValueError(f"reference method {reference_method!r} has no records; methods: {methods}")
     names = _metric_names(records, metrics)
+    references = dict.fromkeys(in_order(records, "dataset"), reference_method)
+    verdicts = _verdicts(records, references, [m for m in methods if m != reference_method], names, alpha)
+    return Comparison(reference_method, float(alpha), tuple(names), verdicts)
+
+
+def _verdicts(records, references: dict, compared, names, alpha) -> tuple:
+    """The verdicts of ``references[dataset]`` against each method of ``compared`` on that dataset."""
     splits = {key: {r["split"]: r for r in group} for key, group in group_records(records).items()}
     verdicts = []
     for (dataset, method), method_splits in splits.items():
-        if method == reference_method:
+        reference = references.get(dataset)
+        if reference is None or method not in compared:
             continue
-        reference_splits = splits.get((dataset, reference_method), {})
+        reference_splits = splits.get((dataset, reference), {})
         for metric in names:
-            a, b, left_out = _matched_pairs(reference_splits, method_splits, (reference_method, method), metric)
+            a, b, left_out = _matched_pairs(reference_splits, method_splits, (reference, method), metric)
             test = paired_ttest(a, b)
             outcome = _outcome(test, METRICS[metric].greater_is_better, alpha)
             verdicts.append(Verdict(dataset, method, metric, test, outcome, left_out))
-    return Comparison(reference_method, float(alpha), tuple(names), tuple(verdicts))
+    return tuple(verdicts)
+
+
+# -------------------------------------------------------- the best ecosystem baseline
+@attrs.frozen
+class BaselineComparison(Comparison):
+    """:func:`compare_to_best_baseline`: a :class:`Comparison` whose reference is, on each
+    dataset, the best ecosystem baseline there.
+
+    ``baselines`` are the ecosystem baselines in the records; ``best`` maps each dataset
+    to ``(method, mean)``: the baseline with the best mean of ``selection_metric`` on it.  ``reference`` is the phrase "best ecosystem baseline";
+    every verdict (and its marker, and the win/tie/loss counts) is from the point of
+    view of that dataset's best baseline, as with a reference method: a win means the
+    best baseline is significantly better than the compared method.
+    """
+
+    selection_metric: str
+    baselines: tuple
+    best: dict
+
+    def reference_of(self, dataset: str) -> str | None:
+        """The best ecosystem baseline on ``dataset`` (None when no baseline has a value there)."""
+        return self.best[dataset][0] if dataset in self.best else None
+
+
+def ecosystem_baselines(methods) -> list[str]:
+    """The names among ``methods`` registered by the :data:`BASELINES_PLUGIN` family.
+
+    A name that is not a registered method (an estimator given under a name) is not one.
+    """
+    from ..plugins import list_methods
+
+    registered = {spec.name for spec in list_methods() if spec.plugin == BASELINES_PLUGIN}
+    return [method for method in methods if method in registered]
+
+
+def _selection_metric(records) -> str:
+    """The metric the runs selected their hyper-parameters by (``average_precision`` when unrecorded)."""
+    chosen = in_order([r for r in records if r.get("selection_metric")], "selection_metric")
+    return chosen[0] if chosen else "average_precision"
+
+
+def compare_to_best_baseline(
+    records, baselines=None, *, selection_metric=None, metrics=None, alpha: float = 0.05
+) -> BaselineComparison | None:
+    """Paired t-tests of the best ecosystem baseline against every other method, per dataset.
+
+    ``baselines`` names the ecosystem-baseline methods (default: those of the records
+    registered by the ``baselines`` plugin, :func:`ecosystem_baselines`).  On each
+    dataset the *best* of them is the one with the best mean of ``selection_metric``
+    (default: the records' ``selection_metric``) in the metric's direction, ties going
+    to the first in the records' order; it is then the reference of
+    :func:`compare_to_reference`'s tests against every method that is not an ecosystem
+    baseline, metric by metric.  None when the records hold no baseline or nothing
+    else to compare with it.
+    """
+    records = check_records(records)
+    check_scalar(alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    methods = in_order(records, "method")
+    baselines = ecosystem_baselines(methods) if baselines is None else [m for m in baselines if m in methods]
+    compared = [m for m in methods if m not in baselines]
+    selection_metric = selection_metric or _selection_metric(records)
+    check_metric_names([selection_metric])
+    if not baselines or not compared:
+        return None
+    best = _best_baselines(summarize(records, [selection_metric]), baselines)
+    names = _metric_names(records, metrics)
+    verdicts = _verdicts(records, {d: method for d, (method, _) in best.items()}, compared, names, alpha)
+    return BaselineComparison(
+        "the best ecosystem baseline", float(alpha), tuple(names), verdicts,
+        selection_metric=selection_metric, baselines=tuple(baselines), best=best,
+    )  # fmt: skip
+
+
+def _best_baselines(summary, baselines) -> dict[str, tuple[str, float]]:
+    """dataset -> (baseline, mean) with the best mean of the (single) summarised metric."""
+    best = {}
+    for row in summary:
+        if row["method"] not in baselines or not math.isfinite(row["mean"]):
+            continue
+        incumbent = best.get(row["dataset"])
+        sign = 1.0 if row["greater_is_better"] else -1.0
+        if incumbent is None or sign * row["mean"] > sign * incumbent[1]:
+            best[row["dataset"]] = (row["method"], row["mean"])
+    return best
 
 
 # --------------------------------------------------------------- reference values
