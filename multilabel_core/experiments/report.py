@@ -107,8 +107,11 @@ def _preprocess_lines(records) -> list[str]:
     given = ", ".join("none" if name is None else f"`{name}`" for name in names)
     return [
         "",
-        f"Features: preprocessed with {given} (docs/experiments.md), fitted on the training part of each split only, "
-        "and in the hyper-parameter search on the inner training part of each fold only; the same for every method.",
+        (
+            f"Features: preprocessed with {given} (docs/experiments.md), fitted on the training part of each split "
+            "only, and in the hyper-parameter search on the inner training part of each fold only; the same for "
+            "every method."
+        ),
     ]
 
 
@@ -182,12 +185,14 @@ def _baseline_lines(summary, baseline, n_datasets: int) -> list[str]:
         "",
         "## Against the best ecosystem baseline",
         "",
-        f"The ecosystem baselines run here ({', '.join(f'`{m}`' for m in baseline.baselines)}: the `baselines` "
-        "family, what users would otherwise run) against every other method, under the same splits. On each "
-        f"dataset the best of them -- the highest mean {metric} {_direction(metric)}, the selection metric -- is the "
-        f"reference of two-sided paired t-tests at level {baseline.alpha:g}: {MARKER_WIN} / {MARKER_LOSS}: the best "
-        f"baseline is significantly better / worse than the marked method (so {MARKER_LOSS} is a significant win of "
-        "that method over it).",
+        (
+            f"The ecosystem baselines run here ({', '.join(f'`{m}`' for m in baseline.baselines)}: the `baselines` "
+            "family, what users would otherwise run) are compared with every other method under the same splits. "
+            f"On each dataset the best of them -- the highest mean {metric} {_direction(metric)}, the selection "
+            f"metric -- is the reference of two-sided paired t-tests at level {baseline.alpha:g}: {MARKER_WIN} / "
+            f"{MARKER_LOSS}: the best baseline is significantly better / worse than the marked method (so "
+            f"{MARKER_LOSS} is a significant win of that method over it)."
+        ),
         "",
         *markdown_table(
             ["dataset", "best ecosystem baseline", f"{metric} {_direction(metric)}"],
