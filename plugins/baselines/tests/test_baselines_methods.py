@@ -1,5 +1,6 @@
 """The baselines family: registration, conformance, scikit-learn equivalence, certificates, optional scikit-learn."""
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -174,9 +175,16 @@ def test_without_scikit_learn_the_family_registers_and_names_the_extra():
             else:
                 raise AssertionError(f"{name} fitted without scikit-learn")
         assert multilabel_core.make_method("mlknn", k=3).fit(X, Y).predict(X).shape == Y.shape
+        # the demo leaves the scikit-learn baselines out, saying why, and runs the rest
+        assert main(["demo", "--json", "--compact"]) == 0
         print("ok")
         """
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith("ok")
+    *_, demo, last = result.stdout.strip().splitlines()
+    assert last == "ok"
+    demo = json.loads(demo)
+    assert set(demo["unavailable"]) == {"ovr_svc", "ovr_linear", "classifier_chain"} and demo["failures"] == []
+    assert "multilabel-core[baselines]" in demo["unavailable"]["ovr_svc"]
+    assert {row["method"] for row in demo["summary"]} >= {"br", "mlknn"}
