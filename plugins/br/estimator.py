@@ -10,9 +10,9 @@ it is the baseline the label-relation methods are measured against.  The L probl
 solved label by label in the dual by :class:`~multilabel_core.solvers.CDSolver` (the
 default), or side by side in the primal by :class:`~multilabel_core.solvers.LBFGSSolver`;
 both reach the same minimiser, on dense or sparse X.  The dual is the default because it
-certifies a smaller duality gap in a fraction of the time: on rcv1subset1 (101 labels)
-0.2 s against 7 s at C = 0.01, 0.4 s against 18 s at C = 1, and at C = 100 it converges
-in 10 s where L-BFGS stops unconverged after 65 s (benchmarks/bench_cd.py).
+certifies as small a duality gap in a fraction of the time: on rcv1subset1 (101 labels)
+0.19 s against 4.8 s at C = 0.01, 0.36 s against 15 s at C = 1, and at C = 100 it converges
+in 11 s where L-BFGS stops unconverged after 50 s (benchmarks/bench_cd.py).
 """
 
 from __future__ import annotations
