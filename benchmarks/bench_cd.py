@@ -52,17 +52,33 @@ def versus_liblinear(X, signs, C: float, tol: float, max_iter: int = 1000) -> li
     t_peer, (coef, intercept) = median_time(lambda: liblinear_per_label(X, signs, C, tol, max_iter), repeat=3)
     primal_ours = hinge_primal(X, signs, C, result.coef, result.intercept)
     primal_peer = hinge_primal(X, signs, C, coef, intercept)
-    return [C, tol, t_ours, t_peer, t_ours / t_peer, (primal_ours - primal_peer) / primal_peer,
-            result.certificate.relative_gap, sum(result.certificate.statistics["converged"])]
+    return [
+        C,
+        tol,
+        t_ours,
+        t_peer,
+        t_ours / t_peer,
+        (primal_ours - primal_peer) / primal_peer,
+        result.certificate.relative_gap,
+        sum(result.certificate.statistics["converged"]),
+    ]
 
 
 def br_solvers(X, Y, C: float) -> list:
-    timings = {}
-    for solver, repeat in (("cd", 3), ("lbfgs", 1)):
-        timings[solver] = median_time(lambda: BinaryRelevance(C=C, solver=solver).fit(X, Y), repeat=repeat)
-    (t_cd, cd), (t_lbfgs, lbfgs) = timings["cd"], timings["lbfgs"]
-    return [C, t_cd, t_lbfgs, t_cd / t_lbfgs, cd.certificate_.relative_gap, lbfgs.certificate_.relative_gap,
-            lbfgs.certificate_.converged, float(np.abs(cd.coef_ - lbfgs.coef_).max())]
+    def fit(solver):
+        return BinaryRelevance(C=C, solver=solver).fit(X, Y)
+
+    (t_cd, cd), (t_lbfgs, lbfgs) = median_time(lambda: fit("cd"), repeat=3), median_time(lambda: fit("lbfgs"), repeat=1)
+    return [
+        C,
+        t_cd,
+        t_lbfgs,
+        t_cd / t_lbfgs,
+        cd.certificate_.relative_gap,
+        lbfgs.certificate_.relative_gap,
+        lbfgs.certificate_.converged,
+        float(np.abs(cd.coef_ - lbfgs.coef_).max()),
+    ]
 
 
 def main() -> None:
@@ -73,13 +89,19 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # non-convergence is reported in the tables
         rows = [versus_liblinear(X, signs, C, tol) for C in (0.1, 1.0, 10.0) for tol in (0.1, 1e-3)]
-        print("\n1. per-label hinge SVM: linear_svm_cd vs LinearSVC(loss='hinge', dual=True), same tol and max_iter=1000")
-        print_table(["C", "tol", "ours s", "liblinear s", "ratio", "rel. primal diff", "our rel. gap",
-                     "labels conv."], rows)
+        print(
+            "\n1. per-label hinge SVM: linear_svm_cd vs LinearSVC(loss='hinge', dual=True), same tol and max_iter=1000"
+        )
+        print_table(
+            ["C", "tol", "ours s", "liblinear s", "ratio", "rel. primal diff", "our rel. gap", "labels conv."], rows
+        )
         rows = [br_solvers(X, Y, C) for C in (0.01, 1.0, 100.0)]
-        print("\n2. BinaryRelevance (squared hinge, regularised bias): solver='cd' vs solver='lbfgs', default tolerances")
-        print_table(["C", "cd s", "lbfgs s", "ratio", "cd rel. gap", "lbfgs rel. gap", "lbfgs conv.",
-                     "max |coef diff|"], rows)
+        print(
+            "\n2. BinaryRelevance (squared hinge, regularised bias): solver='cd' vs solver='lbfgs', default tolerances"
+        )
+        print_table(
+            ["C", "cd s", "lbfgs s", "ratio", "cd rel. gap", "lbfgs rel. gap", "lbfgs conv.", "max |coef diff|"], rows
+        )
 
 
 if __name__ == "__main__":

@@ -57,8 +57,13 @@ def solve(problem, *, random_state, warm_start=None, **options):
 
 def test_kkt_gap_determinism_and_warm_start():
     check_solver(
-        functools.partial(solve, **CHECKED), box_problems(), gradient=dual_gradient, upper=upper, equality=False,
-        kkt_tol=CHECKED["tol"], gap_tol=GAP_TOL,
+        functools.partial(solve, **CHECKED),
+        box_problems(),
+        gradient=dual_gradient,
+        upper=upper,
+        equality=False,
+        kkt_tol=CHECKED["tol"],
+        gap_tol=GAP_TOL,
     )
 
 
@@ -69,8 +74,13 @@ def test_equals_the_reference_qp(problem):
     for l in range(Y.shape[1]):
         reference = solve_box_qp_reference(dual_matrix(K, Y[:, l], C, loss), -np.ones(len(K)), 0.0, upper(problem))
         assert_matches_reference(
-            alpha[:, l], -certificate.statistics["dual"][l], reference.x, reference.objective, rtol_objective=1e-6,
-            atol_objective=1e-9, atol_alpha=1e-4 * max(1.0, C) if loss == "squared_hinge" else None,
+            alpha[:, l],
+            -certificate.statistics["dual"][l],
+            reference.x,
+            reference.objective,
+            rtol_objective=1e-6,
+            atol_objective=1e-9,
+            atol_alpha=1e-4 * max(1.0, C) if loss == "squared_hinge" else None,
         )
 
 
@@ -123,9 +133,7 @@ def test_cd_solver_kernel_path_with_the_regularised_intercept():
     kernel = ComposedEstimator(loss="hinge", kernel=PrecomputedKernel(), solver=solver).fit(X @ X.T, Y)
     linear = ComposedEstimator(loss="hinge", solver=solver).fit(X, Y)
     X_test = make_correlated_multilabel(n_samples=30, n_features=5, n_labels=3, random_state=2).X
-    np.testing.assert_allclose(
-        kernel.decision_function(X_test @ X.T), linear.decision_function(X_test), atol=1e-5
-    )
+    np.testing.assert_allclose(kernel.decision_function(X_test @ X.T), linear.decision_function(X_test), atol=1e-5)
     np.testing.assert_allclose(kernel.certificate_.primal, linear.certificate_.primal, rtol=1e-8)
     assert_duality_gap(kernel.certificate_, rtol=1e-8)
 

@@ -67,7 +67,7 @@ def test_the_seed_fixes_the_path_and_other_seeds_reach_the_same_optimum(data):
     (first, report_1), (again, report_2) = runs[1]
     np.testing.assert_array_equal(first, again)
     assert report_1["n_updates"] == report_2["n_updates"]
-    other, report_other = runs[2][0]
+    _, report_other = runs[2][0]
     assert report_other["n_updates"] != report_1["n_updates"]
     assert report_other["objective"] == pytest.approx(report_1["objective"], rel=1e-9)
 
@@ -75,6 +75,7 @@ def test_the_seed_fixes_the_path_and_other_seeds_reach_the_same_optimum(data):
 def test_solves_in_threads_equal_serial_solves(data):
     # The engine keeps no global state and releases the GIL: concurrent solves are independent.
     X, Y = data
+
     def fit(seed):
         return linear_svm_cd(X, Y, 1.0, loss="squared_hinge", tol=1e-4, max_iter=100000, random_state=seed).alpha
 

@@ -62,7 +62,13 @@ def dual_gradient(problem, alpha):
 def solve(problem, *, random_state, warm_start=None, **options):
     (X, Y), loss, C, fit_intercept = problem
     result = linear_svm_cd(
-        X, to_signs(Y), C, loss=loss, fit_intercept=fit_intercept, random_state=random_state, alpha0=warm_start,
+        X,
+        to_signs(Y),
+        C,
+        loss=loss,
+        fit_intercept=fit_intercept,
+        random_state=random_state,
+        alpha0=warm_start,
         **(TIGHT | options),
     )
     return result.alpha, result.certificate
@@ -91,8 +97,13 @@ def test_equals_the_reference_qp(problem):
         reference = solve_box_qp_reference(Q, -np.ones(len(Q)), 0.0, upper)
         # With the squared hinge, D > 0 makes the dual strictly convex: alpha is unique.
         assert_matches_reference(
-            alpha[:, l], -certificate.statistics["dual"][l], reference.x, reference.objective,
-            rtol_objective=1e-6, atol_objective=1e-9, atol_alpha=1e-4 * max(1.0, C) if loss == "squared_hinge" else None,
+            alpha[:, l],
+            -certificate.statistics["dual"][l],
+            reference.x,
+            reference.objective,
+            rtol_objective=1e-6,
+            atol_objective=1e-9,
+            atol_alpha=1e-4 * max(1.0, C) if loss == "squared_hinge" else None,
         )
 
 
@@ -108,7 +119,9 @@ def test_the_dual_objective_never_decreases_across_epochs(problem):
 def test_shrinking_on_and_off_give_the_same_solution(problem):
     (X, Y), loss, C, fit_intercept = problem
     results = [
-        linear_svm_cd(X, to_signs(Y), C, loss=loss, fit_intercept=fit_intercept, shrinking=shrinking, random_state=0, **TIGHT)
+        linear_svm_cd(
+            X, to_signs(Y), C, loss=loss, fit_intercept=fit_intercept, shrinking=shrinking, random_state=0, **TIGHT
+        )
         for shrinking in (True, False)
     ]
     # The primal is strongly convex: w is unique even where alpha is not.

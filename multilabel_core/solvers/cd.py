@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numbers
 import time
+
 import attrs
 import numpy as np
 import scipy.sparse as sp
@@ -42,7 +43,7 @@ from ..regularizers import Frobenius
 from . import _cd
 from ._convergence import warn_not_converged
 
-__all__ = ["CDResult", "CDSolver", "LOSSES", "box_kernel_cd", "linear_svm_cd"]
+__all__ = ["LOSSES", "CDResult", "CDSolver", "box_kernel_cd", "linear_svm_cd"]
 
 #: The losses the SVM duals (2) cover, by name.
 LOSSES = {"hinge": Hinge(), "squared_hinge": SquaredHinge()}
@@ -253,7 +254,10 @@ def linear_svm_cd(
     rows = _rows(X, float(intercept_scaling) if fit_intercept else 0.0)
     V = np.zeros((Y.shape[1], rows.dimension))  # row l: w_l, with the bias feature's weight last
     reports = _solve_labels(
-        lambda l: _cd.LinearSVMDual(rows, signs[l], alpha[l], V[l], float(C), squared), Y.shape[1], settings, record_dual
+        lambda l: _cd.LinearSVMDual(rows, signs[l], alpha[l], V[l], float(C), squared),
+        Y.shape[1],
+        settings,
+        record_dual,
     )
     coef = np.ascontiguousarray(V[:, :d].T)
     intercept = intercept_scaling * V[:, d] if fit_intercept else np.zeros(Y.shape[1])
@@ -351,7 +355,9 @@ class CDSolver(Solver):
     solver returns beside ``coef``.
     """
 
-    tol: float = attrs.field(default=1e-3, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+    tol: float = attrs.field(
+        default=1e-3, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False)
+    )
     max_iter: int = attrs.field(
         default=10000, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=1)
     )
@@ -404,8 +410,11 @@ class CDSolver(Solver):
             if problem.fit_intercept:
                 K = K + self.intercept_scaling**2
             result = box_kernel_cd(K, Y, **settings)
-            intercept = (self.intercept_scaling**2 * (result.alpha * Y).sum(axis=0) if problem.fit_intercept
-                         else result.intercept)
+            intercept = (
+                self.intercept_scaling**2 * (result.alpha * Y).sum(axis=0)
+                if problem.fit_intercept
+                else result.intercept
+            )
         certificate = attrs.evolve(result.certificate, solver=type(self).__name__)
         solution = Solution(coef=result.coef, intercept=intercept, dual_coef=result.alpha * Y)
         return solution, certificate
