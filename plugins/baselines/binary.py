@@ -17,7 +17,9 @@ hinge xi_i = max(0, 1 - y_i f_i).
 
 The model holds beta_s = y_s alpha_s for its support vectors s, and
 ``||w||^2 = beta^T K beta = sum_s beta_s (f_s - b)``, so the scores on the training rows
-are all the certificate needs (no kernel matrix is formed).  The optimality measure is
+are all the certificate needs.  Models fitted on the same rows (one per label) get them
+together, K(X, X_sv) B + b for the matrix B of every label's beta, a block of rows at a
+time (:func:`svc_training_scores`).  The optimality measure is
 LIBSVM's own stopping quantity ``max_{I_up} -y_i g_i - min_{I_low} -y_i g_i`` with the
 dual gradient g_i = y_i (f_i - b) - 1 (its ``eps``, scikit-learn's ``tol``).
 
@@ -51,10 +53,20 @@ from scipy.special import expit, xlogy
 
 from multilabel_core.certificate import Certificate
 
-__all__ = ["Objectives", "certificate", "liblinear_objectives", "libsvm_objectives", "objectives"]
+__all__ = [
+    "Objectives",
+    "certificate",
+    "liblinear_objectives",
+    "libsvm_objectives",
+    "objectives",
+    "svc_training_scores",
+]
 
 # LIBSVM clips a variable exactly to its bound; this margin only guards the comparison.
 _AT_BOUND = 1e-12
+
+#: Kernel entries computed at once by :func:`svc_training_scores` (32 MB of float64).
+BLOCK_ENTRIES = 2**22
 
 
 class Objectives(NamedTuple):
@@ -70,18 +82,56 @@ class Objectives(NamedTuple):
 def objectives(model, X, signs) -> Objectives:
     """The :class:`Objectives` of a fitted ``SVC``, ``LinearSVC`` or liblinear ``LogisticRegression``."""
     if hasattr(model, "dual_coef_"):
-        return libsvm_objectives(model, X, signs)
+        return libsvm_objectives(model, model.decision_function(X), signs)
     # LinearSVC names its loss; LogisticRegression's is the logistic loss.
     return liblinear_objectives(model, X, signs, loss=getattr(model, "loss", "logistic"))
 
 
-def libsvm_objectives(svc, X, signs) -> Objectives:
-    """C-SVC's primal and dual (module docstring) at a fitted ``sklearn.svm.SVC``."""
+def _beta(svc) -> np.ndarray:
+    """beta_s = y_s alpha_s of the support vectors (fitted on sparse X, scikit-learn keeps them sparse)."""
+    return svc.dual_coef_.toarray().ravel() if sp.issparse(svc.dual_coef_) else svc.dual_coef_.ravel()
+
+
+def svc_training_scores(models, X) -> np.ndarray:
+    """Scores (n, L) on their training rows X of SVCs fitted on X with one kernel (one per label).
+
+    ``K(X, X_sv) B + b``: X_sv the rows that are a support vector of some model, B
+    (n_sv, L) their beta's; the kernel of scikit-learn's ``pairwise_kernels`` with the
+    models' own settings (``_gamma`` is the width LIBSVM was given, after scikit-learn
+    resolved "scale" or "auto").
+    """
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    first = models[0]
+    B = np.zeros((X.shape[0], len(models)))
+    for j, svc in enumerate(models):
+        B[svc.support_, j] = _beta(svc)
+    support = np.flatnonzero(B.any(axis=1))
+    X_support, B = X[support], B[support]
+    settings = {"gamma": first._gamma, "degree": first.degree, "coef0": first.coef0}
+    settings = {name: value for name, value in settings.items() if name in _KERNEL_SETTINGS[first.kernel]}
+    scores = np.empty((X.shape[0], len(models)))
+    block = max(1, BLOCK_ENTRIES // max(1, len(support)))
+    for start in range(0, X.shape[0], block):
+        rows = slice(start, start + block)
+        scores[rows] = pairwise_kernels(X[rows], X_support, metric=first.kernel, **settings) @ B
+    return scores + np.array([svc.intercept_[0] for svc in models])
+
+
+#: The settings each LIBSVM kernel takes, by scikit-learn's name.
+_KERNEL_SETTINGS = {
+    "linear": (),
+    "rbf": ("gamma",),
+    "poly": ("gamma", "degree", "coef0"),
+    "sigmoid": ("gamma", "coef0"),
+}
+
+
+def libsvm_objectives(svc, scores, signs) -> Objectives:
+    """C-SVC's primal and dual (module docstring) at a fitted ``sklearn.svm.SVC``, from its training scores."""
     C = float(svc.C)
-    scores = svc.decision_function(X)
     bias = float(svc.intercept_[0])
-    # fitted on sparse X, scikit-learn keeps the coefficients sparse too
-    beta = svc.dual_coef_.toarray().ravel() if sp.issparse(svc.dual_coef_) else svc.dual_coef_.ravel()
+    beta = _beta(svc)
     alpha = np.zeros(len(signs))
     alpha[svc.support_] = np.abs(beta)
     w_squared = float(beta @ (scores[svc.support_] - bias))

@@ -19,7 +19,7 @@ from multilabel_core._validation import check_scalar, to_signs
 from multilabel_core.estimator import COMMON_PARAMETERS, MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds
-from .binary import certificate, objectives
+from .binary import certificate, libsvm_objectives, objectives, svc_training_scores
 
 __all__ = ["GAMMA_RULES", "KERNELS", "LINEAR_MODELS", "OneVsRestLinear", "OneVsRestSVC"]
 
@@ -60,11 +60,11 @@ class _OneVsRest(MultiLabelEstimator):
         models = self._binary_models(Y.shape[1])
         self.estimators_ = [model.fit(X, Y[:, j]) for j, model in enumerate(models)]
         elapsed = time.perf_counter() - start
-        signs = to_signs(Y)
-        self.certificate_ = certificate(
-            (objectives(model, X, signs[:, j]) for j, model in enumerate(self.estimators_)), self.solver, elapsed
-        )
+        self.certificate_ = certificate(self._objectives(X, to_signs(Y)), self.solver, elapsed)
         self.n_iter_ = self.certificate_.n_iter
+
+    def _objectives(self, X, signs) -> list:
+        return [objectives(model, X, signs[:, j]) for j, model in enumerate(self.estimators_)]
 
     def _decision_function(self, X):
         return np.column_stack([model.decision_function(X) for model in self.estimators_])
@@ -124,6 +124,11 @@ class OneVsRestSVC(_OneVsRest):
     def _binary_models(self, n_labels: int) -> list:
         # LIBSVM's C-SVC is deterministic: no seed to give.
         return [svc_model("ovr_svc", **self.get_params(deep=False)) for _ in range(n_labels)]
+
+    def _objectives(self, X, signs) -> list:
+        # The labels share X and the kernel: their training scores come from one pass over K.
+        scores = svc_training_scores(self.estimators_, X)
+        return [libsvm_objectives(model, scores[:, j], signs[:, j]) for j, model in enumerate(self.estimators_)]
 
 
 class OneVsRestLinear(_OneVsRest):
