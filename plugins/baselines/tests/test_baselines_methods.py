@@ -46,6 +46,20 @@ def test_ovr_svc_is_one_scikit_learn_svc_per_label(data):
         np.testing.assert_allclose(model.decision_function(X)[:, j], reference.decision_function(X), atol=1e-10)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_training_scores_of_all_labels_at_once_are_the_decision_values(data, kernel, sparse, monkeypatch):
+    pytest.importorskip("sklearn")
+    from multilabel_core_plugins.baselines import binary
+
+    X, Y = data
+    X = sp.csr_matrix(np.where(np.abs(X) > 0.3, X, 0.0)) if sparse else X
+    model = OneVsRestSVC(kernel=kernel, gamma="scale", coef0=0.5, degree=2).fit(X, Y)
+    monkeypatch.setattr(binary, "BLOCK_ENTRIES", 100)  # blocks of a few rows
+    scores = binary.svc_training_scores(model.estimators_, X)
+    np.testing.assert_allclose(scores, model.decision_function(X), rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("model", ["linear_svc", "logistic"])
 def test_ovr_linear_is_one_liblinear_model_per_label(data, model):
     pytest.importorskip("sklearn")
