@@ -26,14 +26,19 @@ Scores.  ``decision_function`` is the posterior log-odds
     t_x(l) = log[P(H_1^l) P(E_C^l | H_1^l)] - log[P(H_0^l) P(E_C^l | H_0^l)],
 
 positive exactly when the MAP rule says relevant, increasing in r_x(l) (so it ranks
-the labels as the posterior does: r = 1 / (1 + exp(-t))); ``predict_proba`` is r.  At
-an exact tie (t = 0, r = 1/2) the label is predicted irrelevant; scikit-multilearn's
-MLkNN predicts it relevant.
+the labels as the posterior does: r = 1 / (1 + exp(-t))); :meth:`MLkNN.posterior` is r.
+At an exact tie (t = 0, r = 1/2) the label is predicted irrelevant; scikit-multilearn's
+MLkNN predicts it relevant.  (The posteriors are not named ``predict_proba``: scikit-learn
+expects that of a binary classifier to return two columns per row.)
+
+A training set of k rows or fewer has fewer than k other rows: every other row is then a
+neighbour, which is ML-kNN with k = m - 1 (``n_neighbors_``), and a warning says so.
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,6 +78,7 @@ class MLkNN(MultiLabelEstimator):
     Fitted attributes
     -----------------
     X_fit_, Y_fit_ : the training rows and labels (a lazy learner keeps them).
+    n_neighbors_ : the k used: ``k``, or m - 1 for a training set of k rows or fewer.
     prior_ : (L,) P(H_1^l).
     relevant_counts_, irrelevant_counts_ : (L, k + 1) c_l[j] and c'_l[j].
     likelihood_relevant_, likelihood_irrelevant_ : (L, k + 1) P(E_j^l | H_1^l) and P(E_j^l | H_0^l).
@@ -95,7 +101,12 @@ class MLkNN(MultiLabelEstimator):
         check_common(self, ("n_jobs",))
 
     def _fit(self, X, Y):
-        k, s, m = int(self.k), float(self.s), Y.shape[0]
+        s, m = float(self.s), Y.shape[0]
+        k = min(int(self.k), m - 1)
+        if k < self.k:
+            warnings.warn(f"k={self.k} neighbours need {self.k + 1} training rows, got {m}: every other row is a "
+                          f"neighbour (k = {k})", UserWarning, stacklevel=3)  # fmt: skip
+        self.n_neighbors_ = k
         neighbours = nearest_neighbors(X, X, k, exclude_self=True, n_jobs=self.n_jobs)
         counts = neighbour_counts(Y, neighbours)
         self.X_fit_, self.Y_fit_ = X, Y
@@ -109,20 +120,20 @@ class MLkNN(MultiLabelEstimator):
         self.likelihood_irrelevant_ = self._smoothed(self.irrelevant_counts_)
 
     def _histogram(self, cells) -> np.ndarray:
-        bins = len(self.prior_) * (self.k + 1)
-        return np.bincount(cells, minlength=bins).reshape(len(self.prior_), self.k + 1)
+        width = self.n_neighbors_ + 1
+        return np.bincount(cells, minlength=len(self.prior_) * width).reshape(len(self.prior_), width)
 
     def _smoothed(self, counts) -> np.ndarray:
-        return (self.s + counts) / (self.s * (self.k + 1) + counts.sum(axis=1, keepdims=True))
+        return (self.s + counts) / (self.s * (self.n_neighbors_ + 1) + counts.sum(axis=1, keepdims=True))
 
     def _decision_function(self, X):
-        neighbours = nearest_neighbors(self.X_fit_, X, int(self.k), n_jobs=self.n_jobs)
+        neighbours = nearest_neighbors(self.X_fit_, X, self.n_neighbors_, n_jobs=self.n_jobs)
         counts = neighbour_counts(self.Y_fit_, neighbours)
         labels = np.arange(counts.shape[1])
         relevant = np.log(self.prior_) + np.log(self.likelihood_relevant_[labels, counts])
         irrelevant = np.log(1.0 - self.prior_) + np.log(self.likelihood_irrelevant_[labels, counts])
         return relevant - irrelevant
 
-    def predict_proba(self, X) -> np.ndarray:
+    def posterior(self, X) -> np.ndarray:
         """The posteriors r_x(l) = P(H_1^l | E_{C_x(l)}^l), (n, L) float64."""
         return expit(self.decision_function(X))

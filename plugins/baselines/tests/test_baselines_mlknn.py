@@ -33,7 +33,7 @@ def test_posteriors_match_a_hand_computation():
     # label 1, count 1: (4/7)(3/6) = 10/35 against (3/7)(1/5) = 3/35 -> r = 10/13
     X_new = np.array([[2.2], [12.0]])
     expected = np.array([[10 / 16, 20 / 47], [10 / 16, 10 / 13]])
-    np.testing.assert_allclose(model.predict_proba(X_new), expected)
+    np.testing.assert_allclose(model.posterior(X_new), expected)
     np.testing.assert_allclose(model.decision_function(X_new), np.log(expected / (1 - expected)))
     np.testing.assert_array_equal(model.predict(X_new), [[1, 0], [1, 1]])
 
@@ -45,7 +45,7 @@ def test_an_exact_tie_is_predicted_irrelevant():
     Y = np.array([[1], [1], [0], [0], [1], [0], [0], [1]])
     model = MLkNN(k=1).fit(X, Y)
     np.testing.assert_array_equal(model.relevant_counts_, model.irrelevant_counts_)
-    assert np.all(model.predict_proba(X) == 0.5) and np.all(model.decision_function(X) == 0.0)
+    assert np.all(model.posterior(X) == 0.5) and np.all(model.decision_function(X) == 0.0)
     np.testing.assert_array_equal(model.predict(X), 0)
 
 
@@ -92,11 +92,20 @@ def test_dense_and_sparse_give_the_same_model():
 @pytest.mark.parametrize(
     ("params", "message"),
     [({"k": 0}, "k must be >= 1"), ({"k": 2.5}, "k must be a Integral"), ({"s": 0.0}, "s must be > 0"),
-     ({"n_jobs": 0}, "n_jobs must be a nonzero"), ({"k": 5}, "5 neighbours besides the row itself need more than 5")],
+     ({"n_jobs": 0}, "n_jobs must be a nonzero")],
 )  # fmt: skip
 def test_bad_parameters_are_refused_in_fit(params, message):
     with pytest.raises(ValueError, match=message):
         MLkNN(**params).fit(X_LINE, Y_LINE)
+
+
+def test_a_small_training_set_makes_every_other_row_a_neighbour():
+    with pytest.warns(UserWarning, match="k=5 neighbours need 6 training rows, got 5: .* \\(k = 4\\)"):
+        small = MLkNN(k=5).fit(X_LINE, Y_LINE)
+    assert small.n_neighbors_ == 4 and small.relevant_counts_.shape == (2, 5)
+    np.testing.assert_allclose(small.posterior(X_LINE), MLkNN(k=4).fit(X_LINE, Y_LINE).posterior(X_LINE))
+    with pytest.raises(ValueError, match="5 neighbours besides the row itself need more than 5 training rows"):
+        nearest_neighbors(X_LINE, X_LINE, 5, exclude_self=True)
 
 
 def test_same_predictions_as_scikit_multilearn_ng():
@@ -109,7 +118,7 @@ def test_same_predictions_as_scikit_multilearn_ng():
     # ignoring it, predict without.
     theirs = adapt.MLkNN(k=8, s=1.0, ignore_first_neighbours=1).fit(data.X[train], data.Y[train])
     theirs.ignore_first_neighbours = 0
-    np.testing.assert_allclose(ours.predict_proba(data.X[test]), theirs.predict_proba(data.X[test]).toarray())
+    np.testing.assert_allclose(ours.posterior(data.X[test]), theirs.predict_proba(data.X[test]).toarray())
     scores = ours.decision_function(data.X[test])
     assert np.abs(scores).min() > 1e-9, "no tie, where the two MAP rules differ"
     np.testing.assert_array_equal(ours.predict(data.X[test]), theirs.predict(data.X[test]).toarray())
