@@ -63,6 +63,13 @@ _LAZY = {
     "PrecomputedKernel": "kernels",
     "make_kernel": "kernels",
     "LBFGSSolver": "solvers",
+    "CDSolver": "solvers",
+    "SMOSolver": "solvers",
+    "smo_solve": "solvers",
+    "linear_svm_cd": "solvers",
+    "box_kernel_cd": "solvers",
+    "ranking_cd": "solvers",
+    "svmplus_cd": "solvers",
     "ConvergenceWarning": "solvers",
     # estimators
     "MultiLabelEstimator": "estimator",

@@ -44,6 +44,7 @@ def register_components(register):
         "solver": {
             "lbfgs": solvers.LBFGSSolver,
             "cd": solvers.CDSolver,
+            "smo": solvers.SMOSolver,
         },
     }
     for kind, factories in stock.items():
