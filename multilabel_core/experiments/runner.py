@@ -365,9 +365,9 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
 
     One task of the runner.  With ``preprocess`` the features are first scaled by that
     scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`).  Returns the
-    outcome part of a record: ``status``,
-    ``error``, ``metrics`` (every metric), ``fit_time``, ``predict_time``,
-    ``n_unlabeled``, ``certificates``, ``converged``, ``label_correlation``, ``warnings``.
+    outcome part of a record: ``status``, ``error``, ``metrics`` (every metric),
+    ``fit_time``, ``predict_time``, ``n_unlabeled``, ``certificates``, ``converged``,
+    ``label_correlation``, ``warnings``.
     """
     model = type(estimator)(**{**estimator.get_params(deep=False), **params})
     outcome = _outcome()
