@@ -251,7 +251,7 @@ def test_is_a_multilabel_estimator():
     assert issubclass(ComposedEstimator, MultiLabelEstimator)
 
 
-def test_fallbacks_without_scikit_learn():
+def test_fallbacks_without_scikit_learn(tmp_path):
     # A fresh interpreter in which `import sklearn` fails: the fallbacks take over.
     script = textwrap.dedent(
         """
@@ -284,6 +284,7 @@ def test_fallbacks_without_scikit_learn():
         print("ok")
         """
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    # run outside the checkout: `python -c` puts the working directory on sys.path
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
