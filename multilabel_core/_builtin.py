@@ -45,6 +45,7 @@ def register_components(register):
             "lbfgs": solvers.LBFGSSolver,
             "cd": solvers.CDSolver,
             "smo": solvers.SMOSolver,
+            "alternating": solvers.AlternatingSolver,
         },
     }
     for kind, factories in stock.items():

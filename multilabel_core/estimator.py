@@ -153,6 +153,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, Y):
         """Fit on X (n, d) and the {0, 1} indicator matrix Y (n, L); return ``self``."""
+        return self._validated_fit(X, Y)
+
+    def _validated_fit(self, X, Y, **data):
+        """``fit`` itself; ``data`` (further inputs a subclass's ``fit`` names, e.g. SSMLRL's
+        ``X_unlabeled``) goes to ``_fit`` unchanged."""
         if Y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: give the (n, L) indicator matrix Y"
@@ -160,7 +165,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
-        self._fit(X, Y)
+        self._fit(X, Y, **data)
         self.n_features_in_ = X.shape[1]
         self.n_labels_ = Y.shape[1]
         self.classes_ = np.array([0, 1])

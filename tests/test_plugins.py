@@ -123,7 +123,7 @@ def test_stock_components_are_registered_by_the_core():
         "regularizer": {"frobenius", "label_covariance", "low_rank", "nuclear_norm"},
         "relation": {"independent", "learned_covariance"},
         "kernel": {"linear", "rbf", "poly", "precomputed"},
-        "solver": {"lbfgs", "cd", "smo"},
+        "solver": {"lbfgs", "cd", "smo", "alternating"},
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error", PluginWarning)

@@ -60,13 +60,17 @@ class Solution:
 
     ``coef`` is the (d, L) primal W for feature solvers, or None for kernel solvers,
     which return dual variables ``dual_coef`` (n, L) instead; ``intercept`` is (L,).
-    ``relation`` is the final label relation (L, L) for alternating solvers.
+    ``relation`` is the final label relation (L, L) for alternating solvers.  ``dual``
+    holds the solver's own dual variables when they differ from ``dual_coef`` (SMO:
+    alpha, while ``dual_coef = (alpha * Y) M``); a warm start of that solver continues
+    from them exactly, without recovering them from ``dual_coef``.
     """
 
     coef: np.ndarray | None
     intercept: np.ndarray
     dual_coef: np.ndarray | None = None
     relation: np.ndarray | None = None
+    dual: np.ndarray | None = None
 
 
 class Solver(ABC):

@@ -333,6 +333,20 @@ def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np
     return scores
 
 
+def _warm_alpha(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
+    """alpha to start from: the Solution's own ``dual``, else recovered from its ``dual_coef``.
+
+    ``dual`` is exact; the recovery solves with omega and loses cond(omega) * eps, which
+    matters when omega is close to singular (a learned label covariance can be).
+    """
+    if solution.dual is None:
+        return _alpha_from_solution(solution, Y, omega, C)
+    alpha = np.asarray(solution.dual, dtype=np.float64)
+    if alpha.shape != Y.shape:
+        raise ValueError(f"warm start dual has shape {alpha.shape}, expected {Y.shape}")
+    return alpha
+
+
 def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
     """alpha from a previous Solution's ``dual_coef = (alpha * Y) Omega~``."""
     dual_coef = np.asarray(solution.dual_coef, dtype=np.float64)
@@ -361,8 +375,10 @@ class SMOSolver(Solver):
     Any kernel; the bias b is part of the model (``fit_intercept`` must be true: it is
     what gives the dual its equality constraints).
 
-    Returns ``Solution(coef=None, dual_coef=(alpha * Y) M, intercept=b)``, so decision
-    values are ``kernel(X_new, X) @ dual_coef + b`` as for every kernel solver.
+    Returns ``Solution(coef=None, dual_coef=(alpha * Y) M, intercept=b, dual=alpha)``, so
+    decision values are ``kernel(X_new, X) @ dual_coef + b`` as for every kernel solver.
+    A warm start continues from the given Solution's ``dual`` (alpha) when it has one,
+    else from alpha recovered from its ``dual_coef`` through M^-1.
 
     Parameters
     ----------
@@ -405,7 +421,7 @@ class SMOSolver(Solver):
         _, upper = problem.loss.dual_box(problem.C)
         kernel = problem.kernel
         source = kernel(problem.X) if kernel.precomputed else KernelSource(kernel, problem.X)
-        alpha0 = None if warm_start is None else _alpha_from_solution(warm_start, problem.Y, omega, upper)
+        alpha0 = None if warm_start is None else _warm_alpha(warm_start, problem.Y, omega, upper)
         result = smo_solve(
             source,
             problem.Y,
@@ -417,5 +433,5 @@ class SMOSolver(Solver):
             shrinking=self.shrinking,
             cache_size_mb=self.cache_size_mb,
         )
-        solution = Solution(coef=None, intercept=result.intercept, dual_coef=result.dual_coef)
+        solution = Solution(coef=None, intercept=result.intercept, dual_coef=result.dual_coef, dual=result.alpha)
         return solution, attrs.evolve(result.certificate, solver=type(self).__name__)

@@ -1,0 +1,58 @@
+"""The ``mlrl`` family: MLRL, SSMLRL and BSVM (Zhang & Yeung, Multi-Label Relationship Learning).
+
+Registered through the ``multilabel_core.plugins`` entry point ``mlrl``.  The three
+methods share one solver path: SMO on the kernel dual (10) of the seed paper, inside
+:class:`~multilabel_core.solvers.AlternatingSolver` when the label covariance is learned.
+docs/methods/mlrl.md describes the formulations, the algorithm and the fitted attributes.
+"""
+
+from __future__ import annotations
+
+import multilabel_core
+from multilabel_core.registry import MethodSpec
+
+from .estimators import BSVM, MLRL, SSMLRL
+from .kernel import DataDependentKernel
+
+__all__ = ["BSVM", "METHODS", "MLRL", "SSMLRL", "DataDependentKernel", "register_methods"]
+
+CITATION = "Zhang & Yeung, Multi-label relationship learning, ACM Transactions on Knowledge Discovery from Data (TKDD)"
+
+#: The paper's candidate set for lambda (section 5.2), and for lambda_1 and lambda_2.
+LAMBDAS = [0.01, 0.1, 1, 10, 100]
+
+#: Every method of the family, as registered.
+METHODS = (
+    MethodSpec(
+        name="mlrl",
+        estimator=MLRL,
+        citation=CITATION,
+        parts={"loss": "hinge", "regularizer": "label_covariance", "relation": "learned_covariance",
+               "kernel": "rbf", "solver": "alternating"},
+        param_grid={"lam": LAMBDAS},
+        description="hinge loss + tr(W Omega^-1 W^T), the label covariance Omega learned (alternating SMO / closed form)",
+    ),
+    MethodSpec(
+        name="ssmlrl",
+        estimator=SSMLRL,
+        citation=CITATION + " (semi-supervised extension, section 4)",
+        parts={"loss": "hinge", "regularizer": "label_covariance", "relation": "learned_covariance",
+               "kernel": "rbf", "solver": "alternating"},
+        param_grid={"lam1": [0.01, 0.1, 1], "lam2": [0.1, 1, 10]},
+        description="MLRL with unlabelled rows through the data-dependent kernel of eq. 22; fit(X, Y, X_unlabeled)",
+    ),
+    MethodSpec(
+        name="bsvm",
+        estimator=BSVM,
+        citation=CITATION + " (BSVM, section 3: Boutell, Luo, Shen & Brown, Pattern Recognition 37(9), 2004)",
+        parts={"loss": "hinge", "regularizer": "frobenius", "relation": "independent", "kernel": "rbf", "solver": "smo"},
+        param_grid={"lam": LAMBDAS},
+        description="one kernel SVM per label (MLRL with Omega = I), all labels in one SMO call",
+    ),
+)
+
+
+@multilabel_core.hookimpl
+def register_methods(register):
+    for spec in METHODS:
+        register(spec)
