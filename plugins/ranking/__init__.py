@@ -1,0 +1,95 @@
+"""The label-ranking family: LaRank SVM, CLaRank SVM, MLFS and CMLFS (Gu, Li & Han, CIKM 2011).
+
+Registered through the ``multilabel_core.plugins`` entry point ``ranking``: the methods
+``larank``, ``clarank``, ``mlfs``, ``cmlfs``, and the components they compose -- the
+regulariser ``frobenius_label_covariance`` and the solvers ``ranking_cd`` (Algorithm 1),
+``ranking_alternating`` (CLaRank's alternation) and ``cutting_plane`` (Algorithm 2).
+docs/methods/ranking.md describes the formulation, the algorithms and the grids.
+"""
+
+from __future__ import annotations
+
+import multilabel_core
+from multilabel_core.registry import ComponentSpec, MethodSpec
+
+from ._problem import RankingRun
+from .alternation import RankingAlternatingSolver
+from .cd_solver import RankingCDSolver
+from .cutting_plane import CuttingPlaneSolver
+from .estimators import CMLFS, MLFS, PARTS, CLaRankSVM, LaRankSVM
+from .regularizer import FrobeniusLabelCovariance
+from .simplex import project_simplex
+
+__all__ = [
+    "CITATION",
+    "CMLFS",
+    "DEFAULT_GRIDS",
+    "MLFS",
+    "PAPER_GRIDS",
+    "CLaRankSVM",
+    "CuttingPlaneSolver",
+    "FrobeniusLabelCovariance",
+    "LaRankSVM",
+    "RankingAlternatingSolver",
+    "RankingCDSolver",
+    "RankingRun",
+    "project_simplex",
+    "register_components",
+    "register_methods",
+]
+
+CITATION = "Gu, Li & Han, Correlated Multi-Label Feature Selection, CIKM 2011, pp. 1087-1096"
+
+_C = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
+_MU = [1e-2, 1e-1, 1.0, 1e1, 1e2]
+_M = list(range(10, 21))
+
+#: The grids of section 4.3 (scene and yeast), searched by 5-fold cross-validation in the paper.
+PAPER_GRIDS = {
+    "larank": {"C": _C},
+    "clarank": {"C": _C, "mu": _MU},
+    "mlfs": {"C": _C, "n_features": _M},
+    "cmlfs": {"C": _C, "mu": _MU, "n_features": _M},
+}
+
+#: The registered grids (docs/methods/ranking.md gives the timings behind them).
+DEFAULT_GRIDS = {
+    "larank": {"C": _C},
+    "clarank": {"C": _C, "mu": _MU},
+    "mlfs": {"C": _C, "n_features": [10, 15, 20]},
+    "cmlfs": {"C": [1e-2, 1e-1, 1.0, 1e1, 1e2], "mu": [1e-2, 1.0, 1e2], "n_features": [10, 15, 20]},
+}
+
+_METHODS = {
+    "larank": (LaRankSVM, "LaRank SVM: Elisseeff & Weston's pairwise label-ranking SVM (eq. 1) by dual CD"),
+    "clarank": (CLaRankSVM, "CLaRank SVM: label ranking with a learned label covariance D (problem 6, p = 1)"),
+    "mlfs": (MLFS, "MLFS: label ranking on m selected features, cutting plane over feature subsets (Algorithm 2)"),
+    "cmlfs": (CMLFS, "CMLFS: feature selection and a learned label covariance (problem 6, Algorithm 2)"),
+}
+
+
+@multilabel_core.hookimpl
+def register_methods(register):
+    for name, (estimator, description) in _METHODS.items():
+        register(
+            MethodSpec(
+                name=name,
+                estimator=estimator,
+                citation=CITATION,
+                parts=PARTS[name],
+                param_grid=DEFAULT_GRIDS[name],
+                description=description,
+            )
+        )
+
+
+@multilabel_core.hookimpl
+def register_components(register):
+    components = {
+        ("regularizer", "frobenius_label_covariance"): FrobeniusLabelCovariance,
+        ("solver", "ranking_cd"): RankingCDSolver,
+        ("solver", "ranking_alternating"): RankingAlternatingSolver,
+        ("solver", "cutting_plane"): CuttingPlaneSolver,
+    }
+    for (kind, name), factory in components.items():
+        register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))

@@ -1,0 +1,265 @@
+"""LaRank SVM, CLaRank SVM, MLFS and CMLFS: presets over the family's parts (Gu, Li & Han, CIKM 2011).
+
+Each preset builds the :class:`~multilabel_core.base.Problem` of problem (6) -- the
+pairwise ranking hinge (eq. 1), a linear kernel, the bias as a constant feature -- with
+its regulariser and relation, runs its solver, and learns the set-size threshold of
+section 3.8 on the training scores:
+
+============  ==============================  ====================  ==========================
+method        regulariser                     relation              solver
+============  ==============================  ====================  ==========================
+``larank``    Frobenius (mu = 0)              Independent           RankingCDSolver (Alg. 1)
+``clarank``   FrobeniusLabelCovariance(mu)    LearnedCovariance     RankingAlternatingSolver
+``mlfs``      Frobenius (mu = 0)              Independent           CuttingPlaneSolver (Alg. 2)
+``cmlfs``     FrobeniusLabelCovariance(mu)    LearnedCovariance     CuttingPlaneSolver (Alg. 2)
+============  ==============================  ====================  ==========================
+
+The same parts given to :class:`~multilabel_core.ComposedEstimator` fit the same W, b and
+D (its ``predict`` is then the sign of the scores: the threshold is the presets' own).
+
+``decision_function`` returns the label scores ``X W + b`` (the ranking); ``predict``
+compares them with the learned threshold t(x), so here predict is ``[scores > t(x)]``,
+not ``[scores > 0]``: ``decision_threshold(X)`` gives t(x).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from multilabel_core._validation import check_scalar, to_signs
+from multilabel_core.base import Problem
+from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.kernels import LinearKernel
+from multilabel_core.losses import PairwiseRankingHinge
+from multilabel_core.regularizers import Frobenius
+from multilabel_core.relations import Independent, LearnedCovariance, correlation_from_covariance
+
+from .alternation import RankingAlternatingSolver
+from .cd_solver import RankingCDSolver
+from .cutting_plane import CuttingPlaneSolver
+from .regularizer import FrobeniusLabelCovariance
+from .threshold import fit_threshold, predict_threshold
+
+__all__ = ["CMLFS", "MLFS", "PARTS", "CLaRankSVM", "LaRankSVM"]
+
+#: The registered components each method composes (also its MethodSpec's ``parts``).
+PARTS = {
+    "larank": {"regularizer": "frobenius", "relation": "independent", "solver": "ranking_cd"},
+    "clarank": {
+        "regularizer": "frobenius_label_covariance",
+        "relation": "learned_covariance",
+        "solver": "ranking_alternating",
+    },
+    "mlfs": {"regularizer": "frobenius", "relation": "independent", "solver": "cutting_plane"},
+    "cmlfs": {"regularizer": "frobenius_label_covariance", "relation": "learned_covariance", "solver": "cutting_plane"},
+}
+for _parts in PARTS.values():
+    _parts.update(loss="pairwise_ranking_hinge", kernel="linear")
+
+
+class _LabelRanking(MultiLabelEstimator):
+    """What the four presets share: the problem, the fitted attributes and the threshold.
+
+    Subclasses give ``_regularizer_and_relation()`` and ``_solver()``.
+    """
+
+    def _fit(self, X, Y):
+        regularizer, relation = self._regularizer_and_relation()
+        problem = Problem(
+            X,
+            to_signs(Y),
+            PairwiseRankingHinge(),
+            regularizer,
+            relation,
+            LinearKernel(),
+            C=float(self.C),
+            fit_intercept=bool(self.fit_intercept),
+        )
+        run = self._solver().run(problem)
+        self.coef_, self.intercept_ = run.step.W, run.step.intercept
+        self.certificate_ = list(run.certificates)
+        self.n_iter_ = run.n_iter
+        self.objective_history_ = np.array(run.objectives)
+        if run.covariance is not None:
+            self.label_covariance_ = run.covariance
+            self.label_correlation_ = correlation_from_covariance(run.covariance)
+        if run.subsets is not None:
+            self.subsets_, self.subset_weights_ = run.subsets, run.subset_weights
+            self.feature_weights_ = run.feature_weights
+            self.selected_features_ = np.flatnonzero(run.subsets.any(axis=0))
+            self.bound_history_ = np.array(run.bound_history)
+        self.threshold_coef_ = fit_threshold(np.asarray(X @ self.coef_) + self.intercept_, Y)
+
+    def _decision_function(self, X) -> np.ndarray:
+        return np.asarray(X @ self.coef_) + self.intercept_
+
+    def decision_threshold(self, X) -> np.ndarray:
+        """t(x) (n,), the threshold of section 3.8: label k is predicted for row i when its score exceeds t(x_i)."""
+        return predict_threshold(self.decision_function(X), self.threshold_coef_)
+
+    def predict(self, X) -> np.ndarray:
+        """The dense int64 (n, c) prediction ``[decision_function(X) > decision_threshold(X)]`` (section 3.8)."""
+        scores = self.decision_function(X)
+        return (scores > predict_threshold(scores, self.threshold_coef_)[:, None]).astype(np.int64)
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        params = self.get_params(deep=False)
+        if "mu" in params:
+            check_scalar(self.mu, "mu", low=0.0)
+        if "n_features" in params:
+            check_scalar(self.n_features, "n_features", kind=numbers.Integral, low=1)
+
+    def _cd(self) -> RankingCDSolver:
+        return RankingCDSolver(**self._settings("tol"), random_state=self.random_state)
+
+    def _settings(self, *names) -> dict:
+        """The given solver settings that are not None (None: the solver's default)."""
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+class LaRankSVM(_LabelRanking):
+    """LaRank SVM (eq. 1; Elisseeff & Weston's ranking SVM), registered as ``larank``.
+
+    Algorithm 1 (dual coordinate descent over the pairs) with R = I and every feature.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Weight of the pairwise ranking hinge (each row's pairs weighted 1 / (|y_i||ybar_i|)).
+    tol : float or None, default None
+        Relative duality gap of the solve (None: 1e-3).
+    max_iter : int or None, default None
+        Most epochs of Algorithm 1 (None: 10000).
+    fit_intercept : bool, default True
+        The bias as the weight of a constant feature (eq. 1's ``x <- [x; 1]``).
+    random_state : int or None, default 0
+        Seed of the coordinate order.
+
+    Fitted attributes: ``coef_`` (d, c), ``intercept_`` (c,), ``certificate_`` (a list of
+    one Certificate), ``n_iter_`` (epochs), ``objective_history_``, ``threshold_coef_``
+    (c + 1,), ``n_features_in_``, ``n_labels_``.
+    """
+
+    def __init__(self, C=1.0, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _regularizer_and_relation(self):
+        return Frobenius(), Independent()
+
+    def _solver(self):
+        return RankingCDSolver(**self._settings("tol", "max_iter"), random_state=self.random_state)
+
+
+class CLaRankSVM(_LabelRanking):
+    """CLaRank SVM (problem 6 with p = 1), registered as ``clarank``.
+
+    Alternates Algorithm 1 (R = I + mu D^-1) and the closed-form D of Theorem 3.4.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    mu : float >= 0, default 1.0
+        Strength of the label-covariance prior (mu = 0: LaRank SVM).
+    tol : float or None, default None
+        Relative duality gap of every alpha-step and relative change of the objective
+        that stops the alternation (None: 1e-3).
+    max_iter : int or None, default None
+        Most alpha-steps (None: 100).
+    fit_intercept : bool, default True
+    random_state : int or None, default 0
+
+    Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
+    ``n_iter_`` the alpha-steps, ``objective_history_`` the primal after each), and
+    ``label_covariance_`` D (c, c; symmetric positive definite, trace 1) with
+    ``label_correlation_``.
+    """
+
+    def __init__(self, C=1.0, mu=1.0, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+        self.C = C
+        self.mu = mu
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _regularizer_and_relation(self):
+        return FrobeniusLabelCovariance(mu=float(self.mu)), LearnedCovariance()
+
+    def _solver(self):
+        return RankingAlternatingSolver(cd=self._cd(), **self._settings("tol", "max_iter"))
+
+
+class MLFS(_LabelRanking):
+    """MLFS (problem 6 with mu = 0): Algorithm 2, registered as ``mlfs``.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    n_features : int, default 10
+        m, the features of each subset of the cutting plane (p^T 1 = m; m >= d: LaRank SVM).
+    tol : float or None, default None
+        Relative gap of the bounds of Theorem 3.5, of every alpha-step and of the inner
+        alternation (None: 1e-3).
+    max_iter : int or None, default None
+        Most cutting-plane iterations (None: 20).
+    fit_intercept : bool, default True
+        The bias feature is always kept (never a candidate for selection).
+    random_state : int or None, default 0
+
+    Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
+    ``n_iter_`` the cutting-plane iterations), ``selected_features_`` (the union of the
+    working set's subsets, sorted indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t,
+    ``subsets_`` (T, d) and ``subset_weights_`` (T,), ``bound_history_`` (T, 2): the lower
+    and upper bounds (l_t, u_t) of Theorem 3.5 per iteration.
+    """
+
+    def __init__(self, C=1.0, n_features=10, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+        self.C = C
+        self.n_features = n_features
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _regularizer_and_relation(self):
+        return Frobenius(), Independent()
+
+    def _solver(self):
+        return CuttingPlaneSolver(n_features=int(self.n_features), cd=self._cd(), **self._settings("tol", "max_iter"))
+
+
+class CMLFS(_LabelRanking):
+    """CMLFS (problem 6): Algorithm 2 with the learned label covariance, registered as ``cmlfs``.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    mu : float >= 0, default 1.0
+    n_features : int, default 10
+    tol, max_iter, fit_intercept, random_state
+        As for :class:`MLFS`.
+
+    Fitted attributes: those of :class:`MLFS` and ``label_covariance_`` / ``label_correlation_``.
+    """
+
+    def __init__(self, C=1.0, mu=1.0, n_features=10, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+        self.C = C
+        self.mu = mu
+        self.n_features = n_features
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _regularizer_and_relation(self):
+        return FrobeniusLabelCovariance(mu=float(self.mu)), LearnedCovariance()
+
+    def _solver(self):
+        return CuttingPlaneSolver(n_features=int(self.n_features), cd=self._cd(), **self._settings("tol", "max_iter"))
