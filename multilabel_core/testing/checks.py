@@ -556,7 +556,9 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> Non
     fitting a small problem from :func:`~multilabel_core.datasets.make_correlated_multilabel`
     (``fit`` returns self, ``n_features_in_`` and ``n_labels_`` set); ``predict`` (int
     {0, 1}, (n, L)) and ``decision_function`` (float64, (n, L)) and
-    ``predict == [decision_function > 0]``; that a clone (scikit-learn's ``clone`` when
+    ``predict == [decision_function > 0]`` (or ``[decision_function > decision_threshold[:, None]]``
+    for an estimator that predicts against a learned per-row threshold and says so by a
+    ``decision_threshold(X)`` method, such as the label-ranking family); that a clone (scikit-learn's ``clone`` when
     installed) is unfitted and, fitted on the same data, predicts the same; determinism:
     refitting the same estimator (``random_state`` set when it has one) gives the same
     scores; a persistence round trip through :func:`~multilabel_core.save_model` and
@@ -666,8 +668,13 @@ def _check_outputs(fitted, X, Y) -> None:
         raise AssertionError(f"{name}.decision_function must return float64, got {scores.dtype}")
     if predictions.dtype.kind != "i" or not np.isin(predictions, (0, 1)).all():
         raise AssertionError(f"{name}.predict must return integers in {{0, 1}}, got dtype {predictions.dtype}")
-    if not np.array_equal(predictions, (scores > 0).astype(predictions.dtype)):
-        raise AssertionError(f"{name}.predict is not [decision_function > 0]")
+    threshold = getattr(fitted, "decision_threshold", None)
+    if threshold is None:
+        expected, rule = scores > 0, "[decision_function > 0]"
+    else:
+        expected, rule = scores > np.asarray(threshold(X))[:, None], "[decision_function > decision_threshold[:, None]]"
+    if not np.array_equal(predictions, expected.astype(predictions.dtype)):
+        raise AssertionError(f"{name}.predict is not {rule}")
 
 
 def _check_clone(estimator, fitted, X, Y) -> None:
