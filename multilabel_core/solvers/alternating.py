@@ -222,13 +222,13 @@ class AlternatingSolver(Solver):
         return omega, _rebased(warm_start, warm_start.relation, omega)
 
 
-
 def _relative_change(steps) -> float:
     """``|J_{k-1} - J_k| / |J_{k-1}|`` of the last two W-steps (inf after the first)."""
     if len(steps) < 2:
         return np.inf
     previous, current = steps[-2][1].primal, steps[-1][1].primal
     return abs(previous - current) / abs(previous) if previous != 0.0 else abs(current)
+
 
 def _step_problem(problem: Problem, omega: np.ndarray) -> Problem:
     """The W-step's problem: the regulariser 1/2 tr(W Omega^-1 W^T), Omega held fixed."""

@@ -14,12 +14,23 @@ from multilabel_core.registry import MethodSpec
 from .estimators import BSVM, MLRL, SSMLRL
 from .kernel import DataDependentKernel
 
-__all__ = ["BSVM", "METHODS", "MLRL", "SSMLRL", "DataDependentKernel", "register_methods"]
+__all__ = ["BSVM", "METHODS", "MLRL", "PARTS", "SSMLRL", "DataDependentKernel", "register_methods"]
 
 CITATION = "Zhang & Yeung, Multi-label relationship learning, ACM Transactions on Knowledge Discovery from Data (TKDD)"
 
-#: The paper's candidate set for lambda (section 5.2), and for lambda_1 and lambda_2.
+#: The paper's candidate set for lambda (section 5.2).  The paper searches lambda_1 and lambda_2
+#: in it too (25 points); SSMLRL's default grid takes 3 x 3 of them, to keep nested searches affordable.
 LAMBDAS = [0.01, 0.1, 1, 10, 100]
+
+#: The parts MLRL and SSMLRL compose (SSMLRL's kernel is the data-dependent k' built on the RBF);
+#: BSVM replaces the relation by the independent one (Omega = I) and solves one SMO problem.
+PARTS = {
+    "loss": "hinge",
+    "regularizer": "label_covariance",
+    "relation": "learned_covariance",
+    "kernel": "rbf",
+    "solver": "alternating",
+}
 
 #: Every method of the family, as registered.
 METHODS = (
@@ -27,8 +38,7 @@ METHODS = (
         name="mlrl",
         estimator=MLRL,
         citation=CITATION,
-        parts={"loss": "hinge", "regularizer": "label_covariance", "relation": "learned_covariance",
-               "kernel": "rbf", "solver": "alternating"},
+        parts=PARTS,
         param_grid={"lam": LAMBDAS},
         description="hinge loss + tr(W Omega^-1 W^T), the label covariance Omega learned (alternating SMO / closed form)",
     ),
@@ -36,8 +46,7 @@ METHODS = (
         name="ssmlrl",
         estimator=SSMLRL,
         citation=CITATION + " (semi-supervised extension, section 4)",
-        parts={"loss": "hinge", "regularizer": "label_covariance", "relation": "learned_covariance",
-               "kernel": "rbf", "solver": "alternating"},
+        parts=PARTS,
         param_grid={"lam1": [0.01, 0.1, 1], "lam2": [0.1, 1, 10]},
         description="MLRL with unlabelled rows through the data-dependent kernel of eq. 22; fit(X, Y, X_unlabeled)",
     ),
@@ -45,7 +54,7 @@ METHODS = (
         name="bsvm",
         estimator=BSVM,
         citation=CITATION + " (BSVM, section 3: Boutell, Luo, Shen & Brown, Pattern Recognition 37(9), 2004)",
-        parts={"loss": "hinge", "regularizer": "frobenius", "relation": "independent", "kernel": "rbf", "solver": "smo"},
+        parts=dict(PARTS, regularizer="frobenius", relation="independent", solver="smo"),
         param_grid={"lam": LAMBDAS},
         description="one kernel SVM per label (MLRL with Omega = I), all labels in one SMO call",
     ),

@@ -81,7 +81,9 @@ class _KernelDualEstimator(MultiLabelEstimator):
             return None
         omega = getattr(self, "label_covariance_", np.eye(signs.shape[1]))
         alpha = self.alpha_ / lam
-        return Solution(coef=None, intercept=self.intercept_, dual_coef=(alpha * signs) @ omega, relation=omega, dual=alpha)
+        return Solution(
+            coef=None, intercept=self.intercept_, dual_coef=(alpha * signs) @ omega, relation=omega, dual=alpha
+        )
 
     def _store(self, kernel, X_fit, solution, lam) -> None:
         """Prediction attributes, and ``alpha_`` = lambda * SMO's alpha (the paper's scaling)."""
@@ -292,6 +294,8 @@ class BSVM(_KernelDualEstimator):
         signs = to_signs(Y)
         kernel = make_kernel(self.kernel, self.gamma).resolve(X)
         problem = self._problem(X, signs, kernel, lam, Frobenius(), Independent())
-        solution, self.certificate_ = self._smo(self.tol, self.max_iter).solve(problem, warm_start=self._warm_start(signs, lam))
+        solution, self.certificate_ = self._smo(self.tol, self.max_iter).solve(
+            problem, warm_start=self._warm_start(signs, lam)
+        )
         self._store(kernel, X, solution, lam)
         self.n_iter_ = self.certificate_.n_iter

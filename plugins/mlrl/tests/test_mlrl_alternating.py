@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from multilabel_core._validation import to_signs
 from multilabel_core.base import CapabilityError, Kernel, Problem
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.estimator import ComposedEstimator
@@ -17,8 +18,6 @@ from multilabel_core.solvers import AlternatingSolver, ConvergenceWarning, LBFGS
 from multilabel_core.testing.checks import check_duality_gap
 from multilabel_core.testing.strategies import multilabel_problems
 from multilabel_core_plugins.mlrl import BSVM, MLRL
-
-SIGNS = lambda Y: 2.0 * Y - 1.0  # noqa: E731
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +32,8 @@ def objective_6(model, X, Y) -> float:
     With W = phi(X)^T B Omega (B = alpha * Y / lambda), tr(W Omega^-1 W^T) = tr(B Omega B^T K),
     which needs no Omega^-1 (Omega may be close to singular).
     """
-    B = model.alpha_ * SIGNS(Y) / model.lam
-    hinge = np.maximum(0.0, 1.0 - SIGNS(Y) * model.decision_function(X)).sum() / len(Y)
+    B = model.alpha_ * to_signs(Y) / model.lam
+    hinge = np.maximum(0.0, 1.0 - to_signs(Y) * model.decision_function(X)).sum() / len(Y)
     regulariser = np.sum((model.kernel_(X) @ B) * (B @ model.label_covariance_))
     return hinge + model.lam / 2.0 * regulariser
 
@@ -84,9 +83,9 @@ def test_prediction_is_the_formula_of_section_2_3(data):
     X, Y = data
     model = MLRL(lam=0.05).fit(X[:100], Y[:100])
     assert model.alpha_.min() >= 0.0 and model.alpha_.max() <= (1.0 + 1e-12) / 100
-    np.testing.assert_allclose((model.alpha_ * SIGNS(Y[:100])).sum(axis=0), 0.0, atol=1e-15)
+    np.testing.assert_allclose((model.alpha_ * to_signs(Y[:100])).sum(axis=0), 0.0, atol=1e-15)
     k_star = model.kernel_(X[100:], X[:100])
-    t = (model.label_covariance_ / model.lam @ (model.alpha_ * SIGNS(Y[:100])).T @ k_star.T).T + model.intercept_
+    t = (model.label_covariance_ / model.lam @ (model.alpha_ * to_signs(Y[:100])).T @ k_star.T).T + model.intercept_
     np.testing.assert_allclose(model.decision_function(X[100:]), t, atol=1e-10)
     np.testing.assert_array_equal(model.predict(X[100:]), (t > 0).astype(int))
 
@@ -94,7 +93,9 @@ def test_prediction_is_the_formula_of_section_2_3(data):
 def test_the_omega_step_without_w_equals_the_closed_form_on_explicit_w(data):
     # Linear kernel: W = X^T D is explicit, so the kernelised W^T W = D^T K D can be checked against it.
     X, Y = data
-    problem = Problem(X, SIGNS(Y), Hinge(), LabelCovariance(np.eye(5) / 5), LearnedCovariance(), LinearKernel(), C=0.1)
+    problem = Problem(
+        X, to_signs(Y), Hinge(), LabelCovariance(np.eye(5) / 5), LearnedCovariance(), LinearKernel(), C=0.1
+    )
     with pytest.warns(ConvergenceWarning, match="max_iter=1 W-steps"):
         first = AlternatingSolver(max_iter=1).run(problem)
     W = X.T @ first.solution.dual_coef
@@ -172,7 +173,9 @@ def test_composed_mlrl_equals_the_preset(data):
 def test_a_fixed_relation_takes_one_step_and_is_bsvm(data):
     X, Y = data
     lam = 0.1
-    problem = Problem(X, SIGNS(Y), Hinge(), Frobenius(), Independent(), RBFKernel().resolve(X), C=1.0 / (len(Y) * lam))
+    problem = Problem(
+        X, to_signs(Y), Hinge(), Frobenius(), Independent(), RBFKernel().resolve(X), C=1.0 / (len(Y) * lam)
+    )
     result = AlternatingSolver(inner=SMOSolver(tol=1e-3)).run(problem)
     assert len(result.certificates) == 1 and result.converged
     np.testing.assert_array_equal(result.solution.relation, np.eye(Y.shape[1]))
@@ -184,21 +187,24 @@ def test_a_fixed_relation_takes_one_step_and_is_bsvm(data):
 def test_a_primal_inner_solver_learns_omega_too(data):
     # Squared hinge, linear kernel, L-BFGS on the primal: the Omega-step uses coef directly.
     X, Y = data
-    problem = Problem(X, SIGNS(Y), SquaredHinge(), Frobenius(), LearnedCovariance(), LinearKernel(), C=0.1)
+    problem = Problem(X, to_signs(Y), SquaredHinge(), Frobenius(), LearnedCovariance(), LinearKernel(), C=0.1)
     result = AlternatingSolver(inner=LBFGSSolver()).run(problem)
     assert result.converged and len(result.certificates) >= 2
     assert np.all(np.diff(result.objectives) <= 0.0)
-    assert np.trace(result.solution.relation) == pytest.approx(1.0) and np.linalg.eigvalsh(result.solution.relation).min() > 0
+    assert (
+        np.trace(result.solution.relation) == pytest.approx(1.0)
+        and np.linalg.eigvalsh(result.solution.relation).min() > 0
+    )
 
 
 def test_capabilities_are_checked_before_solving(data):
     X, Y = data
     parts = {"loss": Hinge(), "regularizer": NuclearNorm(), "relation": LearnedCovariance(), "kernel": LinearKernel()}
     with pytest.raises(CapabilityError, match="requires regularizer.label_gram"):
-        AlternatingSolver().solve(Problem(X, SIGNS(Y), **parts))
+        AlternatingSolver().solve(Problem(X, to_signs(Y), **parts))
     parts.update(loss=SquaredHinge(), regularizer=Frobenius())
     with pytest.raises(CapabilityError, match="SMOSolver requires loss.dual_box, which SquaredHinge does not provide"):
-        AlternatingSolver().solve(Problem(X, SIGNS(Y), **parts))
+        AlternatingSolver().solve(Problem(X, to_signs(Y), **parts))
 
 
 def test_smo_warm_starts_are_exact_under_an_ill_conditioned_omega(data):
@@ -209,7 +215,7 @@ def test_smo_warm_starts_are_exact_under_an_ill_conditioned_omega(data):
     rotation = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 5)))[0]
     omega = (rotation * eigenvalues) @ rotation.T
     omega = (omega + omega.T) / 2.0
-    problem = Problem(X, SIGNS(Y), Hinge(), LabelCovariance(omega), Independent(), RBFKernel(gamma=0.1), C=10.0)
+    problem = Problem(X, to_signs(Y), Hinge(), LabelCovariance(omega), Independent(), RBFKernel(gamma=0.1), C=10.0)
     solver = SMOSolver(tol=1e-6)
     solution, certificate = solver.solve(problem)
     warm, warm_certificate = solver.solve(problem, warm_start=solution)

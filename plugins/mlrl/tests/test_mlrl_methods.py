@@ -15,8 +15,11 @@ from multilabel_core_plugins.mlrl import BSVM, MLRL, SSMLRL
 METHODS = {"mlrl": MLRL, "ssmlrl": SSMLRL, "bsvm": BSVM}
 
 #: Tolerances tight enough that two fits of one problem agree far below the scores' scale.
-TIGHT = {MLRL: {"tol": 1e-9, "smo_tol": 1e-9, "max_iter": 1000}, SSMLRL: {"tol": 1e-9, "smo_tol": 1e-9, "max_iter": 1000},
-         BSVM: {"tol": 1e-9}}
+TIGHT = {
+    MLRL: {"tol": 1e-9, "smo_tol": 1e-9, "max_iter": 1000},
+    SSMLRL: {"tol": 1e-9, "smo_tol": 1e-9, "max_iter": 1000},
+    BSVM: {"tol": 1e-9},
+}
 
 
 @pytest.fixture(scope="module")
