@@ -19,7 +19,8 @@ __all__ = ["BSVM", "METHODS", "MLRL", "PARTS", "SSMLRL", "DataDependentKernel", 
 CITATION = "Zhang & Yeung, Multi-label relationship learning, ACM Transactions on Knowledge Discovery from Data (TKDD)"
 
 #: The paper's candidate set for lambda (section 5.2).  The paper searches lambda_1 and lambda_2
-#: in it too (25 points); SSMLRL's default grid takes 3 x 3 of them, to keep nested searches affordable.
+#: in it too (25 points); SSMLRL's default grid takes the lower 3 x 3 corner, to keep nested searches
+#: affordable (larger lambdas saturate: every alpha at its bound).
 LAMBDAS = [0.01, 0.1, 1, 10, 100]
 
 #: The parts MLRL and SSMLRL compose (SSMLRL's kernel is the data-dependent k' built on the RBF);
@@ -47,7 +48,7 @@ METHODS = (
         estimator=SSMLRL,
         citation=CITATION + " (semi-supervised extension, section 4)",
         parts=PARTS,
-        param_grid={"lam1": [0.01, 0.1, 1], "lam2": [0.1, 1, 10]},
+        param_grid={"lam1": [0.01, 0.1, 1], "lam2": [0.01, 0.1, 1]},
         description="MLRL with unlabelled rows through the data-dependent kernel of eq. 22; fit(X, Y, X_unlabeled)",
     ),
     MethodSpec(

@@ -238,6 +238,7 @@ class SSMLRL(_RelationLearner):
         base = base.resolve(stack_rows(X, X_unlabeled))
         kernel = DataDependentKernel(base, X_unlabeled, float(self.lam1) / float(self.lam2))
         self._fit_relation(X, Y, kernel, float(self.lam1))
+        # Predictions k'(x, X) D + b as an expansion in the base kernel: no solve at predict time.
         self.kernel_ = base
         self.X_fit_, self.dual_coef_ = kernel.expansion(X, self.dual_coef_)
         self.n_unlabeled_ = X_unlabeled.shape[0]

@@ -34,7 +34,7 @@ def test_registration(name):
     assert spec.estimator is METHODS[name] and spec.plugin == "mlrl"
     assert "Zhang & Yeung" in spec.citation and "relationship learning" in spec.citation
     grids = {"mlrl": {"lam": [0.01, 0.1, 1, 10, 100]}, "bsvm": {"lam": [0.01, 0.1, 1, 10, 100]},
-             "ssmlrl": {"lam1": [0.01, 0.1, 1], "lam2": [0.1, 1, 10]}}  # fmt: skip
+             "ssmlrl": {"lam1": [0.01, 0.1, 1], "lam2": [0.01, 0.1, 1]}}  # fmt: skip
     assert spec.param_grid == grids[name]
     assert spec.parts["loss"] == "hinge"
 
