@@ -64,6 +64,7 @@ _LAZY = {
     "make_kernel": "kernels",
     "LBFGSSolver": "solvers",
     "CDSolver": "solvers",
+    "AlternatingSolver": "solvers",
     "SMOSolver": "solvers",
     "smo_solve": "solvers",
     "linear_svm_cd": "solvers",
