@@ -119,6 +119,32 @@ def test_fixed_ratio_exact_sizes_stratified_better_than_the_papers_random_split(
     assert imbalance[0] < imbalance[1] / 3
 
 
+@given(seed=st.integers(0, 2**16), fraction=st.sampled_from([0.1, 0.5, 0.9]), stratify=st.booleans())
+def test_fixed_ratio_can_keep_every_label_in_the_training_part(seed, fraction, stratify):
+    # Labels 0-2 have a single relevant row and label 3 two: a plain split loses them from training often.
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((60, 6)) < 0.3).astype(np.int8)
+    Y[:, :4] = 0
+    Y[rng.choice(60, 3, replace=False), [0, 1, 2]] = 1
+    Y[rng.choice(60, 2, replace=False), 3] = 1
+    Y[:, 5] = np.maximum(Y[:, 5], Y[:, 4] == 0)  # no empty column 4/5 by chance
+    for train, test in fixed_ratio(Y, train_fraction=fraction, n_repeats=3, stratify=stratify,
+                                   require_labels_in="train", seed=seed):
+        assert_partition(60, train, test)
+        assert len(train) == round(fraction * 60)
+        assert np.all(Y[train].sum(axis=0) >= 1), "every label has a relevant training row"
+
+
+def test_fixed_ratio_without_the_guarantee_loses_rare_labels_from_training():
+    Y = np.zeros((40, 2), dtype=np.int8)
+    Y[0, 0] = 1
+    Y[:, 1] = 1
+    lost = [Y[train, 0].sum() == 0 for train, _ in fixed_ratio(Y, n_repeats=20, stratify=False, seed=1)]
+    assert any(lost)
+    kept = fixed_ratio(Y, n_repeats=20, stratify=False, require_labels_in="train", seed=1)
+    assert all(Y[train, 0].sum() == 1 for train, _ in kept)
+
+
 def test_semi_supervised_is_20_80_transductive(Y):
     splits = semi_supervised(Y, seed=4)
     assert len(splits) == 10
@@ -143,7 +169,12 @@ def test_every_protocol_is_deterministic_with_its_seed(Y, name):
 def test_registry_defaults_are_the_papers_settings():
     assert PROTOCOLS["kfold"].defaults == {"n_splits": 10}
     assert PROTOCOLS["repeated_fixed_train"].defaults == {"n_train": 1000, "n_repeats": 10}
-    assert PROTOCOLS["fixed_ratio"].defaults == {"train_fraction": 0.5, "n_repeats": 10, "stratify": True}
+    assert PROTOCOLS["fixed_ratio"].defaults == {
+        "train_fraction": 0.5,
+        "n_repeats": 10,
+        "stratify": True,
+        "require_labels_in": None,
+    }
     assert PROTOCOLS["semi_supervised"].defaults == {"labeled_fraction": 0.2, "n_repeats": 10, "stratify": True}
     assert get_protocol("kfold").params({"n_splits": 3}) == {"n_splits": 3}
 
@@ -157,6 +188,9 @@ def test_registry_defaults_are_the_papers_settings():
         (lambda Y: fixed_ratio(Y, train_fraction=1.5), "train_fraction"),
         (lambda Y: fixed_ratio(Y, train_fraction=0.001), "leaves one part empty"),
         (lambda Y: fixed_ratio(Y, stratify="yes"), "stratify"),
+        (lambda Y: fixed_ratio(Y, require_labels_in="test"), "require_labels_in"),
+        (lambda Y: fixed_ratio(np.c_[Y, np.zeros(len(Y), int)], require_labels_in="train"), "no relevant row"),
+        (lambda Y: fixed_ratio(np.eye(6, dtype=int), train_fraction=0.5, require_labels_in="train"), "needed"),
         (lambda Y: semi_supervised(Y, labeled_fraction=0), "labeled_fraction"),
         (lambda Y: kfold(Y, n_splits=1), "n_splits"),
         (lambda Y: kfold(Y[:, :0]), "no label columns"),

@@ -96,7 +96,13 @@ def repeated_fixed_train(
 
 
 def fixed_ratio(
-    Y, *, train_fraction: float = 0.5, n_repeats: int = 10, stratify: bool = True, seed: int = 0
+    Y,
+    *,
+    train_fraction: float = 0.5,
+    n_repeats: int = 10,
+    stratify: bool = True,
+    require_labels_in: str | None = None,
+    seed: int = 0,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``n_repeats`` splits with ``round(train_fraction * n)`` training rows, the rest for testing.
 
@@ -106,15 +112,26 @@ def fixed_ratio(
     (the default) each split is drawn by iterative stratification, so both parts hold
     about their share of every label's positives, and then brought to the exact size
     (see :func:`_resize`); ``stratify=False`` is the papers' plain random split.
+
+    ``require_labels_in="train"`` guarantees every label a relevant row in the training
+    part, for estimators that refuse a label with no positive example (data with labels
+    of one or two positives, such as rcv1subset1): one relevant row per label is
+    reserved for training first (:func:`_reserve_train_carriers`), then the other rows
+    are split as above to fill both parts to their exact sizes.  ``None`` (the default)
+    gives no guarantee.
     """
     Y = check_Y(Y)
     check_scalar(train_fraction, "train_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     check_scalar(n_repeats, "n_repeats", kind=numbers.Integral, low=1)
     if not isinstance(stratify, (bool, np.bool_)):
         raise ValueError(f"stratify must be True or False, got {stratify!r}")
+    if require_labels_in not in (None, "train"):
+        raise ValueError(f"require_labels_in must be None or 'train', got {require_labels_in!r}")
     n_first = _part_size(Y.shape[0], train_fraction, "train_fraction")
     rng = check_random_state(seed)
-    return [_two_part_split(Y, n_first, train_fraction, stratify, rng) for _ in range(n_repeats)]
+    if require_labels_in is None:
+        return [_two_part_split(Y, n_first, train_fraction, stratify, rng) for _ in range(n_repeats)]
+    return [_split_with_train_carriers(Y, n_first, stratify, rng) for _ in range(n_repeats)]
 
 
 def semi_supervised(
@@ -224,6 +241,47 @@ def _resize(Y, in_first, n_first: int, fraction: float, rng) -> None:
         candidates = np.flatnonzero(source)
         row = candidates[_most_wanted(Y[candidates] @ excess, None, rng)]
         in_first[row] = not in_first[row]
+
+
+def _reserve_train_carriers(Y, rng) -> np.ndarray:
+    """Rows reserved for training so that every label has a relevant row there.
+
+    Labels are served rarest first; a label not yet carried by a reserved row gets one
+    of its relevant rows at random.  ValueError naming the labels that have no relevant
+    row at all.
+    """
+    counts = Y.sum(axis=0)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
+        raise ValueError(f"label(s) {empty.tolist()} have no relevant row, so no training part can hold one")
+    carried = np.zeros(Y.shape[1], dtype=bool)
+    reserved = []
+    for label in np.argsort(counts, kind="stable"):
+        if not carried[label]:
+            row = rng.choice(np.flatnonzero(Y[:, label]))
+            reserved.append(row)
+            carried |= Y[row].astype(bool)
+    return np.array(reserved, dtype=np.intp)
+
+
+def _split_with_train_carriers(Y, n_first: int, stratify: bool, rng) -> tuple[np.ndarray, np.ndarray]:
+    """A :func:`fixed_ratio` split whose training part holds a relevant row of every label."""
+    carriers = _reserve_train_carriers(Y, rng)
+    if carriers.size > n_first:
+        raise ValueError(
+            f"the training part has {n_first} rows, but {carriers.size} are needed to give every label "
+            "a relevant row there"
+        )
+    rest = np.setdiff1d(np.arange(Y.shape[0]), carriers)
+    n_rest_train = n_first - carriers.size
+    train_rest = rest[:0]
+    if n_rest_train:
+        first, _ = _two_part_split(Y[rest], n_rest_train, n_rest_train / rest.size, stratify, rng)
+        train_rest = rest[first]
+    in_train = np.zeros(Y.shape[0], dtype=bool)
+    in_train[carriers] = True
+    in_train[train_rest] = True
+    return np.flatnonzero(in_train), np.flatnonzero(~in_train)
 
 
 # ---------------------------------------------------------------------- registry
