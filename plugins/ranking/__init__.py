@@ -55,9 +55,9 @@ PAPER_GRIDS = {
 #: The registered grids (docs/methods/ranking.md gives the timings behind them).
 DEFAULT_GRIDS = {
     "larank": {"C": _C},
-    "clarank": {"C": _C, "mu": _MU},
-    "mlfs": {"C": _C, "n_features": [10, 15, 20]},
-    "cmlfs": {"C": [1e-2, 1e-1, 1.0, 1e1, 1e2], "mu": [1e-2, 1.0, 1e2], "n_features": [10, 15, 20]},
+    "clarank": {"C": _C[1:6], "mu": _MU},
+    "mlfs": {"C": _C[1:5], "n_features": [10, 20]},
+    "cmlfs": {"C": _C[1:5], "mu": _MU[::2], "n_features": [10, 20]},
 }
 
 _METHODS = {

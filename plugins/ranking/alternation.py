@@ -15,10 +15,10 @@ R = I + mu D^-1.  It is minimised block by block, each block exactly:
 1. **alpha-step** (W, b): Algorithm 1 for fixed (D, lambda), warm-started from the
    previous alpha (the dual box does not depend on D or lambda);
 2. **lambda-step** (eq. 31): W, D fixed, ``h(lambda) = 1/2 sum_j a_j / s_j(lambda)``,
-   a_j = w^j R (w^j)^T, is convex on the simplex; projected gradient with the exact
-   simplex projection and a backtracking (Armijo) step, from the current lambda.  At
-   that point dh/dlambda_t = -1/2 sum_{j in p_t} (V R^-1 V^T)_jj with V = X^T beta,
-   eq. 31's gradient, because W = diag(s) V R^-1 (eq. 10);
+   a_j = w^j R (w^j)^T, is convex on the simplex; projected gradient steps with the
+   exact simplex projection (:func:`lambda_step`), from the current lambda.  There
+   dh/dlambda_t = -1/2 sum_{j in p_t} (V R^-1 V^T)_jj with V = X^T beta, eq. 31's
+   gradient, because W = diag(s) V R^-1 (eq. 10);
 3. **D-step** (Theorem 3.4): W, lambda fixed, the regulariser's trace term is
    ``mu/2 tr(D^-1 G)`` with ``G = sum_j (w^j)^T w^j / s_j + b^T b`` (W^T W of the
    re-weighted features), minimised over {D > 0, tr D = 1} by
@@ -26,8 +26,9 @@ R = I + mu D^-1.  It is minimised block by block, each block exactly:
    positive definite by its epsilon I).
 
 The paper orders the steps alpha, D, lambda; lambda before D lets the lambda-step use the
-R^-1 of the alpha-step (a_j = s_j^2 (V R^-1 V^T)_jj), and an exact block step decreases J
-in either order.  The primal J after every alpha-step is recorded (the certificate's
+R^-1 of the alpha-step (a_j = s_j^2 (V R^-1 V^T)_jj), and every block step decreases J in
+either order (the alpha- and D-steps minimise it over their block, to the solve's precision
+and exactly; the lambda-step's projected-gradient steps each decrease it).  The primal J after every alpha-step is recorded (the certificate's
 primal); the iterations stop when it changes by at most ``tol`` relatively, or when an
 alpha-step could not improve on the previous one (progress below the solve's precision:
 the step is discarded), or after ``max_iter`` alpha-steps.  With nothing learned (fixed
@@ -45,18 +46,27 @@ import numpy as np
 
 from multilabel_core._validation import check_random_state, check_scalar
 from multilabel_core.base import CapabilityError, Problem, Solution, Solver
+from multilabel_core.solvers import RankingCDResult
 from multilabel_core.solvers._convergence import warn_not_converged
 
 from ._problem import RankingRun, RankingTask, check_ranking_problem
 from .cd_solver import FIRST_EPS, RankingCDSolver
 from .simplex import project_simplex
 
-__all__ = ["Coupling", "InnerState", "RankingAlternatingSolver", "alternate", "lambda_step", "violation_scores"]
+__all__ = [
+    "Coupling",
+    "InnerRun",
+    "InnerState",
+    "RankingAlternatingSolver",
+    "alternate",
+    "lambda_step",
+    "violation_scores",
+]
 
 #: Most projected-gradient steps of one lambda-step (each costs O(T |support|)).
-LAMBDA_STEPS = 200
+LAMBDA_STEPS = 50
 #: A lambda-step stops when a step decreases h by less than this, relatively.
-LAMBDA_RTOL = 1e-12
+LAMBDA_RTOL = 1e-9
 
 
 def _positive(_, attribute, value) -> None:
@@ -98,12 +108,38 @@ class Coupling:
 
 @attrs.frozen(eq=False)
 class InnerState:
-    """Where an alternating run stands: alpha, D (None when fixed), lambda (None: one subset or p = 1), eps."""
+    """Where an alternating run stands: alpha, D (None when fixed), lambda (None: every feature, p = 1), eps."""
 
     alpha: np.ndarray | None
     covariance: np.ndarray | None
     subset_weights: np.ndarray | None
     eps: float = FIRST_EPS
+
+
+@attrs.frozen(eq=False)
+class InnerRun:
+    """What :func:`alternate` returns.
+
+    Attributes
+    ----------
+    state : InnerState
+        The D, lambda and eps the last accepted alpha-step was solved with, and its alpha.
+    step : RankingCDResult
+        That alpha-step.
+    certificates : list of Certificate
+        One per accepted alpha-step.
+    converged : bool
+    """
+
+    state: InnerState
+    step: RankingCDResult
+    certificates: list
+    converged: bool
+
+    @property
+    def objectives(self) -> list:
+        """The primal (6) after each accepted alpha-step (never increasing)."""
+        return [certificate.primal for certificate in self.certificates]
 
 
 def violation_scores(task: RankingTask, beta, R_inv) -> tuple[np.ndarray, float]:
@@ -113,7 +149,7 @@ def violation_scores(task: RankingTask, beta, R_inv) -> tuple[np.ndarray, float]
     ``f(alpha, D, p) = sum alpha - 1/2 (sum_j p_j q_j + q_bias)`` (docs/methods/ranking.md).
     """
     V = np.asarray(task.X.T @ beta)
-    q = np.einsum("jk,kl,jl->j", V, R_inv, V)
+    q = np.sum((V @ R_inv) * V, axis=1)
     bias_row = beta.sum(axis=0)
     q_bias = float(bias_row @ R_inv @ bias_row) if task.fit_intercept else 0.0
     return np.maximum(q, 0.0), q_bias
@@ -123,27 +159,31 @@ def lambda_step(subsets, weights, a) -> np.ndarray:
     """Minimise ``h(lambda) = 1/2 sum_j a_j / (P^T lambda)_j`` on the simplex, from ``weights`` (eq. 31).
 
     ``a_j >= 0``; a term with a_j = 0 is 0 (its feature carries no weight), one with
-    a_j > 0 and s_j = 0 is +inf.  Projected gradient steps with the exact projection; the
-    step size eta starts where a step moves lambda by about 1 (1 / the spread of the
-    gradient: the projection ignores a shift along 1), is halved until the sufficient
-    decrease ``h(new) <= h(old) + g^T (new - old) + ||new - old||^2 / (2 eta)`` holds and
-    doubled after an accepted step.  Stops when a step no longer moves lambda (a
-    stationary point) or decreases h by at most LAMBDA_RTOL relatively.
+    a_j > 0 and s_j = 0 is +inf.  Projected gradient steps ``proj(lambda - eta g)`` with the
+    exact projection, each accepted once it decreases h enough,
+    ``h(new) <= h(old) + g^T (new - old) + ||new - old||^2 / (2 eta)`` (eta halved until
+    then).  The first eta moves lambda by about 1 (1 / the spread of g: the projection
+    ignores a shift along 1); the next ones are Barzilai-Borwein's ``s^T s / s^T y`` (s the
+    last move, y the change of the gradient), which adapts eta to the curvature.  Stops
+    when a step no longer moves lambda (a stationary point) or decreases h by at most
+    LAMBDA_RTOL relatively.
     """
     used = a > 0.0
     P, a = subsets[:, used].astype(np.float64), a[used]
-
-    def h(lam) -> float:
-        s = lam @ P
-        return np.inf if np.any(s <= 0.0) else 0.5 * float(np.sum(a / s))
-
-    lam, value = np.asarray(weights, dtype=np.float64), h(weights)
+    lam = np.asarray(weights, dtype=np.float64)
     if a.size == 0:
         return lam
-    spread = np.ptp(_h_gradient(P, a, lam))
-    eta = 1.0 / spread if spread > 0.0 else 1.0
+
+    def h(point) -> float:
+        s = point @ P
+        return np.inf if np.any(s <= 0.0) else 0.5 * float(np.sum(a / s))
+
+    def gradient(point) -> np.ndarray:  # dh/dlambda_t = -1/2 sum_{j in p_t} a_j / s_j^2
+        return -0.5 * P @ (a / (point @ P) ** 2)
+
+    value, g = h(lam), gradient(lam)
+    eta = 1.0 / np.ptp(g) if np.ptp(g) > 0.0 else 1.0
     for _ in range(LAMBDA_STEPS):
-        g = _h_gradient(P, a, lam)
         while True:
             candidate = project_simplex(lam - eta * g)
             move = candidate - lam
@@ -153,17 +193,14 @@ def lambda_step(subsets, weights, a) -> np.ndarray:
             if new_value <= value + g @ move + (move @ move) / (2.0 * eta):
                 break
             eta /= 2.0
+        new_g = gradient(candidate)
+        curvature = move @ (new_g - g)
         decrease = value - new_value
-        lam, value = candidate, new_value
+        lam, value, g = candidate, new_value, new_g
         if decrease <= LAMBDA_RTOL * value:
             break
-        eta *= 2.0
+        eta = (move @ move) / curvature if curvature > 0.0 else 2.0 * eta
     return lam
-
-
-def _h_gradient(P, a, lam) -> np.ndarray:
-    """dh/dlambda_t = -1/2 sum_{j in p_t} a_j / s_j^2."""
-    return -0.5 * P @ (a / (lam @ P) ** 2)
 
 
 def alternate(
@@ -176,13 +213,10 @@ def alternate(
     *,
     tol: float,
     max_iter: int,
-) -> tuple[InnerState, object, list, list, bool]:
+) -> InnerRun:
     """Alternate the alpha-, lambda- and D-steps (module docstring) from ``state``.
 
-    ``subsets`` is the (T, d) boolean working set, or None for every feature.  Returns
-    the state the last accepted alpha-step was solved with (its alpha, D, lambda and eps),
-    that step's RankingCDResult, the certificates and objectives of the accepted
-    alpha-steps, and whether the iterations converged.
+    ``subsets`` is the (T, d) boolean working set, or None for every feature.
     """
     learns_lambda = subsets is not None and subsets.shape[0] > 1
     steps: list = []
@@ -205,9 +239,7 @@ def alternate(
             f"max_iter={max_iter} alpha-steps reached; relative change {_relative_change(steps):.3g} > tol={tol:g}",
         )
     state, step = steps[-1]
-    state = attrs.evolve(state, alpha=step.alpha)
-    certificates = [s.certificate for _, s in steps]
-    return state, step, certificates, [c.primal for c in certificates], converged
+    return InnerRun(attrs.evolve(state, alpha=step.alpha), step, [s.certificate for _, s in steps], converged)
 
 
 def _next_state(task, coupling, subsets, state, step, R_inv, eps, learns_lambda) -> InnerState:
@@ -289,7 +321,7 @@ class RankingAlternatingSolver(Solver):
             if coupling.learned and warm_start.relation is not None:
                 covariance = warm_start.relation
         state = InnerState(alpha=alpha, covariance=covariance, subset_weights=None)
-        state, step, certificates, objectives, converged = alternate(
+        inner = alternate(
             self.cd,
             RankingTask.from_problem(problem),
             coupling,
@@ -300,12 +332,12 @@ class RankingAlternatingSolver(Solver):
             max_iter=self.max_iter,
         )
         return RankingRun(
-            step=step,
-            covariance=state.covariance,
-            certificates=certificates,
-            objectives=objectives,
-            n_iter=len(certificates),
-            converged=converged,
+            step=inner.step,
+            covariance=inner.state.covariance,
+            certificates=inner.certificates,
+            objectives=inner.objectives,
+            n_iter=len(inner.certificates),
+            converged=inner.converged,
             time=time.perf_counter() - start,
             solver=type(self).__name__,
         )

@@ -131,7 +131,7 @@ class RankingCDSolver(Solver):
         """
         start = time.perf_counter()
         if task.n_labels == 1:
-            return _single_label_solution(task, time.perf_counter() - start), eps
+            return _single_label_solution(task, eps, time.perf_counter() - start), eps
         epochs = 0
         while True:
             result = ranking_cd(
@@ -162,7 +162,7 @@ class RankingCDSolver(Solver):
         return attrs.evolve(result, certificate=certificate), eps
 
 
-def _single_label_solution(task: RankingTask, elapsed: float) -> RankingCDResult:
+def _single_label_solution(task: RankingTask, eps: float, elapsed: float) -> RankingCDResult:
     """The solution when Y has one label column: no pair (k, l) exists, so the dual (7) has no variable.
 
     Problem (1) is then its regulariser alone, minimised by W = 0, b = 0 with primal and
@@ -181,7 +181,7 @@ def _single_label_solution(task: RankingTask, elapsed: float) -> RankingCDResult
         time=elapsed,
         converged=True,
         solver="ranking_cd",
-        statistics={"n_pairs": 0, "rows_without_pairs": n},
+        statistics={"n_pairs": 0, "rows_without_pairs": n, "eps": eps},
     )
     return RankingCDResult(
         W=np.zeros((d, 1)),

@@ -44,19 +44,24 @@ from .threshold import fit_threshold, predict_threshold
 
 __all__ = ["CMLFS", "MLFS", "PARTS", "CLaRankSVM", "LaRankSVM"]
 
+
+def _parts(regularizer: str, relation: str, solver: str) -> dict:
+    return {
+        "loss": "pairwise_ranking_hinge",
+        "regularizer": regularizer,
+        "relation": relation,
+        "kernel": "linear",
+        "solver": solver,
+    }
+
+
 #: The registered components each method composes (also its MethodSpec's ``parts``).
 PARTS = {
-    "larank": {"regularizer": "frobenius", "relation": "independent", "solver": "ranking_cd"},
-    "clarank": {
-        "regularizer": "frobenius_label_covariance",
-        "relation": "learned_covariance",
-        "solver": "ranking_alternating",
-    },
-    "mlfs": {"regularizer": "frobenius", "relation": "independent", "solver": "cutting_plane"},
-    "cmlfs": {"regularizer": "frobenius_label_covariance", "relation": "learned_covariance", "solver": "cutting_plane"},
+    "larank": _parts("frobenius", "independent", "ranking_cd"),
+    "clarank": _parts("frobenius_label_covariance", "learned_covariance", "ranking_alternating"),
+    "mlfs": _parts("frobenius", "independent", "cutting_plane"),
+    "cmlfs": _parts("frobenius_label_covariance", "learned_covariance", "cutting_plane"),
 }
-for _parts in PARTS.values():
-    _parts.update(loss="pairwise_ranking_hinge", kernel="linear")
 
 
 class _LabelRanking(MultiLabelEstimator):
@@ -90,7 +95,7 @@ class _LabelRanking(MultiLabelEstimator):
             self.feature_weights_ = run.feature_weights
             self.selected_features_ = np.flatnonzero(run.subsets.any(axis=0))
             self.bound_history_ = np.array(run.bound_history)
-        self.threshold_coef_ = fit_threshold(np.asarray(X @ self.coef_) + self.intercept_, Y)
+        self.threshold_coef_ = fit_threshold(self._decision_function(X), Y)
 
     def _decision_function(self, X) -> np.ndarray:
         return np.asarray(X @ self.coef_) + self.intercept_
@@ -208,7 +213,7 @@ class MLFS(_LabelRanking):
         Relative gap of the bounds of Theorem 3.5, of every alpha-step and of the inner
         alternation (None: 1e-3).
     max_iter : int or None, default None
-        Most cutting-plane iterations (None: 20).
+        Most cutting-plane iterations (None: 10).
     fit_intercept : bool, default True
         The bias feature is always kept (never a candidate for selection).
     random_state : int or None, default 0

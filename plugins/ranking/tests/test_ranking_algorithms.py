@@ -134,7 +134,7 @@ def inner_problem(mu, subsets, *, tol=1e-9, max_iter=500, seed=0):
 
 def test_the_inner_objective_never_increases_with_lambda_and_d_learned():
     subsets = np.array([[1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 0, 1, 1]], dtype=bool)
-    _, _, _, objectives, _ = inner_problem(1.0, subsets, tol=1e-12, max_iter=50)
+    objectives = inner_problem(1.0, subsets, tol=1e-12, max_iter=50).objectives
     assert len(objectives) > 3 and np.all(np.diff(objectives) <= 0.0)
 
 
@@ -150,8 +150,7 @@ def test_the_cutting_plane_bounds_are_monotone_and_bracket_the_relaxed_optimum(s
     prob = problem(n=60, d=d, c=3, seed=seed)
     run = CuttingPlaneSolver(n_features=m, tol=1e-6, cd=RankingCDSolver(tol=1e-10)).run(prob)
     bounds = np.array(run.bound_history)
-    _, step, _, _, _ = inner_problem(None, every_subset(d, m), seed=seed)
-    optimum = step.certificate.primal
+    optimum = inner_problem(None, every_subset(d, m), seed=seed).step.certificate.primal
     assert np.all(np.diff(bounds[:, 0]) >= 0.0) and np.all(np.diff(bounds[:, 1]) <= 0.0)
     assert np.all(bounds[:, 0] <= optimum * (1 + 1e-6))
     assert np.all(bounds[:, 1] >= optimum * (1 - 1e-4))
