@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The MLRL-family reproduction (issue 5): every run of docs/methods/mlrl.md "Reproduction", from the repository
+# root.  Each run resumes where it stopped (the results store), so rerunning only completes missing work; delete
+# runs/NAME to recompute it.  Options: DATA_HOME (default ../shared/datasets beside the checkout), N_JOBS (1).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
+N_JOBS="${N_JOBS:-1}"
+HERE=benchmarks/reproductions/mlrl
+MLCORE="${MLCORE:-mlcore}"
+
+for run in supervised supervised_lowgrid semi_supervised rcv1 rcv1_lowlam; do
+    echo "== $run"
+    "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
+        --n-jobs "$N_JOBS" --quiet
+done
+
+echo "== kernel-width convention (emotions, evidence)"
+"${PYTHON:-python}" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/runs/kernel_width.md"
