@@ -1,0 +1,117 @@
+"""The Markdown tables of docs/methods/mlrl.md "Reproduction", from the committed runs' records.
+
+For each run: per dataset, the five measures of MLRL section 5.3 with the paper's mean +- std beside
+ours for the paper's methods, our ecosystem baselines, the t-test markers against the run's
+reference method (the report's ``reference_method``; MLRL Tables II-VI: ``•`` the reference is
+significantly better than this method, ``◦`` worse, paired t-test at 5%) and against the best
+ecosystem baseline (``[•]``/``[◦]``), the win/tie/loss counts (Table VII), and the targets of
+issue 5.
+
+    python benchmarks/reproductions/mlrl/tables.py [RUN ...]    # default: every run of run.sh
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tomllib
+from pathlib import Path
+
+from multilabel_core.experiments import read_records
+from multilabel_core.experiments.stats import (
+    compare_to_best_baseline,
+    compare_to_reference,
+    read_reference,
+    summarize,
+)
+
+HERE = Path(__file__).resolve().parent
+RUNS = ["supervised", "supervised_lowgrid", "semi_supervised", "rcv1", "rcv1_lowlam"]
+MEASURES = ["hamming_loss", "one_error", "coverage", "ranking_loss", "average_precision"]
+SHORT = {"hamming_loss": "HL ↓", "one_error": "OE ↓", "coverage": "Cov ↓", "ranking_loss": "RL ↓",
+         "average_precision": "AP ↑"}
+
+
+def cell(mean: float, std: float) -> str:
+    return "—" if not math.isfinite(mean) else f"{mean:.4f} ± {std:.4f}"
+
+
+def run_tables(name: str) -> list[str]:
+    config = tomllib.loads((HERE / f"{name}.toml").read_text())
+    records = read_records(HERE / "runs" / name)
+    reference_method = config["report"]["reference_method"]
+    paper = read_reference(HERE.parents[2] / config["report"]["reference"])
+    summary = {(r["dataset"], r["method"], r["metric"]): r for r in summarize(records, MEASURES)}
+    against_ref = compare_to_reference(records, reference_method, metrics=MEASURES)
+    against_best = compare_to_best_baseline(records, metrics=MEASURES)
+    methods = list(dict.fromkeys(r["method"] for r in records))
+    datasets = list(dict.fromkeys(r["dataset"] for r in records))
+    lines = [f"### Run `{name}` ({len(records)} records; reference method `{reference_method}`)", ""]
+    for dataset in datasets:
+        best = against_best.best[dataset][0] if against_best else None
+        header = ["measure"]
+        for method in methods:
+            if any(key[:2] == (method, dataset) for key in paper):
+                header.append(f"{method} (paper)")
+            header.append(method + (" (best baseline)" if method == best else ""))
+        lines += [f"**{dataset}**", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+        for metric in MEASURES:
+            row = [SHORT[metric]]
+            for method in methods:
+                if (value := paper.get((method, dataset, metric))) is not None:
+                    row.append(cell(value.mean, value.std))
+                ours = summary[(dataset, method, metric)]
+                text = cell(ours["mean"], ours["std"])
+                verdict = against_ref.verdict(dataset, method, metric)
+                if verdict is not None and verdict.marker:
+                    text += " " + verdict.marker
+                verdict = against_best.verdict(dataset, method, metric) if against_best else None
+                if verdict is not None and verdict.marker:
+                    text += f" [{verdict.marker}]"
+                row.append(text)
+            lines.append("| " + " | ".join(row) + " |")
+        chosen = sorted({str(r["params"]) for r in records if r["dataset"] == dataset and r["method"] == reference_method})
+        lines += ["", f"{reference_method}'s chosen parameters over the splits: {', '.join(chosen)}", ""]
+    lines += win_tie_loss(against_ref, reference_method) + targets(name, summary, against_ref, paper, datasets)
+    return lines
+
+
+def win_tie_loss(comparison, reference_method: str) -> list[str]:
+    table = comparison.win_tie_loss()
+    lines = [f"Win/tie/loss of `{reference_method}` over the datasets (Table VII):", "",
+             "| measure | " + " | ".join(comparison.methods) + " |", "|" + " --- |" * (1 + len(comparison.methods))]
+    for row, counts in table.items():
+        lines.append(f"| {row} | " + " | ".join(str(counts[m]) for m in comparison.methods) + " |")
+    return lines + [""]
+
+
+def targets(name, summary, comparison, paper, datasets) -> list[str]:
+    lines = []
+    if comparison.reference == "mlrl" and "bsvm" in comparison.methods:
+        for metric in ("ranking_loss", "average_precision"):
+            outcomes = {d: comparison.verdict(d, "bsvm", metric).outcome for d in datasets}
+            met = all(o != "loss" for o in outcomes.values())
+            lines.append(f"- Target MLRL not significantly worse than BSVM in {metric}: "
+                         f"{'met' if met else 'missed'} ({', '.join(f'{d} {o}' for d, o in outcomes.items())}).")
+    if comparison.reference == "mlrl" and "yeast" in datasets:
+        within = [m for m in MEASURES if (v := paper.get(("mlrl", "yeast", m)))
+                  and abs(summary[("yeast", "mlrl", m)]["mean"] - v.mean) <= 2 * v.std]
+        lines.append(f"- Target MLRL on yeast within two paper stds on >= 3 of 5 measures: "
+                     f"{'met' if len(within) >= 3 else 'missed'} ({len(within)}: {', '.join(within) or 'none'}).")
+    if comparison.reference == "ssmlrl":
+        better = [d for d in datasets if summary[(d, "ssmlrl", "average_precision")]["mean"]
+                  >= summary[(d, "mlrl", "average_precision")]["mean"]]
+        lines.append(f"- Target SSMLRL >= MLRL in average precision on >= 2 of 3: "
+                     f"{'met' if len(better) >= 2 else 'missed'} ({', '.join(better) or 'none'}).")
+    return lines + [""] if lines else []
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="*", default=RUNS)
+    for name in parser.parse_args().runs:
+        print("\n".join(run_tables(name)))
+
+
+if __name__ == "__main__":
+    main()
