@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The ranking-family reproduction (issue 6, CMLFS section 4.3): every run of docs/methods/ranking.md
+# "Reproduction", from the repository root.  Each run resumes where it stopped (the results store), so rerunning
+# only completes missing work; delete runs/NAME to recompute it.  Options: DATA_HOME (default ../shared/datasets
+# beside the checkout), N_JOBS (1), PYTHON, MLCORE.
+#
+# OPENBLAS_NUM_THREADS=1: between its Cython solves the family computes small dense products (X^T beta for the
+# certificates, eq. 32's scores); OpenBLAS's worker threads keep spinning after each of them and, on a machine
+# with few (shared) cores, make every fit 2-5 times slower.  One thread per process is faster here; use N_JOBS
+# for parallelism instead.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
+N_JOBS="${N_JOBS:-1}"
+HERE=benchmarks/reproductions/ranking
+MLCORE="${MLCORE:-mlcore}"
+PYTHON="${PYTHON:-python}"
+
+echo "== table2: scene and yeast"
+"$MLCORE" compare --config "$HERE/table2.toml" --data-home "$DATA_HOME" --out "$HERE/runs/table2" \
+    --n-jobs "$N_JOBS" --quiet
+
+echo "== arts: yahoo-arts with the paper's label filter (19 labels)"
+"$PYTHON" "$HERE/arts.py" --data-home "$DATA_HOME" --out "$HERE/runs/arts" --n-jobs "$N_JOBS"
+
+echo "== figure 2: macro AUC against the number of selected features"
+"$PYTHON" "$HERE/figure2.py" --data-home "$DATA_HOME" --out "$HERE"
