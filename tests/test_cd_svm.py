@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from multilabel_core import ComposedEstimator
@@ -24,7 +24,7 @@ TIGHT = {"tol": 1e-8, "max_iter": 1000000}
 #: |PG_i| <= tol, each hinge term of the gap is at most 2 C tol (squared hinge: C tol^2), so
 #: gap <= 2 n C L tol <= 2 * 12 * 10 * 3 * tol on the drawn problems.  Not tighter: on nearly
 #: collinear drawn rows (K = [[1 + 4e-6, 1], [1, 1]]) CD contracts by 1 - 1e-6 per epoch.
-CHECKED = {"tol": 1e-6}
+CHECKED = {"tol": 1e-6, "max_iter": 100000}
 GAP_TOL = 2 * 12 * 10 * 3 * CHECKED["tol"]
 
 #: Small problems (duplicate rows, one-class labels, rank-deficient X included), dense or sparse,
@@ -71,6 +71,10 @@ def solve(problem, *, random_state, warm_start=None, **options):
         alpha0=warm_start,
         **(TIGHT | options),
     )
+    # A drawn problem CD cannot solve within the epoch budget (nearly duplicate rows with opposite
+    # labels contract by 1 - 1e-9 per epoch) says so in its certificate (tests/test_cd_engine.py::
+    # test_max_iter_stops_with_a_convergence_warning) and carries no optimum to check here.
+    assume(result.certificate.converged)
     return result.alpha, result.certificate
 
 
