@@ -5,7 +5,8 @@
    restricted to the labels with at least 100 relevant rows (the paper's filter, so c is fixed and
    every label occurs in every subsample: 19 and the count printed for rcv1subset1).  Per n:
    the fit's wall time, the epochs of Algorithm 1 summed over its solves, and the time per epoch
-   (the solves' own time over their epochs).  The log-log slope of time per epoch against n
+   (the solves' own time over their epochs), the coordinate updates per epoch (shrinking skips the
+   pairs at their bounds) and the time per update (O(s) by the analysis).  The log-log slope of time per epoch against n
    (least squares) should be close to 1; the pairs per row (the c^2 factor) are printed too.
 2. CMLFS with the hyper-parameters the reproduction chose most often
    (benchmarks/reproductions/ranking/runs/*/results.jsonl), fitted on the 1000 training rows of
@@ -76,12 +77,14 @@ def epoch_cost(name: str, sizes, repeat: int) -> None:
         Xs, Ys = X[sample], Y[sample]
         seconds, model = median_time(lambda: quiet_fit(make_method("larank", C=1.0), Xs, Ys), repeat)
         epochs = sum(c.n_iter for c in model.certificate_)
+        updates = sum(c.statistics["n_updates"] for c in model.certificate_)
         solve = sum(c.time for c in model.certificate_)
         ns.append(len(sample))
         per_epoch.append(solve / epochs)
-        rows.append([len(sample), pairs_per_row(Ys), seconds, epochs, 1e3 * solve / epochs])
+        rows.append([len(sample), pairs_per_row(Ys), seconds, epochs, 1e3 * solve / epochs, updates / epochs,
+                     1e6 * solve / updates])
     print(f"\n## LaRank SVM epoch cost on {name} (C = 1, unit-norm rows, {Y.shape[1]} labels with >= 100 rows)\n")
-    print_table(["n", "pairs/row", "fit s", "epochs", "ms/epoch"], rows)
+    print_table(["n", "pairs/row", "fit s", "epochs", "ms/epoch", "updates/epoch", "us/update"], rows)
     slope = np.polyfit(np.log(ns), np.log(per_epoch), 1)[0]
     total = np.polyfit(np.log(ns), np.log([r[2] for r in rows]), 1)[0]
     print(f"log-log slope: time per epoch {slope:.2f}, fit time {total:.2f}")
