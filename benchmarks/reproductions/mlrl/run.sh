@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The MLRL-family reproduction (issue 5): every run of docs/methods/mlrl.md "Reproduction", from the repository
-# root.  Each run resumes where it stopped (the results store), so rerunning only completes missing work; delete
-# runs/NAME to recompute it.  Options: DATA_HOME (default ../shared/datasets beside the checkout), N_JOBS (1).
+# The MLRL-family reproduction (issue 5): every run of docs/methods/mlrl.md "Reproduction", from the
+# repository root.  Each run resumes where it stopped (the results store), so rerunning only completes
+# missing work; delete runs/NAME to recompute it.  Environment: DATA_HOME (default ../shared/datasets
+# beside the checkout), N_JOBS (default 1), MLCORE and PYTHON (default `mlcore` and `python` on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
@@ -17,3 +18,6 @@ done
 
 echo "== kernel-width convention (emotions, evidence)"
 "${PYTHON:-python}" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/runs/kernel_width.md"
+
+echo "== the tables of docs/methods/mlrl.md (runs/tables.md)"
+"${PYTHON:-python}" "$HERE/tables.py" > "$HERE/runs/tables.md"

@@ -33,7 +33,9 @@ SHORT = {"hamming_loss": "HL ↓", "one_error": "OE ↓", "coverage": "Cov ↓",
 
 
 def cell(mean: float, std: float) -> str:
-    return "—" if not math.isfinite(mean) else f"{mean:.4f} ± {std:.4f}"
+    if not math.isfinite(mean):
+        return "—"
+    return f"{mean:.4f} ± {std:.4f}" if math.isfinite(std) else f"{mean:.4f}"
 
 
 def run_tables(name: str) -> list[str]:
@@ -48,7 +50,7 @@ def run_tables(name: str) -> list[str]:
     datasets = list(dict.fromkeys(r["dataset"] for r in records))
     lines = [f"### Run `{name}` ({len(records)} records; reference method `{reference_method}`)", ""]
     for dataset in datasets:
-        best = against_best.best[dataset][0] if against_best else None
+        best = against_best.best.get(dataset, (None,))[0] if against_best else None
         header = ["measure"]
         for method in methods:
             if any(key[:2] == (method, dataset) for key in paper):
@@ -60,7 +62,7 @@ def run_tables(name: str) -> list[str]:
             for method in methods:
                 if (value := paper.get((method, dataset, metric))) is not None:
                     row.append(cell(value.mean, value.std))
-                ours = summary[(dataset, method, metric)]
+                ours = summary.get((dataset, method, metric), {"mean": math.nan, "std": math.nan})
                 text = cell(ours["mean"], ours["std"])
                 verdict = against_ref.verdict(dataset, method, metric)
                 if verdict is not None and verdict.marker:
@@ -99,8 +101,9 @@ def targets(name, summary, comparison, paper, datasets) -> list[str]:
         lines.append(f"- Target MLRL on yeast within two paper stds on >= 3 of 5 measures: "
                      f"{'met' if len(within) >= 3 else 'missed'} ({len(within)}: {', '.join(within) or 'none'}).")
     if comparison.reference == "ssmlrl":
-        better = [d for d in datasets if summary[(d, "ssmlrl", "average_precision")]["mean"]
-                  >= summary[(d, "mlrl", "average_precision")]["mean"]]
+        ap = {(d, m): summary[(d, m, "average_precision")]["mean"]
+              for d in datasets for m in ("ssmlrl", "mlrl") if (d, m, "average_precision") in summary}
+        better = [d for d in datasets if ap.get((d, "ssmlrl"), math.nan) >= ap.get((d, "mlrl"), math.nan)]
         lines.append(f"- Target SSMLRL >= MLRL in average precision on >= 2 of 3: "
                      f"{'met' if len(better) >= 2 else 'missed'} ({', '.join(better) or 'none'}).")
     return lines + [""] if lines else []
