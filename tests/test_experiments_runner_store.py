@@ -135,7 +135,9 @@ def test_toml_experiment_file_with_command_line_overrides(tmp_path):
     experiment = load_experiment(path)
     assert experiment.methods == {"br": None} and experiment.datasets == ("synthetic",)
     assert (experiment.protocol, experiment.seed, experiment.inner_cv) == ("fixed_ratio", 3, 4)
-    assert experiment.protocol_params == {"train_fraction": 0.5, "n_repeats": 2, "stratify": True}
+    assert experiment.protocol_params == {
+        "train_fraction": 0.5, "n_repeats": 2, "stratify": True, "require_labels_in": None
+    }
     assert experiment.grids == {"br": {"tol": [1e-4], "C": [0.1, 1.0]}}
     assert (experiment.reference_method, experiment.alpha, experiment.selection_metric) == ("br", 0.01, "ranking_loss")
     overridden = load_experiment(path, seed=7, protocol_params={"n_repeats": 5}, grids={"br": {"C": [10.0]}})
