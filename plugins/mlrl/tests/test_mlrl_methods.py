@@ -33,7 +33,8 @@ def test_registration(name):
     spec = multilabel_core.get_method(name)
     assert spec.estimator is METHODS[name] and spec.plugin == "mlrl"
     assert "Zhang & Yeung" in spec.citation and "relationship learning" in spec.citation
-    grids = {"mlrl": {"lam": [0.01, 0.1, 1, 10, 100]}, "bsvm": {"lam": [0.01, 0.1, 1, 10, 100]},
+    low = [1e-5, 1e-4, 1e-3, 0.01, 0.1, 1]
+    grids = {"mlrl": {"lam": low}, "bsvm": {"lam": low},
              "ssmlrl": {"lam1": [0.01, 0.1, 1], "lam2": [0.01, 0.1, 1]}}  # fmt: skip
     assert spec.param_grid == grids[name]
     assert spec.parts["loss"] == "hinge"
