@@ -35,7 +35,7 @@ def test_registration(name):
     assert "Zhang & Yeung" in spec.citation and "relationship learning" in spec.citation
     low = [1e-5, 1e-4, 1e-3, 0.01, 0.1, 1]
     grids = {"mlrl": {"lam": low}, "bsvm": {"lam": low},
-             "ssmlrl": {"lam1": [0.01, 0.1, 1], "lam2": [0.01, 0.1, 1]}}  # fmt: skip
+             "ssmlrl": {"lam1": [1e-4, 1e-3, 0.01], "lam2": [1e-5, 1e-4, 1e-3]}}  # fmt: skip
     assert spec.param_grid == grids[name]
     assert spec.parts["loss"] == "hinge"
 
