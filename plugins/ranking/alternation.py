@@ -272,8 +272,24 @@ def _relative_change(steps) -> float:
     return abs(previous - current) / max(1.0, abs(previous))
 
 
+class CoupledRankingSolver(Solver):
+    """What the solvers built on Algorithm 1 with a label coupling R share: their parts' check.
+
+    The problem must carry the pairwise ranking hinge on linear features, a regulariser with
+    ``label_gram`` and a relation with ``initial`` / ``update``, and the pair must define a
+    valid coupling (:class:`Coupling`).
+    """
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"regularizer": ("label_gram",), "relation": ("initial", "update")}
+
+    def check(self, problem: Problem) -> None:
+        super().check(problem)
+        check_ranking_problem(self, problem)
+        Coupling.from_problem(self, problem)
+
+
 @attrs.frozen
-class RankingAlternatingSolver(Solver):
+class RankingAlternatingSolver(CoupledRankingSolver):
     """CLaRank SVM's solver: alternate Algorithm 1 and the D-step of Theorem 3.4 (module docstring).
 
     Solves a :class:`~multilabel_core.base.Problem` with the pairwise ranking hinge, a
@@ -298,13 +314,6 @@ class RankingAlternatingSolver(Solver):
     cd: RankingCDSolver = attrs.field(factory=RankingCDSolver, validator=attrs.validators.instance_of(RankingCDSolver))
     tol: float = attrs.field(default=1e-3, validator=_positive)
     max_iter: int = attrs.field(default=100, validator=_count)
-
-    requires: ClassVar[dict[str, tuple[str, ...]]] = {"regularizer": ("label_gram",), "relation": ("initial", "update")}
-
-    def check(self, problem: Problem) -> None:
-        super().check(problem)
-        check_ranking_problem(self, problem)
-        Coupling.from_problem(self, problem)
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple:
         run = self.run(problem, warm_start)

@@ -39,18 +39,17 @@ from __future__ import annotations
 
 import numbers
 import time
-from typing import ClassVar
 
 import attrs
 import numpy as np
 
 from multilabel_core._validation import check_random_state, check_scalar
-from multilabel_core.base import Problem, Solution, Solver
+from multilabel_core.base import Problem, Solution
 from multilabel_core.solvers import ranking_pairs
 from multilabel_core.solvers._convergence import warn_not_converged
 
-from ._problem import RankingRun, RankingTask, check_ranking_problem
-from .alternation import Coupling, InnerState, alternate, violation_scores
+from ._problem import RankingRun, RankingTask
+from .alternation import CoupledRankingSolver, Coupling, InnerState, alternate, violation_scores
 from .cd_solver import RankingCDSolver
 
 __all__ = ["CuttingPlaneSolver", "most_violated_subset", "upper_box_start"]
@@ -87,7 +86,7 @@ def upper_box_start(task: RankingTask) -> tuple[np.ndarray, np.ndarray]:
 
 
 @attrs.frozen
-class CuttingPlaneSolver(Solver):
+class CuttingPlaneSolver(CoupledRankingSolver):
     """MLFS / CMLFS: Algorithm 2, the cutting plane over feature subsets (module docstring).
 
     Solves a :class:`~multilabel_core.base.Problem` with the pairwise ranking hinge on a
@@ -116,13 +115,6 @@ class CuttingPlaneSolver(Solver):
     tol: float = attrs.field(default=1e-3, validator=_positive)
     max_iter: int = attrs.field(default=10, validator=_count)
     inner_max_iter: int = attrs.field(default=100, validator=_count)
-
-    requires: ClassVar[dict[str, tuple[str, ...]]] = {"regularizer": ("label_gram",), "relation": ("initial", "update")}
-
-    def check(self, problem: Problem) -> None:
-        super().check(problem)
-        check_ranking_problem(self, problem)
-        Coupling.from_problem(self, problem)
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple:
         """``warm_start`` is not used: Algorithm 2 starts at its own alpha (module docstring)."""
