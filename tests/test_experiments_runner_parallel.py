@@ -8,6 +8,7 @@ import pytest
 
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.experiments.runner import run_experiment
+from multilabel_core.experiments.store import without_timings
 
 DATA = make_correlated_multilabel(n_samples=150, n_features=8, n_labels=4, random_state=4)
 SETTINGS = {
@@ -17,16 +18,6 @@ SETTINGS = {
     "progress": False,
     "plots": False,
 }
-
-
-def without_timings(records):
-    """Records with the wall-clock measurements left out: all that must repeat exactly."""
-    timeless = []
-    for record in records:
-        record = {k: v for k, v in record.items() if k not in ("fit_time", "predict_time")}
-        record["certificates"] = [{k: v for k, v in c.items() if k != "time"} for c in record["certificates"]]
-        timeless.append(record)
-    return timeless
 
 
 def require_distributed():

@@ -9,20 +9,10 @@ import sys
 import time
 
 from multilabel_core.experiments.runner import run_experiment
-from multilabel_core.experiments.store import read_records, record_key
+from multilabel_core.experiments.store import read_records, record_key, without_timings
 
 N_SPLITS = 20
 GRID = [0.1, 1.0, 10.0]
-
-
-def without_timings(records):
-    """Records with the wall-clock measurements left out: all that must repeat exactly."""
-    timeless = []
-    for record in records:
-        record = {k: v for k, v in record.items() if k not in ("fit_time", "predict_time")}
-        record["certificates"] = [{k: v for k, v in c.items() if k != "time"} for c in record["certificates"]]
-        timeless.append(record)
-    return timeless
 
 
 def complete_lines(path) -> int:

@@ -10,7 +10,7 @@ from multilabel_core import make_method
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.experiments.config import Experiment, load_experiment, parse_grid_option
 from multilabel_core.experiments.runner import run_experiment
-from multilabel_core.experiments.store import ConfigMismatchError, ResultStore, read_records
+from multilabel_core.experiments.store import ConfigMismatchError, ResultStore, read_records, without_timings
 
 DATA = make_correlated_multilabel(n_samples=120, n_features=6, n_labels=3, random_state=1)
 
@@ -18,16 +18,6 @@ DATA = make_correlated_multilabel(n_samples=120, n_features=6, n_labels=3, rando
 def compare(out, data=DATA, **settings):
     settings = {"protocol_params": {"n_splits": 3}, "grids": {"br": {"C": [0.1, 1.0]}}, "inner_cv": 2, **settings}
     return run_experiment(["br"], [data], "kfold", out, progress=False, plots=False, **settings)
-
-
-def without_timings(records):
-    """Records with the wall-clock measurements left out: all that must repeat exactly."""
-    timeless = []
-    for record in records:
-        record = {k: v for k, v in record.items() if k not in ("fit_time", "predict_time")}
-        record["certificates"] = [{k: v for k, v in c.items() if k != "time"} for c in record["certificates"]]
-        timeless.append(record)
-    return timeless
 
 
 def test_resuming_the_same_configuration_computes_nothing(tmp_path):

@@ -37,6 +37,7 @@ __all__ = [
     "jsonable",
     "read_records",
     "record_key",
+    "without_timings",
 ]
 
 CONFIG_FILE = "config.json"
@@ -77,6 +78,20 @@ def config_hash(config) -> str:
 def record_key(record) -> tuple[str, str, int]:
     """``(method, dataset, split)``: what a record evaluates, and what resuming skips."""
     return record["method"], record["dataset"], int(record["split"])
+
+
+def without_timings(records) -> list[dict]:
+    """Copies of ``records`` without their wall-clock measurements (fit, predict and solve times).
+
+    What is left must repeat exactly between runs of one configuration -- serial, joblib,
+    Dask, or resumed after a kill -- so comparing these copies checks reproducibility.
+    """
+    timeless = []
+    for record in records:
+        record = {k: v for k, v in record.items() if k not in ("fit_time", "predict_time")}
+        record["certificates"] = [{k: v for k, v in c.items() if k != "time"} for c in record["certificates"]]
+        timeless.append(record)
+    return timeless
 
 
 def read_records(path) -> list[dict]:
