@@ -16,6 +16,7 @@ from multilabel_core.testing.checks import (
     assert_convex,
     assert_convex_loss,
     assert_convex_regularizer,
+    assert_dual_ascent,
     assert_duality_gap,
     assert_kkt,
     assert_matches_reference,
@@ -168,6 +169,22 @@ def test_tiny_and_huge_boxes_are_told_apart_per_variable():
 
 def certificate(primal, dual):
     return Certificate.from_objectives(primal, dual, kkt_violation=0.0, n_iter=1, time=0.0, converged=True, solver="t")
+
+
+def traced(trace, dual):
+    c = certificate(0.0, dual)
+    return attrs.evolve(c, n_iter=len(trace), statistics={"dual_trace": list(trace)})
+
+
+def test_dual_ascent_accepts_an_ascending_trace_and_catches_a_drop():
+    assert_dual_ascent(traced([0.5, 0.9, 1.0], 1.0))
+    assert_dual_ascent(traced([], 0.0))
+    with pytest.raises(AssertionError, match="decreased at epoch 2"):
+        assert_dual_ascent(traced([0.5, 0.9, 0.8], 0.8))
+    with pytest.raises(AssertionError, match="not the certificate's"):
+        assert_dual_ascent(traced([0.5, 0.9], 1.0))
+    with pytest.raises(AssertionError, match="values for"):
+        assert_dual_ascent(attrs.evolve(traced([0.5], 0.5), n_iter=3))
 
 
 def test_duality_gap_bounds():

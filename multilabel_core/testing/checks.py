@@ -37,6 +37,7 @@ __all__ = [
     "assert_convex",
     "assert_convex_loss",
     "assert_convex_regularizer",
+    "assert_dual_ascent",
     "assert_duality_gap",
     "assert_kkt",
     "assert_matches_reference",
@@ -90,6 +91,25 @@ def assert_duality_gap(certificate, *, rtol: float = 1e-6, atol: float = 1e-9) -
         )
     if relative > rtol:
         raise AssertionError(f"relative duality gap {relative:.3g} > {rtol:g}: the solution is not optimal")
+
+
+def assert_dual_ascent(certificate, *, rtol: float = 1e-12) -> None:
+    """The dual objective recorded per epoch (``record_dual=True``) never decreases.
+
+    For coordinate-descent solvers that maximise their dual: each epoch's value may fall
+    below the previous one by at most ``rtol * max(1, |value|)`` (round-off), and the last
+    recorded value is the certificate's dual.  A problem without variables records no epoch.
+    """
+    certificate = _as_certificate(certificate)
+    trace = np.asarray(certificate.statistics["dual_trace"], dtype=np.float64)
+    if len(trace) != certificate.n_iter:
+        raise AssertionError(f"the dual trace has {len(trace)} values for {certificate.n_iter} epochs")
+    drops = np.diff(trace) + rtol * np.maximum(1.0, np.abs(trace[1:]))
+    if np.any(drops < 0):
+        epoch = int(np.argmin(drops)) + 1
+        raise AssertionError(f"the dual objective decreased at epoch {epoch}: {trace[epoch - 1]!r} -> {trace[epoch]!r}")
+    if trace.size and abs(trace[-1] - certificate.dual) > 1e-9 * max(1.0, abs(certificate.dual)):
+        raise AssertionError(f"the last recorded dual {trace[-1]!r} is not the certificate's {certificate.dual!r}")
 
 
 def check_duality_gap(certificate, tol: float = 1e-6) -> None:
