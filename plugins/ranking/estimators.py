@@ -3,7 +3,8 @@
 Each preset builds the :class:`~multilabel_core.base.Problem` of problem (6) -- the
 pairwise ranking hinge (eq. 1), a linear kernel, the bias as a constant feature -- with
 its regulariser and relation, runs its solver, and learns the set-size threshold of
-section 3.8 on the training scores:
+section 3.8 on the training scores (in-sample, or out-of-fold with ``threshold_cv``;
+its regressors are the ``threshold`` parameter, :mod:`.threshold`):
 
 ============  ==============================  ====================  ==========================
 method        regulariser                     relation              solver
@@ -33,6 +34,7 @@ from multilabel_core.base import Problem
 from multilabel_core.estimator import MultiLabelEstimator
 from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
+from multilabel_core.model_selection import iterative_stratification
 from multilabel_core.regularizers import Frobenius
 from multilabel_core.relations import Independent, LearnedCovariance, correlation_from_covariance
 
@@ -40,7 +42,7 @@ from .alternation import RankingAlternatingSolver
 from .cd_solver import RankingCDSolver
 from .cutting_plane import CuttingPlaneSolver
 from .regularizer import FrobeniusLabelCovariance
-from .threshold import fit_threshold, predict_threshold
+from .threshold import LinearThreshold, check_regressors
 
 __all__ = ["CMLFS", "MLFS", "PARTS", "CLaRankSVM", "LaRankSVM"]
 
@@ -71,18 +73,7 @@ class _LabelRanking(MultiLabelEstimator):
     """
 
     def _fit(self, X, Y):
-        regularizer, relation = self._regularizer_and_relation()
-        problem = Problem(
-            X,
-            to_signs(Y),
-            PairwiseRankingHinge(),
-            regularizer,
-            relation,
-            LinearKernel(),
-            C=float(self.C),
-            fit_intercept=bool(self.fit_intercept),
-        )
-        run = self._solver().run(problem)
+        run = self._solve(X, Y)
         self.coef_, self.intercept_ = run.step.W, run.step.intercept
         self.certificate_ = list(run.certificates)
         self.n_iter_ = run.n_iter
@@ -95,19 +86,52 @@ class _LabelRanking(MultiLabelEstimator):
             self.feature_weights_ = run.feature_weights
             self.selected_features_ = np.flatnonzero(run.subsets.any(axis=0))
             self.bound_history_ = np.array(run.bound_history)
-        self.threshold_coef_ = fit_threshold(self._decision_function(X), Y)
+        self.threshold_ = LinearThreshold.fit(self._threshold_training_scores(X, Y), Y, self.threshold)
+
+    def _solve(self, X, Y):
+        """The solver's run on problem (6) for the rows X, Y."""
+        regularizer, relation = self._regularizer_and_relation()
+        problem = Problem(
+            X,
+            to_signs(Y),
+            PairwiseRankingHinge(),
+            regularizer,
+            relation,
+            LinearKernel(),
+            C=float(self.C),
+            fit_intercept=bool(self.fit_intercept),
+        )
+        return self._solver().run(problem)
+
+    def _threshold_training_scores(self, X, Y) -> np.ndarray:
+        """The training scores eq. 34 and the regression of t(x) are computed on (section 3.8).
+
+        In-sample scores, or with ``threshold_cv = k`` out-of-fold ones: each row scored by
+        the model fitted on the other k - 1 folds (iterative stratification, seeded by
+        ``random_state``).  A max-margin ranking separates its own training rows better than
+        new ones, so in-sample targets are fitted to optimistic score profiles.
+        """
+        if self.threshold_cv is None:
+            return self._decision_function(X)
+        folds = iterative_stratification(Y, self.threshold_cv, self.random_state)
+        scores = np.empty(Y.shape)
+        for fold in range(self.threshold_cv):
+            fit_rows, held_out = np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
+            step = self._solve(X[fit_rows], Y[fit_rows]).step
+            scores[held_out] = np.asarray(X[held_out] @ step.W) + step.intercept
+        return scores
 
     def _decision_function(self, X) -> np.ndarray:
         return np.asarray(X @ self.coef_) + self.intercept_
 
     def decision_threshold(self, X) -> np.ndarray:
         """t(x) (n,), the threshold of section 3.8: label k is predicted for row i when its score exceeds t(x_i)."""
-        return predict_threshold(self.decision_function(X), self.threshold_coef_)
+        return self.threshold_(self.decision_function(X))
 
     def predict(self, X) -> np.ndarray:
         """The dense int64 (n, c) prediction ``[decision_function(X) > decision_threshold(X)]`` (section 3.8)."""
         scores = self.decision_function(X)
-        return (scores > predict_threshold(scores, self.threshold_coef_)[:, None]).astype(np.int64)
+        return (scores > self.threshold_(scores)[:, None]).astype(np.int64)
 
     def _validate_params(self) -> None:
         super()._validate_params()
@@ -116,6 +140,9 @@ class _LabelRanking(MultiLabelEstimator):
             check_scalar(self.mu, "mu", low=0.0)
         if "n_features" in params:
             check_scalar(self.n_features, "n_features", kind=numbers.Integral, low=1)
+        check_regressors(self.threshold, "threshold")
+        if self.threshold_cv is not None:
+            check_scalar(self.threshold_cv, "threshold_cv", kind=numbers.Integral, low=2)
 
     def _cd(self) -> RankingCDSolver:
         return RankingCDSolver(**self._settings("tol"), random_state=self.random_state)
@@ -141,19 +168,38 @@ class LaRankSVM(_LabelRanking):
     fit_intercept : bool, default True
         The bias as the weight of a constant feature (eq. 1's ``x <- [x; 1]``).
     random_state : int or None, default 0
-        Seed of the coordinate order.
+        Seed of the coordinate order (and of the folds of ``threshold_cv``).
+    threshold : {"sorted_scores", "scores"}, default "sorted_scores"
+        Regressors of the set-size threshold t(x) fitted on eq. 34's targets (section 3.8):
+        the row's label scores sorted, or in label order (the paper's and Elisseeff &
+        Weston's); see :mod:`.threshold` and docs/methods/ranking.md for the measurements.
+    threshold_cv : int >= 2 or None, default None
+        Compute eq. 34's targets and the regression on out-of-fold training scores from
+        this many folds (as many extra fits); None: on the in-sample scores (the paper).
 
     Fitted attributes: ``coef_`` (d, c), ``intercept_`` (c,), ``certificate_`` (a list of
-    one Certificate), ``n_iter_`` (epochs), ``objective_history_``, ``threshold_coef_``
-    (c + 1,), ``n_features_in_``, ``n_labels_``.
+    one Certificate), ``n_iter_`` (epochs), ``objective_history_``, ``threshold_`` (the
+    :class:`~.threshold.LinearThreshold` t(x), its ``coef`` (c + 1,)), ``n_features_in_``,
+    ``n_labels_``.
     """
 
-    def __init__(self, C=1.0, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+    def __init__(
+        self,
+        C=1.0,
+        tol=None,
+        max_iter=None,
+        fit_intercept=True,
+        random_state=0,
+        threshold="sorted_scores",
+        threshold_cv=None,
+    ):
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.threshold = threshold
+        self.threshold_cv = threshold_cv
 
     def _regularizer_and_relation(self):
         return Frobenius(), Independent()
@@ -179,6 +225,8 @@ class CLaRankSVM(_LabelRanking):
         Most alpha-steps (None: 100).
     fit_intercept : bool, default True
     random_state : int or None, default 0
+    threshold, threshold_cv
+        As for :class:`LaRankSVM`.
 
     Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
     ``n_iter_`` the alpha-steps, ``objective_history_`` the primal after each), and
@@ -186,13 +234,25 @@ class CLaRankSVM(_LabelRanking):
     ``label_correlation_``.
     """
 
-    def __init__(self, C=1.0, mu=1.0, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+    def __init__(
+        self,
+        C=1.0,
+        mu=1.0,
+        tol=None,
+        max_iter=None,
+        fit_intercept=True,
+        random_state=0,
+        threshold="sorted_scores",
+        threshold_cv=None,
+    ):
         self.C = C
         self.mu = mu
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.threshold = threshold
+        self.threshold_cv = threshold_cv
 
     def _regularizer_and_relation(self):
         return FrobeniusLabelCovariance(mu=float(self.mu)), LearnedCovariance()
@@ -217,6 +277,8 @@ class MLFS(_LabelRanking):
     fit_intercept : bool, default True
         The bias feature is always kept (never a candidate for selection).
     random_state : int or None, default 0
+    threshold, threshold_cv
+        As for :class:`LaRankSVM`.
 
     Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
     ``n_iter_`` the cutting-plane iterations), ``selected_features_`` (the union of the
@@ -225,13 +287,25 @@ class MLFS(_LabelRanking):
     and upper bounds (l_t, u_t) of Theorem 3.5 per iteration.
     """
 
-    def __init__(self, C=1.0, n_features=10, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+    def __init__(
+        self,
+        C=1.0,
+        n_features=10,
+        tol=None,
+        max_iter=None,
+        fit_intercept=True,
+        random_state=0,
+        threshold="sorted_scores",
+        threshold_cv=None,
+    ):
         self.C = C
         self.n_features = n_features
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.threshold = threshold
+        self.threshold_cv = threshold_cv
 
     def _regularizer_and_relation(self):
         return Frobenius(), Independent()
@@ -248,13 +322,24 @@ class CMLFS(_LabelRanking):
     C : float, default 1.0
     mu : float >= 0, default 1.0
     n_features : int, default 10
-    tol, max_iter, fit_intercept, random_state
+    tol, max_iter, fit_intercept, random_state, threshold, threshold_cv
         As for :class:`MLFS`.
 
     Fitted attributes: those of :class:`MLFS` and ``label_covariance_`` / ``label_correlation_``.
     """
 
-    def __init__(self, C=1.0, mu=1.0, n_features=10, tol=None, max_iter=None, fit_intercept=True, random_state=0):
+    def __init__(
+        self,
+        C=1.0,
+        mu=1.0,
+        n_features=10,
+        tol=None,
+        max_iter=None,
+        fit_intercept=True,
+        random_state=0,
+        threshold="sorted_scores",
+        threshold_cv=None,
+    ):
         self.C = C
         self.mu = mu
         self.n_features = n_features
@@ -262,6 +347,8 @@ class CMLFS(_LabelRanking):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.threshold = threshold
+        self.threshold_cv = threshold_cv
 
     def _regularizer_and_relation(self):
         return FrobeniusLabelCovariance(mu=float(self.mu)), LearnedCovariance()

@@ -13,21 +13,35 @@ margin below its lowest, ``t_i = min_k t_ik - 1/2`` (the margin of problem 1 is 
 with both kinds of labels whose pairs keep their margins has t_i half a margin or more from
 each side).  So every row takes part and predicting it from its threshold gives its labels.
 
-The paper fits t(x) "by linear regression"; as in Elisseeff & Weston, the regressors are
-the c label scores (plus a constant): ``t(x) = a^T t(x) + a_0``, a linear function of x
-with c + 1 coefficients whatever d is, which also keeps the features MLFS left out unused.
-It is fitted by least squares (numpy's lstsq: the minimum-norm solution when the scores
-are collinear, e.g. all zero).
+The paper fits t(x) "by linear regression" without naming the regressors.  Both choices
+here are linear in the c label scores of the row (plus a constant), c + 1 coefficients
+whatever d is, so the features MLFS left out stay unused; they are fitted by least squares
+(numpy's lstsq: the minimum-norm solution when the regressors are collinear, e.g. all zero):
+
+``"scores"``
+    ``t(x) = a^T (t_1(x), ..., t_c(x)) + a_0``, the label scores in label order: Elisseeff
+    and Weston's regression, and section 3.8 as printed.
+``"sorted_scores"``
+    ``t(x) = a^T (t_(1)(x), ..., t_(c)(x)) + a_0``, the same scores sorted increasingly.  On
+    a row ranked correctly with s relevant labels, eq. 34 *is* such a function,
+    ``t_i = 1/2 (t_(c-s+1) + t_(c-s))``: the mean of the s-th and (s+1)-th largest scores,
+    whichever labels hold them.  With label-ordered scores no fixed (a, a_0) can express
+    "between the top two scores" for every top label, so on data where most rows have one
+    label (scene) the fit puts t(x) above every score of a quarter of the test rows.
 """
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
-__all__ = ["fit_threshold", "predict_threshold", "threshold_targets"]
+__all__ = ["REGRESSORS", "LinearThreshold", "check_regressors", "threshold_regressors", "threshold_targets"]
 
 #: Half the margin of problem (1): where a row without a relevant (or irrelevant) label puts its threshold.
 HALF_MARGIN = 0.5
+
+#: The regressors t(x) can be fitted on (module docstring).
+REGRESSORS = ("scores", "sorted_scores")
 
 
 def threshold_targets(scores, Y) -> np.ndarray:
@@ -42,13 +56,39 @@ def threshold_targets(scores, Y) -> np.ndarray:
     )
 
 
-def fit_threshold(scores, Y) -> np.ndarray:
-    """The coefficients (a, a_0) (c + 1,) of the least-squares threshold t(x) = a^T scores + a_0."""
-    design = np.hstack([scores, np.ones((scores.shape[0], 1))])
-    coef, *_ = np.linalg.lstsq(design, threshold_targets(scores, Y), rcond=None)
-    return coef
+def check_regressors(regressors, name: str = "regressors") -> None:
+    """ValueError naming ``name`` unless ``regressors`` is one of :data:`REGRESSORS`."""
+    if not isinstance(regressors, str) or regressors not in REGRESSORS:
+        raise ValueError(f"{name} must be one of {REGRESSORS}, got {regressors!r}")
 
 
-def predict_threshold(scores, coef) -> np.ndarray:
-    """t(x) (n,) for score rows (n, c)."""
-    return scores @ coef[:-1] + coef[-1]
+def threshold_regressors(scores, regressors: str) -> np.ndarray:
+    """The regressors (n, c) of t(x): the label scores (n, c) as they are or sorted increasingly per row."""
+    check_regressors(regressors)
+    return np.sort(scores, axis=1) if regressors == "sorted_scores" else np.asarray(scores)
+
+
+@attrs.frozen(eq=False)
+class LinearThreshold:
+    """The threshold function t(x) = a^T z(x) + a_0 of section 3.8, z(x) the ``regressors`` of the scores.
+
+    ``coef`` is (a, a_0), shape (c + 1,).  ``LinearThreshold.fit(scores, Y, regressors)``
+    fits it by least squares on the eq. 34 targets of the score rows; calling it on score
+    rows (n, c) gives t(x) (n,).
+    """
+
+    regressors: str = attrs.field(validator=lambda _, attribute, value: check_regressors(value, attribute.name))
+    coef: np.ndarray
+
+    @classmethod
+    def fit(cls, scores, Y, regressors: str) -> LinearThreshold:
+        design = _with_constant(threshold_regressors(scores, regressors))
+        coef, *_ = np.linalg.lstsq(design, threshold_targets(scores, Y), rcond=None)
+        return cls(regressors, coef)
+
+    def __call__(self, scores) -> np.ndarray:
+        return _with_constant(threshold_regressors(scores, self.regressors)) @ self.coef
+
+
+def _with_constant(Z) -> np.ndarray:
+    return np.hstack([Z, np.ones((Z.shape[0], 1))])
