@@ -28,6 +28,9 @@ whatever d is, so the features MLFS left out stay unused; they are fitted by lea
     whichever labels hold them.  With label-ordered scores no fixed (a, a_0) can express
     "between the top two scores" for every top label, so on data where most rows have one
     label (scene) the fit puts t(x) above every score of a quarter of the test rows.
+
+The presets default to ``"sorted_scores"``; their ``threshold_cv`` computes eq. 34 and the fit on
+out-of-fold training scores instead of in-sample ones (docs/methods/ranking.md has the measurements).
 """
 
 from __future__ import annotations
