@@ -37,6 +37,21 @@ carries its dual variables (``Solution.dual``, SMO's alpha) is passed on as it i
 with only ``dual_coef = B Omega_old`` is re-expressed as ``B Omega_new`` for the next
 Omega.  A primal solution (``coef``) is passed on unchanged.
 
+Certificate of the joint problem.  Each W-step's certificate bounds (6) only for its fixed
+Omega.  For the whole problem, with B the W-step's dual variables (``dual_coef = B Omega``)
+and ``H = B^T K B``, the W-step dual is ``d(B) - 1/2 tr(H Omega)`` where d collects the
+loss terms (``sum alpha`` for the hinge), and minimising over Omega first (Sion's minimax
+theorem: the Lagrangian is linear in Omega, concave in the dual variables, the set
+{Omega >= 0, tr(Omega) = 1} compact) gives the dual of (6) itself::
+
+    g(B) = d(B) - 1/2 lambda_max(H)  <=  min (6)  <=  U_k = J_k - 1/2 tr(H Omega_{k-1}) + 1/2 (tr (W_k^T W_k)^(1/2))^2
+
+since ``sup tr(H Omega)`` over that set is H's largest eigenvalue, and U_k is (6) at
+(W_k, b_k) with the best Omega (the squared trace norm of W_k).  ``min_k U_k - max_k g``
+bounds the distance of the run from the optimum of (6) whatever the path; it is recorded
+for inner solvers that return dual coefficients (``joint_gap_history``, relative to
+``min_k U_k``).
+
 For a relation that is not learned (``Independent``: BSVM) the solver does one W-step.
 """
 
@@ -89,6 +104,10 @@ class AlternatingResult:
         The inner solver's certificate of every accepted W-step, in order.
     objectives : list of float
         ``J_k``, objective (6) (the problem's primal) after each accepted W-step.
+    bounds : list of (float, float)
+        ``(U, g)`` of every accepted W-step, the joint problem's upper and lower bounds
+        (module docstring); empty when the inner solver returns primal weights or the
+        relation is not learned.
     converged : bool
         Whether the relative change of the objective fell below ``tol`` (or a W-step
         could not improve it) before ``max_iter`` W-steps.
@@ -101,6 +120,13 @@ class AlternatingResult:
     objectives: list
     converged: bool
     time: float
+    bounds: list = attrs.field(factory=list)
+
+    @property
+    def joint_gap_history(self) -> list:
+        """``(min_{j<=k} U_j - max_{j<=k} g_j) / |min_{j<=k} U_j|`` after each W-step (non-increasing)."""
+        upper, lower = np.minimum.accumulate([u for u, _ in self.bounds]), np.maximum.accumulate([g for _, g in self.bounds])
+        return [float((u - g) / abs(u)) if u != 0.0 else float(u - g) for u, g in zip(upper, lower)]
 
     @property
     def certificate(self) -> Certificate:
@@ -108,8 +134,8 @@ class AlternatingResult:
 
         ``n_iter`` is the number of W-steps, ``converged`` requires both the last inner
         solve and the outer iterations to have converged, and ``statistics`` holds
-        ``objective_history``, ``inner_iterations`` (per W-step) and ``inner`` (the last
-        inner certificate's statistics).
+        ``objective_history``, ``inner_iterations`` (per W-step), ``joint_gap_history``
+        (when available) and ``inner`` (the last inner certificate's statistics).
         """
         last = self.certificates[-1]
         return attrs.evolve(
@@ -121,6 +147,7 @@ class AlternatingResult:
             statistics={
                 "objective_history": list(self.objectives),
                 "inner_iterations": [int(c.n_iter) for c in self.certificates],
+                "joint_gap_history": self.joint_gap_history,
                 "inner": last.statistics,
             },
         )
@@ -184,6 +211,7 @@ class AlternatingSolver(Solver):
         start = time.perf_counter()
         omega, warm = self._start(problem, warm_start)
         steps: list[tuple[Solution, Certificate, np.ndarray]] = []
+        bounds: list[tuple[float, float]] = []
         converged = False
         while len(steps) < self.max_iter:
             solution, certificate = self.inner.solve(_step_problem(problem, omega), warm_start=warm)
@@ -191,10 +219,16 @@ class AlternatingSolver(Solver):
                 converged = True  # no progress the inner solver can resolve: keep the previous step
                 break
             steps.append((solution, certificate, omega))
-            if not problem.relation.learned or _relative_change(steps) <= self.tol:
+            if not problem.relation.learned:
                 converged = True
                 break
-            updated = problem.relation.update(_weight_gram(problem, solution))
+            gram, bound = _weight_gram_and_bounds(problem, solution, certificate, omega)
+            if bound is not None:
+                bounds.append(bound)
+            if _relative_change(steps) <= self.tol:
+                converged = True
+                break
+            updated = problem.relation.update(gram)
             warm, omega = _rebased(solution, omega, updated), updated
         if not converged:
             warn_not_converged(
@@ -208,6 +242,7 @@ class AlternatingSolver(Solver):
             objectives=[float(certificate.primal) for _, certificate, _ in steps],
             converged=converged,
             time=time.perf_counter() - start,
+            bounds=bounds,
         )
 
     def _start(self, problem: Problem, warm_start: Solution | None) -> tuple[np.ndarray, Solution | None]:
@@ -235,32 +270,50 @@ def _step_problem(problem: Problem, omega: np.ndarray) -> Problem:
     return attrs.evolve(problem, regularizer=LabelCovariance(omega), relation=_HeldFixed(omega))
 
 
-def _weight_gram(problem: Problem, solution: Solution) -> np.ndarray:
-    """``W^T W`` (L, L): from ``coef``, or ``D^T (K D)`` from ``dual_coef`` D without forming W.
+def _weight_gram_and_bounds(problem: Problem, solution: Solution, certificate: Certificate, omega):
+    """``W^T W`` for the Omega-step, and the joint bounds ``(U, g)`` (module docstring) or None.
 
-    The kernel is visited in row blocks (one BLAS product each).  D^T K D is positive
-    semi-definite, but its rounding errors make it indefinite when W is 0 or nearly so
-    (identical rows, where the dual's equality constraints give W = 0 exactly); they are
-    bounded by ``2 n eps |D|^T |K| |D|`` (the forward error of the two products), and the
-    eigenvalues within that bound are set to 0.  Larger negative ones are kept, for the
-    relation to refuse (an indefinite kernel).
+    From ``coef``: ``W^T W`` directly (no bounds: a primal solver's certificate need not be
+    at a dual point of the form B).  From ``dual_coef = B Omega``: B by a solve with
+    Omega, ``H = B^T K B`` in one pass over the kernel, ``W^T W = Omega H Omega``.
     """
     if solution.coef is not None:
         W = np.asarray(solution.coef)
-        return W.T @ W
-    D = np.asarray(solution.dual_coef, dtype=np.float64)
-    n = D.shape[0]
-    KD, magnitude = np.empty_like(D), np.empty_like(D)
+        return W.T @ W, None
+    omega = np.asarray(omega, dtype=np.float64)
+    B = scipy.linalg.solve(omega, np.asarray(solution.dual_coef, dtype=np.float64).T, assume_a="pos").T
+    H = _kernel_gram(problem, B)
+    gram = _symmetric(omega @ H @ omega)
+    quadratic = 0.5 * float(np.sum(H * omega))
+    trace_norm = float(np.sqrt(np.clip(np.linalg.eigvalsh(gram), 0.0, None)).sum())
+    upper = float(certificate.primal) - quadratic + 0.5 * trace_norm**2
+    lower = float(certificate.dual) + quadratic - 0.5 * float(np.linalg.eigvalsh(H)[-1])
+    return gram, (upper, lower)
+
+
+def _kernel_gram(problem: Problem, B: np.ndarray) -> np.ndarray:
+    """``B^T K B`` (L, L) without storing K: the kernel visited in row blocks (one BLAS product each).
+
+    It is positive semi-definite, but its rounding errors make it indefinite when B^T K B
+    is 0 or nearly so (identical rows, where the dual's equality constraints give W = 0
+    exactly); they are bounded by ``2 n eps |B|^T |K| |B|`` (the forward error of the two
+    products), and the eigenvalues within that bound are set to 0.  Larger negative ones
+    are kept, for the relation to refuse (an indefinite kernel).
+    """
+    n = B.shape[0]
+    KB, magnitude = np.empty_like(B), np.empty_like(B)
     for rows in row_blocks(n, 3 * 8 * n):
         block = problem.kernel(problem.X[rows], problem.X)
-        KD[rows] = block @ D
-        magnitude[rows] = np.abs(block) @ np.abs(D)
-    roundoff = 2.0 * n * np.finfo(np.float64).eps * np.linalg.norm(np.abs(D).T @ magnitude, 2)
-    gram = D.T @ KD
-    values, vectors = np.linalg.eigh((gram + gram.T) / 2.0)
+        KB[rows] = block @ B
+        magnitude[rows] = np.abs(block) @ np.abs(B)
+    roundoff = 2.0 * n * np.finfo(np.float64).eps * np.linalg.norm(np.abs(B).T @ magnitude, 2)
+    values, vectors = np.linalg.eigh(_symmetric(B.T @ KB))
     values[np.abs(values) <= roundoff] = 0.0
-    gram = (vectors * values) @ vectors.T
-    return (gram + gram.T) / 2.0
+    return _symmetric((vectors * values) @ vectors.T)
+
+
+def _symmetric(matrix: np.ndarray) -> np.ndarray:
+    return (matrix + matrix.T) / 2.0
 
 
 def _rebased(solution: Solution, omega_old, omega_new) -> Solution:

@@ -113,6 +113,7 @@ class _RelationLearner(_KernelDualEstimator):
         self.label_correlation_ = correlation_from_covariance(self.label_covariance_)
         self.certificate_ = result.certificates
         self.objective_history_ = [lam * objective for objective in result.objectives]
+        self.joint_gap_history_ = result.joint_gap_history
         self.n_iter_ = len(result.certificates)
 
 
@@ -151,6 +152,10 @@ class MLRL(_RelationLearner):
     certificate_ : list of Certificate, one SMO certificate per outer step.
     objective_history_ : list of float, objective (6) after each outer step
         (non-increasing).
+    joint_gap_history_ : list of float, after each outer step the relative gap between
+        the best upper and lower bounds on the optimum of (6) itself (the dual of the
+        joint problem, :mod:`multilabel_core.solvers.alternating`): how far the fit can
+        be from the global optimum, whatever the path.
     n_iter_ : int, outer steps.
     alpha_, dual_coef_, intercept_, kernel_, X_fit_ : the model (see the module docstring).
     """

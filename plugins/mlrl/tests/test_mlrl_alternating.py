@@ -221,3 +221,57 @@ def test_smo_warm_starts_are_exact_under_an_ill_conditioned_omega(data):
     warm, warm_certificate = solver.solve(problem, warm_start=solution)
     assert certificate.converged and warm_certificate.converged and warm_certificate.n_iter == 0
     np.testing.assert_array_equal(warm.dual, solution.dual)
+
+
+def _fixed_omega_optimum(X, signs, C, omega) -> float:
+    """min over (W, b) of (6)/lambda at a fixed Omega: one tight SMO solve (the reference's inner problem)."""
+    problem = Problem(X, signs, Hinge(), LabelCovariance(omega), Independent(), LinearKernel(), C=C)
+    _, certificate = SMOSolver(tol=1e-9).solve(problem)
+    return certificate.primal
+
+
+def test_joint_bounds_bracket_the_optimum_found_by_a_reference_search_over_omega():
+    # Two labels: Omega = [[a, c], [c, 1 - a]] has two free parameters, and min over (W, b) at fixed
+    # Omega is convex in Omega; Nelder-Mead over (a, c) on tight SMO solves is an independent reference.
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    dataset = make_correlated_multilabel(n_samples=40, n_features=4, n_labels=2, random_state=1)
+    X, signs = dataset.X, to_signs(dataset.Y)
+    lam = 0.05
+    C = 1.0 / (len(X) * lam)
+
+    def at(params):
+        a, c = params
+        omega = np.array([[a, c], [c, 1.0 - a]])
+        if np.linalg.eigvalsh(omega)[0] <= 1e-9:
+            return np.inf
+        return _fixed_omega_optimum(X, signs, C, omega)
+
+    reference = scipy_optimize.minimize(at, [0.5, 0.0], method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10}).fun
+    problem = Problem(X, signs, Hinge(), LabelCovariance(np.eye(2) / 2), LearnedCovariance(), LinearKernel(), C=C)
+    result = AlternatingSolver(inner=SMOSolver(tol=1e-6), tol=1e-10, max_iter=500).run(problem)
+    best_upper = min(upper for upper, _ in result.bounds)
+    best_lower = max(lower for _, lower in result.bounds)
+    assert best_lower <= reference * (1 + 1e-7) and reference <= best_upper * (1 + 1e-7)
+    assert result.objectives[-1] == pytest.approx(reference, rel=1e-5)
+    assert result.joint_gap_history[-1] < 1e-2
+
+
+@given(
+    multilabel_problems(n_samples=st.integers(8, 40), n_features=st.integers(1, 5), n_labels=st.integers(2, 4)),
+    st.sampled_from([1e-3, 0.1, 10.0]),
+)
+def test_joint_bounds_are_ordered_and_the_gap_history_never_increases(problem, lam):
+    X, Y = problem
+    problem = Problem(X, to_signs(Y), Hinge(), LabelCovariance(np.eye(Y.shape[1]) / Y.shape[1]), LearnedCovariance(),
+                      RBFKernel(gamma=0.05), C=1.0 / (len(Y) * lam))  # fmt: skip
+    result = AlternatingSolver(inner=SMOSolver(tol=1e-3), max_iter=500).run(problem)
+    gaps = np.array(result.joint_gap_history)
+    assert len(gaps) == len(result.objectives) == len(result.bounds)
+    assert np.all(gaps >= -1e-9) and np.all(np.diff(gaps) <= 1e-12)
+    for (upper, lower), objective, certificate in zip(result.bounds, result.objectives, result.certificates):
+        # U_k is (6) at W_k with the best Omega: never above J_k; g is below the W-step's own dual only by
+        # lambda_max(H) >= tr(H Omega) (up to round-off).
+        scale = 1e-9 * max(1.0, abs(objective))
+        assert upper <= objective + scale
+        assert lower <= certificate.dual + scale
+    assert MLRL(lam=lam, kernel=RBFKernel(gamma=0.05), max_iter=500).fit(X, Y).joint_gap_history_ == pytest.approx(gaps)
