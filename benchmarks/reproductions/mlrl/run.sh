@@ -19,5 +19,8 @@ done
 echo "== kernel-width convention (emotions, evidence)"
 "${PYTHON:-python}" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/runs/kernel_width.md"
 
+echo "== how close the fits are to the optimum of (6): the joint certificate (evidence)"
+"${PYTHON:-python}" "$HERE/joint_gap.py" --data-home "$DATA_HOME" | tee "$HERE/runs/joint_gap.md"
+
 echo "== the tables of docs/methods/mlrl.md (runs/tables.md)"
 "${PYTHON:-python}" "$HERE/tables.py" > "$HERE/runs/tables.md"
