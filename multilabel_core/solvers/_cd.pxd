@@ -42,6 +42,13 @@ they must not touch Python objects:
     does (best: ``__init__`` calls it).  The engine calls it before its final check, so
     that the rounding the incremental updates accumulate never decides convergence, and
     a warm start from a returned alpha sees bit for bit the state that was verified.
+``prefetch(i)`` (optional; the base does nothing)
+    Ask for the memory that ``gradient(i)`` will read first and that only coordinate i
+    owns (e.g. its entry in a table with one record per coordinate), with
+    ``cd_prefetch(address)`` per cache line; it must not read that memory itself.  The
+    engine calls it ``PREFETCH_DISTANCE`` visits before visiting i (and prefetches
+    ``alpha[i]`` and its own per-coordinate state), so that a random visiting order over
+    more coordinates than the caches hold does not wait on memory at every visit.
 
 The variant's ``__init__`` validates every input (shapes, dtypes through the memoryview
 types, NaN, box) and brings the maintained vectors in line with the starting alpha, so
@@ -67,6 +74,19 @@ keeps its weight vectors as raw ``double*`` of length ``rows.dimension``.
 from libc.stdint cimport uint64_t
 
 
+# A hint that ``address`` will be read soon (GCC/Clang's __builtin_prefetch; nothing elsewhere):
+# never faults, never changes a result.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define cd_prefetch(address) __builtin_prefetch(address)
+    #else
+    #define cd_prefetch(address) ((void) (address))
+    #endif
+    """
+    void cd_prefetch(const void* address) noexcept nogil
+
+
 cdef struct CDOptions:
     double tol              # stop when every projected gradient of a full pass is in [-tol, tol]
     Py_ssize_t max_iter     # most epochs (passes over the active set); reaching it: not converged
@@ -77,6 +97,7 @@ cdef struct CDOptions:
 cdef struct CDStatistics:
     Py_ssize_t n_epochs     # passes over the active set (0: the start was optimal)
     Py_ssize_t n_updates    # coordinate steps actually taken (|PG| > 0)
+    Py_ssize_t n_visits     # visits that measured PG in the epochs (the epochs' work; shrinking events not included)
     Py_ssize_t n_shrunk     # times a coordinate was removed from the active set
     Py_ssize_t n_resets     # times the active set was restored to all coordinates before a final check
     Py_ssize_t min_active   # smallest active-set size seen
@@ -95,6 +116,7 @@ cdef class DualCoordinates:
     cdef void update(self, Py_ssize_t i, double delta) noexcept nogil
     cdef double objective(self) noexcept nogil
     cdef void refresh(self) noexcept nogil
+    cdef void prefetch(self, Py_ssize_t i) noexcept nogil
 
 
 # Minimise ``problem`` from its current alpha and fill ``statistics``.  Raises (returning

@@ -27,6 +27,8 @@ from scipy.linalg.cython_blas cimport daxpy, ddot
 cdef Py_ssize_t SIGNAL_CHECK_INTERVAL = 1 << 14
 #: LIBLINEAR leaves a coordinate alone when |PG| is below this: the step would be round-off.
 cdef double NEGLIGIBLE_PG = 1e-12
+#: Visits between a coordinate's prefetch and its visit: enough to cover a memory access.
+cdef Py_ssize_t PREFETCH_DISTANCE = 16
 
 
 # -- the random stream ------------------------------------------------------------------
@@ -129,14 +131,25 @@ cdef struct Pass:
 
 cdef int one_epoch(DualCoordinates problem, const Coordinate* coordinates, Py_ssize_t* index, Py_ssize_t* active,
                    Pass* progress, CDOptions* options, CDStatistics* statistics, uint64_t* state) except -1 nogil:
-    """A pass over index[0:active] in random order: shrink, measure PG, take the coordinate steps."""
-    cdef Py_ssize_t s = 0, i
+    """A pass over index[0:active] in random order: shrink, measure PG, take the coordinate steps.
+
+    The order is random, so the hardware cannot guess the next coordinate's memory: the
+    coordinate PREFETCH_DISTANCE visits ahead is prefetched (its Coordinate, alpha and
+    the variant's own data), which keeps the time per visit flat once the per-coordinate
+    state outgrows the caches.
+    """
+    cdef Py_ssize_t s = 0, i, ahead
     cdef double G, PG, value, target
     cdef const Coordinate* c
     shuffle(index, active[0], state)
     progress.pg_max = -INFINITY
     progress.pg_min = INFINITY
     while s < active[0]:
+        if s + PREFETCH_DISTANCE < active[0]:
+            ahead = index[s + PREFETCH_DISTANCE]
+            cd_prefetch(&coordinates[ahead])
+            cd_prefetch(&problem.alpha[ahead])
+            problem.prefetch(ahead)
         i = index[s]
         c = &coordinates[i]
         G = problem.gradient(i)
@@ -180,8 +193,8 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
     cdef double value
     # Shrinking thresholds start at +-inf: the first pass shrinks nothing.
     cdef Pass progress = Pass(pg_max=NAN, pg_min=NAN, shrink_above=INFINITY, shrink_below=-INFINITY, visits=0)
-    statistics[0] = CDStatistics(n_epochs=0, n_updates=0, n_shrunk=0, n_resets=0, min_active=n, spread=NAN,
-                                 converged=False)
+    statistics[0] = CDStatistics(n_epochs=0, n_updates=0, n_visits=0, n_shrunk=0, n_resets=0, min_active=n,
+                                 spread=NAN, converged=False)
     try:
         if index == NULL or coordinates == NULL:
             with gil:
@@ -194,6 +207,7 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
         for epoch in range(0 if statistics.converged else options.max_iter):
             one_epoch(problem, coordinates, index, &active, &progress, &options, statistics, &state)
             statistics.n_epochs = epoch + 1
+            statistics.n_visits = progress.visits
             statistics.min_active = min(statistics.min_active, active)
             statistics.spread = progress.pg_max - progress.pg_min
             if trace is not None:
@@ -231,7 +245,8 @@ cdef class DualCoordinates:
             raise TypeError("DualCoordinates is the base of the dual variants; instantiate a subclass")
 
     # Every variant overrides the six methods below; the base class cannot be instantiated.
-    # ``refresh`` is optional: a variant without maintained vectors has nothing to redo.
+    # ``refresh`` and ``prefetch`` are optional: a variant without maintained vectors has
+    # nothing to redo, one without per-coordinate data nothing to ask for.
     cdef double gradient(self, Py_ssize_t i) noexcept nogil:
         return NAN
 
@@ -253,12 +268,15 @@ cdef class DualCoordinates:
     cdef void refresh(self) noexcept nogil:
         pass
 
+    cdef void prefetch(self, Py_ssize_t i) noexcept nogil:
+        pass
+
 
 def solve_dual(DualCoordinates problem not None, *, double tol, Py_ssize_t max_iter, bint shrinking,
                uint64_t seed, bint record_dual=False):
     """Run the engine on ``problem`` from its current alpha, without the GIL.
 
-    Returns a dict: ``n_epochs``, ``n_updates``, ``n_shrunk``, ``n_resets``,
+    Returns a dict: ``n_epochs``, ``n_updates``, ``n_visits``, ``n_shrunk``, ``n_resets``,
     ``min_active``, ``spread`` (PGmax - PGmin of the last epoch), ``converged``,
     ``kkt_violation`` (max |PG| over all coordinates at the end), ``objective`` (f at
     the end, minimisation form) and ``dual_trace`` (f after every epoch when
@@ -283,6 +301,7 @@ def solve_dual(DualCoordinates problem not None, *, double tol, Py_ssize_t max_i
     return {
         "n_epochs": statistics.n_epochs,
         "n_updates": statistics.n_updates,
+        "n_visits": statistics.n_visits,
         "n_shrunk": statistics.n_shrunk,
         "n_resets": statistics.n_resets,
         "min_active": statistics.min_active,
