@@ -22,6 +22,9 @@ from hypothesis.extra import numpy as hnp
 from multilabel_core._validation import to_signs
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers._cd import solve_dual
+from multilabel_core.solvers._cd_ranking import RankingDual
+from multilabel_core.solvers.cd import _rows
 from multilabel_core.solvers.ranking import coupling_inverse, ranking_cd, ranking_pairs
 from multilabel_core.testing.checks import assert_dual_ascent, assert_duality_gap, assert_kkt, assert_matches_reference
 from multilabel_core.testing.reference import solve_box_qp_reference
@@ -47,7 +50,10 @@ def ranking_problems(draw, *, weighted=True):
         both_classes=False, degenerate=True, magnitude=3.0,
     ))
     mu = draw(st.sampled_from([0.0, 0.1, 1.0, 10.0]))
-    R_inv = coupling_inverse(draw(label_covariances(n_labels=Y.shape[1])), mu)
+    D = draw(label_covariances(n_labels=Y.shape[1]))
+    if draw(st.booleans()):
+        D = np.diag(np.diagonal(D))  # a diagonal R^-1: the variant's two-row step
+    R_inv = coupling_inverse(D, mu)
     weights = None
     if weighted and draw(st.booleans()):
         # Weights far below 1 make rows nearly parallel to the bias feature: CD's linear rate
@@ -60,14 +66,20 @@ def ranking_problems(draw, *, weighted=True):
     }
 
 
-def explicit_dual(problem):
-    """H and the box of the dual (20) for ``problem``, from the dense re-weighted rows."""
-    X, Y = problem["X"], problem["Y"]
+def rows_z(problem):
+    """The dense rows z_i of ``problem`` (re-weighted, with the constant feature when fitting a bias)."""
+    X = problem["X"]
     Z = X.toarray() if sp.issparse(X) else np.array(X)
     if problem["feature_weights"] is not None:
         Z = Z * np.sqrt(problem["feature_weights"])
     if problem["fit_intercept"]:
         Z = np.hstack([Z, np.ones((Z.shape[0], 1))])
+    return Z
+
+
+def explicit_dual(problem):
+    """H and the box of the dual (20) for ``problem``, from the dense re-weighted rows."""
+    Y, Z = problem["Y"], rows_z(problem)
     rows, k, l = ranking_pairs(Y)
     E = np.zeros((rows.size, Y.shape[1]))
     E[np.arange(rows.size), k] = 1.0
@@ -239,3 +251,21 @@ def test_same_seed_same_run():
         second = ranking_cd(X, Y, tol=1e-6, random_state=11)
     np.testing.assert_array_equal(first.alpha, second.alpha)
     assert first.certificate.n_iter == second.certificate.n_iter
+
+
+@given(ranking_problems())
+def test_steps_keep_u_and_w_equal_to_their_sums_over_alpha(problem):
+    """update (eq. 27) keeps U = sum_i beta_i z_i^T and W = R^-1 U exact: one epoch, stopped before any refresh."""
+    Y, Z, R_inv = problem["Y"], rows_z(problem), problem["R_inv"]
+    pair_row, pair_k, pair_l = ranking_pairs(Y)
+    sizes = Y.sum(axis=1) * (Y.shape[1] - Y.sum(axis=1))
+    alpha, U, W = np.zeros(pair_row.size), np.zeros((Y.shape[1], Z.shape[1])), np.zeros((Y.shape[1], Z.shape[1]))
+    dual = RankingDual(_rows(Z, 0.0), pair_row, pair_k, pair_l, problem["C"] / np.maximum(sizes, 1), R_inv, alpha,
+                       U, W)
+    solve_dual(dual, tol=0.0, max_iter=1, shrinking=False, seed=0)
+    beta = np.zeros(Y.shape)
+    np.add.at(beta, (pair_row, pair_k), alpha)
+    np.add.at(beta, (pair_row, pair_l), -alpha)
+    scale = max(1.0, np.abs(Z.T @ beta).max())
+    np.testing.assert_allclose(U, beta.T @ Z, atol=1e-10 * scale)
+    np.testing.assert_allclose(W, R_inv @ beta.T @ Z, atol=1e-10 * scale)

@@ -19,7 +19,8 @@ Along one coordinate (eqs. 22-23)::
     G_ikl = (w_k - w_l)^T z_i - 1,      Q_ikl = S_kl ||z_i||^2,   S_kl = R^-1_kk + R^-1_ll - 2 R^-1_kl
 
 and a step ``delta`` on alpha_ikl moves u_k by +delta z_i and u_l by -delta z_i (eq. 27),
-hence every w_q by ``delta (R^-1_qk - R^-1_ql) z_i`` (only w_k and w_l when R = I).
+hence every w_q by ``delta (R^-1_qk - R^-1_ql) z_i`` (only w_k and w_l when R^-1 is
+diagonal, e.g. R = I).
 Algorithm 1 prints the gradient as ``R^-1_kl (u_k - u_l)^T x_i - 1``; that is not the
 derivative of (20) (with R = I it would be -1 for every pair).  Eq. 23, implemented
 here, is.
@@ -30,8 +31,17 @@ import numpy as np
 from libc.math cimport isfinite
 from scipy.linalg.cython_blas cimport daxpy, ddot
 
-from multilabel_core.solvers._cd cimport DualCoordinates, Rows
-from multilabel_core.solvers._cd import _index_array
+from multilabel_core.solvers._cd cimport DualCoordinates, Rows, cd_prefetch
+
+
+# One record per pair, 16 bytes (four to a cache line, never split across two): a visit
+# reads one line of the table.  The label indices fit a C int, as R^-1 holds c^2 doubles.
+cdef struct Pair:
+    Py_ssize_t row
+    int relevant        # k, in y_i
+    int irrelevant      # l, in ybar_i
+
+PAIR = np.dtype([("row", np.intp), ("relevant", np.intc), ("irrelevant", np.intc)])
 
 
 cdef class RankingDual(DualCoordinates):
@@ -39,21 +49,20 @@ cdef class RankingDual(DualCoordinates):
 
     Arguments (all C-contiguous): ``rows`` the z_i; ``pair_row``, ``pair_k``,
     ``pair_l`` (np.intp, one entry per pair, k relevant and l irrelevant for that row;
-    copied);
+    copied into one table of :data:`PAIR` records);
     ``box`` (float64, one per row) the upper bound C / (|y_i| |ybar_i|); ``R_inv``
     (float64, c x c, symmetric); ``alpha`` (float64, one per pair) the start, updated in
     place; ``U`` and ``W`` (float64, c x rows.dimension) the caller's buffers for u_k and
     w_k as rows, computed here from ``alpha`` and kept up to date by every step.
     """
     cdef Rows rows
-    cdef const Py_ssize_t[::1] pair_row
-    cdef const Py_ssize_t[::1] pair_k
-    cdef const Py_ssize_t[::1] pair_l
+    cdef const Pair[::1] pairs
     cdef const double[::1] box
     cdef const double[:, ::1] R_inv
     cdef double[:, ::1] U
     cdef double[:, ::1] W
     cdef double[::1] row_norms
+    cdef bint diagonal      # R^-1 diagonal (mu = 0, or a diagonal D): a step moves w_k and w_l only
 
     def __init__(self, Rows rows not None, const Py_ssize_t[::1] pair_row not None,
                  const Py_ssize_t[::1] pair_k not None, const Py_ssize_t[::1] pair_l not None,
@@ -62,10 +71,14 @@ cdef class RankingDual(DualCoordinates):
         cdef Py_ssize_t p
         _check_structure(rows, pair_row, pair_k, pair_l, box, R_inv, alpha, U, W)
         self.rows, self.box, self.R_inv = rows, box, R_inv
-        # Private copies: the indices validated here must not change under the engine.
-        self.pair_row, self.pair_k, self.pair_l = (
-            _index_array(pair_row, "pair_row"), _index_array(pair_k, "pair_k"), _index_array(pair_l, "pair_l"))
+        # A private copy: the indices validated here must not change under the engine.
+        table = np.empty(alpha.shape[0], dtype=PAIR)
+        table["row"], table["relevant"], table["irrelevant"] = pair_row, pair_k, pair_l
+        table.setflags(write=False)
+        self.pairs = table
         self.alpha, self.U, self.W = alpha, U, W
+        inverse = np.asarray(R_inv)
+        self.diagonal = not np.any(inverse[~np.eye(inverse.shape[0], dtype=bool)])
         self.row_norms = np.empty(rows.n_rows)
         with nogil:
             for p in range(rows.n_rows):
@@ -77,38 +90,51 @@ cdef class RankingDual(DualCoordinates):
         cdef Py_ssize_t p, q, k
         cdef int dimension = <int> self.U.shape[1], one = 1
         cdef double coefficient
+        cdef const Pair* pair
         self.U[:, :] = 0.0
         self.W[:, :] = 0.0
         for p in range(self.alpha.shape[0]):
             if self.alpha[p] != 0.0:
-                self.rows.axpy(self.pair_row[p], self.alpha[p], &self.U[self.pair_k[p], 0])
-                self.rows.axpy(self.pair_row[p], -self.alpha[p], &self.U[self.pair_l[p], 0])
+                pair = &self.pairs[p]
+                self.rows.axpy(pair.row, self.alpha[p], &self.U[pair.relevant, 0])
+                self.rows.axpy(pair.row, -self.alpha[p], &self.U[pair.irrelevant, 0])
         for q in range(self.W.shape[0]):
             for k in range(self.U.shape[0]):
                 coefficient = self.R_inv[q, k]
                 if coefficient != 0.0:
                     daxpy(&dimension, &coefficient, &self.U[k, 0], &one, &self.W[q, 0], &one)
 
+    cdef void prefetch(self, Py_ssize_t p) noexcept nogil:
+        cd_prefetch(&self.pairs[p])
+
     cdef double gradient(self, Py_ssize_t p) noexcept nogil:
-        cdef Py_ssize_t i = self.pair_row[p]
-        return self.rows.dot(i, &self.W[self.pair_k[p], 0]) - self.rows.dot(i, &self.W[self.pair_l[p], 0]) - 1.0
+        cdef const Pair* pair = &self.pairs[p]
+        return (self.rows.dot(pair.row, &self.W[pair.relevant, 0])
+                - self.rows.dot(pair.row, &self.W[pair.irrelevant, 0]) - 1.0)
 
     cdef double curvature(self, Py_ssize_t p) noexcept nogil:
-        cdef Py_ssize_t k = self.pair_k[p], l = self.pair_l[p]
+        cdef const Pair* pair = &self.pairs[p]
+        cdef Py_ssize_t k = pair.relevant, l = pair.irrelevant
         cdef double S = self.R_inv[k, k] + self.R_inv[l, l] - 2.0 * self.R_inv[k, l]
-        return S * self.row_norms[self.pair_row[p]]
+        return S * self.row_norms[pair.row]
 
     cdef double lower(self, Py_ssize_t p) noexcept nogil:
         return 0.0
 
     cdef double upper(self, Py_ssize_t p) noexcept nogil:
-        return self.box[self.pair_row[p]]
+        return self.box[self.pairs[p].row]
 
     cdef void update(self, Py_ssize_t p, double delta) noexcept nogil:
-        cdef Py_ssize_t i = self.pair_row[p], k = self.pair_k[p], l = self.pair_l[p], q
+        cdef const Pair* pair = &self.pairs[p]
+        cdef Py_ssize_t i = pair.row, k = pair.relevant, l = pair.irrelevant, q
         cdef double coefficient
         self.rows.axpy(i, delta, &self.U[k, 0])
         self.rows.axpy(i, -delta, &self.U[l, 0])
+        if self.diagonal:
+            # R^-1_qk - R^-1_ql is R^-1_kk for q = k, -R^-1_ll for q = l and 0 elsewhere.
+            self.rows.axpy(i, delta * self.R_inv[k, k], &self.W[k, 0])
+            self.rows.axpy(i, -delta * self.R_inv[l, l], &self.W[l, 0])
+            return
         for q in range(self.W.shape[0]):
             coefficient = self.R_inv[q, k] - self.R_inv[q, l]
             if coefficient != 0.0:
