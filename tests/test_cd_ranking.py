@@ -253,6 +253,21 @@ def test_same_seed_same_run():
     assert first.certificate.n_iter == second.certificate.n_iter
 
 
+def test_visits_count_each_epochs_pairs():
+    """n_visits is the epochs' work: every pair once per epoch, less the pairs shrinking dropped."""
+    rng = np.random.default_rng(2)
+    X, Y = rng.standard_normal((40, 5)), (rng.random((40, 4)) < 0.4).astype(int)
+    with pytest.warns(ConvergenceWarning):
+        full = ranking_cd(X, Y, C=10.0, tol=1e-12, max_iter=5, shrinking=False, random_state=0)
+    counts = full.certificate.statistics
+    assert counts["n_visits"] == 5 * counts["n_pairs"] and counts["n_shrunk"] == 0
+    shrunk = ranking_cd(X, Y, C=10.0, tol=1e-3, random_state=0).certificate
+    counts = shrunk.statistics
+    assert counts["n_shrunk"] > 0
+    assert counts["n_updates"] <= counts["n_visits"]
+    assert counts["n_visits"] + counts["n_shrunk"] <= shrunk.n_iter * counts["n_pairs"]
+
+
 @given(ranking_problems())
 def test_steps_keep_u_and_w_equal_to_their_sums_over_alpha(problem):
     """update (eq. 27) keeps U = sum_i beta_i z_i^T and W = R^-1 U exact: one epoch, stopped before any refresh."""

@@ -45,7 +45,11 @@ from ._cd_ranking import RankingDual
 from ._convergence import warn_not_converged
 from .cd import _rows
 
-__all__ = ["RankingCDResult", "coupling_inverse", "ranking_cd", "ranking_pairs"]
+__all__ = ["ENGINE_COUNTS", "RankingCDResult", "coupling_inverse", "ranking_cd", "ranking_pairs"]
+
+#: The engine's counts in a certificate's ``statistics`` (``n_visits``: the coordinates an
+#: epoch visited, its work; summed when solves are chained).
+ENGINE_COUNTS = ("n_updates", "n_visits", "n_shrunk", "n_resets")
 
 
 @attrs.frozen
@@ -70,7 +74,7 @@ class RankingCDResult:
     certificate : Certificate
         Primal (6), dual (7) and gap, all evaluated from ``alpha``; ``kkt_violation`` the
         largest |projected gradient| (eq. 25).  ``statistics`` holds the engine's counts
-        (``n_updates``, ``n_shrunk``, ``n_resets``, ``min_active``), ``n_pairs``,
+        (``n_updates``, ``n_visits``, ``n_shrunk``, ``n_resets``, ``min_active``), ``n_pairs``,
         ``rows_without_pairs`` and, with ``record_dual``, ``dual_trace``: the dual (7),
         -g(alpha), after every epoch (it never decreases).
     """
@@ -183,7 +187,7 @@ def ranking_cd(
 
     beta = _beta(pair_row, pair_k, pair_l, alpha, Y.shape)
     U, W_z = _dual_vectors(Z, rows.bias, beta, R_inv)
-    statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
+    statistics = {key: run[key] for key in ENGINE_COUNTS + ("min_active", "spread")}
     if record_dual:
         statistics["dual_trace"] = np.negative(run["dual_trace"])
     statistics |= {"n_pairs": int(pair_row.size), "rows_without_pairs": int(np.sum(pairs_of_row == 0))}

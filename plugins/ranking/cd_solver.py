@@ -28,6 +28,7 @@ from multilabel_core._validation import check_random_state, check_scalar
 from multilabel_core.base import CapabilityError, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import RankingCDResult, ranking_cd
+from multilabel_core.solvers.ranking import ENGINE_COUNTS
 
 from ._problem import RankingRun, RankingTask, check_ranking_problem
 
@@ -125,14 +126,14 @@ class RankingCDSolver(Solver):
     ) -> tuple[RankingCDResult, float]:
         """Algorithm 1 at eps, eps / 10, ... (warm-started) until the relative gap is at most ``tol``.
 
-        Returns the result, whose certificate counts the epochs and time of all the calls
-        (``statistics["eps"]`` the last eps), and that eps, where the caller's next
-        alpha-step should start.
+        Returns the result, whose certificate counts the epochs, the engine's counts
+        (updates, visits, ...) and the time of all the calls (``statistics["eps"]`` the
+        last eps), and that eps, where the caller's next alpha-step should start.
         """
         start = time.perf_counter()
         if task.n_labels == 1:
             return _single_label_solution(task, eps, time.perf_counter() - start), eps
-        epochs = 0
+        epochs, counts = 0, dict.fromkeys(ENGINE_COUNTS, 0)
         while True:
             result = ranking_cd(
                 task.X,
@@ -148,6 +149,7 @@ class RankingCDSolver(Solver):
                 alpha0=alpha0,
             )
             epochs += result.certificate.n_iter
+            counts = {key: total + result.certificate.statistics[key] for key, total in counts.items()}
             reached = result.certificate.relative_gap <= self.tol
             if reached or not result.certificate.converged or eps / 10.0 < SMALLEST_EPS:
                 break
@@ -157,7 +159,7 @@ class RankingCDSolver(Solver):
             n_iter=epochs,
             time=time.perf_counter() - start,
             converged=bool(result.certificate.converged and reached),
-            statistics=result.certificate.statistics | {"eps": eps},
+            statistics=result.certificate.statistics | counts | {"eps": eps},
         )
         return attrs.evolve(result, certificate=certificate), eps
 
