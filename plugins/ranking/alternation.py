@@ -15,10 +15,11 @@ R = I + mu D^-1.  It is minimised block by block, each block exactly:
 1. **alpha-step** (W, b): Algorithm 1 for fixed (D, lambda), warm-started from the
    previous alpha (the dual box does not depend on D or lambda);
 2. **lambda-step** (eq. 31): W, D fixed, ``h(lambda) = 1/2 sum_j a_j / s_j(lambda)``,
-   a_j = w^j R (w^j)^T, is convex on the simplex; projected gradient steps with the
-   exact simplex projection (:func:`lambda_step`), from the current lambda.  There
-   dh/dlambda_t = -1/2 sum_{j in p_t} (V R^-1 V^T)_jj with V = X^T beta, eq. 31's
-   gradient, because W = diag(s) V R^-1 (eq. 10);
+   a_j = w^j R (w^j)^T, is convex on the simplex; minimised from the current lambda by
+   spectral projected gradient with the exact simplex projection (:func:`lambda_step`),
+   to a Frank-Wolfe gap of LAMBDA_RTOL.  There dh/dlambda_t =
+   -1/2 sum_{j in p_t} (V R^-1 V^T)_jj with V = X^T beta, eq. 31's gradient, because
+   W = diag(s) V R^-1 (eq. 10);
 3. **D-step** (Theorem 3.4): W, lambda fixed, the regulariser's trace term is
    ``mu/2 tr(D^-1 G)`` with ``G = sum_j (w^j)^T w^j / s_j + b^T b`` (W^T W of the
    re-weighted features), minimised over {D > 0, tr D = 1} by
@@ -28,10 +29,11 @@ R = I + mu D^-1.  It is minimised block by block, each block exactly:
 The paper orders the steps alpha, D, lambda; lambda before D lets the lambda-step use the
 R^-1 of the alpha-step (a_j = s_j^2 (V R^-1 V^T)_jj), and every block step decreases J in
 either order (the alpha- and D-steps minimise it over their block, to the solve's precision
-and exactly; the lambda-step's projected-gradient steps each decrease it).  The primal J after every alpha-step is recorded (the certificate's
-primal); the iterations stop when it changes by at most ``tol`` relatively, or when an
-alpha-step could not improve on the previous one (progress below the solve's precision:
-the step is discarded), or after ``max_iter`` alpha-steps.  With nothing learned (fixed
+and exactly; the lambda-step's projected-gradient steps each decrease it).  The primal J
+after every alpha-step is recorded (the certificate's primal); the iterations stop when
+it changes by at most ``tol`` relatively, or when an alpha-step could not improve on the
+previous one (progress below the solve's precision: the step is discarded), or after
+``max_iter`` alpha-steps.  With nothing learned (fixed
 relation, one subset) there is one alpha-step: LaRank SVM and MLFS's first inner problem.
 """
 
@@ -65,8 +67,12 @@ __all__ = [
 
 #: Most projected-gradient steps of one lambda-step (each costs O(T |support|)).
 LAMBDA_STEPS = 50
-#: A lambda-step stops when a step decreases h by less than this, relatively.
+#: A lambda-step stops when its Frank-Wolfe gap ``g^T lambda - min_t g_t`` is below this, relatively to h.
 LAMBDA_RTOL = 1e-9
+#: Sufficient decrease of the search along a lambda-step's direction (Armijo's constant).
+LAMBDA_ARMIJO = 1e-4
+#: The shortest fraction of a direction the search tries before the lambda-step gives up.
+LAMBDA_SMALLEST_STEP = 1e-12
 
 
 def _positive(_, attribute, value) -> None:
@@ -159,14 +165,19 @@ def lambda_step(subsets, weights, a) -> np.ndarray:
     """Minimise ``h(lambda) = 1/2 sum_j a_j / (P^T lambda)_j`` on the simplex, from ``weights`` (eq. 31).
 
     ``a_j >= 0``; a term with a_j = 0 is 0 (its feature carries no weight), one with
-    a_j > 0 and s_j = 0 is +inf.  Projected gradient steps ``proj(lambda - eta g)`` with the
-    exact projection, each accepted once it decreases h enough,
-    ``h(new) <= h(old) + g^T (new - old) + ||new - old||^2 / (2 eta)`` (eta halved until
-    then).  The first eta moves lambda by about 1 (1 / the spread of g: the projection
-    ignores a shift along 1); the next ones are Barzilai-Borwein's ``s^T s / s^T y`` (s the
-    last move, y the change of the gradient), which adapts eta to the curvature.  Stops
-    when a step no longer moves lambda (a stationary point) or decreases h by at most
-    LAMBDA_RTOL relatively.
+    a_j > 0 and s_j = 0 is +inf: h is the inner objective J with W fixed, an upper bound
+    of the inner problem's value that touches it at the current lambda, so its gradient
+    there is eq. 31's.  Spectral projected gradient (Birgin, Martinez & Raydan 2000): the
+    direction ``d = proj(lambda - eta g) - lambda`` with the exact simplex projection, then
+    a backtracking search along d, ``h(lambda + tau d) <= h(lambda) + LAMBDA_ARMIJO tau g^T d``
+    (tau = 1, 1/2, ...).  Searching along d rather than shrinking eta keeps every weight
+    the projection sends to 0 positive for tau < 1, so a subset whose features still carry
+    a tiny a_j (h is +inf where its weight is 0) does not stop the others from moving.  The
+    first eta moves lambda by about 1 (1 / the spread of g: the projection ignores a shift
+    along 1); the next ones are Barzilai-Borwein's ``m^T m / m^T y`` (m the last move, y the
+    change of the gradient).  Stops when the Frank-Wolfe gap ``g^T lambda - min_t g_t``,
+    which bounds h(lambda) - min h, is at most LAMBDA_RTOL h(lambda), or at a stationary
+    point (``g^T d >= 0``).
     """
     used = a > 0.0
     P, a = subsets[:, used].astype(np.float64), a[used]
@@ -184,21 +195,23 @@ def lambda_step(subsets, weights, a) -> np.ndarray:
     value, g = h(lam), gradient(lam)
     eta = 1.0 / np.ptp(g) if np.ptp(g) > 0.0 else 1.0
     for _ in range(LAMBDA_STEPS):
-        while True:
-            candidate = project_simplex(lam - eta * g)
-            move = candidate - lam
-            if not move.any():
+        if g @ lam - g.min() <= LAMBDA_RTOL * value:  # h(lambda) - min h is at most this (convexity)
+            break
+        direction = project_simplex(lam - eta * g) - lam
+        slope = float(g @ direction)
+        if slope >= 0.0:
+            break
+        tau = 1.0
+        while h(lam + tau * direction) > value + LAMBDA_ARMIJO * tau * slope:
+            tau /= 2.0
+            if tau < LAMBDA_SMALLEST_STEP:
                 return lam
-            new_value = h(candidate)
-            if new_value <= value + g @ move + (move @ move) / (2.0 * eta):
-                break
-            eta /= 2.0
+        candidate = np.maximum(lam + tau * direction, 0.0)  # on the simplex up to round-off, zeros kept exact
+        candidate /= candidate.sum()
+        move = candidate - lam
         new_g = gradient(candidate)
         curvature = move @ (new_g - g)
-        decrease = value - new_value
-        lam, value, g = candidate, new_value, new_g
-        if decrease <= LAMBDA_RTOL * value:
-            break
+        lam, value, g = candidate, h(candidate), new_g
         eta = (move @ move) / curvature if curvature > 0.0 else 2.0 * eta
     return lam
 

@@ -1,0 +1,151 @@
+"""Algorithm 2's cutting plane against the relaxed problem solved with every subset enumerated.
+
+For tiny d the relaxed MLFS problem -- the primal (6) over W and the hull of all C(d, m)
+subsets -- can be solved directly: minimise F(lambda) = max_alpha f(alpha, P^T lambda) over
+the simplex of the weights of *every* subset, by projected gradient with eq. 31's
+gradient ``-1/2 P q`` and an exact alpha-solve at every point (no alternation, no cutting
+plane).  Its own certificate is the restricted gap ``sum_t lambda_t g_t - min_t g_t``,
+which bounds F(lambda) - min F (F is convex): the optimum lies in [F - gap, F].
+"""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from multilabel_core_plugins.ranking import CuttingPlaneSolver, FrobeniusLabelCovariance, RankingCDSolver
+from multilabel_core_plugins.ranking._problem import RankingTask
+from multilabel_core_plugins.ranking.alternation import Coupling, InnerState, alternate, violation_scores
+from multilabel_core_plugins.ranking.cutting_plane import INNER_FRACTION, relative_gap
+from multilabel_core_plugins.ranking.simplex import project_simplex
+
+from multilabel_core import ConvergenceWarning
+from multilabel_core._validation import to_signs
+from multilabel_core.base import Problem
+from multilabel_core.datasets import make_correlated_multilabel
+from multilabel_core.kernels import LinearKernel
+from multilabel_core.losses import PairwiseRankingHinge
+from multilabel_core.regularizers import Frobenius
+from multilabel_core.relations import Independent, LearnedCovariance
+
+
+def problem(d, *, mu=0.0, seed=0, n=60, c=3):
+    data = make_correlated_multilabel(n_samples=n, n_features=d, n_labels=c, random_state=seed)
+    regularizer, relation = (
+        (Frobenius(), Independent()) if mu == 0.0 else (FrobeniusLabelCovariance(mu), LearnedCovariance())
+    )
+    return Problem(data.X, to_signs(data.Y), PairwiseRankingHinge(), regularizer, relation, LinearKernel(), C=1.0)
+
+
+def every_subset(d, m):
+    return np.array([[j in chosen for j in range(d)] for chosen in itertools.combinations(range(d), m)])
+
+
+def restricted_gap(subsets, weights, q) -> float:
+    """sum_t lambda_t g_t - min_t g_t with g = -1/2 P q (eq. 31): zero exactly at the simplex optimum."""
+    g = -0.5 * subsets @ q
+    return float(g @ weights - g.min())
+
+
+def relaxed_optimum(prob, subsets):
+    """min over the simplex of F(P^T lambda) (mu = 0) by projected gradient, an exact alpha-solve per point.
+
+    Returns F at the last point and its restricted gap: the minimum lies in [F - gap, F].
+    """
+    task, identity = RankingTask.from_problem(prob), np.eye(prob.n_labels)
+    cd, rng = RankingCDSolver(tol=1e-11), np.random.default_rng(0)
+
+    def evaluate(weights, alpha0):
+        step, _ = cd.solve_alpha(task, identity, weights @ subsets, alpha0, rng, 0.1)
+        q, _ = violation_scores(task, step.beta, identity)
+        return step.certificate.primal, -0.5 * subsets @ q, q, step.alpha
+
+    weights = np.full(len(subsets), 1.0 / len(subsets))
+    value, g, q, alpha = evaluate(weights, None)
+    eta = 1.0 / np.ptp(g)
+    for _ in range(500):
+        if restricted_gap(subsets, weights, q) <= 1e-9 * abs(value):
+            break
+        for _ in range(40):  # Armijo on F itself
+            candidate = project_simplex(weights - eta * g)
+            move = candidate - weights
+            new_value, new_g, new_q, new_alpha = evaluate(candidate, alpha)
+            if new_value <= value + g @ move + (move @ move) / (2.0 * eta):
+                break
+            eta /= 2.0
+        else:
+            break  # no step decreases F within the alpha-solves' precision
+        curvature = move @ (new_g - g)
+        weights, value, g, q, alpha = candidate, new_value, new_g, new_q, new_alpha
+        eta = (move @ move) / curvature if curvature > 0.0 else 2.0 * eta
+    return value, restricted_gap(subsets, weights, q)
+
+
+@pytest.mark.parametrize("seed", [1, 4, 5])
+def test_the_cutting_plane_closes_the_gap_at_the_optimum_over_every_subset(seed):
+    # MLFS on d = 6, m = 2 (15 subsets): the stopping rule is met, and then both bounds of
+    # Theorem 3.5 bracket the optimum over the hull of all subsets, u_t within tol of it.
+    d, m, tol = 6, 2, 1e-4
+    prob = problem(d, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        run = CuttingPlaneSolver(n_features=m, tol=tol, max_iter=60).run(prob)
+    value, reference_gap = relaxed_optimum(prob, every_subset(d, m))
+    assert reference_gap <= tol / 2 * abs(value)
+    lower, upper = run.bound_history[-1]
+    assert run.converged and relative_gap(lower, upper) <= tol
+    assert lower <= value * (1 + 1e-12) and upper >= (value - reference_gap) * (1 - 1e-12)
+    assert upper - (value - reference_gap) <= tol * max(1.0, abs(upper))
+
+
+def test_the_bound_gap_is_below_tol_only_with_inner_solves_tighter_than_tol():
+    # The gap u_t - l_t contains the last alpha-step's duality gap: the cutting plane asks
+    # its inner problems for INNER_FRACTION of the gap, below the alpha-steps' own cd.tol.
+    tol = 1e-4
+    run = CuttingPlaneSolver(n_features=2, tol=tol, max_iter=60, cd=RankingCDSolver(tol=1e-2)).run(problem(6, seed=3))
+    assert run.converged and relative_gap(*run.bound_history[-1]) <= tol
+    assert run.certificates[-1].relative_gap <= 1e-2 * INNER_FRACTION
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_the_restricted_master_lambda_meets_the_simplex_optimality_conditions(mu):
+    # After the alternation on a fixed working set, eq. 31's gradient at the final alpha and
+    # D is least on every subset with weight: the restricted gap vanishes.
+    prob = problem(6, mu=mu, seed=4)
+    subsets = np.array([[1, 1, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 0], [1, 0, 0, 0, 0, 1]], dtype=bool)
+    coupling = Coupling.from_problem(CuttingPlaneSolver(), prob)
+    state = InnerState(alpha=None, covariance=coupling.initial(), subset_weights=np.full(4, 0.25))
+    task = RankingTask.from_problem(prob)
+    inner = alternate(
+        RankingCDSolver(tol=1e-10), task, coupling, subsets, state, np.random.default_rng(0), tol=1e-12, max_iter=300
+    )
+    q, _ = violation_scores(task, inner.step.beta, coupling.R_inv(inner.state.covariance))
+    weights = inner.state.subset_weights
+    assert weights.min() >= 0.0 and weights.sum() == pytest.approx(1.0)
+    assert restricted_gap(subsets, weights, q) <= 5e-5 * abs(inner.objectives[-1])
+    if mu == 0.0:  # and J is the restricted problem's optimum, solved without the alternation
+        value, reference_gap = relaxed_optimum(prob, subsets)
+        assert value - reference_gap - 1e-9 <= inner.objectives[-1] <= value + 1e-6 * abs(value)
+
+
+def test_a_repeated_subset_is_solved_again_never_declared_converged_with_the_gap_open():
+    # d = 3, m = 2: three subsets, so from the fourth iteration on every most violated subset
+    # is already in the working set.  An unreachable tol must end with a warning, not with
+    # "converged"; the working set never holds a subset twice.
+    with pytest.warns(ConvergenceWarning, match="relative bound gap"):
+        run = CuttingPlaneSolver(n_features=2, tol=1e-15, max_iter=12).run(problem(3, seed=5))
+    assert not run.converged
+    assert len({tuple(p) for p in run.subsets}) == len(run.subsets) <= 3
+    bounds = np.array(run.bound_history)
+    assert np.all(np.diff(bounds[:, 0]) >= 0.0) and np.all(np.diff(bounds[:, 1]) <= 0.0)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5])
+def test_the_max_iter_warning_reports_the_relative_gap_against_tol(mu):
+    solver = CuttingPlaneSolver(n_features=2, max_iter=2)
+    with pytest.warns(ConvergenceWarning) as record:
+        run = solver.run(problem(8, mu=mu, seed=6))
+    gap = relative_gap(*run.bound_history[-1])
+    assert not run.converged and gap > solver.tol
+    message = str(record[0].message)
+    assert f"= {gap:.3g} > tol={solver.tol:g}" in message and "max_iter=2" in message
