@@ -45,9 +45,9 @@ How fast the gap closes.  Kelley's lower bound l_t is a Frank-Wolfe bound at the
 restricted optimum; the relaxed optimum s (the hull is {0 <= s <= 1, sum s = m}) is dense,
 with most features fractional, so l_t rises slowly and the gap closes like a power of t,
 not within a fixed number of iterations: the default ``max_iter = 10`` (the paper's
-"within 10 outer iterations") is a budget, at which the measured relative gaps are 0.05
-to 0.17 on the reproduction's settings (benchmarks/reproductions/ranking/
-cutting_plane_gap.py; docs/methods/ranking.md).
+"within 10 outer iterations") is a budget, at which the measured relative gaps are
+0.045 to 0.16 on the reproduction's settings and the test scores have settled
+(benchmarks/reproductions/ranking/cutting_plane_gap.py; docs/methods/ranking.md).
 
 Start.  Algorithm 2 starts from alpha = 0, where every q_j is 0 and eq. 32 has no
 preference.  Here the first subset is chosen at alpha on the upper ends of its box,
@@ -137,7 +137,7 @@ class CuttingPlaneSolver(CoupledRankingSolver):
         closes, module docstring).
     max_iter : int, default 10
         Most cutting-plane iterations: a budget.  The paper reports convergence within
-        10; here the gap is usually still open then (0.05-0.17 on scene and yeast) and a
+        10; here the gap is usually still open then (0.045-0.16 on scene and yeast) and a
         ConvergenceWarning reports it (module docstring).
     inner_max_iter : int, default 100
         Most alpha-steps of one inner problem.
