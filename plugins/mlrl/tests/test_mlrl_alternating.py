@@ -3,6 +3,7 @@
 import attrs
 import numpy as np
 import pytest
+import scipy.optimize
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -233,7 +234,6 @@ def _fixed_omega_optimum(X, signs, C, omega) -> float:
 def test_joint_bounds_bracket_the_optimum_found_by_a_reference_search_over_omega():
     # Two labels: Omega = [[a, c], [c, 1 - a]] has two free parameters, and min over (W, b) at fixed
     # Omega is convex in Omega; Nelder-Mead over (a, c) on tight SMO solves is an independent reference.
-    scipy_optimize = pytest.importorskip("scipy.optimize")
     dataset = make_correlated_multilabel(n_samples=40, n_features=4, n_labels=2, random_state=1)
     X, signs = dataset.X, to_signs(dataset.Y)
     lam = 0.05
@@ -246,7 +246,7 @@ def test_joint_bounds_bracket_the_optimum_found_by_a_reference_search_over_omega
             return np.inf
         return _fixed_omega_optimum(X, signs, C, omega)
 
-    reference = scipy_optimize.minimize(at, [0.5, 0.0], method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10}).fun
+    reference = scipy.optimize.minimize(at, [0.5, 0.0], method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10}).fun
     problem = Problem(X, signs, Hinge(), LabelCovariance(np.eye(2) / 2), LearnedCovariance(), LinearKernel(), C=C)
     result = AlternatingSolver(inner=SMOSolver(tol=1e-6), tol=1e-10, max_iter=500).run(problem)
     best_upper = min(upper for upper, _ in result.bounds)
