@@ -228,7 +228,7 @@ def test_lru_cache_evicts_the_least_recently_used_column():
     assert (columns.hits, columns.misses) == (2, 4)
 
 
-def test_ctrl_c_interrupts_a_long_solve():
+def test_ctrl_c_interrupts_a_long_solve(python_sigint_handler):
     rng = np.random.default_rng(3)
     n = 1000
     X = rng.standard_normal((n, 10))

@@ -1,4 +1,4 @@
-"""pytest plugin of the testing kit: hypothesis profiles and the real-data fixture.
+"""pytest plugin of the testing kit: hypothesis profiles, the real-data fixture, Ctrl-C.
 
 The project's own suite loads it with ``-p multilabel_core.testing.pytest_plugin``
 (pyproject.toml); third-party plugin authors can do the same.
@@ -10,6 +10,7 @@ Profiles: ``dev`` (few examples, the default) and ``ci`` (more examples, chosen 
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,16 @@ def datasets_dir() -> Path:
             pytest.fail(msg + " (CI=true requires them)")
         pytest.skip(msg)
     return path
+
+
+@pytest.fixture
+def python_sigint_handler():
+    """Python's own SIGINT handler (KeyboardInterrupt) for the test, restored afterwards.
+
+    A process started in the background by a non-interactive shell inherits SIGINT
+    ignored, and then Ctrl-C (or ``signal.raise_signal``) never reaches the interpreter:
+    tests of a solver's interruptibility install the handler they test against.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
