@@ -41,6 +41,7 @@ from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.metrics import macro_auc
 from multilabel_core.regularizers import Frobenius
 from multilabel_core.relations import Independent, LearnedCovariance
+from multilabel_core.testing.reference import spectral_projected_gradient
 from multilabel_core_plugins.ranking import CuttingPlaneSolver, FrobeniusLabelCovariance, RankingCDSolver
 from multilabel_core_plugins.ranking._problem import RankingTask
 from multilabel_core_plugins.ranking.alternation import Coupling, InnerState, alternate, violation_scores
@@ -94,30 +95,21 @@ def relaxed_optimum(problem, m, iterations=400):
     task, identity = RankingTask.from_problem(problem), np.eye(problem.n_labels)
     cd, rng = RankingCDSolver(tol=TIGHT), np.random.default_rng(0)
 
-    def evaluate(s, alpha0):
+    def evaluate(s, state):
+        alpha0, lower = (None, -np.inf) if state is None else state
         step, _ = cd.solve_alpha(task, identity, s, alpha0, rng, 0.1)
         q, q_bias = violation_scores(task, step.beta, identity)
         dual_bound = float(step.alpha.sum()) - 0.5 * (np.sort(q)[::-1][:m].sum() + q_bias)
-        return step.certificate.primal, -0.5 * q, step.alpha, dual_bound
+        return step.certificate.primal, -0.5 * q, (step.alpha, max(lower, dual_bound))
 
-    s = np.full(task.X.shape[1], m / task.X.shape[1])
-    value, g, alpha, lower = evaluate(s, None)
-    eta = 1.0 / np.abs(g).max()
-    for _ in range(iterations):
-        if value - lower <= TIGHT * abs(value):
-            break
-        for _ in range(40):
-            candidate = project_capped_simplex(s - eta * g, m)
-            move = candidate - s
-            new_value, new_g, new_alpha, new_lower = evaluate(candidate, alpha)
-            if new_value <= value + g @ move + (move @ move) / (2.0 * eta):
-                break
-            eta /= 2.0
-        else:
-            break
-        curvature = move @ (new_g - g)
-        s, value, g, alpha, lower = candidate, new_value, new_g, new_alpha, max(lower, new_lower)
-        eta = (move @ move) / curvature if curvature > 0.0 else 2.0 * eta
+    s, value, (_, lower) = spectral_projected_gradient(
+        evaluate,
+        np.full(task.X.shape[1], m / task.X.shape[1]),
+        lambda v: project_capped_simplex(v, m),
+        converged=lambda _, value, state: value - state[1] <= TIGHT * abs(value),
+        first_step=lambda g: 1.0 / np.abs(g).max(),
+        max_iter=iterations,
+    )
     return value, lower, s
 
 

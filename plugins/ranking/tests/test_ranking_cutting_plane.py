@@ -27,6 +27,7 @@ from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.regularizers import Frobenius
 from multilabel_core.relations import Independent, LearnedCovariance
+from multilabel_core.testing.reference import spectral_projected_gradient
 
 
 def problem(d, *, mu=0.0, seed=0, n=60, c=3):
@@ -55,29 +56,19 @@ def relaxed_optimum(prob, subsets):
     task, identity = RankingTask.from_problem(prob), np.eye(prob.n_labels)
     cd, rng = RankingCDSolver(tol=1e-11), np.random.default_rng(0)
 
-    def evaluate(weights, alpha0):
-        step, _ = cd.solve_alpha(task, identity, weights @ subsets, alpha0, rng, 0.1)
+    def evaluate(weights, state):
+        step, _ = cd.solve_alpha(task, identity, weights @ subsets, None if state is None else state[1], rng, 0.1)
         q, _ = violation_scores(task, step.beta, identity)
-        return step.certificate.primal, -0.5 * subsets @ q, q, step.alpha
+        return step.certificate.primal, -0.5 * subsets @ q, (q, step.alpha)
 
-    weights = np.full(len(subsets), 1.0 / len(subsets))
-    value, g, q, alpha = evaluate(weights, None)
-    eta = 1.0 / np.ptp(g)
-    for _ in range(500):
-        if restricted_gap(subsets, weights, q) <= 1e-9 * abs(value):
-            break
-        for _ in range(40):  # Armijo on F itself
-            candidate = project_simplex(weights - eta * g)
-            move = candidate - weights
-            new_value, new_g, new_q, new_alpha = evaluate(candidate, alpha)
-            if new_value <= value + g @ move + (move @ move) / (2.0 * eta):
-                break
-            eta /= 2.0
-        else:
-            break  # no step decreases F within the alpha-solves' precision
-        curvature = move @ (new_g - g)
-        weights, value, g, q, alpha = candidate, new_value, new_g, new_q, new_alpha
-        eta = (move @ move) / curvature if curvature > 0.0 else 2.0 * eta
+    weights, value, (q, _) = spectral_projected_gradient(
+        evaluate,
+        np.full(len(subsets), 1.0 / len(subsets)),
+        project_simplex,
+        converged=lambda weights, value, state: restricted_gap(subsets, weights, state[0]) <= 1e-9 * abs(value),
+        first_step=lambda g: 1.0 / np.ptp(g),
+        max_iter=500,
+    )
     return value, restricted_gap(subsets, weights, q)
 
 
