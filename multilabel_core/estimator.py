@@ -308,7 +308,9 @@ class ComposedEstimator(MultiLabelEstimator):
         if solution.coef is not None:
             self.coef_ = solution.coef
         else:
-            self.dual_coef_, self.X_fit_, self.kernel_ = solution.dual_coef, X, kernel
+            # A copy: the caller's array may change after fit, and predicting on the very array
+            # the model holds would take another BLAS path (numpy's X @ X.T is a rank-k update).
+            self.dual_coef_, self.X_fit_, self.kernel_ = solution.dual_coef, X.copy(), kernel
         self.intercept_ = solution.intercept
         self.certificate_ = certificate
         self.n_iter_ = certificate.n_iter

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pytest
 from multilabel_core_plugins.br import BinaryRelevance
@@ -62,6 +64,49 @@ class SavesInSinglePrecision(BinaryRelevance):
         return state
 
 
+class SavesInFortranOrder(BinaryRelevance):
+    def __getstate__(self):
+        return dict(self.__dict__) | {"coef_": np.asfortranarray(self.coef_)}
+
+
+#: Estimators fitted in this process; a loaded copy is not among them.
+FITTED_HERE = weakref.WeakSet()
+
+
+class FittedHere(BinaryRelevance):
+    def _fit(self, X, Y):
+        super()._fit(X, Y)
+        FITTED_HERE.add(self)
+
+
+class RoundsDifferentlyWhenLoaded(FittedHere):
+    """Its loaded copy scores one ulp higher, as another BLAS path may round."""
+
+    def decision_function(self, X):
+        scores = super().decision_function(X)
+        return scores if self in FITTED_HERE else np.nextafter(scores, np.inf)
+
+
+class ShiftsItsScoresWhenLoaded(FittedHere):
+    """Its loaded copy scores 1e-9 higher: more than rounding, less than any solver tolerance."""
+
+    def decision_function(self, X):
+        scores = super().decision_function(X)
+        return scores if self in FITTED_HERE else scores + 1e-9
+
+
+class FlipsALabelWhenLoaded(FittedHere):
+    def predict(self, X):
+        labels = super().predict(X)
+        if self not in FITTED_HERE:
+            labels[0, 0] = 1 - labels[0, 0]
+        return labels
+
+
+def test_a_loaded_copy_may_differ_by_rounding():
+    check_method(spec_of(RoundsDifferentlyWhenLoaded))
+
+
 class ForgetsItsWeightsWhenSaved(BinaryRelevance):
     def __getstate__(self):
         return {name: value for name, value in self.__dict__.items() if name != "coef_"}
@@ -117,7 +162,10 @@ class NotACertificate(BinaryRelevance):
     [
         (LeaksStateIntoRefits, "not deterministic"),
         (SeedsFromTheClock, "clone fitted on the same data"),
-        (SavesInSinglePrecision, "differs after a save_model/load_model round trip"),
+        (SavesInSinglePrecision, r"round trip changes SavesInSinglePrecision.coef_ \(its values\)"),
+        (SavesInFortranOrder, r"round trip changes .*coef_ \(memory order"),
+        (ShiftsItsScoresWhenLoaded, "decision_function differs after a save_model/load_model round trip by more than rounding"),
+        (FlipsALabelWhenLoaded, "predict differs after a save_model/load_model round trip at 1 entries"),
         (ForgetsItsWeightsWhenSaved, "save_model/load_model"),
         (CloneKeepsTheFit, "clone of a fitted estimator carries fitted attributes"),
         (AcceptsInfinity, "inf in X"),

@@ -109,7 +109,7 @@ class MLkNN(MultiLabelEstimator):
         self.n_neighbors_ = k
         neighbours = nearest_neighbors(X, X, k, exclude_self=True, n_jobs=self.n_jobs)
         counts = neighbour_counts(Y, neighbours)
-        self.X_fit_, self.Y_fit_ = X, Y
+        self.X_fit_, self.Y_fit_ = X.copy(), Y.copy()  # the caller's arrays may change after fit
         self.prior_ = (s + Y.sum(axis=0)) / (2.0 * s + m)
         # cell (l, j) of a flat (L, k + 1) histogram, one per class of the row
         cells = np.arange(Y.shape[1]) * (k + 1) + counts

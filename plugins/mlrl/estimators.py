@@ -88,7 +88,9 @@ class _KernelDualEstimator(MultiLabelEstimator):
     def _store(self, kernel, X_fit, solution, lam) -> None:
         """Prediction attributes, and ``alpha_`` = lambda * SMO's alpha (the paper's scaling)."""
         self.alpha_ = lam * solution.dual
-        self.kernel_, self.X_fit_ = kernel, X_fit
+        # A copy: the caller's array may change after fit, and predicting on the very array
+        # the model holds would take another BLAS path (numpy's X @ X.T is a rank-k update).
+        self.kernel_, self.X_fit_ = kernel, X_fit.copy()
         self.dual_coef_, self.intercept_ = solution.dual_coef, solution.intercept
 
     def _decision_function(self, X) -> np.ndarray:
