@@ -69,7 +69,7 @@ def test_sibling_xml_is_found(tmp_path):
 def test_sparse_rows_give_csr(tmp_path):
     text = "@relation s\n@attribute a numeric\n@attribute b numeric\n@attribute l1 {0,1}\n@attribute l2 {0,1}\n@data\n"
     text += "{0 2.5,3 1}\n{}\n{ 1 -1 , 2 1 }\n"
-    ds = read_mulan(*mulan_files(tmp_path, text))
+    ds = read_mulan(*mulan_files(tmp_path, text), sparse=True)
     assert sp.isspmatrix_csr(ds.X) and ds.X.dtype == np.float64
     np.testing.assert_array_equal(ds.X.toarray(), [[2.5, 0], [0, 0], [0, -1]])
     np.testing.assert_array_equal(ds.Y, [[0, 1], [0, 0], [1, 0]])
@@ -105,7 +105,7 @@ def test_nominal_features_ordinal(tmp_path):
 
 def test_sparse_absent_nominal_means_first_value(tmp_path):
     text = "@relation n\n@attribute c {a,b}\n@attribute x numeric\n@attribute l1 {0,1}\n@data\n{1 5}\n{0 b,2 1}\n"
-    ds = read_mulan(*mulan_files(tmp_path, text, labels=("l1",)))
+    ds = read_mulan(*mulan_files(tmp_path, text, labels=("l1",)), sparse=True)
     np.testing.assert_array_equal(ds.X.toarray(), [[1, 0, 5], [0, 1, 0]])
 
 
@@ -151,9 +151,11 @@ def test_read_meka_first_and_last_labels(tmp_path):
     last = tmp_path / "last.arff"
     last.write_text("@relation 'last: -C -1 -other option'\n" + body)
     ds = read_meka(first)
-    assert ds.label_names == ("a",) and ds.feature_names == ("b", "c=0", "c=1")
+    assert ds.label_names == ("a",) and ds.feature_names == ("b", "c")
+    np.testing.assert_array_equal(ds.X, [[2.5, 0], [-1, 1]])
     ds = read_meka(last)
-    assert ds.label_names == ("c",) and ds.feature_names == ("a=0", "a=1", "b")
+    assert ds.label_names == ("c",) and ds.feature_names == ("a", "b")
+    np.testing.assert_array_equal(ds.X, [[1, 2.5], [0, -1]])
 
 
 # ------------------------------------------------------------------ located errors
@@ -276,3 +278,151 @@ def test_writer_refuses_a_name_used_by_a_feature_and_a_label(tmp_path):
     clash = Dataset(ds.X, ds.Y, ("f1", "l1", "f3"), ds.label_names)
     with pytest.raises(ValueError, match="'l1' names two attributes"):
         write_mulan(clash, tmp_path / "out.arff")
+
+
+# ------------------------------------------------------------------ 0/1 nominal attributes
+
+BINARY = """@relation b
+@attribute w1 {0,1}
+@attribute w2 {1,0}
+@attribute w3 {'0','1'}
+@attribute w4 { 1 , 0 }
+@attribute x numeric
+@attribute l1 {0,1}
+@data
+"""
+
+
+@pytest.mark.parametrize("nominal", ["onehot", "ordinal"])
+def test_binary_nominal_is_one_column_holding_its_value(tmp_path, nominal):
+    rows = "1,1,1,1,2.5,1\n0,0,0, 0,0,0\n0,1,'1',1,-1,1\n"
+    ds = read_mulan(*mulan_files(tmp_path, BINARY + rows, labels=("l1",)), nominal=nominal)
+    assert ds.feature_names == ("w1", "w2", "w3", "w4", "x")
+    np.testing.assert_array_equal(ds.X, [[1, 1, 1, 1, 2.5], [0, 0, 0, 0, 0], [0, 1, 1, 1, -1]])
+    assert [(f.name, f.values, f.columns, f.encoding) for f in ds.nominal_features] == [
+        ("w1", ("0", "1"), (0,), "binary"),
+        ("w2", ("1", "0"), (1,), "binary"),
+        ("w3", ("0", "1"), (2,), "binary"),
+        ("w4", ("1", "0"), (3,), "binary"),
+    ]
+
+
+def test_binary_nominal_in_sparse_rows(tmp_path):
+    """An absent entry is the first declared value: 0 for {0,1}, but 1 for {1,0}."""
+    rows = "{0 1,4 2.5,5 1}\n{}\n{1 0,2 1,3 1}\n{0 0,1 1,3 0}\n"
+    ds = read_mulan(*mulan_files(tmp_path, BINARY + rows, labels=("l1",)), sparse=True)
+    assert sp.isspmatrix_csr(ds.X)
+    np.testing.assert_array_equal(
+        ds.X.toarray(), [[1, 1, 0, 1, 2.5], [0, 1, 0, 1, 0], [0, 0, 1, 1, 0], [0, 1, 0, 0, 0]]
+    )
+    np.testing.assert_array_equal(ds.Y.ravel(), [1, 0, 0, 0])
+    # Row 3's explicit "0 0" is not stored: the non-zeros of w1, w3 and x are 1, 2.5 and 1.
+    assert ds.X[:, [0, 2, 4]].nnz == 3
+
+
+def test_other_nominal_attributes_keep_their_encoding(tmp_path):
+    text = (
+        "@relation o\n@attribute a {0,1,2}\n@attribute b {yes,no}\n@attribute c {1}\n@attribute d {0.0,1.0}\n"
+        "@attribute l1 {0,1}\n@data\n2,no,1,1.0,1\n0,yes,1,0.0,0\n"
+    )
+    ds = read_mulan(*mulan_files(tmp_path, text, labels=("l1",)))
+    assert ds.feature_names == ("a=0", "a=1", "a=2", "b=yes", "b=no", "c=1", "d=0.0", "d=1.0")
+    assert {f.encoding for f in ds.nominal_features} == {"onehot"}
+    np.testing.assert_array_equal(ds.X, [[0, 0, 1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 0, 1, 1, 0]])
+
+
+@pytest.mark.parametrize(
+    "rows, line, reason",
+    [
+        ("1,0,0,1,2,1\n1,0,2,1,2,1\n", 10, "attribute 'w3': unknown nominal value '2' \\(declared: 0, 1\\)"),
+        ("1,0,?,1,2,1\n", 9, "attribute 'w3': missing value"),
+        ("{0 1}\n{2 x}\n", 10, "attribute 'w3': unknown nominal value 'x'"),
+        ("1,0,0,1.0,2,1\n", 9, "attribute 'w4': unknown nominal value '1.0'"),
+        ("1,0,0,1,2,2\n", 9, "label 'l1' has value '2'"),
+    ],
+)
+def test_binary_nominal_bad_value_is_located(tmp_path, rows, line, reason):
+    arff_path, xml_path = mulan_files(tmp_path, BINARY + rows, labels=("l1",))
+    with pytest.raises(DataFormatError) as exc_info:
+        read_mulan(arff_path, xml_path)
+    assert_located(exc_info, arff_path, line, reason)
+
+
+def test_binary_features_written_back_as_declared(tmp_path):
+    rows = "1,1,1,1,2.5,1\n0,0,0,0,0,0\n"
+    ds = read_mulan(*mulan_files(tmp_path, BINARY + rows, labels=("l1",)))
+    for sparse in (False, True):
+        out = tmp_path / f"out{sparse}.arff"
+        write_mulan(ds, out, sparse=sparse)
+        declared = [line.split()[-1] for line in out.read_text().splitlines() if line.startswith("@attribute")]
+        assert declared == ["{0,1}", "{1,0}", "{0,1}", "{1,0}", "numeric", "{0,1}"]
+        back = read_mulan(out, sparse=sparse)
+        assert back.nominal_features == ds.nominal_features
+        np.testing.assert_array_equal(back.X.toarray() if sparse else back.X, ds.X)
+
+
+@pytest.mark.parametrize("column", [0, 1])
+def test_writer_refuses_a_binary_column_holding_another_value(tmp_path, column):
+    from multilabel_core.datasets import Dataset, NominalFeature
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    X[1, column] = 0.5
+    features = [NominalFeature("w1", ("0", "1"), (0,), "binary"), NominalFeature("w2", ("1", "0"), (1,), "binary")]
+    for given in (X, sp.csr_matrix(X)):
+        ds = Dataset(given, [[0], [1]], ("w1", "w2"), ("l1",), nominal_features=features)
+        with pytest.raises(ValueError, match=f"nominal feature 'w{column + 1}': row 1 does not encode"):
+            write_mulan(ds, tmp_path / "out.arff")
+
+
+def test_binary_feature_record_needs_the_values_0_and_1():
+    from multilabel_core.datasets import NominalFeature
+
+    with pytest.raises(ValueError, match="needs the values '0' and '1'"):
+        NominalFeature("w", ("0", "2"), (0,), "binary")
+
+
+# ------------------------------------------------------------------ sparse or dense X
+
+SPARSE_HEADER = "@relation s\n" + "".join(f"@attribute a{j} numeric\n" for j in range(10)) + "@attribute l1 {0,1}\n@data\n"
+
+
+def sparse_rows(stored_per_row: int) -> str:
+    """Four sparse rows of 10 features, each storing the first ``stored_per_row`` ones."""
+    entries = ",".join(f"{j} {j + 1}" for j in range(stored_per_row))
+    return "".join(f"{{{entries}{',' if entries else ''}10 1}}\n" for _ in range(4))
+
+
+@pytest.mark.parametrize("stored, auto_sparse", [(0, True), (1, True), (3, True), (4, False), (10, False)])
+def test_auto_densifies_a_sparse_file_above_the_threshold(tmp_path, stored, auto_sparse):
+    """DENSE_ABOVE = 0.3: 3 of 10 features stored stays CSR, 4 of 10 comes back dense."""
+    from multilabel_core.datasets import DENSE_ABOVE
+
+    assert DENSE_ABOVE == 0.3
+    files = mulan_files(tmp_path, SPARSE_HEADER + sparse_rows(stored), labels=("l1",))
+    auto = read_mulan(*files)
+    assert sp.issparse(auto.X) == auto_sparse
+    assert sp.isspmatrix_csr(read_mulan(*files, sparse=True).X)
+    dense = read_mulan(*files, sparse=False).X
+    assert isinstance(dense, np.ndarray)
+    expected = np.zeros((4, 10))
+    expected[:, :stored] = np.arange(1, stored + 1)
+    np.testing.assert_array_equal(dense, expected)
+    np.testing.assert_array_equal(auto.X.toarray() if auto_sparse else auto.X, expected)
+
+
+def test_a_dense_file_stays_dense_under_auto(tmp_path):
+    text = SPARSE_HEADER + "".join("1" + ",0" * 9 + ",1\n" for _ in range(3))
+    files = mulan_files(tmp_path, text, labels=("l1",))
+    assert isinstance(read_mulan(*files).X, np.ndarray)
+    X = read_mulan(*files, sparse=True).X
+    assert sp.isspmatrix_csr(X) and X.nnz == 3
+
+
+@pytest.mark.parametrize("bad", ["yes", "True", None, 1, 0.5])
+def test_bad_sparse_option(tmp_path, bad):
+    files = mulan_files(tmp_path, SPARSE_HEADER + sparse_rows(1), labels=("l1",))
+    meka = tmp_path / "m.arff"
+    meka.write_text("@relation 'm: -C 1'\n@attribute l {0,1}\n@attribute a numeric\n@data\n1,2\n")
+    for read in (lambda: read_mulan(*files, sparse=bad), lambda: read_meka(meka, sparse=bad)):
+        with pytest.raises(ValueError, match="sparse must be 'auto', True or False, got"):
+            read()

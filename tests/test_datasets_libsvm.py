@@ -23,7 +23,7 @@ TEXT = """# a whole-line comment
 def test_read(tmp_path):
     path = tmp_path / "d.svm"
     path.write_text(TEXT)
-    ds = read_libsvm(path)
+    ds = read_libsvm(path, sparse=True)
     assert sp.isspmatrix_csr(ds.X) and ds.X.dtype == np.float64
     np.testing.assert_array_equal(
         ds.X.toarray(), [[0.5, 0, -2, 0], [0, 1.25, 0, 0], [0, 0, 0, 0], [1e-3, 0, 0, 7]]
@@ -32,6 +32,19 @@ def test_read(tmp_path):
     assert ds.label_names == ("0", "1", "2")
     assert ds.feature_names == ("x1", "x2", "x3", "x4")
     assert ds.name == "d"
+
+
+def test_sparse_choice(tmp_path):
+    """5 of the 16 entries of TEXT are stored: 0.3125, just above DENSE_ABOVE = 0.3."""
+    path = tmp_path / "d.svm"
+    path.write_text(TEXT)
+    assert isinstance(read_libsvm(path).X, np.ndarray)
+    assert sp.isspmatrix_csr(read_libsvm(path, n_features=5).X)  # 5 of 20: 0.25
+    assert isinstance(read_libsvm(path, n_features=5, sparse=False).X, np.ndarray)
+    np.testing.assert_array_equal(read_libsvm(path).X, read_libsvm(path, sparse=True).X.toarray())
+    for bad in ("yes", None, 1):
+        with pytest.raises(ValueError, match="sparse must be 'auto', True or False"):
+            read_libsvm(path, sparse=bad)
 
 
 def test_sizes_zero_based_and_gzip(tmp_path):

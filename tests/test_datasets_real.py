@@ -10,12 +10,13 @@ import scipy.sparse as sp
 from multilabel_core.datasets import describe, load_dataset, read_mulan, write_mulan
 
 # name -> (examples, features, labels, sparse), as in the data folder's README
-# (flags: 19 source attributes, 51 columns once its nominal ones are one-hot encoded).
+# (flags: 19 source attributes, 46 columns once its four many-valued nominal ones are one-hot
+# encoded; its five {0,1} ones are one column each).
 SHAPES = {
     "emotions": (593, 72, 6, False),
     "scene": (2407, 294, 6, False),
     "yeast": (2417, 103, 14, False),
-    "flags": (194, 51, 7, False),
+    "flags": (194, 46, 7, False),
     "rcv1subset1": (6000, 500, 101, True),
     "yahoo-arts": (7484, 500, 26, True),
 }
@@ -63,15 +64,18 @@ def test_sparse_files_stay_sparse(real):
 
 def test_flags_nominal_features(real, datasets_dir):
     onehot = real["flags"]
-    widths = {f.name: len(f.columns) for f in onehot.nominal_features}
+    widths = {f.name: (len(f.columns), f.encoding) for f in onehot.nominal_features}
     assert widths == {
-        "landmass": 7, "zone": 5, "language": 11, "religion": 8,
-        "crescent": 2, "triangle": 2, "icon": 2, "animate": 2, "text": 2,
+        "landmass": (7, "onehot"), "zone": (5, "onehot"), "language": (11, "onehot"), "religion": (8, "onehot"),
+        "crescent": (1, "binary"), "triangle": (1, "binary"), "icon": (1, "binary"), "animate": (1, "binary"),
+        "text": (1, "binary"),
     }
     assert onehot.feature_names[:2] == ("landmass=0", "landmass=1")
     block = onehot.X[:, :7]
     np.testing.assert_array_equal(block.sum(axis=1), 1)
     assert onehot.X[0, 5] == 1  # the first flag's landmass is 5
+    assert onehot.feature_names[41:] == ("crescent", "triangle", "icon", "animate", "text")
+    np.testing.assert_array_equal(onehot.X[:2, 41:], [[0, 0, 1, 0, 0], [0, 0, 0, 1, 0]])
     ordinal = read_mulan(datasets_dir / "flags.arff", nominal="ordinal")
     assert ordinal.n_features == 19
     assert ordinal.X[0, 0] == 5

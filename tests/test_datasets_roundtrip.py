@@ -1,7 +1,7 @@
 """read(write(x)) == x for the Mulan, MEKA and LibSVM formats, on random datasets (hypothesis).
 
-The datasets mix dense and sparse X, numeric and nominal features (one-hot or ordinal),
-and names that need ARFF quoting (blanks, quotes, commas, braces, percent signs,
+The datasets mix dense and sparse X, numeric and nominal features (one-hot or ordinal, and
+binary 0/1 ones declared ``{0,1}`` or ``{1,0}``), and names that need ARFF quoting (blanks, quotes, commas, braces, percent signs,
 backslashes, tabs, newlines, non-ASCII letters).
 """
 
@@ -41,14 +41,20 @@ def datasets(draw, *, nominal: bool = True):
     """A Dataset; nominal features (one encoding for all) only when ``nominal``."""
     n = draw(st.integers(1, 6))
     n_numeric = draw(st.integers(0 if nominal else 1, 4))
-    n_nominal = draw(st.integers(0 if n_numeric else 1, 2)) if nominal else 0
+    n_nominal = draw(st.integers(0 if n_numeric else 1, 3)) if nominal else 0
     n_labels = draw(st.integers(1, 4))
     n_names = n_numeric + n_nominal + n_labels
     names = draw(st.lists(NAMES, min_size=n_names, max_size=n_names, unique=True))
     encoding = draw(st.sampled_from(["onehot", "ordinal"]))
     blocks = [("numeric", name, None) for name in names[:n_numeric]]
     for name in names[n_numeric:n_numeric + n_nominal]:
-        blocks.append(("nominal", name, tuple(draw(st.lists(NAMES, min_size=1, max_size=3, unique=True)))))
+        if draw(st.booleans()):
+            blocks.append(("binary", name, draw(st.sampled_from([("0", "1"), ("1", "0")]))))
+            continue
+        values = tuple(draw(st.lists(NAMES, min_size=1, max_size=3, unique=True)))
+        # A nominal attribute declared with the values 0 and 1 always reads back as binary.
+        assume(set(values) != {"0", "1"})
+        blocks.append(("nominal", name, values))
     blocks = draw(st.permutations(blocks))
 
     columns, feature_names, nominal_features = [], [], []
@@ -59,6 +65,11 @@ def datasets(draw, *, nominal: bool = True):
             feature_names.append(name)
             continue
         codes = np.array(draw(st.lists(st.integers(0, len(values) - 1), min_size=n, max_size=n)))
+        if kind == "binary":
+            columns.append(np.array([float(values[code]) for code in codes])[:, None])
+            feature_names.append(name)
+            nominal_features.append(NominalFeature(name, values, (start,), "binary"))
+            continue
         if encoding == "onehot":
             columns.append(np.eye(len(values))[codes])
             feature_names.extend(f"{name}={value}" for value in values)
@@ -97,8 +108,9 @@ def test_mulan_roundtrip(drawn, sparse, gz):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"rt.arff{gz}"
         write_mulan(dataset, path, sparse=sparse)
-        read = read_mulan(path, nominal=encoding)
-    assert_same(read, dataset, sparse=dataset.is_sparse if sparse is None else sparse)
+        stored_sparse = dataset.is_sparse if sparse is None else sparse
+        read = read_mulan(path, nominal=encoding, sparse=stored_sparse)
+    assert_same(read, dataset, sparse=stored_sparse)
     assert read.name == "rt"
 
 
@@ -108,8 +120,9 @@ def test_meka_roundtrip(drawn, sparse):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "rt.arff"
         write_meka(dataset, path, sparse=sparse)
-        read = read_meka(path, nominal=encoding)
-    assert_same(read, dataset, sparse=dataset.is_sparse if sparse is None else sparse)
+        stored_sparse = dataset.is_sparse if sparse is None else sparse
+        read = read_meka(path, nominal=encoding, sparse=stored_sparse)
+    assert_same(read, dataset, sparse=stored_sparse)
 
 
 @given(datasets(nominal=False), st.booleans(), st.sampled_from(["", ".gz"]))
@@ -118,6 +131,6 @@ def test_libsvm_roundtrip(drawn, zero_based, gz):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"rt.svm{gz}"
         write_libsvm(dataset, path, zero_based=zero_based)
-        read = read_libsvm(path, dataset.n_features, dataset.n_labels, zero_based=zero_based)
+        read = read_libsvm(path, dataset.n_features, dataset.n_labels, zero_based=zero_based, sparse=True)
     assert_same(read, dataset, sparse=True, names=False)
     assert read.label_names == tuple(str(j) for j in range(dataset.n_labels))

@@ -13,6 +13,7 @@ docs/data-formats.md describes every format, the nominal encoding and the errors
 
 from ._dataset import Dataset, NominalFeature
 from ._files import DataFormatError
+from ._storage import DENSE_ABOVE
 from .arff import read_meka, read_mulan, write_meka, write_mulan
 from .fetch import cache_dir, fetch_dataset
 from .libsvm import read_libsvm, write_libsvm
@@ -21,6 +22,7 @@ from .stats import describe
 from .synthetic import label_covariance, make_correlated_multilabel
 
 __all__ = [
+    "DENSE_ABOVE",
     "DataFormatError",
     "Dataset",
     "NominalFeature",

@@ -17,6 +17,7 @@ from ._files import DataFormatError
 
 NUMERIC_TYPES = ("numeric", "real", "integer")
 UNSUPPORTED_TYPES = ("string", "date", "relational")
+BINARY_VALUES = frozenset(("0", "1"))
 
 # A field is a single- or double-quoted string (backslash escapes inside) or a run of
 # characters without commas or quotes; surrounding blanks are not part of it.
@@ -109,6 +110,15 @@ class Attribute:
     @property
     def nominal(self) -> bool:
         return self.values is not None
+
+    @property
+    def binary(self) -> bool:
+        """A nominal attribute whose two values are 0 and 1 (either order, quoted or not).
+
+        Mulan, MEKA and scikit-multilearn read such an attribute as one numeric 0/1
+        column; the text benchmarks declare every word indicator this way.
+        """
+        return self.values is not None and len(self.values) == 2 and set(self.values) == BINARY_VALUES
 
 
 @attrs.frozen

@@ -9,6 +9,9 @@ import scipy.sparse as sp
 from .._validation import check_X, check_Y
 
 ENCODINGS = ("onehot", "ordinal")
+# "binary" is not a choice of the readers' ``nominal`` argument: a nominal attribute
+# with values 0 and 1 is always read as one 0/1 column, whatever that argument says.
+FEATURE_ENCODINGS = ENCODINGS + ("binary",)
 
 
 def _as_features(X):
@@ -41,16 +44,20 @@ class NominalFeature:
     ``name=value``; a row holds 1.0 in the column of its value and 0.0 elsewhere.
     ``encoding="ordinal"``: one column named ``name`` holding the value's position
     (0.0 for the first declared value, 1.0 for the second, ...).
+    ``encoding="binary"``: values ``("0", "1")`` or ``("1", "0")``; one column named
+    ``name`` holding the value itself as a number (0.0 or 1.0), whatever the order.
     """
 
     name: str = attrs.field(validator=attrs.validators.instance_of(str))
     values: tuple[str, ...] = attrs.field(converter=_names)
     columns: tuple[int, ...] = attrs.field(converter=lambda cols: tuple(int(c) for c in cols))
-    encoding: str = attrs.field(default="onehot", validator=attrs.validators.in_(ENCODINGS))
+    encoding: str = attrs.field(default="onehot", validator=attrs.validators.in_(FEATURE_ENCODINGS))
 
     def __attrs_post_init__(self):
         if not self.values or len(set(self.values)) != len(self.values):
             raise ValueError(f"nominal feature {self.name!r} needs distinct values, got {self.values!r}")
+        if self.encoding == "binary" and set(self.values) != {"0", "1"}:
+            raise ValueError(f"binary nominal feature {self.name!r} needs the values '0' and '1', got {self.values!r}")
         width = len(self.values) if self.encoding == "onehot" else 1
         if len(self.columns) != width:
             raise ValueError(

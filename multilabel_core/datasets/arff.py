@@ -10,15 +10,22 @@ Both formats are Weka ARFF files whose attributes hold the features *and* the la
 
 Rows are dense (``v1,v2,...``) or sparse (``{index value,...}``, indices 0-based over
 all attributes, strictly increasing, absent = 0, which for a nominal attribute means
-its first value, as in Weka).  One file holds rows of one kind.  Sparse files give a
-CSR ``X``; nothing is densified.
+its first value, as in Weka).  One file holds rows of one kind.  Sparse rows are read
+straight into CSR arrays (memory proportional to the stored values).  ``sparse``
+chooses what ``X`` is: ``"auto"`` (default) the file's own form, except that a sparse
+file with more than :data:`~._storage.DENSE_ABOVE` of its feature entries stored comes
+back dense; True always CSR; False always dense.
 
 Attributes are numeric (``numeric``, ``real``, ``integer``) or nominal (``{a,b,...}``).
-Nominal features are encoded one-hot by default (``nominal="onehot"``: one column per
-value, named ``attribute=value``) or by the value's position (``nominal="ordinal"``:
-one column, 0 for the first declared value); :class:`~._dataset.NominalFeature`
-records keep the encoding so that the writers restore the nominal attribute.  Label
-attributes must be numeric or nominal with numeric values (``{0,1}``) and hold 0 or 1.
+A nominal attribute whose two values are 0 and 1 (``{0,1}``, ``{1,0}``, ``{'0','1'}``)
+is one numeric column holding the value itself, as Mulan, MEKA and scikit-multilearn
+read it; every word indicator of the text benchmarks (enron, medical, bibtex, corel5k)
+is declared so.  Other nominal features are encoded one-hot by default
+(``nominal="onehot"``: one column per value, named ``attribute=value``) or by the
+value's position (``nominal="ordinal"``: one column, 0 for the first declared value).
+:class:`~._dataset.NominalFeature` records keep the encoding ("binary" for the 0/1 ones)
+so that the writers restore the nominal attribute.  Label attributes must be numeric or
+nominal with numeric values (``{0,1}``) and hold 0 or 1.
 
 ``%`` outside quotes starts a comment, on its own line or after a header line or a row.
 Missing values (``?``) are refused with a ValueError naming the file, the line and the
@@ -58,6 +65,7 @@ from ._arff_syntax import (
 from ._dataset import ENCODINGS, Dataset, NominalFeature
 from ._files import DataFormatError, dataset_name, format_number, read_text, strip_suffix, write_lines
 from ._rows import Entries, is_number, row_starts
+from ._storage import check_sparse, to_storage
 
 __all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mulan"]
 
@@ -69,13 +77,15 @@ _MEKA_CLASS_OPTION = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)(?![\w.])")
 # ---------------------------------------------------------------- reading
 
 
-def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot") -> Dataset:
+def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot", sparse="auto") -> Dataset:
     """Read a Mulan dataset: ``arff_path`` and its XML label file.
 
     ``xml_path`` defaults to the sibling ``NAME.xml`` (or ``NAME.xml.gz``) of
-    ``NAME.arff[.gz]``.  ``nominal`` is "onehot" or "ordinal" (see the module docstring).
+    ``NAME.arff[.gz]``.  ``nominal`` is "onehot" or "ordinal", ``sparse`` is "auto",
+    True or False (see the module docstring).
     """
     _check_encoding(nominal)
+    sparse = check_sparse(sparse)
     if xml_path is None:
         xml_path = mulan_xml_path(arff_path)
         if xml_path is None:
@@ -86,12 +96,16 @@ def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot") -> Dataset:
     for label, line in labels:
         if label not in position:
             raise DataFormatError(xml_path, line, f"label {label!r} is not an attribute of {arff_path}")
-    return _assemble(arff_path, lines, header, {position[label] for label, _ in labels}, nominal)
+    return _assemble(arff_path, lines, header, {position[label] for label, _ in labels}, nominal, sparse)
 
 
-def read_meka(path, *, nominal: str = "onehot") -> Dataset:
-    """Read a MEKA dataset: the labels are named by ``-C L`` / ``-C -L`` in the relation name."""
+def read_meka(path, *, nominal: str = "onehot", sparse="auto") -> Dataset:
+    """Read a MEKA dataset: the labels are named by ``-C L`` / ``-C -L`` in the relation name.
+
+    ``nominal`` and ``sparse`` as for :func:`read_mulan`.
+    """
     _check_encoding(nominal)
+    sparse = check_sparse(sparse)
     lines, header = _read_header(path)
     count = meka_label_count(header.relation)
     n_attributes = len(header.attributes)
@@ -104,7 +118,7 @@ def read_meka(path, *, nominal: str = "onehot") -> Dataset:
     if count == 0 or abs(count) >= n_attributes:
         raise DataFormatError(path, where, f"-C {count} must name between 1 and {n_attributes - 1} label attributes")
     first = 0 if count > 0 else n_attributes + count
-    return _assemble(path, lines, header, set(range(first, first + abs(count))), nominal)
+    return _assemble(path, lines, header, set(range(first, first + abs(count))), nominal, sparse)
 
 
 def meka_label_count(relation: str) -> int | None:
@@ -258,24 +272,50 @@ def _sparse_indices(tokens: list[str], n_attributes: int, entries: Entries) -> n
     return indices
 
 
+_NUMERIC, _BINARY, _NOMINAL = 0, 1, 2
+
+
 def _convert(tokens, attribute_of: np.ndarray, header: Header, entries: Entries) -> np.ndarray:
     """Each token as a number (numeric attribute) or as its value's position (nominal attribute).
 
     ``attribute_of[k]`` is the attribute of token k.
     """
     attributes = header.attributes
-    is_nominal = np.array([attribute.nominal for attribute in attributes])
-    nominal_token = is_nominal[attribute_of]
-    if not nominal_token.any():
+    kinds = np.array(
+        [_NUMERIC if not a.nominal else _BINARY if a.binary else _NOMINAL for a in attributes], dtype=np.int8
+    )
+    token_kind = kinds[attribute_of]
+    if not token_kind.any():
         return _numbers(tokens, np.arange(len(tokens)), attribute_of, attributes, entries)
     tokens = np.array(tokens, dtype=object)
     values = np.empty(len(tokens))
-    numeric = np.flatnonzero(~nominal_token)
+    numeric = np.flatnonzero(token_kind == _NUMERIC)
     values[numeric] = _numbers(tokens[numeric], numeric, attribute_of, attributes, entries)
-    for j in np.flatnonzero(is_nominal):
+    # The text benchmarks declare every word indicator {0,1}: one vectorised pass for all of
+    # them, instead of a dictionary look-up per token and a pass over the tokens per attribute.
+    binary = np.flatnonzero(token_kind == _BINARY)
+    values[binary] = _binary_positions(tokens[binary], binary, attribute_of, attributes, entries)
+    for j in np.flatnonzero(kinds == _NOMINAL):
         where = np.flatnonzero(attribute_of == j)
         values[where] = _positions(tokens[where], where, attributes[j], entries)
     return values
+
+
+def _binary_positions(tokens, where: np.ndarray, attribute_of: np.ndarray, attributes, entries: Entries):
+    """The value positions of tokens of binary attributes (:attr:`Attribute.binary`)."""
+    text = np.array(tokens, dtype=str) if len(tokens) else np.empty(0, dtype=str)
+    ones = text == "1"
+    valid = ones | (text == "0")
+    if not valid.all():
+        unsure = np.flatnonzero(~valid)
+        stripped = np.char.strip(text[unsure])
+        bad = unsure[(stripped != "0") & (stripped != "1")]
+        if bad.size:
+            k = bad[0]
+            _positions(tokens[k:k + 1], where[k:k + 1], attributes[attribute_of[where[k]]], entries)
+        ones[unsure] = stripped == "1"
+    one_is_second = np.array([a.binary and a.values[1] == "1" for a in attributes])[attribute_of[where]]
+    return (ones == one_is_second).astype(np.float64)
 
 
 def _numbers(tokens, where: np.ndarray, attribute_of: np.ndarray, attributes, entries: Entries) -> np.ndarray:
@@ -324,7 +364,7 @@ def _positions(tokens, where: np.ndarray, attribute: Attribute, entries: Entries
     return positions
 
 
-def _assemble(path, lines, header: Header, labels: set[int], nominal: str) -> Dataset:
+def _assemble(path, lines, header: Header, labels: set[int], nominal: str, sparse) -> Dataset:
     """Parse the rows and split them into X and Y; ``labels`` are the label attributes' positions."""
     header = attrs.evolve(
         header, attributes=tuple(attrs.evolve(a, label=k in labels) for k, a in enumerate(header.attributes))
@@ -337,7 +377,7 @@ def _assemble(path, lines, header: Header, labels: set[int], nominal: str) -> Da
         raise DataFormatError(path, None, "every attribute is a label: no features left")
     X, names, nominal_features = _features(table.values, header, feature_positions, nominal)
     label_names = [header.attributes[k].name for k in label_positions]
-    return Dataset(X, Y, names, label_names, dataset_name(path), nominal_features)
+    return Dataset(to_storage(X, sparse), Y, names, label_names, dataset_name(path), nominal_features)
 
 
 def _column(values, position: int) -> np.ndarray:
@@ -383,6 +423,18 @@ def _features(values, header: Header, positions: list[int], nominal: str):
         if not attribute.nominal:
             run.append(position)
             names.append(attribute.name)
+            continue
+        if attribute.binary:
+            nominal_features.append(NominalFeature(attribute.name, attribute.values, (len(names),), "binary"))
+            names.append(attribute.name)
+            if attribute.values[0] == "0":
+                # The table holds the value's position, here the value itself; and in a sparse
+                # row an absent entry (position 0) is the value 0, so the column stays sparse.
+                run.append(position)
+                continue
+            flush_run()
+            column = (1.0 - _column(values, position))[:, None]
+            blocks.append(sp.csr_matrix(column) if sparse else column)
             continue
         flush_run()
         codes = _column(values, position).astype(np.intp)
@@ -475,10 +527,13 @@ def _feature_attributes(dataset: Dataset):
     """
     by_start = {feature.columns[0]: feature for feature in dataset.nominal_features}
     attributes, blocks, run_start, j = [], [], None, 0
+    in_run = []  # binary {0,1} features written from the numeric runs: their value is their position
     while j < dataset.n_features:
         feature = by_start.get(j)
-        if feature is None:
-            attributes.append((dataset.feature_names[j], None))
+        if feature is None or (feature.encoding == "binary" and feature.values[0] == "0"):
+            attributes.append((dataset.feature_names[j], None) if feature is None else (feature.name, feature.values))
+            if feature is not None:
+                in_run.append(feature)
             run_start = j if run_start is None else run_start
             j += 1
             continue
@@ -491,7 +546,31 @@ def _feature_attributes(dataset: Dataset):
         j += len(feature.columns)
     if run_start is not None:
         blocks.append(dataset.X[:, run_start:])
+    _check_binary_columns(dataset.X, in_run)
     return attributes, blocks
+
+
+def _check_binary_columns(X, features) -> None:
+    """ValueError unless every column of these binary features holds only 0 and 1."""
+    if not features:
+        return
+    columns = np.array([feature.columns[0] for feature in features])
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        stored = np.isin(X.indices, columns)
+        bad = np.flatnonzero(stored & (X.data != 0) & (X.data != 1))
+        if not bad.size:
+            return
+        row = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
+        column = int(X.indices[bad[0]])
+    else:
+        block = X[:, columns]
+        bad = np.argwhere((block != 0) & (block != 1))
+        if not bad.size:
+            return
+        row, column = int(bad[0][0]), int(columns[bad[0][1]])
+    name = next(feature.name for feature in features if feature.columns[0] == column)
+    raise ValueError(f"nominal feature {name!r}: row {row} does not encode one of its values (binary)")
 
 
 def _value_positions(feature: NominalFeature, block: np.ndarray) -> np.ndarray:
@@ -499,6 +578,9 @@ def _value_positions(feature: NominalFeature, block: np.ndarray) -> np.ndarray:
     if feature.encoding == "onehot":
         valid = np.all((block == 0) | (block == 1), axis=1) & (block.sum(axis=1) == 1)
         positions = block.argmax(axis=1).astype(np.float64)
+    elif feature.encoding == "binary":
+        valid = (block[:, 0] == 0) | (block[:, 0] == 1)
+        positions = block[:, 0] if feature.values[0] == "0" else 1.0 - block[:, 0]
     else:
         positions = block[:, 0]
         valid = (positions == np.round(positions)) & (positions >= 0) & (positions < len(feature.values))

@@ -9,7 +9,9 @@ One example per line::
 Labels are 0-based indices, separated by commas without blanks; features are
 ``index:value`` pairs with strictly increasing indices, 1-based by default
 (``zero_based=True`` for files counting from 0).  Empty lines (and lines holding
-only a comment) are skipped.  The reader always returns a CSR ``X``.  Names are not
+only a comment) are skipped.  The reader builds a CSR ``X``; ``sparse="auto"``
+(default) densifies it when more than :data:`~._storage.DENSE_ABOVE` of its entries
+are stored, True keeps it CSR, False always densifies.  Names are not
 stored in the format: labels are named "0".."L-1" and features "x1".."xd" (the file's
 indices; "x0".. for a zero-based file).
 
@@ -29,22 +31,24 @@ from .._validation import check_scalar
 from ._dataset import Dataset
 from ._files import DataFormatError, dataset_name, format_number, read_text, write_lines
 from ._rows import Entries, is_number, row_starts
+from ._storage import check_sparse, to_storage
 
 __all__ = ["read_libsvm", "write_libsvm"]
 
 
 def read_libsvm(
-    path, n_features: int | None = None, n_labels: int | None = None, *, zero_based: bool = False
+    path, n_features: int | None = None, n_labels: int | None = None, *, zero_based: bool = False, sparse="auto"
 ) -> Dataset:
     """Read a LibSVM multi-label file.
 
     ``n_features`` / ``n_labels`` default to one more than the largest index seen; pass
     them when the last features or labels may be absent from the file (a larger index
-    in the file is then an error).
+    in the file is then an error).  ``sparse``: "auto", True or False (module docstring).
     """
     for value, name in ((n_features, "n_features"), (n_labels, "n_labels")):
         if value is not None:
             check_scalar(value, name, kind=numbers.Integral, low=1)
+    sparse = check_sparse(sparse)
     offset = 0 if zero_based else 1
     rows, label_tokens, label_counts, index_tokens, value_tokens, feature_counts = [], [], [], [], [], []
     for lineno, line in enumerate(read_text(path).split("\n"), start=1):
@@ -73,7 +77,8 @@ def read_libsvm(
     Y = _label_matrix(label_tokens, n_labels, label_entries)
     X = _feature_matrix(index_tokens, value_tokens, n_features, offset, feature_entries)
     feature_names = tuple(f"x{j + offset}" for j in range(X.shape[1]))
-    return Dataset(X, Y, feature_names, tuple(str(j) for j in range(Y.shape[1])), dataset_name(path))
+    label_names = tuple(str(j) for j in range(Y.shape[1]))
+    return Dataset(to_storage(X, sparse), Y, feature_names, label_names, dataset_name(path))
 
 
 def _split_line(line: str) -> tuple[list[str], str]:
