@@ -15,10 +15,71 @@ starts fast; ``__all__`` lists them all.
 from __future__ import annotations
 
 import importlib
-
-from .hookspecs import hookimpl
+import importlib.machinery
+import os
 
 __version__ = "0.1.0"
+
+#: The compiled (Cython) modules, by dotted name under the package.
+_EXTENSIONS = (
+    "_ranking",
+    "solvers._cd",
+    "solvers._cd_ranking",
+    "solvers._cd_svmplus",
+    "solvers._kernel_cache",
+    "solvers._smo",
+)
+
+
+def _missing_extensions(package_dir: str) -> list[str]:
+    """The compiled modules with no file for this interpreter under ``package_dir``.
+
+    Looks at file names only (a directory listing per folder), so that ``import
+    multilabel_core`` stays cheap and imports none of them.
+    """
+    listings: dict[str, set[str]] = {}
+    missing = []
+    for name in _EXTENSIONS:
+        *folders, module = name.split(".")
+        folder = os.path.join(package_dir, *folders)
+        if folder not in listings:
+            try:
+                listings[folder] = set(os.listdir(folder))
+            except OSError:
+                listings[folder] = set()
+        if not any(module + suffix in listings[folder] for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+            missing.append(name)
+    return missing
+
+
+def _check_build(package_dir: str) -> None:
+    """ImportError when the compiled modules are missing: say why and how to fix it, once.
+
+    The usual cause is Python started at the root of a checkout after ``pip install .``:
+    the checkout's unbuilt ``multilabel_core/`` shadows the installed one.
+    """
+    missing = _missing_extensions(package_dir)
+    if not missing:
+        return
+    names = ", ".join(f"multilabel_core.{name}" for name in missing)
+    root = os.path.dirname(package_dir)
+    if os.path.isfile(os.path.join(root, "pyproject.toml")):
+        raise ImportError(
+            f"multilabel_core is being imported from a source tree that has not been built ({package_dir}): "
+            f"the compiled extensions ({names}) are missing for this Python. Either build in place: "
+            f"`pip install -e .` (or `python setup.py build_ext --inplace`) in {root}, or run Python from "
+            f"another directory so that the installed package is imported."
+        )
+    raise ImportError(
+        f"multilabel_core at {package_dir} has no compiled extensions for this Python ({names}): "
+        f"the installation is incomplete or was built for another Python; reinstall it "
+        f"(`pip install --force-reinstall multilabel-core`)."
+    )
+
+
+_check_build(os.path.dirname(os.path.abspath(__file__)))
+
+from .hookspecs import hookimpl  # noqa: E402  (after the build check, which must come first)
 
 _LAZY = {
     # plugin system

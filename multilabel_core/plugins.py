@@ -37,12 +37,13 @@ from typing import Callable, Hashable
 import attrs
 import pluggy
 
-from . import _builtin, hookspecs
+from . import _EXTENSIONS, _builtin, hookspecs
 from .registry import COMPONENT_KINDS, ComponentSpec, DatasetSpec, MethodSpec
 
 ENTRY_POINT_GROUP = "multilabel_core.plugins"
 DISABLE_AUTOLOAD_ENV = "MULTILABEL_CORE_DISABLE_PLUGIN_AUTOLOAD"
 CORE_PLUGIN_NAME = "multilabel_core"
+_CORE_EXTENSIONS = frozenset(f"multilabel_core.{name}" for name in _EXTENSIONS)
 
 __all__ = [
     "CORE_PLUGIN_NAME",
@@ -106,13 +107,25 @@ def _register_entry_points(manager: pluggy.PluginManager) -> None:
         try:
             # load() imports the module; register() checks its hooks against the specs
             manager.register(entry_point.load(), name=entry_point.name)
+        except ImportError as exc:
+            if exc.name in _CORE_EXTENSIONS:  # the core is broken, not this plugin: no plugin would work
+                raise ImportError(
+                    f"multilabel_core's compiled extension {exc.name} cannot be imported ({exc}); "
+                    f"rebuild multilabel_core (`pip install -e .` in a checkout, else reinstall it)"
+                ) from exc
+            _warn_skipped(origin, exc)
+            continue
         except Exception as exc:  # a broken plugin must not take the others down
-            warnings.warn(
-                f"multilabel_core plugin {origin} failed to load and was skipped: {type(exc).__name__}: {exc}",
-                PluginWarning,
-            )
+            _warn_skipped(origin, exc)
             continue
         origins[entry_point.name] = origin
+
+
+def _warn_skipped(origin: str, exc: Exception) -> None:
+    warnings.warn(
+        f"multilabel_core plugin {origin} failed to load and was skipped: {type(exc).__name__}: {exc}",
+        PluginWarning,
+    )
 
 
 def _unique_entry_points() -> list[importlib.metadata.EntryPoint]:
