@@ -15,7 +15,9 @@ Subcommands::
 
 DATA is a file (Mulan ARFF + XML, MEKA ARFF, LibSVM) or a dataset name looked up in
 ``--data-home``, then ``$MULTILABEL_CORE_DATA``, then the download cache; the name
-``synthetic`` is the embedded correlated dataset.  ``--json`` prints one JSON object.
+``synthetic`` is the embedded correlated dataset.  ``--sparse auto|true|false`` chooses
+whether a file's features are held CSR or dense (``load_dataset``'s ``sparse``; auto: CSR
+for a sparse file unless more than 30% of its entries are stored).  ``--json`` prints one JSON object.
 Bad input ends with one line on stderr and exit status 2, never a traceback.
 """
 
@@ -52,10 +54,26 @@ def parse_param(text: str, option: str = "--param") -> tuple[str, object]:
     return name, parse_value(raw)
 
 
-def load_data(data: str, data_home: str | None, random_state: int):
+def load_data(data: str, data_home: str | None, random_state: int, sparse="auto"):
     from .experiments.config import load_data
 
-    return load_data(data, data_home, random_state)
+    return load_data(data, data_home, random_state, sparse)
+
+
+def parse_sparse(text: str):
+    """``--sparse``: auto, true or false -> "auto", True, False."""
+    choices = {"auto": "auto", "true": True, "false": False}
+    if text.lower() not in choices:
+        raise argparse.ArgumentTypeError(f"expected auto, true or false, got {text!r}")
+    return choices[text.lower()]
+
+
+def add_sparse_option(parser: argparse.ArgumentParser, default) -> None:
+    parser.add_argument(
+        "--sparse", type=parse_sparse, default=default, metavar="auto|true|false",
+        help="features as CSR (true), dense (false), or auto: CSR for a sparse file unless more than 30%% of its "
+        "entries are stored; default " + ("auto" if default == "auto" else "the experiment file's, else auto"),
+    )
 
 
 def show_progress(args) -> bool:
@@ -117,9 +135,12 @@ def cmd_methods(args) -> None:
 
 def cmd_describe(args) -> None:
     from .datasets import describe
+    from .datasets._storage import density
 
-    ds = load_data(args.data, args.data_home, args.seed)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
     stats = describe(ds)
+    stats["storage"] = "csr" if ds.is_sparse else "dense"
+    stats["density"] = density(ds.X)
     emit(args, {"data": args.data, **stats}, [f"{args.data}"] + [f"  {k:<14} {v}" for k, v in stats.items()])
 
 
@@ -132,7 +153,7 @@ def make_estimator(method: str, params: list[str]):
 def cmd_fit(args) -> None:
     from .persistence import save_model
 
-    ds = load_data(args.data, args.data_home, args.seed)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
     est = make_estimator(args.method, args.param).fit(ds.X, ds.Y)
     save_model(est, args.out, method=args.method)
     cert = getattr(est, "certificate_", None)
@@ -153,7 +174,7 @@ def cmd_predict(args) -> None:
     from .persistence import load_model
 
     est = load_model(args.model)
-    ds = load_data(args.data, args.data_home, args.seed)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
     if args.out:
@@ -170,7 +191,7 @@ def cmd_predict(args) -> None:
 def cmd_evaluate(args) -> None:
     from .model_selection import cross_validate
 
-    ds = load_data(args.data, args.data_home, args.seed)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
     est = make_estimator(args.method, args.param)
     result = cross_validate(
         est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=show_progress(args)
@@ -240,6 +261,7 @@ def cmd_compare(args) -> None:
         inner_cv=args.inner_cv,
         seed=args.seed,
         data_home=args.data_home,
+        sparse=args.sparse,
         reference=args.reference,
         reference_method=args.reference_method,
         alpha=args.alpha,
@@ -405,12 +427,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("describe", parents=[common], help="dataset statistics (MLRL Table I)")
     p.add_argument("data")
+    add_sparse_option(p, "auto")
     p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("fit", parents=[common], help="fit a method and save the model")
     p.add_argument("method")
     p.add_argument("data")
     p.add_argument("--out", required=True, help="model file to write")
+    add_sparse_option(p, "auto")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.set_defaults(func=cmd_fit)
 
@@ -418,12 +442,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--out", default=None, help="CSV file for the 0/1 predictions")
+    add_sparse_option(p, "auto")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", parents=[common], help="cross-validated metrics")
     p.add_argument("method")
     p.add_argument("data")
     p.add_argument("--cv", type=int, default=10, help="number of folds (default 10)")
+    add_sparse_option(p, "auto")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--n-jobs", type=int, default=None)
     p.set_defaults(func=cmd_evaluate)
@@ -434,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("methods", nargs="*", metavar="METHOD", help="registered method names")
     p.add_argument("--data", nargs="+", default=None, metavar="DATA", help="dataset names or files")
+    add_sparse_option(p, None)
     p.add_argument(
         "--protocol", default=None, help="kfold (default), repeated_fixed_train, fixed_ratio or semi_supervised"
     )

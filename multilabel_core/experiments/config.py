@@ -16,6 +16,7 @@ An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is in
     seed = 0
     selection_metric = "average_precision"
     inner_cv = 3
+    sparse = "auto"   # or true / false: how file datasets hold their features
 
     [protocol_params]
     n_splits = 10
@@ -47,6 +48,7 @@ import scipy.sparse as sp
 
 from .. import __version__
 from .._validation import check_scalar
+from ..datasets._storage import check_sparse, to_storage
 from ..metrics import METRICS, check_metric_names
 from .preprocessing import check_preprocess
 from .protocols import get_protocol
@@ -76,6 +78,7 @@ FILE_KEYS = (
     "inner_cv",
     "seed",
     "data_home",
+    "sparse",
     "report",
 )
 REPORT_KEYS = ("reference", "reference_method", "alpha")
@@ -197,6 +200,10 @@ class Experiment:
     seed : int >= 0
         Seed of the splits, the inner folds and the estimators' ``random_state``.
     data_home : folder searched first for dataset names.
+    sparse : "auto", True or False
+        Whether datasets loaded by name or path hold their features CSR or dense
+        (:func:`~multilabel_core.datasets.load_dataset`'s ``sparse``).  Not hashed as such:
+        the datasets' fingerprints already differ between a CSR and a dense X.
     reference, reference_method, alpha : report settings (not hashed), passed to
         :func:`multilabel_core.experiments.report.write_report`.
     """
@@ -211,6 +218,7 @@ class Experiment:
     inner_cv: int = attrs.field(default=3, validator=_check_scalar_field(numbers.Integral, low=2))
     seed: int = attrs.field(default=0, validator=_check_scalar_field(numbers.Integral, low=0))
     data_home: str | None = None
+    sparse: object = attrs.field(default="auto", converter=check_sparse)
     reference: str | None = None
     reference_method: str | None = None
     alpha: float = attrs.field(
@@ -265,7 +273,10 @@ class Experiment:
 
     def load_datasets(self) -> dict:
         """Name -> :class:`~multilabel_core.datasets.Dataset`, every dataset loaded."""
-        return {_dataset_name(dataset): load_data(dataset, self.data_home, self.seed) for dataset in self.datasets}
+        return {
+            _dataset_name(dataset): load_data(dataset, self.data_home, self.seed, self.sparse)
+            for dataset in self.datasets
+        }
 
     def canonical(self, loaded: dict) -> dict:
         """The hashed configuration: everything that decides the results (module docstring)."""
@@ -284,16 +295,21 @@ class Experiment:
         }
 
 
-def load_data(dataset, data_home=None, seed: int = 0):
+def load_data(dataset, data_home=None, seed: int = 0, sparse="auto"):
     """A :class:`~multilabel_core.datasets.Dataset` from a name or a file path (``"synthetic"``:
-    the embedded correlated data drawn with ``seed``); a Dataset is returned as it is."""
+    the embedded correlated data drawn with ``seed``); a Dataset is returned as it is.
+
+    ``sparse`` ("auto", True or False) is :func:`~multilabel_core.datasets.load_dataset`'s
+    (the synthetic data are dense, so "auto" keeps them dense).
+    """
     from ..datasets import load_dataset, make_correlated_multilabel
 
     if not isinstance(dataset, str):
         return dataset
     if dataset == SYNTHETIC:
-        return make_correlated_multilabel(random_state=seed)
-    return load_dataset(dataset, data_home=data_home)
+        synthetic = make_correlated_multilabel(random_state=seed)
+        return attrs.evolve(synthetic, X=to_storage(synthetic.X, check_sparse(sparse)))
+    return load_dataset(dataset, data_home=data_home, sparse=sparse)
 
 
 def _describe_estimator(estimator) -> dict:
