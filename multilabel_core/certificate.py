@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import attrs
 
@@ -17,7 +18,7 @@ class Certificate:
         Primal objective at the returned point.
     dual : float
         Dual objective at the dual point associated with it (``nan`` when the solver
-        has no dual, then ``gap`` is ``nan`` too).
+        has no dual, then ``gap`` is ``nan`` too and the solve is not ``converged``).
     gap : float
         ``primal - dual`` (>= 0 up to rounding by weak duality).
     kkt_violation : float
@@ -28,7 +29,14 @@ class Certificate:
     time : float
         Wall-clock seconds of the solve.
     converged : bool
-        Whether the stopping rule was met before ``max_iter``.
+        Whether the stopping rule was met before ``max_iter`` *and* the gap is finite.
+        A certificate built with ``converged=True`` but an infinite or NaN gap (a dual
+        that could not be evaluated, or a conjugate that is +inf at the returned point)
+        certifies nothing: the constructor stores ``converged=False`` and issues a
+        :class:`~multilabel_core.solvers.ConvergenceWarning` naming the solver and the
+        gap.  The project's solvers set the flag this way themselves (with their own
+        warning); the constructor is the backstop for every other path (plugins,
+        ``attrs.evolve``).
     solver : str
         Name of the solver that produced it.
     statistics : dict
@@ -45,6 +53,19 @@ class Certificate:
     converged: bool
     solver: str
     statistics: dict = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self):
+        if self.converged and not math.isfinite(self.gap):
+            # A lazy import: the solvers package imports this module.
+            from .solvers._convergence import ConvergenceWarning
+
+            object.__setattr__(self, "converged", False)
+            warnings.warn(
+                f"{self.solver} reported convergence, but its certificate has gap={self.gap!r} "
+                f"(primal={self.primal!r}, dual={self.dual!r}), which certifies nothing: stored as converged=False",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
 
     @classmethod
     def from_objectives(cls, primal, dual, **kwargs) -> "Certificate":
