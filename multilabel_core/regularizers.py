@@ -9,6 +9,8 @@ form; they satisfy Fenchel--Young with equality at ``V = gradient(W)``.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 import numpy as np
 import scipy.linalg
@@ -40,6 +42,8 @@ class Frobenius(Regularizer):
 
     Gradient ``W``; conjugate ``1/2 ||V||_F^2``; ``label_gram(L) = I``.
     """
+
+    smooth: ClassVar[bool] = True
 
     def value(self, W) -> float:
         W = _matrix(W)
@@ -79,15 +83,31 @@ class LabelCovariance(Regularizer):
     symmetric positive definite; its Cholesky factor is computed once and every
     ``Omega^-1`` product is a triangular solve.
 
+    ``omega=None`` (the default, and what ``regularizer="label_covariance"`` builds) is
+    ``Omega = I / L`` for the L label columns of the weights it is given: MLRL's starting
+    point, "all labels are unrelated initially" (section 2.2), which is also where
+    :class:`~multilabel_core.relations.LearnedCovariance` starts.  With a fixed relation
+    it is ``L/2 ||W||_F^2``, Frobenius at cost ``C / L``; the alternating solver replaces
+    it by the learned Omega at every W-step.
+
     Gradient ``W Omega^-1``; conjugate ``1/2 tr(V Omega V^T)``; ``label_gram(L) = Omega``.
     """
 
-    omega: np.ndarray = attrs.field(
-        converter=_read_only, validator=_spd_matrix, eq=attrs.cmp_using(eq=np.array_equal), hash=False, repr=False
+    omega: np.ndarray | None = attrs.field(
+        default=None,
+        converter=attrs.converters.optional(_read_only),
+        validator=attrs.validators.optional(_spd_matrix),
+        eq=attrs.cmp_using(eq=np.array_equal),
+        hash=False,
+        repr=False,
     )
-    _cholesky: tuple = attrs.field(init=False, eq=False, hash=False, repr=False)
+    _cholesky: tuple | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
+
+    smooth: ClassVar[bool] = True
 
     def __attrs_post_init__(self):
+        if self.omega is None:
+            return
         # Symmetric within round-off (validated); make it exactly symmetric.
         object.__setattr__(self, "omega", _read_only((self.omega + self.omega.T) / 2.0))
         try:
@@ -97,12 +117,13 @@ class LabelCovariance(Regularizer):
         object.__setattr__(self, "_cholesky", factor)
 
     @property
-    def n_labels(self) -> int:
-        return self.omega.shape[0]
+    def n_labels(self) -> int | None:
+        """L of the given Omega; None for the default ``I / L``, which fits any L."""
+        return None if self.omega is None else self.omega.shape[0]
 
     def _check(self, W) -> np.ndarray:
         W = _matrix(W)
-        if W.shape[1] != self.n_labels:
+        if self.omega is not None and W.shape[1] != self.n_labels:
             raise ValueError(f"W has {W.shape[1]} label columns but omega is {self.n_labels} x {self.n_labels}")
         return W
 
@@ -112,14 +133,20 @@ class LabelCovariance(Regularizer):
 
     def gradient(self, W) -> np.ndarray:
         W = self._check(W)
+        if self.omega is None:
+            return W.shape[1] * W  # (I / L)^-1 = L I
         return scipy.linalg.cho_solve(self._cholesky, W.T).T
 
     def conjugate(self, V) -> float:
         V = self._check(V)
+        if self.omega is None:
+            return 0.5 * float(np.vdot(V, V)) / V.shape[1]
         return 0.5 * float(np.vdot(V @ self.omega, V))
 
     def label_gram(self, n_labels: int) -> np.ndarray:
         check_scalar(n_labels, "n_labels", kind=int, low=1)
+        if self.omega is None:
+            return np.eye(n_labels) / n_labels
         if n_labels != self.n_labels:
             raise ValueError(f"omega is {self.n_labels} x {self.n_labels} but the problem has {n_labels} labels")
         return self.omega.copy()
@@ -143,6 +170,10 @@ class NuclearNorm(Regularizer):
     ``prox(W, step)``: singular value shrinkage ``S_step(W) = U max(Sigma - step, 0) V^T``,
     the proximal operator of ``step * ||.||_*`` used by fixed point continuation (FPC).
     """
+
+    # Not differentiable wherever W is rank deficient, W = 0 included, and optimal points
+    # of nuclear-norm problems are low rank by design.
+    smooth: ClassVar[bool] = False
 
     def value(self, W) -> float:
         return float(np.linalg.svd(_matrix(W), compute_uv=False).sum())
@@ -181,6 +212,9 @@ class LowRank(Regularizer):
     ``sqrt(gamma) U V^T`` (see :class:`NuclearNorm`).  The rank constraint makes the
     induced regulariser non-convex unless k >= min(d, L).
     """
+
+    # sqrt(gamma) ||W||_* on its domain (not differentiable at low rank), +inf beyond it.
+    smooth: ClassVar[bool] = False
 
     rank: int = attrs.field(validator=lambda _, a, v: check_scalar(v, a.name, kind=int, low=1))
     gamma: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))

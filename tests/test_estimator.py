@@ -177,10 +177,38 @@ def test_bad_parts_are_refused(params, message):
         ComposedEstimator(**params).fit(*data())
 
 
-@pytest.mark.parametrize("params, missing", [({"loss": "hinge"}, "loss.smooth"), ({"kernel": "rbf"}, "kernel.linear")])
+@pytest.mark.parametrize(
+    "params, missing",
+    [
+        ({"loss": "hinge"}, "loss.smooth"),
+        ({"kernel": "rbf"}, "kernel.linear"),
+        # Before the smoothness capability, L-BFGS "converged" here with gap=inf.
+        ({"regularizer": "nuclear_norm"}, "LBFGSSolver requires regularizer.smooth, which NuclearNorm does not provide"),
+    ],
+)
 def test_a_solver_refuses_parts_it_cannot_handle(params, missing):
     with pytest.raises(CapabilityError, match=missing):
         ComposedEstimator(**params).fit(*data())
+
+
+def test_the_label_covariance_by_name_starts_from_mlrls_omega():
+    # Omega = I / L turns 1/2 tr(W Omega^-1 W^T) into L/2 ||W||_F^2: Frobenius with C / L.
+    X, Y = data(L=3)
+    by_name = ComposedEstimator(regularizer="label_covariance", C=3.0, tol=1e-8).fit(X, Y)
+    frobenius = ComposedEstimator(regularizer="frobenius", C=1.0, tol=1e-8).fit(X, Y)
+    assert by_name.certificate_.converged and by_name.certificate_.relative_gap < 1e-8
+    scale = max(1.0, np.abs(frobenius.coef_).max())
+    np.testing.assert_allclose(by_name.coef_, frobenius.coef_, atol=1e-5 * scale)
+    np.testing.assert_allclose(by_name.intercept_, frobenius.intercept_, atol=1e-5 * scale)
+
+
+def test_mlrl_composes_by_name():
+    X, Y = data(L=3)
+    model = ComposedEstimator(
+        loss="hinge", regularizer="label_covariance", relation="learned_covariance", solver="alternating"
+    ).fit(X, Y)
+    assert model.certificate_.converged and model.certificate_.relative_gap < 1e-3
+    np.testing.assert_allclose(np.trace(model.label_covariance_), 1.0)
 
 
 def test_convergence_warning_and_certificate_at_the_iteration_limit():

@@ -9,6 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.optimize import approx_fprime
 
+from multilabel_core.plugins import make_component
 from multilabel_core.regularizers import Frobenius, LabelCovariance, LowRank, NuclearNorm
 from multilabel_core.testing.strategies import spd_matrices
 
@@ -26,11 +27,13 @@ def weights(draw, n_matrices: int = 1):
 @st.composite
 def regularizers(draw, n_labels: int, d: int):
     """One stock regulariser for (d, L) weights; LowRank with a rank that leaves it convex."""
-    kind = draw(st.sampled_from(["frobenius", "covariance", "nuclear", "low_rank"]))
+    kind = draw(st.sampled_from(["frobenius", "covariance", "default_covariance", "nuclear", "low_rank"]))
     if kind == "frobenius":
         return Frobenius()
     if kind == "covariance":
         return LabelCovariance(draw(spd_matrices(n_labels)))
+    if kind == "default_covariance":
+        return LabelCovariance()
     if kind == "nuclear":
         return NuclearNorm()
     return LowRank(rank=min(d, n_labels) + draw(st.integers(0, 2)), gamma=draw(st.floats(0.1, 10.0)))
@@ -198,7 +201,36 @@ def test_low_rank_validates_parameters(params):
         LowRank(**params)
 
 
-@pytest.mark.parametrize("reg", [Frobenius(), NuclearNorm(), LowRank(rank=2), LabelCovariance(np.eye(2))], ids=repr)
+@given(weights=weights())
+def test_label_covariance_without_omega_is_mlrls_starting_point(weights):
+    (W,) = weights
+    n_labels = W.shape[1]
+    default, explicit = LabelCovariance(), LabelCovariance(np.eye(n_labels) / n_labels)
+    assert default.value(W) == pytest.approx(explicit.value(W), rel=1e-12)
+    np.testing.assert_allclose(default.gradient(W), explicit.gradient(W), rtol=1e-12)
+    assert default.conjugate(W) == pytest.approx(explicit.conjugate(W), rel=1e-12)
+    np.testing.assert_allclose(default.label_gram(n_labels), explicit.omega, rtol=1e-15)
+    assert default.omega is None and default == LabelCovariance() != explicit
+
+
+def test_label_covariance_is_buildable_by_name():
+    assert make_component("regularizer", "label_covariance") == LabelCovariance()
+
+
+@pytest.mark.parametrize(
+    "reg, smooth",
+    [(Frobenius(), True), (LabelCovariance(), True), (LabelCovariance(np.eye(2)), True), (NuclearNorm(), False),
+     (LowRank(rank=2), False)],
+    ids=repr,
+)
+def test_smoothness_is_a_class_attribute_not_a_field(reg, smooth):
+    assert reg.smooth is type(reg).smooth is smooth
+    assert "smooth" not in attrs.fields_dict(type(reg))
+
+
+@pytest.mark.parametrize(
+    "reg", [Frobenius(), NuclearNorm(), LowRank(rank=2), LabelCovariance(np.eye(2)), LabelCovariance()], ids=repr
+)
 def test_non_matrix_weights_are_refused(reg):
     with pytest.raises(ValueError, match="2-D"):
         reg.value(np.ones(4))

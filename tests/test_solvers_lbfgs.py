@@ -12,7 +12,7 @@ from multilabel_core._validation import to_signs
 from multilabel_core.base import CapabilityError, Problem, Solution
 from multilabel_core.kernels import LinearKernel, RBFKernel
 from multilabel_core.losses import Hinge, Logistic, SquaredHinge
-from multilabel_core.regularizers import Frobenius, LabelCovariance
+from multilabel_core.regularizers import Frobenius, LabelCovariance, LowRank, NuclearNorm
 from multilabel_core.relations import Independent, LearnedCovariance
 from multilabel_core.solvers import ConvergenceWarning, LBFGSSolver
 from multilabel_core.testing.checks import check_duality_gap, check_kkt
@@ -157,6 +157,8 @@ def test_no_warning_when_converged():
     "parts, missing",
     [
         ({"loss": Hinge()}, "loss.smooth"),
+        ({"regularizer": NuclearNorm()}, "regularizer.smooth"),
+        ({"regularizer": LowRank(rank=2)}, "regularizer.smooth"),
         ({"kernel": RBFKernel(gamma=1.0)}, "kernel.linear"),
         ({"relation": LearnedCovariance()}, "learned"),
     ],
@@ -167,13 +169,14 @@ def test_missing_capabilities_are_named(parts, missing):
         LBFGSSolver().solve(make_problem(X, Y, **parts))
 
 
-def test_without_conjugates_the_gap_is_nan():
+def test_without_conjugates_the_gap_is_nan_and_nothing_is_certified():
     class NoConjugateFrobenius(Frobenius):
         conjugate = None
 
     X, Y = small_problem()
-    _, certificate = LBFGSSolver().solve(make_problem(X, Y, regularizer=NoConjugateFrobenius()))
-    assert np.isnan(certificate.dual) and np.isnan(certificate.gap) and certificate.converged
+    with pytest.warns(ConvergenceWarning, match="NoConjugateFrobenius has no conjugate"):
+        _, certificate = LBFGSSolver().solve(make_problem(X, Y, regularizer=NoConjugateFrobenius()))
+    assert np.isnan(certificate.dual) and np.isnan(certificate.gap) and not certificate.converged
 
 
 @pytest.mark.parametrize("settings", [{"tol": 0.0}, {"tol": -1e-3}, {"max_iter": 0}, {"max_iter": 2.5}, {"tol": "small"}])

@@ -28,7 +28,16 @@ class Regularizer(ABC):
         solvers (SMO) require it.
     conjugate(V) -> float
         Fenchel conjugate, for duality gaps of primal solvers.
+    smooth : bool
+        True when :meth:`value` is differentiable everywhere, so that :meth:`gradient` is
+        a gradient rather than one subgradient among many.  Quasi-Newton solvers
+        (L-BFGS) require it: their line search and curvature pairs assume a gradient,
+        and on a kink (the nuclear norm at a rank-deficient W) they stop at a point
+        that is not optimal.  False by default: a regulariser declares smoothness.
     """
+
+    #: True when :meth:`value` is differentiable everywhere (quasi-Newton solvers need it).
+    smooth: bool = False
 
     @abstractmethod
     def value(self, W: np.ndarray) -> float:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from typing import ClassVar
 
 import attrs
@@ -40,7 +41,7 @@ import scipy.optimize
 from .._validation import check_scalar
 from ..base import CapabilityError, Problem, Solution, Solver
 from ..certificate import Certificate
-from ._convergence import warn_not_converged
+from ._convergence import ConvergenceWarning, warn_not_converged
 
 __all__ = ["LBFGSSolver"]
 
@@ -75,9 +76,17 @@ class _LinearPrimal:
         gradient = self.regularizer.gradient(V) + self.C * self.adjoint(self.loss.gradient(self.Y, T))
         return value, gradient.ravel()
 
+    def missing_conjugates(self) -> list[str]:
+        """The parts without a ``conjugate``: (2) cannot be evaluated while this is not empty."""
+        return [
+            f"{role} {type(part).__name__}"
+            for role, part in (("loss", self.loss), ("regularizer", self.regularizer))
+            if not callable(getattr(part, "conjugate", None))
+        ]
+
     def dual(self, V: np.ndarray) -> float:
         """D(A) of (2) at ``A = -C ell'(Y, X_a V)``; nan when a part has no conjugate."""
-        if not (callable(getattr(self.loss, "conjugate", None)) and callable(getattr(self.regularizer, "conjugate", None))):
+        if self.missing_conjugates():
             return float("nan")
         G = self.loss.gradient(self.Y, self.scores(V))  # = -A / C
         return -self.C * self.loss.conjugate(self.Y, G) - self.regularizer.conjugate(-self.C * self.adjoint(G))
@@ -104,7 +113,7 @@ class _LinearPrimal:
 
 @attrs.frozen
 class LBFGSSolver(Solver):
-    """Minimise the primal (1) with scipy's L-BFGS-B (smooth losses, linear kernel).
+    """Minimise the primal (1) with scipy's L-BFGS-B (smooth losses and regularisers, linear kernel).
 
     Parameters
     ----------
@@ -121,8 +130,18 @@ class LBFGSSolver(Solver):
         a :class:`~multilabel_core.solvers.ConvergenceWarning`.
 
     The certificate reports ``kkt_violation = max |dP/dV|``, the primal (1), the dual (2)
-    and their gap (``nan`` when the loss or the regulariser has no ``conjugate``), and
-    ``n_iter`` in quasi-Newton iterations.  A warm start from the optimum stops at once.
+    and their gap, and ``n_iter`` in quasi-Newton iterations.  ``converged`` needs both
+    the gradient rule and a finite gap: when the loss or the regulariser has no
+    ``conjugate`` the dual and the gap are ``nan``, and a stationary point is reported
+    ``converged=False`` with a ConvergenceWarning naming the part.  A warm start from the
+    optimum stops at once.
+
+    Quasi-Newton steps need a gradient: the loss and the regulariser must declare
+    ``smooth``.  A non-smooth regulariser (:class:`~multilabel_core.regularizers.NuclearNorm`,
+    :class:`~multilabel_core.regularizers.LowRank`) is refused with a
+    :class:`~multilabel_core.base.CapabilityError`; on a kink L-BFGS-B would stop at a
+    point that is not optimal (for the nuclear norm its dual, the indicator of the
+    spectral-norm ball, is then -inf).
     """
 
     tol: float = attrs.field(default=1e-6, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
@@ -130,7 +149,7 @@ class LBFGSSolver(Solver):
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("smooth", "value", "gradient"),
-        "regularizer": ("value", "gradient"),
+        "regularizer": ("smooth", "value", "gradient"),
         "kernel": ("linear",),
     }
 
@@ -157,17 +176,34 @@ class LBFGSSolver(Solver):
             options={"maxiter": self.max_iter, "maxfun": 20 * self.max_iter, "gtol": gtol, "ftol": 0.0},
         )
         kkt_violation = float(np.abs(result.jac).max())
-        converged = kkt_violation <= gtol
-        if not converged:
+        dual = primal.dual(result.x.reshape(primal.shape))
+        stationary = kkt_violation <= gtol
+        # Converged means certified: a stationary point whose gap cannot be evaluated is not.
+        converged = stationary and np.isfinite(result.fun - dual)
+        if not stationary:
             warn_not_converged(type(self).__name__, f"{result.message} (max |gradient| {kkt_violation:.3g} > {gtol:.3g})")
+        elif not converged:
+            missing = primal.missing_conjugates()
+            reason = (
+                f"the {' and the '.join(missing)} {'have' if len(missing) > 1 else 'has'} no conjugate, "
+                "so the duality gap (2) is undefined"
+                if missing
+                else f"the duality gap is {result.fun - dual!r} (primal {result.fun!r}, dual {dual!r})"
+            )
+            warnings.warn(
+                f"{type(self).__name__} reached the gradient rule (max |gradient| {kkt_violation:.3g} <= {gtol:.3g}) "
+                f"but cannot certify the point: {reason}; the certificate reports converged=False",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         solution = primal.unpack(result.x)
         certificate = Certificate.from_objectives(
             result.fun,
-            primal.dual(result.x.reshape(primal.shape)),
+            dual,
             kkt_violation=kkt_violation,
             n_iter=int(result.nit),
             time=time.perf_counter() - start,
-            converged=converged,
+            converged=bool(converged),
             solver=type(self).__name__,
         )
         return solution, certificate

@@ -14,6 +14,8 @@ which is this regulariser's ``label_gram``: the matrix M of the form ``1/2 tr(W 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 import numpy as np
 
@@ -58,6 +60,8 @@ class FrobeniusLabelCovariance(Regularizer):
 
     Gradient ``W R``; conjugate ``1/2 tr(V R^-1 V^T)``; ``label_gram(c) = R^-1``.
     """
+
+    smooth: ClassVar[bool] = True
 
     mu: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0))
     covariance: np.ndarray | None = attrs.field(
