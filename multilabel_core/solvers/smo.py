@@ -183,25 +183,81 @@ def _label_major(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array.T)
 
 
-def _intercept(f: np.ndarray, alpha: np.ndarray, Y: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """b_i = -gamma_i: the mean of f^i over free variables, else LIBSVM's midpoint of [F_low^i, F_up^i].
+def _intercept(f: np.ndarray, Y: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """b_i: the midpoint of the interval of biases that minimise (P) for the returned W.
 
-    The KKT conditions of Appendix A put every f_j^i of a free variable at gamma_i and
-    gamma_i in [F_low^i, F_up^i]; the score is f + y + b, so b = -gamma.  A label without
-    free variables takes the midpoint, or the one finite end when the other set is empty
-    (a label with one class: every bias beyond that end is optimal).
+    With W fixed, (P) depends on b_i through ``g(b) = sum_j C_j^i [1 - y_j^i (s_j^i + b)]_+``
+    (s = f + y the scores without bias), a convex piecewise-linear function whose kinks
+    sit at ``b = -f_j^i`` whatever the class.  Its right derivative just after the t-th
+    smallest kink is ``-P + (sum of the t smallest kinks' C)`` with P the total C of the
+    positives, so the interval of minimisers is [the first kink where that sum reaches P,
+    the first where it exceeds P] (unbounded on a side without positives or without
+    negatives: a label with one class takes the one finite end).
+
+    At an exact optimum these minimisers are the KKT interval -[F_low^i, F_up^i] of
+    Appendix A (a point when some variable is free), so this is LIBSVM's rule there.
+    Away from it the rule is what keeps fits comparable: the interval moves by at most
+    ``max_j |s_j - s_j'|`` when the scores move (its ends are weighted order statistics
+    of the kinks), while the KKT interval or a mean over the free variables jumps
+    whenever a variable reaches or leaves a bound.  So two solves of one problem to a
+    gap each (a warm and a cold start) return biases as close as their W, and the bias
+    never increases the primal the certificate reports.
     """
-    free = (alpha > 0.0) & (alpha < C)
-    can_increase = np.where(Y > 0, alpha < C, alpha > 0.0)
-    can_decrease = np.where(Y > 0, alpha > 0.0, alpha < C)
-    f_up = np.where(can_increase, f, np.inf).min(axis=0)
-    f_low = np.where(can_decrease, f, -np.inf).max(axis=0)
-    ends = np.where(np.isfinite(f_up), f_up, 0.0) + np.where(np.isfinite(f_low), f_low, 0.0)
-    n_finite = np.isfinite(f_up).astype(int) + np.isfinite(f_low)
-    midpoint = ends / np.maximum(n_finite, 1)
-    n_free = free.sum(axis=0)
-    mean_free = np.where(free, f, 0.0).sum(axis=0) / np.maximum(n_free, 1)
-    return -np.where(n_free > 0, mean_free, midpoint)
+    n, L = f.shape
+    intercept = np.zeros(L)
+    for i in range(L):
+        order = np.argsort(-f[:, i], kind="stable")
+        kinks, weights = -f[order, i], C[order, i]
+        positives = float(C[Y[:, i] > 0, i].sum())
+        total = float(weights.sum())
+        # Rounding in the cumulative sums must not turn a flat stretch (the C of both
+        # classes balanced exactly) into a kink, or the bias would jump with it.
+        slack = 4.0 * n * np.finfo(np.float64).eps * max(total, np.finfo(np.float64).tiny)
+        reached = np.cumsum(weights)
+        low = kinks[np.argmax(reached >= positives - slack)] if positives > slack else -np.inf
+        high = kinks[np.argmax(reached > positives + slack)] if total - positives > slack else np.inf
+        if np.isfinite(low) and np.isfinite(high):
+            intercept[i] = 0.5 * (low + high)
+        elif np.isfinite(low) or np.isfinite(high):
+            intercept[i] = low if np.isfinite(low) else high
+    return intercept
+
+
+def _feasible(alpha: np.ndarray, Y: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """The warm start ``alpha`` moved into the feasible set of (10), by a move of the size of its violation.
+
+    A start made for another problem (another C: a previous lambda of a grid) is
+    feasible only up to rounding: rescaled alphas overshoot the new box by an ulp and
+    the equality constraints ``sum_j y_j^i alpha_j^i = 0`` hold to rounding.  alpha is
+    clipped into the box, the variables within ``_BOUND_RTOL`` of a bound are put on it
+    (so the index sets of Appendix A, and the stopping test, see the bounds they are
+    meant to be at), and the residual r_i of each equality is removed by moving every
+    variable that has room in the direction that reduces it, each by the same fraction
+    of its room (a fraction <= 1 keeps the box; the moves cancel r_i exactly in real
+    arithmetic).
+    """
+    alpha = np.clip(alpha, 0.0, C)
+    alpha[alpha <= _BOUND_RTOL * C] = 0.0
+    at_top = alpha >= (1.0 - _BOUND_RTOL) * C
+    alpha[at_top] = C[at_top]
+    residual = (alpha * Y).sum(axis=0)
+    # SMO's own iterates satisfy the equalities to rounding: a residual of that size is left
+    # alone, so that a start at a returned alpha is not moved off its bounds.
+    rounding = 4.0 * alpha.shape[0] * np.finfo(np.float64).eps * C.sum(axis=0)
+    for i in np.flatnonzero(np.abs(residual) > rounding):
+        # Decrease sum y alpha when it is positive: positives down, negatives up.  The free
+        # variables move first, so that the variables at a bound stay there when they can.
+        direction = -np.sign(residual[i]) * Y[:, i]
+        room = np.where(direction > 0, C[:, i] - alpha[:, i], alpha[:, i])
+        free = (alpha[:, i] > 0.0) & (alpha[:, i] < C[:, i])
+        if room[free].sum() >= abs(residual[i]):
+            room = np.where(free, room, 0.0)
+        # Always enough: with r > 0 the positives alone hold sum alpha >= r of room (and
+        # symmetrically for r < 0), so the fraction is at most 1.
+        available = float(room.sum())
+        fraction = min(1.0, abs(residual[i]) / available)
+        alpha[:, i] = np.clip(alpha[:, i] + direction * fraction * room, 0.0, C[:, i])
+    return alpha
 
 
 def _certificate(f, alpha, Y, C, intercept, outcome, elapsed, extra) -> Certificate:
@@ -291,7 +347,7 @@ def smo_solve(
         columns, _label_major(Y), omega, _label_major(C), alpha_t, float(tol), int(max_iter), bool(shrinking), bool(record_dual)
     )
     alpha, f = alpha_t.T.copy(), outcome["f"].T.copy()
-    intercept = _intercept(f, alpha, Y, C)
+    intercept = _intercept(f, Y, C)
     extra = {"kernel": "precomputed" if columns.precomputed else "column cache", "cache_columns": int(columns.capacity)}
     if record_dual:
         extra["dual_trace"] = outcome["dual_trace"]
@@ -337,14 +393,19 @@ def _warm_alpha(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) 
     """alpha to start from: the Solution's own ``dual``, else recovered from its ``dual_coef``.
 
     ``dual`` is exact; the recovery solves with omega and loses cond(omega) * eps, which
-    matters when omega is close to singular (a learned label covariance can be).
+    matters when omega is close to singular (a learned label covariance can be).  Either
+    is made feasible for this problem's box by :func:`_feasible` (the Solution may come
+    from another C, e.g. the previous point of a grid of lambdas).
     """
     if solution.dual is None:
-        return _alpha_from_solution(solution, Y, omega, C)
-    alpha = np.asarray(solution.dual, dtype=np.float64)
-    if alpha.shape != Y.shape:
-        raise ValueError(f"warm start dual has shape {alpha.shape}, expected {Y.shape}")
-    return alpha
+        alpha = _alpha_from_solution(solution, Y, omega, C)
+    else:
+        alpha = np.asarray(solution.dual, dtype=np.float64)
+        if alpha.shape != Y.shape:
+            raise ValueError(f"warm start dual has shape {alpha.shape}, expected {Y.shape}")
+        if not np.all(np.isfinite(alpha)):
+            raise ValueError("warm start dual contains NaN or infinity")
+    return _feasible(alpha, Y, _box(C, Y.shape))
 
 
 def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
