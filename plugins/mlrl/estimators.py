@@ -76,7 +76,14 @@ class _KernelDualEstimator(MultiLabelEstimator):
         return SMOSolver(tol=tol, max_iter=max_iter, cache_size_mb=float(self.cache_size))
 
     def _warm_start(self, signs, lam) -> Solution | None:
-        """The previous fit's alphas (rescaled to the box 1/(n lambda)) and Omega, when ``warm_start`` applies."""
+        """The previous fit's alphas (rescaled to the box 1/(n lambda)) and Omega, when ``warm_start`` applies.
+
+        The rescaled alphas are a start only: they satisfy the new box and the equality
+        constraints up to rounding (``alpha_ / lam`` can exceed ``1/(n lam)`` by an ulp),
+        and the SMO solver moves them into the feasible set before it starts
+        (``multilabel_core.solvers.smo._feasible``); the fit then goes on to the new
+        problem's own optimum, so it ends where a cold fit does, to the solver's tolerance.
+        """
         if not self.warm_start or getattr(self, "alpha_", None) is None or self.alpha_.shape != signs.shape:
             return None
         omega = getattr(self, "label_covariance_", np.eye(signs.shape[1]))
@@ -144,7 +151,9 @@ class MLRL(_RelationLearner):
         cached (LRU) by SMO.
     warm_start : bool, default False
         Start from the previous fit's alphas and Omega (same n and m; alphas rescaled to
-        the new lambda's box): a grid of lambdas fitted in order continues each fit.
+        the new lambda's box and made feasible): a grid of lambdas fitted in order
+        continues each fit.  A warm start changes the time only: the fit stops at the new
+        problem's optimum to the same certificate as a cold fit (docs/methods/mlrl.md).
 
     Fitted attributes
     -----------------
