@@ -13,6 +13,8 @@ Both certify with the primal hinge-loss objective at w_i = sum_j a_j^i y_j^i phi
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -209,6 +211,53 @@ def test_broken_solvers_fail_the_conformance_check(solve, settings, message):
 def test_a_broken_solver_fails_under_hypothesis_too():
     with pytest.raises(AssertionError, match="warm started at the optimum took"):
         check_solver(ignores_warm_start, label_wise_problems(both_signs=False), **BOX)
+
+
+class NeverConverges:
+    """SMO whose certificates all say converged=False; counts its solves."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, problem, **options):
+        self.calls += 1
+        alpha, c = smo(problem, **options)
+        return alpha, Certificate(c.primal, c.dual, c.gap, c.kkt_violation, c.n_iter, c.time, False, "stuck")
+
+
+def test_an_unconverged_solve_fails_fast_with_its_certificate_under_hypothesis():
+    solve = NeverConverges()
+    with pytest.raises(AssertionError, match=r"did not converge.*solver stuck.*converged=False.*n_iter=.*gap=") as error:
+        check_solver(solve, label_wise_problems(), **EQUALITY)
+    # One solve, not one per drawn (and shrunk) example: each would run to max_iter.
+    assert solve.calls == 1
+    assert re.search(r"on the problem \(ndarray \(\d+, \d+\), ndarray", str(error.value))
+
+
+def test_an_unconverged_solve_stops_a_list_of_problems_at_once():
+    solve = NeverConverges()
+    with pytest.raises(AssertionError, match="did not converge"):
+        check_solver(solve, FIXED, **EQUALITY)
+    assert solve.calls == 1
+
+
+#: Two copies of one point with opposite signs: alpha moved by the same amount on both leaves
+#: w unchanged (so the primal) but raises sum alpha (so the dual).
+DUPLICATE = [(np.ones((2, 2)), np.array([[1.0], [-1.0]]), np.ones((2, 1)))]
+
+
+def overshoots_the_box(problem, **options):
+    """Steps past the upper bound C on every variable; its certificate is evaluated there (a negative gap)."""
+    alpha, c = coordinate_descent(problem, **options)
+    alpha = alpha + 0.5 * problem[2]
+    return alpha, certify(problem, alpha, 0.0, c.n_iter, True, "broken")
+
+
+def test_an_infeasible_alpha_is_named_infeasible_even_when_its_gap_is_negative():
+    alpha, certificate = overshoots_the_box(DUPLICATE[0], random_state=0)
+    assert certificate.gap < 0.0
+    with pytest.raises(AssertionError, match=r"infeasible: label 0, example \d has alpha = 1.5 outside its box"):
+        check_solver(overshoots_the_box, DUPLICATE, **BOX)
 
 
 def test_check_solver_needs_signs_for_the_equality_constraint():

@@ -79,8 +79,9 @@ def assert_duality_gap(certificate, *, rtol: float = 1e-6, atol: float = 1e-9) -
         ``relative_gap``): the solution is optimal to that precision.
     atol : float
         Largest accepted negative gap: ``gap >= -atol``.  By weak duality the primal
-        objective is never below the dual one, so a clearly negative gap means one of
-        the two objectives is computed wrongly.
+        objective is never below the dual one at a feasible dual point, so a clearly
+        negative gap means that the dual point is infeasible or that one of the two
+        objectives is computed wrongly.
 
     Examples
     --------
@@ -96,7 +97,7 @@ def assert_duality_gap(certificate, *, rtol: float = 1e-6, atol: float = 1e-9) -
     if gap < -atol:
         raise AssertionError(
             f"negative duality gap {gap:.3g} < -{atol:g} (relative {relative:.3g}): weak duality "
-            "P >= D is violated, so the primal or the dual objective is computed wrongly"
+            "P >= D is violated, so the dual point is infeasible or the primal or the dual objective is computed wrongly"
         )
     if relative > rtol:
         raise AssertionError(f"relative duality gap {relative:.3g} > {rtol:g}: the solution is not optimal")
@@ -238,28 +239,15 @@ def assert_kkt(
     >>> assert_kkt(alpha, gradient, y, 1.0, tol=1e-9)
     >>> assert_kkt(alpha, gradient, y, 1.0, bias=np.array([-0.2]), tol=1e-9)
     """
-    alpha = np.asarray(alpha, dtype=np.float64)
     gradient = np.asarray(gradient, dtype=np.float64)
-    if gradient.shape != alpha.shape:
-        raise ValueError(f"gradient has shape {gradient.shape}, alpha {alpha.shape}: they must be equal")
-    C = np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
-    if np.isnan(C).any() or (C < 0.0).any():
-        raise ValueError("C must hold upper bounds >= 0 (inf for an unbounded variable)")
-    for name, value in (("alpha", alpha), ("gradient", gradient)):
-        if not np.all(np.isfinite(value)):
-            raise AssertionError(f"{name} is not finite at {_where(tuple(np.argwhere(~np.isfinite(value))[0]))}")
-    slack = _bound_tolerance(alpha, C, feasibility_tol)
-    outside = np.maximum(-alpha - slack, alpha - C - slack)
-    if (outside > 0.0).any():
-        worst = np.unravel_index(np.argmax(outside), alpha.shape)
-        raise AssertionError(
-            f"infeasible: {_where(worst)} has alpha = {alpha[worst]!r} outside its box [0, {C[worst]!r}]"
-        )
+    if gradient.shape != np.shape(alpha):
+        raise ValueError(f"gradient has shape {gradient.shape}, alpha {np.shape(alpha)}: they must be equal")
+    alpha, y, C, slack = _assert_feasible(alpha, y, C, equality=equality, feasibility_tol=feasibility_tol)
+    if not np.all(np.isfinite(gradient)):
+        raise AssertionError(f"gradient is not finite at {_where(tuple(np.argwhere(~np.isfinite(gradient))[0]))}")
     at_lower = alpha <= slack
     at_upper = alpha >= C - slack
     if equality:
-        y = _signs(y, alpha.shape)
-        _assert_equality_constraints(alpha, y, C, feasibility_tol)
         f = y * gradient
         # A: y alpha may still increase; B: it may still decrease (Appendix A, A_i and B_i).
         in_A = np.where(y > 0, ~at_upper, ~at_lower)
@@ -270,6 +258,31 @@ def assert_kkt(
             _assert_cases_against_bias(f, in_A, in_B, at_lower, at_upper, y, bias, tol)
     else:
         _assert_projected_gradient(gradient, at_lower, at_upper, tol)
+
+
+def _assert_feasible(alpha, y, C, *, equality: bool, feasibility_tol: float):
+    """``alpha`` finite, in its box and (``equality``) on the equality constraints.
+
+    Returns ``(alpha, y, C, slack)`` as float arrays (``y`` None without ``equality``),
+    ``slack`` the distance within which a variable counts as on a bound.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), alpha.shape)
+    if np.isnan(C).any() or (C < 0.0).any():
+        raise ValueError("C must hold upper bounds >= 0 (inf for an unbounded variable)")
+    if not np.all(np.isfinite(alpha)):
+        raise AssertionError(f"alpha is not finite at {_where(tuple(np.argwhere(~np.isfinite(alpha))[0]))}")
+    slack = _bound_tolerance(alpha, C, feasibility_tol)
+    outside = np.maximum(-alpha - slack, alpha - C - slack)
+    if (outside > 0.0).any():
+        worst = np.unravel_index(np.argmax(outside), alpha.shape)
+        raise AssertionError(
+            f"infeasible: {_where(worst)} has alpha = {float(alpha[worst])!r} outside its box [0, {float(C[worst])!r}]"
+        )
+    if equality:
+        y = _signs(y, alpha.shape)
+        _assert_equality_constraints(alpha, y, C, feasibility_tol)
+    return alpha, (y if equality else None), C, slack
 
 
 def _signs(y, shape) -> np.ndarray:
@@ -493,9 +506,10 @@ def check_solver(
 ) -> None:
     """Conformance of a dual solver on many problems.
 
-    For every problem: the certificate is sane (a :class:`~multilabel_core.Certificate`
-    with finite fields, ``converged``, a relative gap in [-gap_tol, gap_tol]); the
-    returned alpha satisfies :func:`assert_kkt` within ``kkt_tol``; a second solve with
+    For every problem: the certificate is ``converged``; the returned alpha is feasible
+    (in its box and, with ``equality``, on the equality constraints); the certificate is
+    sane (a :class:`~multilabel_core.Certificate` with finite fields and a relative gap
+    in [-gap_tol, gap_tol]); alpha satisfies :func:`assert_kkt` within ``kkt_tol``; a second solve with
     the same ``random_state`` returns the same alpha and iteration count; a solve warm
     started from the returned alpha stops within ``warm_start_passes`` iterations
     (passes for CD, steps for SMO), converged, still satisfying the KKT conditions.
@@ -524,6 +538,10 @@ def check_solver(
     warm_start_passes : int, default 1
         Most iterations a solve warm started at the optimum may take.
 
+    The first solve that returns ``converged=False`` ends the check at once, with its
+    certificate and the problem's shapes in the message: under hypothesis, no further
+    example is solved (shrinking one would rerun the solver to ``max_iter`` each time).
+
     Examples
     --------
     See docs/testing.md for a complete example with a dual coordinate-descent solver.
@@ -537,20 +555,63 @@ def check_solver(
     from hypothesis.strategies import SearchStrategy
 
     if isinstance(problems, SearchStrategy):
+        unconverged = None
 
         @given(problems)
         def check_drawn(problem):
-            _check_solver_on(solve, problem, **settings)
+            # After an unconverged solve every later example (hypothesis's shrinking replays
+            # many) fails at once without solving: each solve would run to max_iter.
+            nonlocal unconverged
+            if unconverged is None:
+                try:
+                    _check_solver_on(solve, problem, **settings)
+                except _NotConverged as error:
+                    unconverged = str(error)
+            if unconverged is not None:
+                raise _NotConverged(unconverged)
 
-        check_drawn()
+        try:
+            check_drawn()
+        except _NotConverged:
+            # hypothesis reports the shrunk example, which was never solved: report the one that was.
+            raise AssertionError(unconverged) from None
     else:
         for problem in problems:
             _check_solver_on(solve, problem, **settings)
 
 
+class _NotConverged(AssertionError):
+    """A solve of :func:`check_solver` returned ``converged=False``."""
+
+
+def _describe_certificate(certificate: Certificate) -> str:
+    c = certificate
+    return (
+        f"solver {c.solver}: converged={c.converged}, n_iter={c.n_iter}, primal={c.primal!r}, dual={c.dual!r}, "
+        f"gap={c.gap!r}, relative_gap={c.relative_gap!r}, kkt_violation={c.kkt_violation!r}, time={c.time:.3g}s"
+    )
+
+
+def _describe_problem(problem) -> str:
+    parts = problem if isinstance(problem, (tuple, list)) else (problem,)
+    return "(" + ", ".join(
+        f"{type(part).__name__} {tuple(part.shape)}" if hasattr(part, "shape") else repr(part)[:40] for part in parts
+    ) + ")"
+
+
 def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_tol, gap_tol, random_state,
                      warm_start_passes) -> None:
     def assert_optimal(alpha, certificate, what):
+        certificate = _as_certificate(certificate)
+        if certificate.converged is not True:
+            raise _NotConverged(
+                f"{what} did not converge ({_describe_certificate(certificate)}) on the problem "
+                f"{_describe_problem(problem)}; check_solver stops at the first unconverged solve"
+            )
+        # Feasibility before the gap: weak duality holds only at a feasible dual point, so an
+        # infeasible alpha would otherwise be reported as a wrongly computed objective.
+        _assert_feasible(alpha, signs(problem) if equality else None, upper(problem), equality=equality,
+                         feasibility_tol=1e-9)
         check_duality_gap(certificate, tol=gap_tol)
         _assert_sane_certificate(certificate, f"the certificate of {what}", gap_tol=gap_tol, converged=True)
         assert_kkt(alpha, gradient(problem, alpha), signs(problem) if equality else None, upper(problem),
