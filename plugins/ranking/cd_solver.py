@@ -28,6 +28,7 @@ from multilabel_core._validation import check_random_state, check_scalar
 from multilabel_core.base import CapabilityError, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import RankingCDResult, ranking_cd
+from multilabel_core.solvers._convergence import warn_not_converged
 from multilabel_core.solvers.ranking import ENGINE_COUNTS
 
 from ._problem import RankingRun, RankingTask, check_ranking_problem
@@ -154,6 +155,13 @@ class RankingCDSolver(Solver):
             if reached or not result.certificate.converged or eps / 10.0 < SMALLEST_EPS:
                 break
             eps, alpha0 = eps / 10.0, result.alpha
+        if result.certificate.converged and not reached:
+            # ranking_cd warns for its own max_iter; this is the other way to stop short.
+            warn_not_converged(
+                type(self).__name__,
+                f"relative duality gap {result.certificate.relative_gap:.3g} > tol={self.tol:g} at the smallest "
+                f"eps={eps:g} (below it the gap is round-off)",
+            )
         certificate = attrs.evolve(
             result.certificate,
             n_iter=epochs,

@@ -23,7 +23,7 @@ from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.regularizers import Frobenius
 from multilabel_core.relations import Independent, LearnedCovariance
-from multilabel_core.solvers import coupling_inverse
+from multilabel_core.solvers import ConvergenceWarning, coupling_inverse
 from multilabel_core.testing.checks import assert_kkt
 from multilabel_core.testing.strategies import label_covariances
 
@@ -119,7 +119,7 @@ def inner_problem(mu, subsets, *, tol=1e-9, max_iter=500, seed=0):
     coupling = Coupling.from_problem(RankingAlternatingSolver(), prob)
     T = subsets.shape[0]
     state = InnerState(alpha=None, covariance=coupling.initial(), subset_weights=np.full(T, 1.0 / T))
-    cd = RankingCDSolver(tol=1e-10)
+    cd = RankingCDSolver(tol=1e-9)
     return alternate(
         cd,
         RankingTask.from_problem(prob),
@@ -148,7 +148,7 @@ def test_the_cutting_plane_bounds_are_monotone_and_bracket_the_relaxed_optimum(s
     # with all of them in the working set; l_t <= theta* <= u_t (Theorem 3.5).
     d, m = 5, 2
     prob = problem(n=60, d=d, c=3, seed=seed)
-    run = CuttingPlaneSolver(n_features=m, tol=1e-6, cd=RankingCDSolver(tol=1e-10)).run(prob)
+    run = CuttingPlaneSolver(n_features=m, tol=1e-6, cd=RankingCDSolver(tol=1e-9)).run(prob)
     bounds = np.array(run.bound_history)
     optimum = inner_problem(None, every_subset(d, m), seed=seed).step.certificate.primal
     assert np.all(np.diff(bounds[:, 0]) >= 0.0) and np.all(np.diff(bounds[:, 1]) <= 0.0)
@@ -237,6 +237,13 @@ def test_the_alpha_step_reaches_the_requested_relative_gap():
     for C in (0.1, 10.0):
         run = RankingCDSolver(tol=1e-6).run(problem(C=C))
         assert 0.0 <= run.certificate.relative_gap <= 1e-6
+
+
+def test_a_gap_below_round_off_is_not_reached_and_says_so():
+    # eps stops at SMALLEST_EPS; a tol below what double precision certifies leaves the solve unconverged, loudly.
+    with pytest.warns(ConvergenceWarning, match=r"RankingCDSolver did not converge: relative duality gap .* > tol=1e-16"):
+        run = RankingCDSolver(tol=1e-16).run(problem())
+    assert not run.certificate.converged and run.certificate.relative_gap > 1e-16
 
 
 @pytest.mark.parametrize("solver, mu", [(RankingCDSolver(), None), (RankingAlternatingSolver(), 1.0)])
