@@ -383,7 +383,9 @@ def test_binary_feature_record_needs_the_values_0_and_1():
 
 # ------------------------------------------------------------------ sparse or dense X
 
-SPARSE_HEADER = "@relation s\n" + "".join(f"@attribute a{j} numeric\n" for j in range(10)) + "@attribute l1 {0,1}\n@data\n"
+SPARSE_HEADER = (
+    "@relation s\n" + "".join(f"@attribute a{j} numeric\n" for j in range(10)) + "@attribute l1 {0,1}\n@data\n"
+)
 
 
 def sparse_rows(stored_per_row: int) -> str:

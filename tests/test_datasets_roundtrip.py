@@ -1,8 +1,8 @@
 """read(write(x)) == x for the Mulan, MEKA and LibSVM formats, on random datasets (hypothesis).
 
 The datasets mix dense and sparse X, numeric and nominal features (one-hot or ordinal, and
-binary 0/1 ones declared ``{0,1}`` or ``{1,0}``), and names that need ARFF quoting (blanks, quotes, commas, braces, percent signs,
-backslashes, tabs, newlines, non-ASCII letters).
+binary 0/1 ones declared ``{0,1}`` or ``{1,0}``), and names that need ARFF quoting (blanks,
+quotes, commas, braces, percent signs, backslashes, tabs, newlines, non-ASCII letters).
 """
 
 from __future__ import annotations
