@@ -35,10 +35,19 @@ from .base.solver import CapabilityError
 from .experiments.preprocessing import PREPROCESSORS
 
 EXIT_USAGE = 2
+EXIT_FAILED_FITS = 1
 
 
 class CLIError(Exception):
     """An error reported to the user as one line."""
+
+    exit_status = EXIT_USAGE
+
+
+class FailedFitsError(CLIError):
+    """``compare --strict``: the run finished, and some fit raised (results and report are written)."""
+
+    exit_status = EXIT_FAILED_FITS
 
 
 # ---------------------------------------------------------------- helpers
@@ -219,14 +228,41 @@ def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
 
 
 def failures(records) -> list[dict]:
-    return [{k: r[k] for k in ("method", "dataset", "split", "error")} for r in records if r["status"] == "failed"]
+    """Every failed fit: grid points of the inner searches and whole splits (:mod:`.experiments.diagnostics`)."""
+    from .experiments.diagnostics import failures
+
+    return failures(records)
 
 
 def failure_lines(records) -> list[str]:
-    return [f"{f['method']} on {f['dataset']}, split {f['split']} failed: {f['error']}" for f in failures(records)]
+    lines = []
+    for f in failures(records):
+        if f["stage"] == "grid point":
+            point = ", ".join(f"{name}={value}" for name, value in f["params"].items())
+            folds = "" if f["folds"] is None else f" in inner fold(s) {', '.join(map(str, f['folds']))}"
+            lines.append(f"{f['method']} on {f['dataset']}, split {f['split']}: grid point {point} failed{folds}: "
+                         f"{f['error']}")
+        else:
+            lines.append(f"{f['method']} on {f['dataset']}, split {f['split']} failed: {f['error']}")
+    return lines
+
+
+def failure_summary(records) -> str:
+    """The one line every compare prints: failed fits (zero included) and grid-edge choices."""
+    from .experiments.diagnostics import failure_counts, grid_edge_counts
+
+    counts = failure_counts(records)
+    edges = sum(e["lowest"] + e["highest"] for e in grid_edge_counts(records))
+    return (
+        f"failed fits: {counts['n_failed_fits']} ({counts['n_failed_inner_fits']} in the hyper-parameter searches, "
+        f"at {counts['n_failed_points']} grid point(s) of {counts['n_searches_with_failures']} split(s)); "
+        f"failed splits: {counts['n_failed_splits']}; "
+        f"chosen values at a grid edge: {edges}"
+    )
 
 
 def compare_payload(result) -> dict:
+    from .experiments.diagnostics import failure_counts, grid_edge_counts
     from .experiments.stats import summarize
 
     return {
@@ -234,6 +270,8 @@ def compare_payload(result) -> dict:
         "computed": result.computed,
         "resumed": result.resumed,
         "summary": summarize(result.records),
+        **failure_counts(result.records),
+        "grid_edges": grid_edge_counts(result.records),
         "failures": failures(result.records),
         "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
         "plots": [str(path) for path in result.report["plots"]],
@@ -281,6 +319,7 @@ def cmd_compare(args) -> None:
         f"protocol {experiment.protocol} ({params}), seed {experiment.seed}"
         + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
+        failure_summary(result.records),
         "",
         *summary_table(result.records),
         *failure_lines(result.records),
@@ -288,6 +327,9 @@ def cmd_compare(args) -> None:
         f"report: {result.report['report']}",
     ]
     emit(args, compare_payload(result), lines)
+    n_failed = len(failures(result.records))
+    if args.strict and n_failed:
+        raise FailedFitsError(f"--strict: {failure_summary(result.records)} (see {result.report['report']})")
 
 
 def demo_grid(grid: dict) -> dict:
@@ -365,10 +407,12 @@ def cmd_demo(args) -> None:
     truth = correlation_from_covariance(covariance)
     empirical = np.corrcoef(ds.Y, rowvar=False)
     failures = failure_lines(result.records)
+    failed_splits = [r for r in result.records if r["status"] == "failed"]
     lines = [
         f"demo: synthetic correlated data, {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.Y.shape[1]} labels; "
         f"3-fold iterative-stratified CV, parameters chosen by 2-fold inner CV (seed {args.seed})",
         *([f"results in {result.out_dir}"] if args.out else []),
+        failure_summary(result.records),
         "",
         *summary_table(result.records),
         "",
@@ -399,8 +443,12 @@ def cmd_demo(args) -> None:
         for key in ("out", "report", "plots"):
             payload.pop(key)
     emit(args, payload, lines)
-    if failures:
-        raise CLIError(f"{len(failures)} evaluation(s) failed: {failures[0]}")
+    if failed_splits:
+        first = failed_splits[0]
+        raise CLIError(
+            f"{len(failed_splits)} evaluation(s) failed: {first['method']} on {first['dataset']}, "
+            f"split {first['split']} failed: {first['error']}"
+        )
 
 
 # ---------------------------------------------------------------- parser
@@ -480,6 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=None, help="level of the paired t-tests (default 0.05)")
     p.add_argument("--new-run", action="store_true", help="a changed configuration goes to a new folder DIR-<hash>")
     p.add_argument("--no-plots", action="store_true", help="no PNG figures in the report (they need the plot extra)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 when any fit failed, inner-search fits included (results are kept)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("demo", parents=[common], help="the main job: a small compare on the embedded synthetic data")
@@ -494,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         args.func(args)
     except (CLIError, ValueError, OSError, CapabilityError) as exc:
         print(f"mlcore: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return getattr(exc, "exit_status", EXIT_USAGE)
     except KeyboardInterrupt:
         print("mlcore: interrupted", file=sys.stderr)
         return 130

@@ -182,9 +182,11 @@ def test_win_tie_loss_table_matches_the_comparison(report):
 
 
 def test_failures_and_left_out_splits_are_listed(report):
-    assert section(report["text"], "## Failures") == [
-        "",
-        "- `br` on `scene`, split 2: RuntimeError: kernel matrix is not PSD",
+    failures = section(report["text"], "## Failures")
+    assert failures[:2] == ["", "Failed fits: 1 (1 of whole splits); failed splits: 1."]
+    assert table(failures) == [
+        ["method", "dataset", "split", "grid point", "where", "error"],
+        ["br", "scene", "2", "C=1", "final fit (split failed)", "RuntimeError: kernel matrix is not PSD"],
     ]
     tests = "\n".join(section(report["text"], "## Win/tie/loss of mlrl"))
     assert "- `br` against `mlrl` on `scene`, split 2 (hamming_loss, average_precision): failed: br" in tests
@@ -257,8 +259,10 @@ def test_summary_csv_and_json_agree_with_summarize(report):
     assert wtl["Total"]["rank"] == {"win": 0, "tie": 2, "loss": 2}
     assert len(document["comparisons"]) == 2 * 2 * 3
     assert document["failures"] == [
-        {"dataset": "scene", "method": "br", "split": 2, "error": "RuntimeError: kernel matrix is not PSD"}
-    ]
+        {"dataset": "scene", "method": "br", "split": 2, "error": "RuntimeError: kernel matrix is not PSD",
+         "stage": "fit", "params": {"C": 1.0}, "folds": None, "n_folds": None, "n_fits": 1}
+    ]  # fmt: skip
+    assert (document["n_failed_fits"], document["n_failed_inner_fits"], document["n_failed_splits"]) == (1, 0, 1)
     assert document["runs"] == jsonable(run_summary(records))  # NaN (no certificate) -> null
     assert document["config"]["config"]["seed"] == 0
 
@@ -310,7 +314,8 @@ def test_a_run_without_certificates_or_failures_says_so(tmp_path):
         "",
         "No method reported optimality certificates or convergence warnings.",
     ]
-    assert section(text, "## Failures") == ["", "None."]
+    assert section(text, "## Failures") == ["", "Failed fits: 0; failed splits: 0."]
+    assert "Failed fits: 0; failed splits: 0. Chosen values at a grid edge: 0." in text.split("## Results")[0]
 
 
 @pytest.mark.parametrize(

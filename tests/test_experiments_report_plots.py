@@ -111,9 +111,9 @@ def test_search_curve_is_the_mean_over_splits_of_the_best_score_per_value(tmp_pa
     original = plots_module._search_curve
 
     def spy(group, param, metric):
-        curve = original(group, param, metric)
+        curve, failed = original(group, param, metric)
         drawn[group[0]["method"]] = curve
-        return curve
+        return curve, failed
 
     monkeypatch.setattr(plots_module, "_search_curve", spy)
     assert_png(plot_metric_vs_param(run, "C", "average_precision", tmp_path / "C.png"))
@@ -130,8 +130,53 @@ def test_search_curve_of_a_lower_is_better_metric_keeps_the_lowest(tmp_path):
         record["selection_metric"] = "hamming_loss"
         record["search"] = [{"params": {"C": 1.0, "gamma": g}, "score": g, "status": "ok"} for g in (0.2, 0.1)]
         record["search"] += [{"params": {"C": 2.0, "gamma": 0.1}, "score": 0.3, "status": "ok"}]
-    assert plots_module._search_curve(run, "C", "hamming_loss") == {1.0: [0.1, 0.1], 2.0: [0.3, 0.3]}
+    assert plots_module._search_curve(run, "C", "hamming_loss") == ({1.0: [0.1, 0.1], 2.0: [0.3, 0.3]}, {})
     assert_png(plot_metric_vs_param(run, "C", "hamming_loss", tmp_path / "hl.png"))
+
+
+def drawn_figure(monkeypatch):
+    """Keep the figures that are saved, to look at what was drawn."""
+    figures = []
+    original = plots_module._save
+
+    def keep(figure, path):
+        figures.append(figure)
+        return original(figure, path)
+
+    monkeypatch.setattr(plots_module, "_save", keep)
+    return figures
+
+
+def failure_marks(figure):
+    """(x values, label) of the red x marks of the figure's axes."""
+    ax = figure.axes[0]
+    return [
+        (list(line.get_xdata()), line.get_label())
+        for line in ax.get_lines()
+        if line.get_marker() == "x" and line.get_color() == "red"
+    ]
+
+
+def test_search_curve_marks_the_failed_grid_points_on_the_axis(tmp_path, monkeypatch):
+    figures = drawn_figure(monkeypatch)
+    run = records()  # every split of both methods: C = 10 failed
+    run[0]["search"][0] |= {"status": "failed", "score": None, "error": "ValueError: y"}  # mlrl split 0: C = 0.01 too
+    assert_png(plot_metric_vs_param(run, "C", "average_precision", tmp_path / "C.png"))
+    marks = dict((label, x) for x, label in failure_marks(figures[0]))
+    assert marks == {"failed grid point (mlrl)": [0.01, 10.0], "failed grid point (br)": [10.0]}
+    counts = sorted(text.get_text() for text in figures[0].axes[0].texts)
+    assert counts == ["1", "3", "4"]  # mlrl: C = 0.01 in 1 split, C = 10 in 4; br: C = 10 in 3
+
+
+def test_a_search_where_every_point_failed_is_still_drawn(tmp_path, monkeypatch):
+    figures = drawn_figure(monkeypatch)
+    run = [make_record("br", "emotions", k, status="failed") for k in range(2)]
+    for record in run:
+        record["search"] = [
+            {"params": {"C": C}, "score": None, "status": "failed", "error": "ValueError: z"} for C in (0.1, 1.0, 10.0)
+        ]
+    assert_png(plot_metric_vs_param(run, "C", "average_precision", tmp_path / "C.png"))
+    assert failure_marks(figures[0]) == [([0.1, 1.0, 10.0], "failed grid point (br)")]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ The figures (docs/reports.md shows them):
   each certificate of a fit: per outer step of an alternating method (MLRL Figure 1
   plots the objective per outer step) or per solve.
 * :func:`plot_metric_vs_param` -- the inner cross-validation score against one
-  hyper-parameter, from the records' ``search`` entries.
+  hyper-parameter, from the records' ``search`` entries; values where a grid point
+  failed are marked on the axis (red x), not left out.
 """
 
 from __future__ import annotations
@@ -158,57 +159,76 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
-def _search_curve(group, param: str, metric: str) -> dict:
-    """value -> the per-split best inner-CV scores at that value of ``param``.
+def _search_curve(group, param: str, metric: str) -> tuple[dict, dict]:
+    """``(curve, failed)``: value -> the per-split best inner-CV scores at that value of
+    ``param``; value -> the number of splits where a grid point at that value failed.
 
     With several searched hyper-parameters, the score at a value of ``param`` is the
     best over the others (the profile of the grid along ``param``), one per split.
     """
     best = max if METRICS[metric].greater_is_better else min
     curve: dict = {}
+    failed: dict = {}
     for record in group:
         if record.get("selection_metric") != metric:
             continue
         per_value: dict = {}
+        failed_values = set()
         for entry in record.get("search") or []:
             value, score = (entry.get("params") or {}).get(param), entry.get("score")
-            if entry.get("status", "ok") != "ok" or value is None or score is None or not math.isfinite(score):
+            if value is None:
                 continue
             if not _is_number(value):
                 raise ValueError(f"hyper-parameter {param!r} has the non-numeric value {value!r}")
+            if entry.get("status", "ok") != "ok":
+                failed_values.add(float(value))
+                continue
+            if score is None or not math.isfinite(score):
+                continue
             per_value[float(value)] = best(per_value.get(float(value), score), score)
         for value, score in per_value.items():
             curve.setdefault(value, []).append(score)
-    return dict(sorted(curve.items()))
+        for value in failed_values:
+            failed[value] = failed.get(value, 0) + 1
+    return dict(sorted(curve.items())), dict(sorted(failed.items()))
 
 
 def plot_metric_vs_param(records, param: str, metric: str, path, title=None) -> Path:
     """Mean inner-CV ``metric`` (+- std over splits) against the hyper-parameter ``param``.
 
     Reads the ``search`` entries of the records whose ``selection_metric`` is
-    ``metric``; one curve per method (and dataset, when there are several).  The x
-    axis is logarithmic when the values are positive and span two decades or more.
-    Raises ValueError when no search entry has a numeric value of ``param``.
+    ``metric``; one curve per method (and dataset, when there are several).  A value
+    where a grid point failed (in any split) is marked by a red x on the x axis,
+    annotated with the number of splits where it failed, so a gap in a curve is never
+    mistaken for a value that was not searched.  The x axis is logarithmic when the
+    values are positive and span two decades or more.  Raises ValueError when no
+    search entry has a numeric value of ``param``.
     """
     check_metric_names([metric])
     records = check_records(records)
     several_datasets = len(in_order(records, "dataset")) > 1
-    curves = {}
+    curves, failures = {}, {}
     for (dataset, method), group in group_records(records).items():
-        curve = _search_curve(group, param, metric)
+        curve, failed = _search_curve(group, param, metric)
+        label = f"{method} on {dataset}" if several_datasets else method
         if curve:
-            curves[f"{method} on {dataset}" if several_datasets else method] = curve
-    if not curves:
+            curves[label] = curve
+        if failed:
+            failures[label] = failed
+    if not curves and not failures:
         raise ValueError(f"no search entry scored by {metric!r} has a value of {param!r}")
     figure = _figure(figsize=(6.0, 4.0))
     ax = figure.add_subplot()
+    colours = {}
     for label, curve in curves.items():
         x = np.array(list(curve))
         mean = np.array([np.mean(s) for s in curve.values()])
         std = np.array([np.std(s, ddof=1) if len(s) > 1 else 0.0 for s in curve.values()])
-        ax.plot(x, mean, marker="o", label=label)
+        (line,) = ax.plot(x, mean, marker="o", label=label)
+        colours[label] = line.get_color()
         ax.fill_between(x, mean - std, mean + std, alpha=0.2)
-    values = np.concatenate([list(curve) for curve in curves.values()])
+    _mark_failures(ax, failures, colours)
+    values = np.concatenate([list(points) for points in (*curves.values(), *failures.values())])
     if values.min() > 0 and values.max() / values.min() >= _LOG_AXIS_RATIO:
         ax.set_xscale("log")
     ax.set_xlabel(param)
@@ -216,6 +236,24 @@ def plot_metric_vs_param(records, param: str, metric: str, path, title=None) -> 
     ax.legend(fontsize="small")
     ax.set_title(title or f"{metric} against {param}")
     return _save(figure, path)
+
+
+def _mark_failures(ax, failures: dict, colours: dict) -> None:
+    """A red x on the x axis at each value where a grid point failed, one row per curve.
+
+    The marks sit in axes coordinates along y (just above the axis), so they show
+    whatever the scores' range; the number beside a mark counts the splits where a
+    point at that value failed, and the row's label names its curve.
+    """
+    for row, (label, failed) in enumerate(failures.items()):
+        height = 0.03 + 0.06 * row
+        x = np.array(list(failed))
+        ax.plot(x, np.full(len(x), height), transform=ax.get_xaxis_transform(), linestyle="none", marker="x",
+                markersize=9, markeredgewidth=2, color="red", clip_on=False,
+                label=f"failed grid point ({label})")  # fmt: skip
+        for value, count in failed.items():
+            ax.annotate(str(count), (value, height), xycoords=ax.get_xaxis_transform(), xytext=(5, 2),
+                        textcoords="offset points", fontsize="x-small", color=colours.get(label, "red"))  # fmt: skip
 
 
 # ------------------------------------------------------------ all of a run's plots

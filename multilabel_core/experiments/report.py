@@ -6,7 +6,8 @@ docs/experiments.md) into
 * ``report.md`` -- per dataset, the mean +- std of every method on every metric with
   the papers' significance markers; the win/tie/loss table of MLRL Table VII; the same
   tests against the best ecosystem baseline of each dataset; the papers' values beside
-  ours; runs, convergence, failures and plots;
+  ours; runs, convergence, the chosen hyper-parameters (with the grid points that
+  failed and the choices at a grid edge), every failed fit, and plots;
 * ``summary.csv`` and ``summary.json`` -- the same numbers, one row per
   (dataset, method, metric), with the t-test and the reference values;
 * ``splits.csv`` -- one row per record and metric, the raw material of every table.
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..metrics import METRICS
+from .diagnostics import failure_counts, failures as failure_rows, grid_edge_counts, grid_edges, search_summary
 from .plots import matplotlib_available, plots_from_records
 from .stats import (
     MARKER_LOSS,
@@ -80,7 +82,7 @@ def _direction(metric: str) -> str:
 
 
 # --------------------------------------------------------------- the sections
-def _heading_lines(records, title: str, config: dict | None) -> list[str]:
+def _heading_lines(records, title: str, config: dict | None, counts: dict, n_edges: int) -> list[str]:
     failed = sum(r["status"] == "failed" for r in records)
     protocols = in_order([r for r in records if "protocol" in r], "protocol")
     lines = [
@@ -89,6 +91,8 @@ def _heading_lines(records, title: str, config: dict | None) -> list[str]:
         f"{len(records)} records ({failed} failed): methods {', '.join(map(str, in_order(records, 'method')))} "
         f"on datasets {', '.join(map(str, in_order(records, 'dataset')))}"
         + (f"; protocol {', '.join(map(str, protocols))}." if protocols else "."),
+        "",
+        _failed_fits_sentence(counts) + f" Chosen values at a grid edge: {n_edges}.",
         *_preprocess_lines(records),
     ]
     if config is not None:
@@ -288,11 +292,117 @@ def _runs_lines(runs) -> list[str]:
     return lines + [intro, "", *markdown_table(header, rows)]
 
 
-def _failure_lines(failures) -> list[str]:
-    lines = ["", "## Failures", ""]
+def _failed_fits_sentence(counts: dict) -> str:
+    """"Failed fits: N ..." -- stated in every report, zero included."""
+    n, inner = counts["n_failed_fits"], counts["n_failed_inner_fits"]
+    if n == 0:
+        return f"Failed fits: 0; failed splits: {counts['n_failed_splits']}."
+    parts = []
+    if inner:
+        parts.append(
+            f"{inner} in the hyper-parameter searches, at {counts['n_failed_points']} grid point(s) of "
+            f"{counts['n_searches_with_failures']} split(s)"
+        )
+    if n - inner:
+        parts.append(f"{n - inner} of whole splits")
+    return f"Failed fits: {n} ({'; '.join(parts)}); failed splits: {counts['n_failed_splits']}."
+
+
+def _params_text(params) -> str:
+    if not params:
+        return MISSING
+    return ", ".join(f"{name}={_value_text(value)}" for name, value in params.items())
+
+
+def _value_text(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _where(row) -> str:
+    if row["stage"] == "grid point":
+        if row["folds"] is None:
+            return "inner search"
+        folds = ", ".join(map(str, row["folds"]))
+        return f"inner fold{'s' if len(row['folds']) > 1 else ''} {folds} of {row['n_folds']}"
+    if row["stage"] == "search":
+        return "search (split failed)"
+    return "final fit (split failed)"
+
+
+def _failure_lines(failures, counts: dict) -> list[str]:
+    lines = ["", "## Failures", "", _failed_fits_sentence(counts)]
     if not failures:
-        return lines + ["None."]
-    return lines + [f"- `{f['method']}` on `{f['dataset']}`, split {f['split']}: {f['error']}" for f in failures]
+        return lines
+    intro = (
+        "Every fit that raised: a grid point of an inner search (never chosen; its folds named) or a whole "
+        "split (no result for it)."
+    )
+    header = ["method", "dataset", "split", "grid point", "where", "error"]
+    rows = [
+        [f["method"], f["dataset"], f["split"], _params_text(f["params"]), _where(f), f["error"] or MISSING]
+        for f in failures
+    ]
+    return lines + ["", intro, "", *markdown_table(header, rows)]
+
+
+def _chosen_score(record):
+    for entry in record.get("search") or []:
+        if entry.get("params") == record.get("params"):
+            return entry.get("score")
+    return None
+
+
+def _hyperparameter_lines(records) -> list[str]:
+    """The chosen parameters of each searched split, with failed points and edge choices beside them."""
+    lines = ["", "## Hyper-parameters", ""]
+    searched = [r for r in records if r.get("search")]
+    if not searched:
+        return lines + ["No hyper-parameter search: every grid had one point (used as given)."]
+    lines += [
+        (
+            "The point each split's inner search chose (its mean inner-CV score), with the grid points that failed "
+            "(they are never chosen) and a chosen value at the lowest or highest value of its grid (numeric grids "
+            "of three or more values: the optimum may lie outside the grid)."
+        ),
+        "",
+    ]
+    rows = []
+    for record in searched:
+        summary = search_summary(record)
+        notes = [
+            f"{edge['param']} at the {edge['edge']} grid value ({_value_text(edge['grid'][0])} … "
+            f"{_value_text(edge['grid'][-1])}, {len(edge['grid'])} values)"
+            for edge in grid_edges(record)
+        ]
+        if summary["n_failed_points"]:
+            notes.append(f"{summary['n_failed_points']} of {summary['n_points']} grid points failed")
+        if record["status"] == "failed":
+            chosen, score = "— (split failed)", MISSING
+        else:
+            chosen, score = _params_text(record.get("params")), _number(_chosen_score(record))
+        rows.append([record["dataset"], record["method"], record["split"], chosen, score, "; ".join(notes)])
+    header = ["dataset", "method", "split", "chosen", "inner score", "notes"]
+    return lines + markdown_table(header, rows)
+
+
+def _grid_edge_lines(edge_counts) -> list[str]:
+    lines = ["", "## Chosen values at a grid edge", ""]
+    if not edge_counts:
+        return lines + [
+            "None: no chosen value of a numeric grid of three or more values is its lowest or highest value."
+        ]
+    intro = (
+        "How often the search chose the lowest or the highest value of a numeric grid (of three or more values), "
+        "out of the successful searched splits: the optimum may lie beyond that edge; widen the grid there "
+        "(`--grid METHOD.NAME=...`, docs/experiments.md)."
+    )
+    header = ["dataset", "method", "parameter", "at lowest", "at highest", "splits searched", "grid"]
+    rows = [
+        [e["dataset"], e["method"], e["param"], e["lowest"], e["highest"], e["n_searched"],
+         ", ".join(map(_value_text, e["grid"]))]
+        for e in edge_counts
+    ]  # fmt: skip
+    return lines + [intro, "", *markdown_table(header, rows)]
 
 
 def _plot_lines(plots, out_dir: Path) -> list[str]:
@@ -467,22 +577,29 @@ def write_report(
     baseline = compare_to_best_baseline(records, baselines, metrics=metrics, alpha=alpha)
     deltas = reference_deltas(summary, _reference_values(reference))
     runs = run_summary(records)
-    failures = [
-        {k: r.get(k) for k in ("dataset", "method", "split", "error")} for r in records if r["status"] == "failed"
-    ]
+    failures = failure_rows(records)
+    counts = failure_counts(records)
+    edge_counts = grid_edge_counts(records)
+    n_edges = sum(e["lowest"] + e["highest"] for e in edge_counts)
     config = _read_config(out_dir / "config.json")
     plots_written = _plots(records, out_dir / "plots", plots)
 
     title = title or "Experiment report"
     n_datasets = len(in_order(records, "dataset"))
-    lines = [*_heading_lines(records, title, config), *_results_lines(summary, comparison, baseline)]
+    lines = [*_heading_lines(records, title, config, counts, n_edges), *_results_lines(summary, comparison, baseline)]
     if comparison is not None:
         lines += _win_tie_loss_lines(comparison, n_datasets)
     if baseline is not None:
         lines += _baseline_lines(summary, baseline, n_datasets)
     if deltas:
         lines += _reference_lines(deltas)
-    lines += [*_runs_lines(runs), *_failure_lines(failures), *_plot_lines(plots_written, out_dir)]
+    lines += [
+        *_runs_lines(runs),
+        *_hyperparameter_lines(records),
+        *_grid_edge_lines(edge_counts),
+        *_failure_lines(failures, counts),
+        *_plot_lines(plots_written, out_dir),
+    ]
 
     summary_rows = _summary_rows(summary, comparison, baseline, deltas)
     document = {
@@ -500,7 +617,20 @@ def write_report(
         "best_baseline": _baseline_document(baseline),
         "reference_deltas": deltas,
         "runs": runs,
+        **counts,
         "failures": failures,
+        "chosen": [
+            {
+                **{k: r[k] for k in ("dataset", "method", "split", "status")},
+                "params": r.get("params"),
+                **search_summary(r),
+                "grid_edges": grid_edges(r),
+            }
+            for r in records
+            if r.get("search")
+        ],
+        "grid_edges": edge_counts,
+        "n_grid_edges": n_edges,
         "plots": [p.relative_to(out_dir).as_posix() for p in plots_written],
     }
     paths = {

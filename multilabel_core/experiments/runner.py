@@ -20,8 +20,12 @@ dask.distributed cluster with ``scheduler``, and give the same records as a seri
 run: every random choice is seeded from ``(seed, split)`` (:func:`split_seeds`) and
 results are collected in task order.
 
-Failures never stop the run: an exception in a fit, or in the inner search of a split,
-becomes a record with ``status: "failed"`` and its ``error``; warnings raised while
+Failures never stop the run, and none is lost: an exception in any inner fold of any grid
+point is kept in the split's ``search`` (that point's ``status``, ``error`` and, per fold,
+``fold_errors``) and the point is never chosen; a search where every point failed, or an
+exception in the final fit, makes the split's record ``status: "failed"`` with its
+``error`` and ``failed_stage`` (``"search"`` or ``"fit"``).  :mod:`.diagnostics` counts
+them for the report and the command line.  Warnings raised while
 fitting and predicting are recorded, and a :class:`~multilabel_core.solvers.ConvergenceWarning`
 sets ``converged`` to false.
 """
@@ -261,7 +265,7 @@ class _Group:
                 seed=inner_seed,
                 preprocess=self.experiment.preprocess,
             )
-        except ValueError as exc:  # e.g. fewer training rows than inner folds
+        except Exception as exc:  # e.g. fewer training rows than inner folds
             self.failures[s] = f"{type(exc).__name__}: inner search: {exc}"
 
     @property
@@ -275,7 +279,8 @@ class _Group:
             chosen = self._search(parallel, batch, bar)
             for s in batch:
                 if s in self.failures:
-                    store.append(self._record(s, *chosen.get(s, ({}, [])), _outcome(self.failures[s])))
+                    outcome = {**_outcome(self.failures[s]), "failed_stage": "search"}
+                    store.append(self._record(s, *chosen.get(s, ({}, [])), outcome))
                     bar.update(1)
             ready = [s for s in batch if s not in self.failures]
             X, Y = self.dataset.X, self.dataset.Y
@@ -321,6 +326,7 @@ class _Group:
             "preprocess": self.experiment.preprocess,
             "status": outcome["status"],
             "error": outcome["error"],
+            "failed_stage": outcome["failed_stage"],
             "params": params,
             "search": search,
             "selection_metric": self.experiment.selection_metric,
@@ -349,6 +355,7 @@ def _outcome(error: str | None = None) -> dict:
     return {
         "status": "ok" if error is None else "failed",
         "error": error,
+        "failed_stage": None if error is None else "fit",
         "metrics": {},
         "fit_time": None,
         "predict_time": None,
@@ -365,14 +372,15 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
 
     One task of the runner.  With ``preprocess`` the features are first scaled by that
     scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`).  Returns the
-    outcome part of a record: ``status``, ``error``, ``metrics`` (every metric),
+    outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics`` (every metric),
     ``fit_time``, ``predict_time``, ``n_unlabeled``, ``certificates``, ``converged``,
     ``label_correlation``, ``warnings``.
     """
-    model = type(estimator)(**{**estimator.get_params(deep=False), **params})
     outcome = _outcome()
+    model = None
     with recording_warnings() as caught:
         try:
+            model = type(estimator)(**{**estimator.get_params(deep=False), **params})
             X = prepared(model, X, train, preprocess)
             start = perf_counter()
             outcome["n_unlabeled"] = fit_on_rows(model, X, Y, train, unlabeled)
@@ -383,7 +391,7 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
             outcome["predict_time"] = perf_counter() - start
             outcome["metrics"] = evaluate(Y[test], scores, predictions, check_metric_names(None))
         except Exception as exc:  # a failing method is recorded, the run goes on
-            outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}", metrics={})
+            outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}", failed_stage="fit", metrics={})
     outcome["warnings"] = describe_warnings(caught)
     outcome["certificates"] = _certificates(model)
     not_converged = any(issubclass(w.category, ConvergenceWarning) for w in caught)
@@ -396,7 +404,7 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
 
 def _certificates(model) -> list[dict]:
     """``Certificate.as_dict()`` of each solve of the fitted model (one, or one per outer step)."""
-    certificate = getattr(model, "certificate_", None)
+    certificate = getattr(model, "certificate_", None) if model is not None else None
     if certificate is None:
         return []
     certificates = certificate if isinstance(certificate, (list, tuple)) else [certificate]

@@ -152,23 +152,25 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
     held-out rows (None when fitting or scoring raised), ``"ExceptionType: message"``
     or None, and the warnings raised.  With ``warm_start`` one estimator object goes
     along the points in order.  ``preprocess`` names the scaler fitted on ``fit_rows``
-    (:func:`~.preprocessing.preprocessed`); a failure to apply it fails every point.
+    (:func:`~.preprocessing.preprocessed`); a failure to apply it, or to make the
+    estimator, fails every point.  Never raises: every exception is a failed point.
     """
+    # Any exception, not only ValueError: a task that raised would end the whole run.
     try:
         X = prepared(estimator, X, fit_rows, preprocess)
-    except ValueError as exc:
+        base = estimator.get_params(deep=False)
+        model = type(estimator)(**{**base, "warm_start": True}) if warm_start else None
+    except Exception as exc:
         return [(None, f"{type(exc).__name__}: {exc}", []) for _ in points]
-    base = estimator.get_params(deep=False)
-    model = type(estimator)(**{**base, "warm_start": True}) if warm_start else None
     results = []
     for point in points:
-        if not warm_start:
-            model = type(estimator)(**{**base, **point})
         score, error = None, None
         with recording_warnings() as caught:
             try:
                 if warm_start:
                     model.set_params(**point)
+                else:
+                    model = type(estimator)(**{**base, **point})
                 fit_on_rows(model, X, Y, fit_rows, unlabeled_rows)
                 X_score = rows_of(X, score_rows, fit_rows, _uses_precomputed_kernel(model))
                 score = _metric_value(metric, Y[score_rows], model, X_score)
@@ -240,13 +242,17 @@ def select(points, fold_results, metric) -> tuple[dict, list[dict]]:
     """The chosen point and the search record, from per-fold results of every point.
 
     ``fold_results[k][p]`` is the ``(score, error, warnings)`` of point p on fold k.
-    Raises :class:`SearchError` when no point has a score.
+    Each entry of the record keeps, per inner fold, the score and the error
+    (``fold_scores``, ``fold_errors``: None where that fold's fit succeeded), so a
+    failure names its fold and its point.  Raises :class:`SearchError` when no point
+    has a score.
     """
     greater = METRICS[metric].greater_is_better
     entries, best = [], None
     for p, point in enumerate(points):
         outcomes = [fold[p] for fold in fold_results]
-        errors = [error for _, error, _ in outcomes if error is not None]
+        fold_errors = [error for _, error, _ in outcomes]
+        errors = [error for error in fold_errors if error is not None]
         fold_scores = [score for score, _, _ in outcomes]
         defined = [s for s in fold_scores if s is not None and not math.isnan(s)]
         score = float(np.mean(defined)) if defined and not errors else None
@@ -256,6 +262,7 @@ def select(points, fold_results, metric) -> tuple[dict, list[dict]]:
             "status": "failed" if errors else "ok",
             "error": errors[0] if errors else None,
             "fold_scores": fold_scores,
+            "fold_errors": fold_errors,
             "warnings": list(dict.fromkeys(w for _, _, caught in outcomes for w in caught)),
         })
         if score is not None and (best is None or _better(score, entries[best]["score"], greater)):
@@ -279,7 +286,7 @@ def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv
     unlabelled rows of a transductive part; ``preprocess`` a scaler name fitted in each
     inner fold on its training rows.  Returns ``(chosen params, search record)``,
     the record holding for each point its ``params``, mean ``score``, ``status``,
-    ``error`` and ``fold_scores``.  Tasks run through joblib with ``n_jobs``.
+    ``error`` (the first), ``fold_scores`` and ``fold_errors``.  Tasks run through joblib with ``n_jobs``.
     """
     X = check_X(X)
     Y = check_Y(Y, n_samples=X.shape[0])

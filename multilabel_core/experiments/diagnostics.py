@@ -1,0 +1,170 @@
+"""What in a run's records needs the reader's attention: failed fits and grid-edge choices.
+
+Read from the records alone (docs/experiments.md), so the report, ``summary.json`` and the
+command line count the same things:
+
+* **failed fits** -- every fit that raised: each (grid point, inner fold) of a
+  hyper-parameter search whose fit or scoring raised, and each final fit (or prediction)
+  of a split that raised.  A split whose search could not choose (every point failed, or
+  the inner folds could not be drawn) is a *failed split*; when none of its inner fits
+  is counted (the folds could not be drawn) it counts as one failed fit itself, so a
+  failure is never counted as zero.
+* **grid edges** -- a chosen value of a numeric hyper-parameter searched over three or
+  more values that is the lowest or the highest of them: the best value may lie outside
+  the grid, which should then be widened in that direction.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from .stats import group_records
+
+__all__ = ["failed_stage", "failure_counts", "failures", "grid_edge_counts", "grid_edges", "search_summary"]
+
+#: Grids of fewer numeric values than this have no interior, so no edge is flagged.
+MIN_EDGE_GRID = 3
+
+
+def failed_stage(record) -> str | None:
+    """``"search"`` (the inner search could not choose), ``"fit"`` (the final fit or
+    prediction raised) or None for a record that did not fail.
+
+    Records written before the runner stored ``failed_stage`` are classified by the
+    error the runner wrote for a search failure.
+    """
+    if record["status"] != "failed":
+        return None
+    stage = record.get("failed_stage")
+    if stage is not None:
+        return stage
+    error = record.get("error") or ""
+    return "search" if error.startswith("SearchError") or ": inner search: " in error else "fit"
+
+
+def _failed_folds(entry) -> list[int] | None:
+    """The inner folds where a failed grid point raised (None: not recorded, older records)."""
+    fold_errors = entry.get("fold_errors")
+    if fold_errors is None:
+        return None
+    return [k for k, error in enumerate(fold_errors) if error is not None]
+
+
+def failures(records) -> list[dict]:
+    """One row per failed grid point of a search and per failed split, in record order.
+
+    Each row: ``method``, ``dataset``, ``split``, ``stage`` (``"grid point"``: a point
+    of the inner search raised on some folds; ``"search"`` or ``"fit"``: the split
+    failed, :func:`failed_stage`), ``params`` (the grid point; for a split, the
+    parameters of its final fit, or None), ``folds`` (the inner folds where the point
+    raised, None when unknown or for a split), ``n_folds`` (inner folds of the search),
+    ``n_fits`` (failed fits this row counts) and ``error`` (the first error).
+    """
+    rows = []
+    for record in records:
+        key = {k: record[k] for k in ("method", "dataset", "split")}
+        search = record.get("search") or []
+        for entry in search:
+            if entry.get("status", "ok") != "failed":
+                continue
+            folds = _failed_folds(entry)
+            rows.append({
+                **key,
+                "stage": "grid point",
+                "params": entry.get("params") or {},
+                "folds": folds,
+                "n_folds": len(entry.get("fold_scores") or []) or None,
+                "n_fits": max(1, len(folds or ())),
+                "error": entry.get("error"),
+            })
+        stage = failed_stage(record)
+        if stage is not None:
+            # A search whose every point failed has its fits counted above already.
+            counted = stage == "search" and search and all(e.get("status") == "failed" for e in search)
+            rows.append({
+                **key,
+                "stage": stage,
+                "params": record.get("params") or None,
+                "folds": None,
+                "n_folds": None,
+                "n_fits": 0 if counted else 1,
+                "error": record.get("error"),
+            })
+    return rows
+
+
+def failure_counts(records) -> dict:
+    """``n_failed_fits``, of which ``n_failed_inner_fits`` in the searches; ``n_failed_points``
+    (failed grid points, over all searches), ``n_failed_splits`` and
+    ``n_searches_with_failures`` (splits whose search lost a point)."""
+    rows = failures(records)
+    return {
+        "n_failed_fits": sum(row["n_fits"] for row in rows),
+        "n_failed_inner_fits": sum(row["n_fits"] for row in rows if row["stage"] == "grid point"),
+        "n_failed_points": sum(row["stage"] == "grid point" for row in rows),
+        "n_failed_splits": sum(record["status"] == "failed" for record in records),
+        "n_searches_with_failures": len({
+            (row["method"], row["dataset"], row["split"]) for row in rows if row["stage"] == "grid point"
+        }),
+    }
+
+
+def search_summary(record) -> dict:
+    """``n_points`` searched and ``n_failed_points`` of a record's inner search (0 and 0 without one)."""
+    search = record.get("search") or []
+    return {
+        "n_points": len(search),
+        "n_failed_points": sum(entry.get("status", "ok") == "failed" for entry in search),
+    }
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def grid_edges(record) -> list[dict]:
+    """The chosen values of a successful record that lie at an edge of their grid.
+
+    For each chosen parameter whose searched values are all numbers, at least
+    :data:`MIN_EDGE_GRID` distinct ones: a row ``param``, ``value``, ``edge``
+    (``"lowest"`` or ``"highest"``), ``grid`` (the distinct values, sorted).  The grid is
+    read from the record's search entries, failed points included: a failed point is
+    still part of the grid that was asked for.
+    """
+    search = record.get("search") or []
+    if record["status"] != "ok" or not search:
+        return []
+    rows = []
+    for name, chosen in (record.get("params") or {}).items():
+        values = [(entry.get("params") or {}).get(name) for entry in search]
+        if not _is_number(chosen) or not all(map(_is_number, values)):
+            continue
+        grid = sorted(set(values))
+        if len(grid) < MIN_EDGE_GRID:
+            continue
+        edge = "lowest" if chosen == grid[0] else "highest" if chosen == grid[-1] else None
+        if edge is not None:
+            rows.append({"param": name, "value": chosen, "edge": edge, "grid": grid})
+    return rows
+
+
+def grid_edge_counts(records) -> list[dict]:
+    """Per (dataset, method, parameter) with a chosen value at a grid edge: how often.
+
+    Each row: ``dataset``, ``method``, ``param``, ``lowest`` and ``highest`` (splits
+    whose choice is that edge), ``n_searched`` (successful splits of the method on the
+    dataset with a search) and ``grid`` (the distinct values of the first such split).
+    """
+    rows = []
+    for (dataset, method), group in group_records(records).items():
+        searched = [r for r in group if r["status"] == "ok" and r.get("search")]
+        per_param: dict = {}
+        for record in searched:
+            for edge in grid_edges(record):
+                row = per_param.setdefault(edge["param"], {
+                    "dataset": dataset, "method": method, "param": edge["param"], "lowest": 0, "highest": 0,
+                    "n_searched": len(searched), "grid": edge["grid"],
+                })  # fmt: skip
+                row[edge["edge"]] += 1
+        rows += per_param.values()
+    return rows
