@@ -30,6 +30,7 @@ def test_registration():
     assert specs["ovr_svc"].param_grid == {"C": [0.1, 1, 10, 100], "gamma": ["scale", 0.001, 0.01, 0.1]}
     assert specs["mlknn"].param_grid == {"k": [5, 10, 15, 20]} and "Zhang & Zhou" in specs["mlknn"].citation
     assert all(set(spec.param_grid) for spec in specs.values())
+    assert specs["ovr_linear"].param_grid == multilabel_core.get_method("br").param_grid, "the same model as br"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -25,7 +25,7 @@ def test_registration():
     assert spec.estimator is BinaryRelevance and spec.plugin == "br"
     assert "Boutell" in spec.citation and "Tsoumakas" in spec.citation
     assert spec.parts == PARTS
-    assert spec.param_grid == {"C": [0.01, 0.1, 1, 10, 100]}
+    assert spec.param_grid == {"C": [1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10]}
     assert isinstance(multilabel_core.make_method("br", C=0.1), BinaryRelevance)
 
 

@@ -33,7 +33,7 @@ def test_registration(name):
     spec = multilabel_core.get_method(name)
     assert spec.estimator is METHODS[name] and spec.plugin == "mlrl"
     assert "Zhang & Yeung" in spec.citation and "relationship learning" in spec.citation
-    low = [1e-5, 1e-4, 1e-3, 0.01, 0.1, 1]
+    low = [1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1]
     grids = {"mlrl": {"lam": low}, "bsvm": {"lam": low},
              "ssmlrl": {"lam1": [1e-4, 1e-3, 0.01], "lam2": [1e-5, 1e-4, 1e-3]}}  # fmt: skip
     assert spec.param_grid == grids[name]

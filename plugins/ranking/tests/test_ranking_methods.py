@@ -50,7 +50,9 @@ def test_registration(name):
     assert "Gu, Li & Han" in spec.citation and "CIKM 2011" in spec.citation
     assert spec.parts["loss"] == "pairwise_ranking_hinge" and spec.parts["kernel"] == "linear"
     for parameter, values in DEFAULT_GRIDS[name].items():
-        assert set(values) <= set(PAPER_GRIDS[name][parameter])
+        beyond = [value for value in values if value not in PAPER_GRIDS[name][parameter]]
+        # Only LaRank's C reaches below the paper's grid (its lowest point was chosen on yeast).
+        assert beyond == ([1e-4] if (name, parameter) == ("larank", "C") else [])
 
 
 def composed(name, C, tol=1e-3):
