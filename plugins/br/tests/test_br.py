@@ -74,7 +74,12 @@ def test_dense_and_sparse_give_the_same_model(synthetic, solver):
     for sparse in (sp.csr_matrix(X), sp.csc_matrix(X.astype(np.float32))):
         model = BinaryRelevance(solver=solver, tol=1e-8).fit(sparse, Y)
         np.testing.assert_allclose(model.coef_, dense.coef_, atol=1e-5)
-        np.testing.assert_array_equal(model.predict(sparse), dense.predict(X))
+        np.testing.assert_allclose(model.intercept_, dense.intercept_, atol=1e-5)
+        # Two solves on two storages: the scores may differ by up to 1e-5 (sum_k |x_k| + 1), the
+        # coefficients' tolerance carried through X w + b, so signs must agree only beyond that.
+        scores = dense.decision_function(X)
+        decided = np.abs(scores) > 1e-5 * (np.abs(X).sum(axis=1, keepdims=True) + 1.0)
+        np.testing.assert_array_equal(model.predict(sparse)[decided], (scores[decided] > 0).astype(np.int64))
 
 
 #: (solver, tol, relative gap bound): the default tolerance, then a tight one.
