@@ -65,6 +65,7 @@ def test_the_seed_fixes_the_path_and_other_seeds_reach_the_same_optimum(data):
         report = _cd.solve_dual(problem, tol=1e-8, max_iter=100000, shrinking=True, seed=seed)
         runs.setdefault(seed, []).append((alpha, report))
     (first, report_1), (again, report_2) = runs[1]
+    # Exact: the same code on identical inputs and seed in one process.
     np.testing.assert_array_equal(first, again)
     assert report_1["n_updates"] == report_2["n_updates"]
     _, report_other = runs[2][0]
@@ -74,6 +75,8 @@ def test_the_seed_fixes_the_path_and_other_seeds_reach_the_same_optimum(data):
 
 def test_solves_in_threads_equal_serial_solves(data):
     # The engine keeps no global state and releases the GIL: concurrent solves are independent.
+    # Exact: each thread runs the serial code on identical inputs in this process; its BLAS calls
+    # (ddot, daxpy of length d) split their work by the process's BLAS thread count, not the caller's.
     X, Y = data
 
     def fit(seed):

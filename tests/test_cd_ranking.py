@@ -137,7 +137,7 @@ def test_coupling_inverse_is_the_inverse_of_R():
     D = A @ A.T + 0.1 * np.eye(4)
     R_inv = coupling_inverse(D, 2.5)
     np.testing.assert_allclose(R_inv, np.linalg.inv(np.eye(4) + 2.5 * np.linalg.inv(D)), atol=1e-12)
-    assert np.array_equal(R_inv, R_inv.T)
+    assert np.array_equal(R_inv, R_inv.T)  # exact: it returns (A + A.T) / 2, and IEEE addition commutes
     np.testing.assert_allclose(coupling_inverse(D, 0.0), np.eye(4), atol=1e-12)
 
 
@@ -249,6 +249,7 @@ def test_same_seed_same_run():
         warnings.simplefilter("error")
         first = ranking_cd(X, Y, tol=1e-6, random_state=11)
         second = ranking_cd(X, Y, tol=1e-6, random_state=11)
+    # Exact: the same code on identical inputs and seed in one process.
     np.testing.assert_array_equal(first.alpha, second.alpha)
     assert first.certificate.n_iter == second.certificate.n_iter
 

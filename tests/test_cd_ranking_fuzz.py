@@ -164,7 +164,7 @@ def test_the_indices_are_copied_at_construction(parts):
     parts["pair_row"][:] = 10**9  # would index far outside the rows if the variant kept the caller's array
     solve_dual(problem, tol=1e-3, max_iter=1000, shrinking=False, seed=0)
     solve_dual(RankingDual(**pristine), tol=1e-3, max_iter=1000, shrinking=False, seed=0)
-    np.testing.assert_array_equal(parts["alpha"], pristine["alpha"])
+    np.testing.assert_array_equal(parts["alpha"], pristine["alpha"])  # exact: same code, equal inputs, one process
 
 
 def test_an_uninitialised_variant_is_refused():

@@ -234,6 +234,7 @@ def test_equals_liblinear_with_the_intercept_feature(loss, C):
 def test_same_random_state_same_path_and_certificate_fields():
     data = make_correlated_multilabel(n_samples=100, n_features=8, n_labels=4, random_state=2)
     X, signs = sp.csr_matrix(np.where(np.abs(data.X) > 0.5, data.X, 0.0)), to_signs(data.Y)
+    # Exact: the same code on identical inputs and seed in one process.
     first, second = (linear_svm_cd(X, signs, 1.0, tol=1e-4, random_state=7) for _ in range(2))
     np.testing.assert_array_equal(first.alpha, second.alpha)
     assert first.certificate.statistics["n_epochs"] == second.certificate.statistics["n_epochs"]

@@ -166,4 +166,4 @@ def test_the_indices_are_copied_at_construction(parts):
     parts["excluded"][:] = 10**9  # would write far outside w~ if the variant kept the caller's array
     solve_dual(problem, tol=1e-3, max_iter=1000, shrinking=False, seed=0)
     solve_dual(SVMPlusDual(**pristine), tol=1e-3, max_iter=1000, shrinking=False, seed=0)
-    np.testing.assert_array_equal(parts["eta"], pristine["eta"])
+    np.testing.assert_array_equal(parts["eta"], pristine["eta"])  # exact: same code, equal inputs, one process

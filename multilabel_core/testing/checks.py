@@ -620,6 +620,7 @@ def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_to
     alpha, certificate = solve(problem, random_state=random_state)
     assert_optimal(alpha, certificate, "the solve")
     again, repeated = solve(problem, random_state=random_state)
+    # Exact: the same code on identical inputs and seed in one process.
     if not np.array_equal(np.asarray(alpha), np.asarray(again)) or repeated.n_iter != certificate.n_iter:
         raise AssertionError(
             f"not deterministic: two solves with random_state={random_state} differ "
@@ -764,6 +765,7 @@ def _check_outputs(fitted, X, Y) -> None:
         expected, rule = scores > 0, "[decision_function > 0]"
     else:
         expected, rule = scores > np.asarray(threshold(X))[:, None], "[decision_function > decision_threshold[:, None]]"
+    # Exact: predict is this rule on decision_function(X), the same computation on the same X.
     if not np.array_equal(predictions, expected.astype(predictions.dtype)):
         raise AssertionError(f"{name}.predict is not {rule}")
 
@@ -783,6 +785,8 @@ def _check_determinism(fitted, X, Y) -> None:
     name = type(fitted).__name__
     scores = fitted.decision_function(X)
     refitted = copy.deepcopy(fitted).fit(X, Y)
+    # Exact: the same fit on the same arrays in one process (a copy, not a clone: any state the fit
+    # reads is the same too).
     if not np.array_equal(refitted.decision_function(X), scores):
         raise AssertionError(
             f"{name} is not deterministic: refitting it on the same data with the same random_state gives other scores"

@@ -70,6 +70,8 @@ def test_without_unlabelled_rows_ssmlrl_is_mlrl(split):
     for unlabeled in (None, np.empty((0, X.shape[1]))):
         ssmlrl = SSMLRL(lam1=0.1, lam2=3.0).fit(X, Y, X_unlabeled=unlabeled)
         assert ssmlrl.n_unlabeled_ == 0
+        # Exact: without unlabelled rows SSMLRL._fit calls MLRL's _fit_relation with the same kernel,
+        # lambda and settings, so both run the same operations on identical inputs in one process.
         np.testing.assert_array_equal(ssmlrl.decision_function(X_new), mlrl.decision_function(X_new))
         np.testing.assert_array_equal(ssmlrl.label_covariance_, mlrl.label_covariance_)
         assert ssmlrl.objective_history_ == mlrl.objective_history_

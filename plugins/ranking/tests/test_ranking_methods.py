@@ -85,6 +85,7 @@ def test_the_composed_parts_fit_the_preset(data, name, preset):
     X, Y = data
     preset.fit(X, Y)
     model = composed(name, C=2.0).fit(X, Y)
+    # Exact: both build the same Problem from the same parts and run the same solver on it in this process.
     np.testing.assert_array_equal(model.coef_, preset.coef_)
     np.testing.assert_array_equal(model.intercept_, preset.intercept_)
     np.testing.assert_array_equal(model.decision_function(X), preset.decision_function(X))
@@ -104,6 +105,7 @@ def test_the_ranking_cd_solver_is_composable_by_name(data):
         tol=1e-4,
         max_iter=500,
     ).fit(X, Y)
+    # Exact: LaRankSVM's parts are these, solved by the same code on identical inputs in this process.
     np.testing.assert_array_equal(model.coef_, LaRankSVM(tol=1e-4, max_iter=500).fit(X, Y).coef_)
 
 
