@@ -109,7 +109,10 @@ def test_the_d_step_is_theorem_3_4_on_the_reweighted_weights():
 
 @pytest.mark.parametrize("mu", [0.1, 1.0, 10.0])
 def test_the_clarank_objective_never_increases(mu):
-    run = RankingAlternatingSolver(tol=1e-8).run(problem(mu=mu))
+    # Alpha-steps at the tightest certified gap: at the default 1e-3 the alternation may stop after
+    # two steps (a third within the solve's precision is discarded), and whether it does depends on
+    # the draw, which make_correlated_multilabel's eigenvectors tie to the BLAS kernels.
+    run = RankingAlternatingSolver(tol=1e-8, cd=RankingCDSolver(tol=1e-9)).run(problem(mu=mu))
     assert len(run.objectives) > 2 and np.all(np.diff(run.objectives) <= 0.0)
     assert all(certificate.converged for certificate in run.certificates)
 
