@@ -282,17 +282,23 @@ def _weight_gram_and_bounds(problem: Problem, solution: Solution, certificate: C
         return W.T @ W, None
     omega = np.asarray(omega, dtype=np.float64)
     B = scipy.linalg.solve(omega, np.asarray(solution.dual_coef, dtype=np.float64).T, assume_a="pos").T
-    H = _kernel_gram(problem, B)
+    values, vectors = _kernel_gram(problem, B)
+    H = _symmetric((vectors * values) @ vectors.T)
     gram = _symmetric(omega @ H @ omega)
     quadratic = 0.5 * float(np.sum(H * omega))
-    trace_norm = float(np.sqrt(np.clip(np.linalg.eigvalsh(gram), 0.0, None)).sum())
+    # The trace norm of W is the sum of the singular values of the factor Lambda^(1/2) V^T Omega
+    # of W^T W = Omega H Omega, which carry rounding of order eps ||W||.  The square roots of
+    # gram's eigenvalues would not: where W is rank-deficient (two labels alike) a zero
+    # eigenvalue computed as eps ||W||^2 adds sqrt(eps) ||W||, and U rose above J_k.
+    factor = np.sqrt(np.clip(values, 0.0, None))[:, None] * (vectors.T @ omega)
+    trace_norm = float(scipy.linalg.svdvals(factor).sum())
     upper = float(certificate.primal) - quadratic + 0.5 * trace_norm**2
     lower = float(certificate.dual) + quadratic - 0.5 * float(np.linalg.eigvalsh(H)[-1])
     return gram, (upper, lower)
 
 
-def _kernel_gram(problem: Problem, B: np.ndarray) -> np.ndarray:
-    """``B^T K B`` (L, L) without storing K: the kernel visited in row blocks (one BLAS product each).
+def _kernel_gram(problem: Problem, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The eigenvalues and eigenvectors of ``H = B^T K B`` (L, L), without storing K: the kernel visited in row blocks.
 
     It is positive semi-definite, but its rounding errors make it indefinite when B^T K B
     is 0 or nearly so (identical rows, where the dual's equality constraints give W = 0
@@ -309,7 +315,7 @@ def _kernel_gram(problem: Problem, B: np.ndarray) -> np.ndarray:
     roundoff = 2.0 * n * np.finfo(np.float64).eps * np.linalg.norm(np.abs(B).T @ magnitude, 2)
     values, vectors = np.linalg.eigh(_symmetric(B.T @ KB))
     values[np.abs(values) <= roundoff] = 0.0
-    return _symmetric((vectors * values) @ vectors.T)
+    return values, vectors
 
 
 def _symmetric(matrix: np.ndarray) -> np.ndarray:
