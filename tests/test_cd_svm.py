@@ -15,7 +15,7 @@ from multilabel_core.base import CapabilityError
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.solvers import CDSolver, ConvergenceWarning, linear_svm_cd
 from multilabel_core.testing.checks import assert_duality_gap, assert_kkt, assert_matches_reference, check_solver
-from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.reference import linear_svm_primal, solve_box_qp_reference
 from multilabel_core.testing.strategies import multilabel_problems
 
 LOSSES = ("hinge", "squared_hinge")
@@ -156,12 +156,6 @@ def test_a_csr_matrix_with_duplicate_entries_is_summed():
     np.testing.assert_allclose(result.coef, reference.coef, atol=1e-9)
 
 
-def liblinear_primal(X, y, C, loss, coef, intercept=0.0, bias_weight=0.0):
-    """The primal (1) of one label at LIBLINEAR's weights; ``bias_weight`` is the constant feature's weight."""
-    losses = np.maximum(0.0, 1.0 - y * (X @ coef + intercept))
-    return 0.5 * (coef @ coef + bias_weight**2) + C * np.sum(losses**2 if loss == "squared_hinge" else losses)
-
-
 def liblinear_hinge(X, signs, C, *, with_convergence=False):
     """Per label, LinearSVC(loss='hinge', dual=True, fit_intercept=False) at a tight tolerance, and its primal.
 
@@ -178,7 +172,7 @@ def liblinear_hinge(X, signs, C, *, with_convergence=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # LIBLINEAR's max_iter on degenerate drawn data: judged below
             reference.fit(X, signs[:, l])
-        primal.append(liblinear_primal(X, signs[:, l], C, "hinge", reference.coef_[0]))
+        primal.append(linear_svm_primal(X, signs[:, l], C, reference.coef_[0], loss="hinge")[0])
         converged.append(reference.n_iter_ < reference.max_iter)
     return (np.array(primal), np.array(converged)) if with_convergence else np.array(primal)
 
@@ -226,7 +220,7 @@ def test_equals_liblinear_with_the_intercept_feature(loss, C):
         ).fit(X, signs[:, l])
         # intercept = scaling * v, with v the regularised weight of the constant feature.
         coef, intercept = reference.coef_[0], reference.intercept_[0]
-        expected = liblinear_primal(X, signs[:, l], C, loss, coef, intercept, bias_weight=intercept / 2.0)
+        expected, _ = linear_svm_primal(X, signs[:, l], C, coef, intercept, loss=loss, bias_weight=intercept / 2.0)
         np.testing.assert_allclose(result.certificate.statistics["primal"][l], expected, rtol=1e-6)
         np.testing.assert_allclose(result.intercept[l], reference.intercept_[0], atol=1e-4 * max(1.0, abs(expected)))
 
