@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 from multilabel_core.experiments import read_records
+from multilabel_core.experiments.diagnostics import failure_counts, grid_edge_counts
 from multilabel_core.experiments.stats import (
     compare_to_best_baseline,
     compare_to_reference,
@@ -26,7 +27,7 @@ from multilabel_core.experiments.stats import (
 )
 
 HERE = Path(__file__).resolve().parent
-RUNS = ["supervised", "supervised_lowgrid", "semi_supervised", "rcv1", "rcv1_lowlam"]
+RUNS = ["supervised", "supervised_lowgrid", "semi_supervised", "semi_supervised_lowgrid", "rcv1", "rcv1_lowlam"]
 MEASURES = ["hamming_loss", "one_error", "coverage", "ranking_loss", "average_precision"]
 SHORT = {"hamming_loss": "HL ↓", "one_error": "OE ↓", "coverage": "Cov ↓", "ranking_loss": "RL ↓",
          "average_precision": "AP ↑"}
@@ -49,6 +50,15 @@ def run_tables(name: str) -> list[str]:
     methods = list(dict.fromkeys(r["method"] for r in records))
     datasets = list(dict.fromkeys(r["dataset"] for r in records))
     lines = [f"### Run `{name}` ({len(records)} records; reference method `{reference_method}`)", ""]
+    counts = failure_counts(records)
+    lines += [f"Failed fits: {counts['n_failed_fits']} ({counts['n_failed_inner_fits']} inside the searches, "
+              f"at {counts['n_failed_points']} grid points); failed splits: {counts['n_failed_splits']}.", ""]
+    edges = grid_edge_counts(records)
+    if edges:
+        lines += ["Chosen values at a grid edge (splits): " + "; ".join(
+            f"{e['dataset']} {e['method']} {e['param']} "
+            + ", ".join(f"{e[side]} at {side}" for side in ("lowest", "highest") if e[side])
+            + f" of {e['n_searched']}" for e in edges) + ".", ""]
     for dataset in datasets:
         best = against_best.best.get(dataset, (None,))[0] if against_best else None
         header = ["measure"]

@@ -11,6 +11,7 @@ baseline (``[•]`` that baseline significantly better, ``[◦]`` worse) -- then
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -66,10 +67,18 @@ def targets(summary: dict) -> list[str]:
     return lines
 
 
+def failed_fits(run: str) -> str:
+    """The run's failed-fit count, as its summary.json states it (zero is expected)."""
+    counts = json.loads((HERE / "runs" / run / "summary.json").read_text())
+    return (f"Run `{run}`: failed fits {counts['n_failed_fits']} ({counts['n_failed_inner_fits']} inside the "
+            f"searches); failed splits {counts['n_failed_splits']}.")
+
+
 def main() -> None:
     out = []
     for run in RUNS:
         summary = read_summary(run)
+        out += [failed_fits(run), ""]
         for dataset in dict.fromkeys(d for d, _, _ in summary):
             out += table(summary, dataset)
         if run == "table2":
