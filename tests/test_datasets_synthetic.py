@@ -85,3 +85,24 @@ def test_a_linear_per_label_classifier_beats_chance_clearly():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_correlated_multilabel(**kwargs)
+
+
+@given(st.integers(1, 14), st.integers(1, 5), st.floats(0.0, 0.95), st.integers(1, 14))
+def test_closed_form_eigenpairs_and_best_low_rank(n_labels, group_size, correlation, rank):
+    # W is built from a closed-form eigenbasis of Sigma instead of eigh's (which, for the
+    # repeated eigenvalues, follows the BLAS kernels): it must be one, and W^T W the best
+    # rank-r approximation.  Rounding: sums of at most L products of numbers <= 1 + (L-1) rho.
+    from multilabel_core.datasets.synthetic import _block_eigenpairs
+
+    rank = min(rank, n_labels)
+    sigma = label_covariance(n_labels, correlation=correlation, group_size=group_size)
+    values, vectors = _block_eigenpairs(n_labels, correlation, group_size)
+    tol = 8 * n_labels * np.finfo(float).eps * (1 + (n_labels - 1) * correlation)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(n_labels), rtol=0, atol=tol)
+    np.testing.assert_allclose(sigma @ vectors, vectors * values, rtol=0, atol=tol)
+    ds, cov = make_correlated_multilabel(20, n_labels + 2, n_labels, rank=rank, correlation=correlation,
+                                         group_size=group_size, random_state=0, return_covariance=True)
+    top = np.sort(np.linalg.eigvalsh(sigma))[::-1]
+    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(cov))[::-1][:rank], top[:rank], rtol=0, atol=10 * tol)
+    gap = np.linalg.norm(sigma - cov, 2)
+    assert abs(gap - (top[rank] if rank < n_labels else 0.0)) <= 10 * tol

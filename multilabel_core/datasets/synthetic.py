@@ -18,11 +18,30 @@ correlate with ``+correlation``, across the two groups of a pair with
 (1 - rho) I + rho s s^T with s = (+1, .., +1, -1, .., -1), positive definite for
 0 <= rho < 1.
 
-W = Q Lambda^{1/2} E^T, where Sigma's eigen-decomposition is truncated to its ``rank``
-leading terms (default: min(d, L), all of them when d >= L) and Q is a random d x rank
-matrix with orthonormal columns; with a smaller rank, W is low rank (as in the LEML and
-LIEML models) and W^T W is Sigma's best rank-``rank`` approximation, which is what
-``return_covariance`` returns.
+W = Q Lambda^{1/2} E^T with Sigma's eigen-decomposition written in closed form, so no
+LAPACK routine chooses a basis (Sigma's eigenvalues repeat, and the basis ``eigh`` returns
+for a repeated eigenvalue follows the BLAS kernels of the machine).  A pair block of m
+labels with signs s has the eigenvector s / sqrt(m) with eigenvalue 1 + (m - 1) rho and,
+for k = 1 .. m - 1, the signed Helmert contrasts h_k = s * (1, .., 1, -k, 0, .., 0) /
+sqrt(k (k + 1)) (k ones; Lancaster, "The Helmert matrices", Amer. Math. Monthly 72, 1965)
+with eigenvalue 1 - rho.  The decomposition is truncated to its ``rank`` leading terms
+(default: min(d, L), all of them when d >= L): eigenvalues in decreasing order, ties in the
+fixed order "block vectors s / sqrt(m) by block, then contrasts by block and k".  Q is a
+random d x rank matrix with orthonormal columns: a Gaussian matrix orthonormalised by
+classical Gram-Schmidt applied twice (Giraud, Langou, Rozloznik and van den Eshof,
+"Rounding error analysis of the classical Gram-Schmidt orthogonalization process",
+Numer. Math. 101, 2005: orthogonal to working precision after the second pass), with
+R's diagonal positive, which makes Q Haar-distributed.  With a smaller rank, W is low rank
+(as in the LEML and LIEML models) and W^T W is a best rank-``rank`` approximation of
+Sigma (the one of the tie order above when ``rank`` splits a repeated eigenvalue), which
+is what ``return_covariance`` returns.
+
+Determinism: every floating-point step after the random draws is an elementwise numpy
+operation or a sum in a fixed order (no BLAS or LAPACK call, whose kernels round
+differently on different CPUs and thread counts), so an integer ``random_state`` gives
+the same X, Y and W^T W bit for bit on every IEEE-754 machine.  Y matters most: it
+ranks the scores, and a last-bit difference between two neighbouring scores would move
+a label across the threshold.
 
 Thresholds: label j gets a target density p_j drawn uniformly in
 [density / 2, 3 density / 2] (clipped to (0, 1)), and b_j is chosen so that the
@@ -83,13 +102,14 @@ def make_correlated_multilabel(
     sigma = label_covariance(n_labels, correlation=correlation, group_size=group_size)
     rng = check_random_state(random_state)
 
-    eigenvalues, eigenvectors = np.linalg.eigh(sigma)
-    leading = np.argsort(eigenvalues)[::-1][:rank]
-    Q, _ = np.linalg.qr(rng.standard_normal((n_features, rank)))
-    W = Q @ (np.sqrt(eigenvalues[leading])[:, None] * eigenvectors[:, leading].T)
+    eigenvalues, eigenvectors = _block_eigenpairs(n_labels, correlation, group_size)
+    leading = np.argsort(-eigenvalues, kind="stable")[:rank]
+    Q = _orthonormal_columns(rng.standard_normal((n_features, rank)))
+    factor = np.sqrt(eigenvalues[leading])[:, None] * eigenvectors[:, leading].T
+    W = _fixed_order_product(Q, factor)
 
     X = rng.standard_normal((n_samples, n_features))
-    scores = X @ W + noise * rng.standard_normal((n_samples, n_labels))
+    scores = _fixed_order_product(X, W) + noise * rng.standard_normal((n_samples, n_labels))
     target = rng.uniform(density / 2, min(1.5 * density, 1.0), size=n_labels)
     positives = np.clip(np.round(target * n_samples).astype(int), 1, n_samples - 1)
     Y = np.zeros((n_samples, n_labels), dtype=np.int8)
@@ -97,4 +117,55 @@ def make_correlated_multilabel(
         Y[np.argsort(-scores[:, j], kind="stable")[: positives[j]], j] = 1
 
     dataset = Dataset(X, Y, name="synthetic")
-    return (dataset, W.T @ W) if return_covariance else dataset
+    return (dataset, _fixed_order_product(W.T, W)) if return_covariance else dataset
+
+
+def _block_eigenpairs(n_labels: int, correlation: float, group_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Closed-form eigenvalues (L,) and orthonormal eigenvectors (L, L columns) of label_covariance.
+
+    Listed as the block vectors s / sqrt(m) block by block, then each block's Helmert
+    contrasts; this listing is the tie order of the truncation.
+    """
+    group = np.arange(n_labels) // group_size
+    pair = group // 2
+    sign = np.where(group % 2 == 0, 1.0, -1.0)
+    leading_values, leading_vectors, contrast_values, contrast_vectors = [], [], [], []
+    for p in range(int(pair[-1]) + 1):
+        members = np.flatnonzero(pair == p)
+        m = members.size
+        vector = np.zeros(n_labels)
+        vector[members] = sign[members] / np.sqrt(float(m))
+        leading_values.append(1.0 + (m - 1) * correlation)
+        leading_vectors.append(vector)
+        for k in range(1, m):
+            vector = np.zeros(n_labels)
+            vector[members[:k]] = sign[members[:k]]
+            vector[members[k]] = -k * sign[members[k]]
+            contrast_values.append(1.0 - correlation)
+            contrast_vectors.append(vector / np.sqrt(float(k * (k + 1))))
+    values = np.array(leading_values + contrast_values)
+    return values, np.stack(leading_vectors + contrast_vectors, axis=1)
+
+
+def _orthonormal_columns(G: np.ndarray) -> np.ndarray:
+    """Q of G = Q R with R's diagonal positive, by classical Gram-Schmidt run twice per column."""
+    Q = np.zeros_like(G)
+    for j in range(G.shape[1]):
+        v = G[:, j].copy()
+        for _ in range(2):
+            coefficients = np.sum(Q[:, :j] * v[:, None], axis=0)
+            v = v - np.sum(Q[:, :j] * coefficients[None, :], axis=1)
+        Q[:, j] = v / np.sqrt(np.sum(v * v))
+    return Q
+
+
+def _fixed_order_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B accumulated over the inner index in increasing order with elementwise operations.
+
+    Bit-for-bit the same on every machine, unlike a BLAS product whose kernel (FMA or not,
+    blocking, threads) sets the rounding.
+    """
+    product = A[:, 0:1] * B[0:1, :]
+    for k in range(1, A.shape[1]):
+        product += A[:, k : k + 1] * B[k : k + 1, :]
+    return product
