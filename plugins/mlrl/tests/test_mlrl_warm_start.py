@@ -28,7 +28,7 @@ def _assert_same_optimum(warm, cold):
 
 
 def test_rescaled_alphas_above_the_new_box_are_a_valid_start():
-    dataset = make_correlated_multilabel(n_samples=58, n_features=4, n_labels=3, random_state=0)
+    dataset = make_correlated_multilabel(n_samples=58, n_features=4, n_labels=3, random_state=4)
     overshoot, warm, cold = _warm_then_cold(dataset.X, dataset.Y, 1e-5, 1e-4)
     assert overshoot > 0  # the case the test is about: some rescaled alpha exceeds the new box
     assert np.all(warm.alpha_ >= 0.0) and np.all(warm.alpha_ <= 1.0 / 58)
