@@ -30,8 +30,10 @@ fixed order "block vectors s / sqrt(m) by block, then contrasts by block and k".
 random d x rank matrix with orthonormal columns: a Gaussian matrix orthonormalised by
 classical Gram-Schmidt applied twice (Giraud, Langou, Rozloznik and van den Eshof,
 "Rounding error analysis of the classical Gram-Schmidt orthogonalization process",
-Numer. Math. 101, 2005: orthogonal to working precision after the second pass), with
-R's diagonal positive, which makes Q Haar-distributed.  With a smaller rank, W is low rank
+Numer. Math. 101, 2005: orthogonal to working precision after the second pass for a
+numerically full-rank matrix), with R's diagonal positive, which makes Q Haar-distributed
+(Mezzadri, "How to generate random matrices from the classical compact groups", Notices
+AMS 54, 2007).  With a smaller rank, W is low rank
 (as in the LEML and LIEML models) and W^T W is a best rank-``rank`` approximation of
 Sigma (the one of the tie order above when ``rank`` splits a repeated eigenvalue), which
 is what ``return_covariance`` returns.
@@ -41,7 +43,10 @@ operation or a sum in a fixed order (no BLAS or LAPACK call, whose kernels round
 differently on different CPUs and thread counts), so an integer ``random_state`` gives
 the same X, Y and W^T W bit for bit on every IEEE-754 machine.  Y matters most: it
 ranks the scores, and a last-bit difference between two neighbouring scores would move
-a label across the threshold.
+a label across the threshold.  What remains machine-specific is the C library's exp and
+log1p inside numpy's normal sampler, where a last-bit difference matters only if a uniform
+draw falls within an ulp of the acceptance bound; glibc's FMA and non-FMA variants give the
+same draws in the tests.
 
 Thresholds: label j gets a target density p_j drawn uniformly in
 [density / 2, 3 density / 2] (clipped to (0, 1)), and b_j is chosen so that the
