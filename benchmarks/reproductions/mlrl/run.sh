@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MLRL-family reproduction (issue 5): every run of docs/methods/mlrl.md "Reproduction", from the
+# The MLRL-family reproduction (Zhang & Yeung, Multi-Label Relationship Learning, section 5): every run of docs/methods/mlrl.md "Reproduction", from the
 # repository root.  Each run resumes where it stopped (the results store), so rerunning only completes
 # missing work; delete runs/NAME to recompute it.  Environment: DATA_HOME (default ../shared/datasets
 # beside the checkout), N_JOBS (default 1), MLCORE and PYTHON (default `mlcore` and `python` on PATH).

@@ -5,7 +5,7 @@ ours for the paper's methods, our ecosystem baselines, the t-test markers agains
 reference method (the report's ``reference_method``; MLRL Tables II-VI: ``•`` the reference is
 significantly better than this method, ``◦`` worse, paired t-test at 5%) and against the best
 ecosystem baseline (``[•]``/``[◦]``), the win/tie/loss counts (Table VII), and the targets of
-issue 5.
+Zhang & Yeung's claims (MLRL not significantly worse than BSVM; SSMLRL not below MLRL).
 
     python benchmarks/reproductions/mlrl/tables.py [RUN ...]    # default: every run of run.sh
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ranking-family reproduction (issue 6, CMLFS section 4.3): every run of docs/methods/ranking.md
+# The ranking-family reproduction (Gu, Li & Han, CMLFS, section 4.3): every run of docs/methods/ranking.md
 # "Reproduction", from the repository root.  Each run resumes where it stopped (the results store), so rerunning
 # only completes missing work; delete runs/NAME to recompute it.  Options: DATA_HOME (default ../shared/datasets
 # beside the checkout), N_JOBS (1), PYTHON, MLCORE.

@@ -3,7 +3,7 @@
 Per dataset: Table 2's three measures in percent, ours (mean ± std over the 10 splits) beside the
 paper's, with the markers of the runs' reports -- against CMLFS (``•`` CMLFS significantly better
 than this method, ``◦`` worse; two-sided paired t-test at 5%) and against the best ecosystem
-baseline (``[•]`` that baseline significantly better, ``[◦]`` worse) -- then the targets of issue 6.
+baseline (``[•]`` that baseline significantly better, ``[◦]`` worse) -- then the paper's claims as targets (CMLFS not below LaRank in macro AUC).
 
     python benchmarks/reproductions/ranking/tables.py
 """
