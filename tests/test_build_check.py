@@ -16,7 +16,9 @@ from multilabel_core import _EXTENSIONS, _check_build, _missing_extensions
 from multilabel_core.plugins import get_plugin_manager, reset_plugin_manager
 
 PACKAGE = Path(multilabel_core.__file__).parent
-ROOT = PACKAGE.parent
+# The checkout's own pyproject.toml: PACKAGE may be an installed copy in site-packages (CI runs
+# `pip install .`), which has none beside it.
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
 def unbuilt_copy(destination: Path) -> Path:
@@ -25,7 +27,7 @@ def unbuilt_copy(destination: Path) -> Path:
         PACKAGE, destination / "multilabel_core",
         ignore=shutil.ignore_patterns("__pycache__", *(f"*{s}" for s in importlib.machinery.EXTENSION_SUFFIXES)),
     )  # fmt: skip
-    shutil.copy(ROOT / "pyproject.toml", destination / "pyproject.toml")
+    shutil.copy(PYPROJECT, destination / "pyproject.toml")
     return destination
 
 

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,8 +66,10 @@ def _hashes_here():
 def _run(env_update):
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
     env.update(env_update)
+    # `python -c` puts its working directory first on sys.path: started at a checkout's root after
+    # `pip install .`, it would import the unbuilt source tree instead of the installed package.
     done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(DRAWS)], capture_output=True, text=True,
-                          env=env, timeout=120)
+                          env=env, timeout=120, cwd=Path(sys.executable).parent)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
