@@ -78,9 +78,12 @@ def parse_sparse(text: str):
 
 
 def add_sparse_option(parser: argparse.ArgumentParser, default) -> None:
+    from .datasets._storage import DENSE_ABOVE
+
     parser.add_argument(
         "--sparse", type=parse_sparse, default=default, metavar="auto|true|false",
-        help="features as CSR (true), dense (false), or auto: CSR for a sparse file unless more than 30%% of its "
+        help="features as CSR (true), dense (false), or auto: CSR for a sparse file unless more than "
+        f"{DENSE_ABOVE:.0%}% of its "  # argparse formats help with %: the sign doubled
         "entries are stored; default " + ("auto" if default == "auto" else "the experiment file's, else auto"),
     )
 
@@ -227,16 +230,18 @@ def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
     return table(["dataset", "method", *metrics], rows)
 
 
-def failures(records) -> list[dict]:
-    """Every failed fit: grid points of the inner searches and whole splits (:mod:`.experiments.diagnostics`)."""
-    from .experiments.diagnostics import failures
+def diagnose(records) -> dict:
+    """A run's failed fits (``failures``: grid points of the inner searches and whole splits), their
+    ``counts`` and its ``grid_edges`` (:mod:`.experiments.diagnostics`), read once for the summary
+    line, the JSON and ``--strict``."""
+    from .experiments.diagnostics import failure_counts, failures, grid_edge_counts
 
-    return failures(records)
+    return {"failures": failures(records), "counts": failure_counts(records), "grid_edges": grid_edge_counts(records)}
 
 
-def failure_lines(records) -> list[str]:
+def failure_lines(diagnosis: dict) -> list[str]:
     lines = []
-    for f in failures(records):
+    for f in diagnosis["failures"]:
         if f["stage"] == "grid point":
             point = ", ".join(f"{name}={value}" for name, value in f["params"].items())
             folds = "" if f["folds"] is None else f" in inner fold(s) {', '.join(map(str, f['folds']))}"
@@ -247,12 +252,11 @@ def failure_lines(records) -> list[str]:
     return lines
 
 
-def failure_summary(records) -> str:
+def failure_summary(diagnosis: dict) -> str:
     """The one line every compare prints: failed fits (zero included) and grid-edge choices."""
-    from .experiments.diagnostics import failure_counts, grid_edge_counts
+    from .experiments.diagnostics import n_grid_edges
 
-    counts = failure_counts(records)
-    edges = sum(e["lowest"] + e["highest"] for e in grid_edge_counts(records))
+    counts, edges = diagnosis["counts"], n_grid_edges(diagnosis["grid_edges"])
     return (
         f"failed fits: {counts['n_failed_fits']} ({counts['n_failed_inner_fits']} in the hyper-parameter searches, "
         f"at {counts['n_failed_points']} grid point(s) of {counts['n_searches_with_failures']} split(s)); "
@@ -261,8 +265,7 @@ def failure_summary(records) -> str:
     )
 
 
-def compare_payload(result) -> dict:
-    from .experiments.diagnostics import failure_counts, grid_edge_counts
+def compare_payload(result, diagnosis: dict) -> dict:
     from .experiments.stats import summarize
 
     return {
@@ -270,9 +273,9 @@ def compare_payload(result) -> dict:
         "computed": result.computed,
         "resumed": result.resumed,
         "summary": summarize(result.records),
-        **failure_counts(result.records),
-        "grid_edges": grid_edge_counts(result.records),
-        "failures": failures(result.records),
+        **diagnosis["counts"],
+        "grid_edges": diagnosis["grid_edges"],
+        "failures": diagnosis["failures"],
         "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
         "plots": [str(path) for path in result.report["plots"]],
     }
@@ -314,22 +317,22 @@ def cmd_compare(args) -> None:
         plots=False if args.no_plots else None,
     )
     params = ", ".join(f"{k}={v}" for k, v in experiment.protocol_params.items())
+    diagnosis = diagnose(result.records)
     lines = [
         f"compare: {len(experiment.methods)} method(s) x {len(experiment.datasets)} dataset(s), "
         f"protocol {experiment.protocol} ({params}), seed {experiment.seed}"
         + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
-        failure_summary(result.records),
+        failure_summary(diagnosis),
         "",
         *summary_table(result.records),
-        *failure_lines(result.records),
+        *failure_lines(diagnosis),
         "",
         f"report: {result.report['report']}",
     ]
-    emit(args, compare_payload(result), lines)
-    n_failed = len(failures(result.records))
-    if args.strict and n_failed:
-        raise FailedFitsError(f"--strict: {failure_summary(result.records)} (see {result.report['report']})")
+    emit(args, compare_payload(result, diagnosis), lines)
+    if args.strict and diagnosis["failures"]:
+        raise FailedFitsError(f"--strict: {failure_summary(diagnosis)} (see {result.report['report']})")
 
 
 def demo_grid(grid: dict) -> dict:
@@ -406,13 +409,14 @@ def cmd_demo(args) -> None:
             weight_relations[name] = correlation_from_covariance(psd_sqrt(est.coef_.T @ est.coef_))
     truth = correlation_from_covariance(covariance)
     empirical = np.corrcoef(ds.Y, rowvar=False)
-    failures = failure_lines(result.records)
+    diagnosis = diagnose(result.records)
+    failures = failure_lines(diagnosis)
     failed_splits = [r for r in result.records if r["status"] == "failed"]
     lines = [
         f"demo: synthetic correlated data, {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.Y.shape[1]} labels; "
         f"3-fold iterative-stratified CV, parameters chosen by 2-fold inner CV (seed {args.seed})",
         *([f"results in {result.out_dir}"] if args.out else []),
-        failure_summary(result.records),
+        failure_summary(diagnosis),
         "",
         *summary_table(result.records),
         "",
@@ -431,7 +435,7 @@ def cmd_demo(args) -> None:
     lines += failures
     payload = {
         "data": {"n_samples": ds.X.shape[0], "n_features": ds.X.shape[1], "n_labels": ds.Y.shape[1]},
-        **compare_payload(result),
+        **compare_payload(result, diagnosis),
         "unavailable": unavailable,
         "params": chosen,
         "true_label_correlation": truth,

@@ -20,7 +20,10 @@ import numbers
 
 from .stats import group_records
 
-__all__ = ["failed_stage", "failure_counts", "failures", "grid_edge_counts", "grid_edges", "search_summary"]
+__all__ = [
+    "failed_stage", "failure_counts", "failures", "grid_edge_counts", "grid_edges", "is_number", "n_grid_edges",
+    "search_summary",
+]
 
 #: Grids of fewer numeric values than this have no interior, so no edge is flagged.
 MIN_EDGE_GRID = 3
@@ -118,7 +121,8 @@ def search_summary(record) -> dict:
     }
 
 
-def _is_number(value) -> bool:
+def is_number(value) -> bool:
+    """A real number that is not a bool (a grid value a plot can place on an axis, an edge can be read from)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
@@ -137,7 +141,7 @@ def grid_edges(record) -> list[dict]:
     rows = []
     for name, chosen in (record.get("params") or {}).items():
         values = [(entry.get("params") or {}).get(name) for entry in search]
-        if not _is_number(chosen) or not all(map(_is_number, values)):
+        if not is_number(chosen) or not all(map(is_number, values)):
             continue
         grid = sorted(set(values))
         if len(grid) < MIN_EDGE_GRID:
@@ -168,3 +172,8 @@ def grid_edge_counts(records) -> list[dict]:
                 row[edge["edge"]] += 1
         rows += per_param.values()
     return rows
+
+
+def n_grid_edges(edge_counts) -> int:
+    """How many chosen values lie at a grid edge, over the rows of :func:`grid_edge_counts`."""
+    return sum(row["lowest"] + row["highest"] for row in edge_counts)

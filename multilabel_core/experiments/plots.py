@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics import METRICS, check_metric_names
+from .diagnostics import is_number
 from .stats import check_records, group_records, in_order
 
 __all__ = [
@@ -155,10 +156,6 @@ def plot_convergence(certificates, path, title=None) -> Path:
 
 
 # -------------------------------------------------------- metric against a parameter
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
 def _search_curve(group, param: str, metric: str) -> tuple[dict, dict]:
     """``(curve, failed)``: value -> the per-split best inner-CV scores at that value of
     ``param``; value -> the number of splits where a grid point at that value failed.
@@ -178,7 +175,7 @@ def _search_curve(group, param: str, metric: str) -> tuple[dict, dict]:
             value, score = (entry.get("params") or {}).get(param), entry.get("score")
             if value is None:
                 continue
-            if not _is_number(value):
+            if not is_number(value):
                 raise ValueError(f"hyper-parameter {param!r} has the non-numeric value {value!r}")
             if entry.get("status", "ok") != "ok":
                 failed_values.add(float(value))
@@ -271,7 +268,7 @@ def _searched(records) -> list[tuple[str, str]]:
         for entry in record.get("search") or []:
             for name, value in (entry.get("params") or {}).items():
                 values.setdefault((name, record["selection_metric"]), []).append(value)
-    return [key for key, seen in values.items() if all(map(_is_number, seen)) and len(set(seen)) > 1]
+    return [key for key, seen in values.items() if all(map(is_number, seen)) and len(set(seen)) > 1]
 
 
 def plots_from_records(records, out_dir) -> list[Path]:

@@ -25,7 +25,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..metrics import METRICS
-from .diagnostics import failure_counts, failures as failure_rows, grid_edge_counts, grid_edges, search_summary
+from .diagnostics import (
+    failure_counts,
+    failures as failure_rows,
+    grid_edge_counts,
+    grid_edges,
+    n_grid_edges,
+    search_summary,
+)
 from .plots import matplotlib_available, plots_from_records
 from .stats import (
     MARKER_LOSS,
@@ -580,7 +587,7 @@ def write_report(
     failures = failure_rows(records)
     counts = failure_counts(records)
     edge_counts = grid_edge_counts(records)
-    n_edges = sum(e["lowest"] + e["highest"] for e in edge_counts)
+    n_edges = n_grid_edges(edge_counts)
     config = _read_config(out_dir / "config.json")
     plots_written = _plots(records, out_dir / "plots", plots)
 

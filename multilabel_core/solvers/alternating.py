@@ -293,7 +293,7 @@ def _weight_gram_and_bounds(problem: Problem, solution: Solution, certificate: C
     factor = np.sqrt(np.clip(values, 0.0, None))[:, None] * (vectors.T @ omega)
     trace_norm = float(scipy.linalg.svdvals(factor).sum())
     upper = float(certificate.primal) - quadratic + 0.5 * trace_norm**2
-    lower = float(certificate.dual) + quadratic - 0.5 * float(np.linalg.eigvalsh(H)[-1])
+    lower = float(certificate.dual) + quadratic - 0.5 * float(values[-1])  # eigh sorts ascending
     return gram, (upper, lower)
 
 

@@ -398,7 +398,7 @@ def _warm_alpha(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) 
     from another C, e.g. the previous point of a grid of lambdas).
     """
     if solution.dual is None:
-        alpha = _alpha_from_solution(solution, Y, omega, C)
+        alpha = _alpha_from_solution(solution, Y, omega)
     else:
         alpha = np.asarray(solution.dual, dtype=np.float64)
         if alpha.shape != Y.shape:
@@ -408,8 +408,8 @@ def _warm_alpha(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) 
     return _feasible(alpha, Y, _box(C, Y.shape))
 
 
-def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
-    """alpha from a previous Solution's ``dual_coef = (alpha * Y) Omega~``."""
+def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """alpha from a previous Solution's ``dual_coef = (alpha * Y) Omega~``, up to the rounding of the solve."""
     dual_coef = np.asarray(solution.dual_coef, dtype=np.float64)
     if dual_coef.shape != Y.shape:
         raise ValueError(f"warm start dual_coef has shape {dual_coef.shape}, expected {Y.shape}")
@@ -417,11 +417,9 @@ def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray, C
         B = np.linalg.solve(omega, dual_coef.T).T
     except np.linalg.LinAlgError:
         raise ValueError("a warm start needs an invertible label_gram to recover alpha from dual_coef") from None
-    alpha = np.clip(B * Y, 0.0, C)
-    # The solve rounds: put back on their bound the variables within round-off of it.
-    alpha[alpha <= _BOUND_RTOL * C] = 0.0
-    alpha[alpha >= (1.0 - _BOUND_RTOL) * C] = C
-    return alpha
+    # The solve rounds: _feasible (the caller) clips into the box and puts back on their bound
+    # the variables within round-off of it.
+    return B * Y
 
 
 @attrs.frozen

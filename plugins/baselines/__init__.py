@@ -21,6 +21,9 @@ from __future__ import annotations
 import multilabel_core
 from multilabel_core.registry import MethodSpec
 
+# ovr_linear is LIBLINEAR's L2-SVM per label, the model of br, and its inner-CV scores match br's
+# on emotions, yeast and scene: it searches br's grid (docs/methods/br.md, "Default grid").
+from ..br import C_GRID as _LINEAR_C_GRID
 from .chain import ClassifierChains
 from .mlknn import MLkNN
 from .ovr import OneVsRestLinear, OneVsRestSVC
@@ -32,9 +35,6 @@ __all__ = ["PLUGIN", "ClassifierChains", "MLkNN", "OneVsRestLinear", "OneVsRestS
 PLUGIN = "baselines"
 
 _C_GRID = [0.01, 0.1, 1, 10, 100]
-#: ``ovr_linear`` is LIBLINEAR's L2-SVM per label, the model of ``br``, and its inner-CV scores
-#: match br's on emotions, yeast and scene: the same grid (docs/methods/br.md, "Default grid").
-_LINEAR_C_GRID = [1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10]
 
 #: Every method of the family, as registered.
 METHODS = (
