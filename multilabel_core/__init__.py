@@ -104,6 +104,7 @@ _LAZY = {
     "Solver": "base",
     "Problem": "base",
     "Solution": "base",
+    "Fit": "base",
     "CapabilityError": "base",
     "Certificate": "certificate",
     # stock components

@@ -9,10 +9,11 @@ from .kernel import Kernel
 from .loss import Loss
 from .regularizer import Regularizer
 from .relation import LabelRelation
-from .solver import CapabilityError, Problem, Solution, Solver
+from .solver import CapabilityError, Fit, Problem, Solution, Solver
 
 __all__ = [
     "CapabilityError",
+    "Fit",
     "Kernel",
     "LabelRelation",
     "Loss",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import attrs
 import numpy as np
@@ -56,14 +56,17 @@ class Problem:
 
 @attrs.frozen(eq=False)
 class Solution:
-    """What a solver returns beside its certificate.
+    """The point a solver returns.
 
     ``coef`` is the (d, L) primal W for feature solvers, or None for kernel solvers,
-    which return dual variables ``dual_coef`` (n, L) instead; ``intercept`` is (L,).
-    ``relation`` is the final label relation (L, L) for alternating solvers.  ``dual``
-    holds the solver's own dual variables when they differ from ``dual_coef`` (SMO:
-    alpha, while ``dual_coef = (alpha * Y) M``); a warm start of that solver continues
-    from them exactly, without recovering them from ``dual_coef``.
+    which return dual coefficients ``dual_coef`` (n, L) instead (scores on new rows are
+    ``kernel(X_new, X) @ dual_coef + intercept``); ``intercept`` is (L,).  ``relation``
+    is the final label relation (L, L) of an alternating solve.  ``dual`` holds the
+    solver's own dual variables when they differ from ``dual_coef`` (SMO: alpha, while
+    ``dual_coef = (alpha * Y) M``; the ranking solvers: one alpha per label pair); a warm
+    start of that solver continues from them exactly.  ``extras`` holds what else a solver
+    knows about its point and a caller may use, by name (e.g. ``"scores"``, the training
+    scores; ``"beta"``, the ranking family's per-label dual sums; ``"feature_weights"``).
     """
 
     coef: np.ndarray | None
@@ -71,6 +74,48 @@ class Solution:
     dual_coef: np.ndarray | None = None
     relation: np.ndarray | None = None
     dual: np.ndarray | None = None
+    extras: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(eq=False)
+class Fit:
+    """What every solve returns: :meth:`Solver.solve` and the engine functions alike.
+
+    Attributes
+    ----------
+    solution : Solution
+        The returned point (for an alternating solve, the last accepted model step, with
+        the relation it was solved for).
+    certificate : Certificate
+        The certificate of the whole solve.  For a single solve it is that solve's; for an
+        alternating or cutting-plane solve, the last model step's primal, dual and gap
+        with the outer counts (``n_iter`` outer steps, ``converged`` only when the last
+        step and the outer stopping rule both are).
+    steps : tuple of Certificate
+        One certificate per model step, in order (``(certificate,)`` for a single solve).
+    history : dict of str -> list
+        Per-step series: ``"objective"`` (the primal after each model step) always, and
+        what the solver adds (``"joint_gap"``, ``"bounds"``, ...).
+    """
+
+    solution: Solution
+    certificate: Certificate
+    steps: tuple = attrs.field(default=(), converter=tuple)
+    history: Mapping[str, list] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self):
+        if not self.steps:
+            object.__setattr__(self, "steps", (self.certificate,))
+        if "objective" not in self.history:
+            object.__setattr__(self, "history", {"objective": [float(c.primal) for c in self.steps], **self.history})
+
+    @property
+    def converged(self) -> bool:
+        return bool(self.certificate.converged)
+
+    @property
+    def n_iter(self) -> int:
+        return int(self.certificate.n_iter)
 
 
 class Solver(ABC):
@@ -97,5 +142,9 @@ class Solver(ABC):
                     )
 
     @abstractmethod
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple[Solution, Certificate]:
-        """Solve ``problem`` (from ``warm_start`` when given); return the solution and its certificate."""
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
+        """Solve ``problem`` (from ``warm_start`` when given, e.g. the previous point of a grid).
+
+        The one contract of every solver, core or plugin: validate what the solver needs
+        (:meth:`check`), solve, and return a :class:`Fit`.
+        """
