@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.svm import LinearSVC
 
 from _common import data_dir, median_time, print_table
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.datasets import load_dataset
 from multilabel_core.solvers import linear_svm_cd
 from multilabel_core_plugins.br import BinaryRelevance

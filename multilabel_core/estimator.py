@@ -27,7 +27,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_random_state, check_scalar, check_X, check_Y, to_signs
+from .validation import check_random_state, check_scalar, check_X, check_Y, to_signs
 from .base import CapabilityError, Kernel, LabelRelation, Loss, Problem, Regularizer, Solver
 from .plugins import make_component
 from .relations import correlation_from_covariance

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._blocks import row_blocks
-from ._validation import check_X, check_scalar
+from .validation import check_X, check_scalar
 from .base import Kernel
 
 __all__ = [

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 from ._blocks import row_blocks
-from ._validation import check_scalar
+from .validation import check_scalar
 from .base import Loss
 
 __all__ = ["DOMAIN_TOL", "EpsilonInsensitive", "Hinge", "Logistic", "PairwiseRankingHinge", "SquaredHinge"]

@@ -34,7 +34,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from ._ranking import ranking_statistics
-from ._validation import check_X, check_Y
+from .validation import check_X, check_Y
 
 __all__ = [
     "METRICS",

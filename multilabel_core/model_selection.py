@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
-from ._validation import check_random_state, check_scalar, check_X, check_Y
+from .validation import check_random_state, check_scalar, check_X, check_Y
 from .metrics import check_metric_names, evaluate
 
 __all__ = [

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_scalar
+from .validation import check_scalar
 from .base import Regularizer
 
 __all__ = ["Frobenius", "LabelCovariance", "LowRank", "NuclearNorm", "SPECTRAL_TOL"]

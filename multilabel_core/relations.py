@@ -12,7 +12,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from ._validation import check_scalar
+from .validation import check_scalar
 from .base import LabelRelation
 
 __all__ = ["Independent", "LearnedCovariance", "correlation_from_covariance", "psd_sqrt"]

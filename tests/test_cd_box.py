@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from multilabel_core import ComposedEstimator
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.kernels import PrecomputedKernel
 from multilabel_core.solvers import CDSolver, box_kernel_cd, linear_svm_cd

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.solvers import ConvergenceWarning, _cd, linear_svm_cd
 

@@ -19,7 +19,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.solvers._cd import solve_dual

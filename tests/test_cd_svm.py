@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from multilabel_core import ComposedEstimator
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.base import CapabilityError
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.solvers import CDSolver, ConvergenceWarning, linear_svm_cd

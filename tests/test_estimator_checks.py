@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from multilabel_core import Certificate, MethodSpec
-from multilabel_core._validation import check_X
+from multilabel_core.validation import check_X
 from multilabel_core.testing.checks import check_convexity, check_duality_gap, check_kkt, check_method
 from multilabel_core_plugins.br import BinaryRelevance
 

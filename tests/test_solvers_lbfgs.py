@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.base import CapabilityError, Problem, Solution
 from multilabel_core.kernels import LinearKernel, RBFKernel
 from multilabel_core.losses import Hinge, Logistic, SquaredHinge

@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_X, check_Y
+from ..validation import check_X, check_Y
 
 ENCODINGS = ("onehot", "ordinal")
 # "binary" is not a choice of the readers' ``nominal`` argument: a nominal attribute

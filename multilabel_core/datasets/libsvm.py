@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_scalar
+from ..validation import check_scalar
 from ._dataset import Dataset
 from ._files import DataFormatError, dataset_name, format_number, read_text, write_lines
 from ._rows import Entries, is_number, row_starts

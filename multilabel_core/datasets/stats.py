@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_X, check_Y
+from ..validation import check_X, check_Y
 from ._dataset import Dataset
 
 __all__ = ["describe"]

@@ -60,7 +60,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_random_state, check_scalar
+from ..validation import check_random_state, check_scalar
 from ._dataset import Dataset
 
 __all__ = ["label_covariance", "make_correlated_multilabel"]

@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import __version__
-from .._validation import check_scalar
+from ..validation import check_scalar
 from ..datasets._storage import check_sparse, to_storage
 from ..metrics import METRICS, check_metric_names
 from .preprocessing import check_preprocess

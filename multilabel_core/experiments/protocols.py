@@ -35,7 +35,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from .._validation import check_random_state, check_scalar, check_Y
+from ..validation import check_random_state, check_scalar, check_Y
 from ..model_selection import IterativeStratifiedKFold, _most_wanted, _stratify
 
 __all__ = [

@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 from joblib import Parallel, delayed
 
-from .._validation import check_X, check_Y
+from ..validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
 from ..model_selection import IterativeStratifiedKFold, _take_rows, _uses_precomputed_kernel
 from .preprocessing import check_preprocess, preprocessed

@@ -44,7 +44,7 @@ import attrs
 import numpy as np
 from scipy.stats import ttest_rel
 
-from .._validation import check_scalar
+from ..validation import check_scalar
 from ..metrics import METRICS, check_metric_names
 
 __all__ = [

@@ -66,7 +66,7 @@ import numpy as np
 import scipy.linalg
 
 from .._blocks import row_blocks
-from .._validation import check_scalar
+from ..validation import check_scalar
 from ..base import LabelRelation, Problem, Solution, Solver
 from ..certificate import Certificate
 from ..regularizers import LabelCovariance

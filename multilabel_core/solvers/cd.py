@@ -35,7 +35,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_random_state, check_scalar, check_X
+from ..validation import check_random_state, check_scalar, check_X
 from ..base import CapabilityError, Problem, Solution, Solver
 from ..certificate import Certificate
 from ..losses import Hinge, SquaredHinge
@@ -83,7 +83,7 @@ def _check_signs(Y, n_samples: int) -> np.ndarray:
         raise ValueError(f"Y must hold the signs -1 and +1, got dtype {Y.dtype}")
     Y = Y.astype(np.float64)
     if not np.all((Y == 1.0) | (Y == -1.0)):
-        raise ValueError("Y must hold the signs -1 and +1 only (multilabel_core._validation.to_signs converts 0/1)")
+        raise ValueError("Y must hold the signs -1 and +1 only (multilabel_core.validation.to_signs converts 0/1)")
     return Y
 
 

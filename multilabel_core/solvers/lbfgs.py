@@ -38,7 +38,7 @@ import attrs
 import numpy as np
 import scipy.optimize
 
-from .._validation import check_scalar
+from ..validation import check_scalar
 from ..base import CapabilityError, Problem, Solution, Solver
 from ..certificate import Certificate
 from ._convergence import ConvergenceWarning, warn_not_converged

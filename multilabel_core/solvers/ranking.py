@@ -37,7 +37,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_flag, check_random_state, check_scalar, check_X, check_Y
+from ..validation import check_flag, check_random_state, check_scalar, check_X, check_Y
 from ..certificate import Certificate
 from ._augmented import adjoint, product
 from ._cd import solve_dual

@@ -47,7 +47,7 @@ import attrs
 import numpy as np
 
 from .._blocks import row_blocks
-from .._validation import check_X, check_scalar
+from ..validation import check_X, check_scalar
 from ..base import CapabilityError, Kernel, Problem, Solution, Solver
 from ..certificate import Certificate
 from ..losses import Hinge

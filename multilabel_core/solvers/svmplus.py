@@ -59,7 +59,7 @@ import time
 import attrs
 import numpy as np
 
-from .._validation import check_flag, check_random_state, check_scalar, check_X
+from ..validation import check_flag, check_random_state, check_scalar, check_X
 from ..certificate import Certificate
 from ._augmented import adjoint, product
 from ._cd import solve_dual

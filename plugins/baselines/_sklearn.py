@@ -12,7 +12,7 @@ import importlib
 
 import numpy as np
 
-from multilabel_core._validation import check_random_state
+from multilabel_core.validation import check_random_state
 
 __all__ = ["EXTRA", "import_sklearn", "seeds"]
 

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from multilabel_core._validation import check_scalar, to_signs
+from multilabel_core.validation import check_scalar, to_signs
 from multilabel_core.estimator import MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from multilabel_core._validation import check_scalar
+from multilabel_core.validation import check_scalar
 from multilabel_core.estimator import MultiLabelEstimator
 
 from .neighbors import nearest_neighbors

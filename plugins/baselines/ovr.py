@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from multilabel_core._validation import check_scalar, to_signs
+from multilabel_core.validation import check_scalar, to_signs
 from multilabel_core.estimator import COMMON_PARAMETERS, MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds

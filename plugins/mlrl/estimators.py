@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multilabel_core._validation import check_flag, check_scalar, check_X, to_signs
+from multilabel_core.validation import check_flag, check_scalar, check_X, to_signs
 from multilabel_core.base import Problem, Solution
 from multilabel_core.estimator import MultiLabelEstimator
 from multilabel_core.kernels import PrecomputedKernel, make_kernel

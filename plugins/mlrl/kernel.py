@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from multilabel_core._validation import check_scalar, check_X
+from multilabel_core.validation import check_scalar, check_X
 from multilabel_core.base import Kernel
 
 __all__ = ["DataDependentKernel", "stack_rows"]

@@ -46,7 +46,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from multilabel_core._validation import check_random_state, check_scalar
+from multilabel_core.validation import check_random_state, check_scalar
 from multilabel_core.base import CapabilityError, Problem, Solution, Solver
 from multilabel_core.solvers import RankingCDResult
 from multilabel_core.solvers._convergence import warn_not_converged

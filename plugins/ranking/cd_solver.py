@@ -24,7 +24,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from multilabel_core._validation import check_random_state, check_scalar
+from multilabel_core.validation import check_random_state, check_scalar
 from multilabel_core.base import CapabilityError, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import RankingCDResult, ranking_cd

@@ -65,7 +65,7 @@ import time
 import attrs
 import numpy as np
 
-from multilabel_core._validation import check_random_state, check_scalar
+from multilabel_core.validation import check_random_state, check_scalar
 from multilabel_core.base import Problem, Solution
 from multilabel_core.solvers import ranking_pairs
 from multilabel_core.solvers._convergence import warn_not_converged

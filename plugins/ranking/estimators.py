@@ -29,7 +29,7 @@ import numbers
 
 import numpy as np
 
-from multilabel_core._validation import check_scalar, to_signs
+from multilabel_core.validation import check_scalar, to_signs
 from multilabel_core.base import Problem
 from multilabel_core.estimator import MultiLabelEstimator
 from multilabel_core.kernels import LinearKernel

@@ -19,7 +19,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from multilabel_core._validation import check_scalar
+from multilabel_core.validation import check_scalar
 from multilabel_core.base import Regularizer
 from multilabel_core.solvers import coupling_inverse
 

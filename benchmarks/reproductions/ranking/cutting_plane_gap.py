@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from multilabel_core import ConvergenceWarning, make_method
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.base import Problem
 from multilabel_core.datasets import load_dataset
 from multilabel_core.experiments.preprocessing import Standardizer

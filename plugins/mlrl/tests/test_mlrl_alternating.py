@@ -7,7 +7,7 @@ import scipy.optimize
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.base import CapabilityError, Kernel, Problem
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.estimator import ComposedEstimator

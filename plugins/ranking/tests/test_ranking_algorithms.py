@@ -16,7 +16,7 @@ from multilabel_core_plugins.ranking._problem import RankingTask
 from multilabel_core_plugins.ranking.alternation import Coupling, InnerState, alternate, lambda_step, violation_scores
 from multilabel_core_plugins.ranking.cutting_plane import most_violated_subset
 
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.base import Problem
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.kernels import LinearKernel

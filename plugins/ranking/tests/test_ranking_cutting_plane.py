@@ -20,7 +20,7 @@ from multilabel_core_plugins.ranking.cutting_plane import INNER_FRACTION, relati
 from multilabel_core_plugins.ranking.simplex import project_simplex
 
 from multilabel_core import ConvergenceWarning
-from multilabel_core._validation import to_signs
+from multilabel_core.validation import to_signs
 from multilabel_core.base import Problem
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.kernels import LinearKernel

@@ -1,4 +1,4 @@
-"""Validation of public inputs: every check raises ValueError naming the problem."""
+"""Validation of public inputs, for the core and for plugins: every check raises ValueError naming the problem."""
 
 from __future__ import annotations
 
