@@ -1,5 +1,8 @@
 """Stock kernels: linear, RBF, polynomial and precomputed, on dense and scipy.sparse rows.
 
+The estimators' ``kernel`` names are resolved through the component registry by
+:func:`make_kernel`, so a kernel a plugin registers is usable by name as well.
+
 Every kernel is a function of the inner products ``G = X Z^T`` (and, for the RBF, of
 the squared row norms).  ``G`` is computed block of rows by block of rows with one BLAS
 matrix product per block (numpy / scipy.sparse ``@``), the block height chosen so that
@@ -21,6 +24,7 @@ kernel with neither ``gamma`` nor ``width`` resolves to::
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import ClassVar, Iterator
 
@@ -255,28 +259,53 @@ class PrecomputedKernel(Kernel):
         return np.diag(self(X)).copy()
 
 
-_KERNELS = {"linear": LinearKernel, "rbf": RBFKernel, "poly": PolynomialKernel, "precomputed": PrecomputedKernel}
-
-
 def make_kernel(kernel="linear", gamma=None, **params) -> Kernel:
     """The :class:`Kernel` for an estimator's ``kernel`` parameter.
 
-    ``kernel`` is one of 'linear', 'rbf', 'poly', 'precomputed' or a Kernel object.
-    ``gamma`` (and ``params``, e.g. ``degree``, ``coef0``, ``width``) go to the RBF and
-    polynomial kernels; the linear and precomputed kernels have no gamma and ignore it,
-    as scikit-learn's SVC does.  A Kernel object is returned unchanged and takes neither.
+    ``kernel`` is the name of any kernel in the component registry (the stock
+    'linear', 'rbf', 'poly' and 'precomputed', and every kernel a plugin registers
+    through the ``register_components`` hook; ``mlcore components`` lists them), or a
+    Kernel object, returned unchanged.
+
+    ``params`` (e.g. ``degree``, ``coef0``, ``width``) go to the registered factory,
+    which must accept each of them.  ``gamma`` goes to a kernel whose factory takes a
+    ``gamma`` parameter (read from its signature); a kernel without one, such as the
+    linear and precomputed kernels, ignores it, as scikit-learn's SVC does, so that one
+    grid can set gamma for every kernel it tries.  ``gamma=None`` leaves the kernel's
+    own default.  A Kernel object takes neither gamma nor params.
     """
     if isinstance(kernel, Kernel):
         if gamma is not None or params:
             raise ValueError("kernel is a Kernel object: set gamma and its other parameters on the object")
         return kernel
-    if not isinstance(kernel, str) or kernel not in _KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(_KERNELS)} or a Kernel object, got {kernel!r}")
-    cls = _KERNELS[kernel]
-    if cls in (RBFKernel, PolynomialKernel):
+    # Imported here: the registry brings in pluggy and the plugins' entry points, which
+    # `import multilabel_core.kernels` should not pay for, and the core's own plugin
+    # imports this module to register the stock kernels.
+    from .plugins import PluginError, list_components, make_component
+
+    specs = {spec.name: spec for spec in list_components("kernel")}
+    if not isinstance(kernel, str) or kernel not in specs:
+        raise ValueError(
+            f"kernel must be a registered kernel name ({', '.join(sorted(specs))}) or a Kernel object, got {kernel!r}"
+        )
+    if gamma is not None and _takes_parameter(specs[kernel].factory, "gamma"):
         params["gamma"] = gamma
-    accepted = {field.name for field in attrs.fields(cls)}
-    unknown = sorted(set(params) - accepted)
-    if unknown:
-        raise ValueError(f"unknown parameter(s) {unknown} for kernel {kernel!r}; it accepts {sorted(accepted)}")
-    return cls(**params)
+    built = make_component("kernel", kernel, **params)
+    if not isinstance(built, Kernel):
+        raise PluginError(
+            f"kernel {kernel!r} registered by plugin {specs[kernel].plugin!r} built a {type(built).__name__}, "
+            f"not a multilabel_core.base.Kernel"
+        )
+    return built
+
+
+def _takes_parameter(factory, name: str) -> bool:
+    """Whether ``factory`` accepts the keyword ``name`` (by name, or through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (some builtins): hand it nothing extra
+        return False
+    return any(
+        (p.name == name and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)) or p.kind is p.VAR_KEYWORD
+        for p in parameters
+    )

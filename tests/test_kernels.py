@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import pdist
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
+import multilabel_core
 import multilabel_core.kernels as kernels_module
 from multilabel_core.base import Kernel
 from multilabel_core.kernels import (
@@ -177,9 +178,13 @@ def test_make_kernel(kernel, expected):
 def test_make_kernel_passes_parameters_and_refuses_bad_ones():
     assert make_kernel("poly", degree=2, coef0=0.0) == PolynomialKernel(degree=2, coef0=0.0)
     assert make_kernel("rbf") == RBFKernel()
-    with pytest.raises(ValueError, match="'sigmoid'"):
+    registered = sorted(spec.name for spec in multilabel_core.list_components("kernel"))
+    assert {"linear", "poly", "precomputed", "rbf"} <= set(registered)
+    with pytest.raises(ValueError, match=rf"registered kernel name \({', '.join(registered)}\).*'sigmoid'"):
         make_kernel("sigmoid")
-    with pytest.raises(ValueError, match=r"\['degree'\]"):
+    with pytest.raises(ValueError, match="registered kernel name"):
+        make_kernel(RBFKernel)
+    with pytest.raises(ValueError, match="kernel 'rbf' has no parameter 'degree'"):
         make_kernel("rbf", degree=2)
     with pytest.raises(ValueError, match="Kernel object"):
         make_kernel(RBFKernel(), gamma=1.0)
