@@ -7,6 +7,10 @@ other tests never see it.
 
 from __future__ import annotations
 
+import re
+import types
+from pathlib import Path
+
 import attrs
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ from multilabel_core.plugins import PluginError, get_plugin_manager
 from multilabel_core.validation import check_X
 
 PLUGIN_NAME = "laplacian_kernel_test"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "plugin-guide.md"
 
 
 @attrs.frozen
@@ -159,4 +164,21 @@ def test_composed_estimator_fits_a_plugin_kernel_by_name(laplacian_registered, d
     by_name = ComposedEstimator(kernel="laplacian", **parts).fit(X, Y)
     by_object = ComposedEstimator(kernel=LaplacianKernel(), **parts).fit(X, Y)
     assert type(by_name.kernel_) is LaplacianKernel
+    assert_same_decisions(by_name, by_object, X)
+
+
+def test_the_plugin_guides_kernel_example_registers_a_kernel_bsvm_fits_by_name(data):
+    [source] = [block for block in re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.S)
+                if "class LaplacianKernel" in block]  # fmt: skip
+    module = types.ModuleType("guide_laplacian_plugin")
+    exec(compile(source, str(GUIDE), "exec"), module.__dict__)
+    manager = get_plugin_manager()
+    manager.register(module, name="guide_laplacian_plugin")
+    try:
+        X, Y = data
+        by_name = make_method("bsvm", kernel="laplacian", gamma=0.1).fit(X, Y)
+        by_object = make_method("bsvm", kernel=module.LaplacianKernel(gamma=0.1)).fit(X, Y)
+    finally:
+        manager.unregister(module)
+    assert by_name.kernel_ == module.LaplacianKernel(gamma=0.1)
     assert_same_decisions(by_name, by_object, X)
