@@ -286,7 +286,8 @@ def make_kernel(kernel="linear", gamma=None, **params) -> Kernel:
     specs = {spec.name: spec for spec in list_components("kernel")}
     if not isinstance(kernel, str) or kernel not in specs:
         raise ValueError(
-            f"kernel must be a registered kernel name ({', '.join(sorted(specs))}) or a Kernel object, got {kernel!r}"
+            f"kernel must be a registered kernel name ({', '.join(sorted(specs)) or 'none registered'}) "
+            f"or a Kernel object, got {kernel!r}"
         )
     if gamma is not None and _takes_parameter(specs[kernel].factory, "gamma"):
         params["gamma"] = gamma

@@ -20,8 +20,8 @@ import multilabel_core
 from multilabel_core import ComponentSpec, ComposedEstimator, hookimpl, make_method
 from multilabel_core.base import Kernel
 from multilabel_core.datasets import make_correlated_multilabel
-from multilabel_core.kernels import make_kernel
-from multilabel_core.plugins import PluginError, get_plugin_manager
+from multilabel_core.kernels import LinearKernel, make_kernel
+from multilabel_core.plugins import CORE_PLUGIN_NAME, PluginError, get_plugin_manager, reset_plugin_manager
 from multilabel_core.validation import check_X
 
 PLUGIN_NAME = "laplacian_kernel_test"
@@ -182,3 +182,14 @@ def test_the_plugin_guides_kernel_example_registers_a_kernel_bsvm_fits_by_name(d
         manager.unregister(module)
     assert by_name.kernel_ == module.LaplacianKernel(gamma=0.1)
     assert_same_decisions(by_name, by_object, X)
+
+
+def test_with_no_kernel_registered_the_error_says_so():
+    # The core's stock kernels come from its own plugin; without it no kernel name is known.
+    get_plugin_manager().unregister(name=CORE_PLUGIN_NAME)
+    try:
+        with pytest.raises(ValueError, match=r"registered kernel name \(none registered\).*'linear'"):
+            make_kernel("linear")
+    finally:
+        reset_plugin_manager()  # rebuilt with the core's plugin first, as always
+    assert make_kernel("linear") == LinearKernel()
