@@ -25,7 +25,6 @@ kernel with neither ``gamma`` nor ``width`` resolves to::
 from __future__ import annotations
 
 import inspect
-import numbers
 from typing import ClassVar, Iterator
 
 import attrs
@@ -33,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._blocks import row_blocks
-from .validation import check_X, check_scalar
+from .validation import check_symmetric, check_X, count, positive, real
 from .base import Kernel
 
 __all__ = [
@@ -125,9 +124,7 @@ def _kernel_matrix(X, Z, transform) -> np.ndarray:
     return K
 
 
-def _positive_or_none(instance, attribute, value) -> None:
-    if value is not None:
-        check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
+_positive_or_none = attrs.validators.optional(positive)
 
 
 @attrs.frozen
@@ -208,9 +205,9 @@ class RBFKernel(Kernel):
 class PolynomialKernel(Kernel):
     """``k(x, z) = (gamma x^T z + coef0)^degree``; ``gamma=None`` means 1 / n_features (as scikit-learn)."""
 
-    degree: int = attrs.field(default=3, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=1))
+    degree: int = attrs.field(default=3, validator=count)
     gamma: float | None = attrs.field(default=None, validator=_positive_or_none)
-    coef0: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name))
+    coef0: float = attrs.field(default=1.0, validator=real)
 
     linear: ClassVar[bool] = False
     precomputed: ClassVar[bool] = False
@@ -239,9 +236,11 @@ class PolynomialKernel(Kernel):
 class PrecomputedKernel(Kernel):
     """The kernel values are the input: ``X`` holds rows ``K[i, j] = k(x_i, x_j^train)``.
 
-    ``__call__(K)`` at training time requires a square K; ``__call__(K, K_train)`` checks
-    that K has one column per training row (as the rows of K_train).  ``diagonal(K)``
-    is the diagonal of the square training kernel.  Kernel matrices are dense.
+    ``__call__(K)`` at training time requires a square K, symmetric within
+    :data:`~multilabel_core.validation.SYMMETRY_RTOL` (the one symmetry rule; K is
+    returned exactly symmetric, and not copied when it already is); ``__call__(K, K_train)``
+    checks that K has one column per training row (as the rows of K_train).
+    ``diagonal(K)`` is the diagonal of the square training kernel.  Kernel matrices are dense.
     """
 
     linear: ClassVar[bool] = False
@@ -253,7 +252,7 @@ class PrecomputedKernel(Kernel):
         if K.shape[1] != n_train:
             what = "must be square at training time" if Z is None else f"must have one column per training row ({n_train})"
             raise ValueError(f"precomputed kernel of shape {K.shape} {what}")
-        return K
+        return check_symmetric(K, "precomputed kernel", copy=False) if Z is None else K
 
     def diagonal(self, X) -> np.ndarray:
         return np.diag(self(X)).copy()

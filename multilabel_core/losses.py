@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 from ._blocks import row_blocks
-from .validation import check_scalar
+from .validation import check_scalar, non_negative
 from .base import Loss
 
 __all__ = ["DOMAIN_TOL", "EpsilonInsensitive", "Hinge", "Logistic", "PairwiseRankingHinge", "SquaredHinge"]
@@ -197,7 +197,7 @@ class EpsilonInsensitive(Loss):
     of eq. 13 (:meth:`irwls_weights`).
     """
 
-    epsilon: float = attrs.field(default=0.1, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0))
+    epsilon: float = attrs.field(default=0.1, validator=non_negative)
 
     smooth: ClassVar[bool] = True
     target: ClassVar[str] = "real"

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from .validation import check_scalar
+from .validation import check_scalar, check_symmetric, count, positive
 from .base import Regularizer
 
 __all__ = ["Frobenius", "LabelCovariance", "LowRank", "NuclearNorm", "SPECTRAL_TOL"]
@@ -59,19 +59,11 @@ class Frobenius(Regularizer):
         return _identity_gram(n_labels)
 
 
-def _spd_matrix(instance, attribute, value) -> None:
-    if value.ndim != 2 or value.shape[0] != value.shape[1] or value.shape[0] == 0:
-        raise ValueError(f"{attribute.name} must be a non-empty square matrix, got shape {value.shape}")
-    if not np.all(np.isfinite(value)):
-        raise ValueError(f"{attribute.name} contains NaN or infinity")
-    if not np.allclose(value, value.T, rtol=1e-10, atol=1e-12 * np.abs(value).max()):
-        raise ValueError(f"{attribute.name} must be symmetric")
-
-
-def _read_only(value) -> np.ndarray:
-    value = np.array(value, dtype=np.float64)
-    value.setflags(write=False)
-    return value
+def _omega(value) -> np.ndarray:
+    """Omega symmetric within round-off, made exactly symmetric, in a read-only copy."""
+    omega = check_symmetric(value, "omega")
+    omega.setflags(write=False)
+    return omega
 
 
 @attrs.frozen
@@ -95,8 +87,7 @@ class LabelCovariance(Regularizer):
 
     omega: np.ndarray | None = attrs.field(
         default=None,
-        converter=attrs.converters.optional(_read_only),
-        validator=attrs.validators.optional(_spd_matrix),
+        converter=attrs.converters.optional(_omega),
         eq=attrs.cmp_using(eq=np.array_equal),
         hash=False,
         repr=False,
@@ -108,8 +99,6 @@ class LabelCovariance(Regularizer):
     def __attrs_post_init__(self):
         if self.omega is None:
             return
-        # Symmetric within round-off (validated); make it exactly symmetric.
-        object.__setattr__(self, "omega", _read_only((self.omega + self.omega.T) / 2.0))
         try:
             factor = scipy.linalg.cho_factor(self.omega, lower=True)
         except np.linalg.LinAlgError:
@@ -216,8 +205,8 @@ class LowRank(Regularizer):
     # sqrt(gamma) ||W||_* on its domain (not differentiable at low rank), +inf beyond it.
     smooth: ClassVar[bool] = False
 
-    rank: int = attrs.field(validator=lambda _, a, v: check_scalar(v, a.name, kind=int, low=1))
-    gamma: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+    rank: int = attrs.field(validator=count)
+    gamma: float = attrs.field(default=1.0, validator=positive)
 
     def factor_value(self, D, V) -> float:
         D, V = self._check_factors(D, V)

@@ -12,26 +12,14 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from .validation import check_scalar
+from .validation import check_scalar, check_symmetric, positive
 from .base import LabelRelation
 
 __all__ = ["Independent", "LearnedCovariance", "correlation_from_covariance", "psd_sqrt"]
 
-#: Relative tolerance for symmetry and for negative eigenvalues treated as round-off.
+#: Negative eigenvalues of a Gram matrix down to ``-GRAM_TOL * largest`` are round-off.
+#: (Symmetry follows the one rule of :data:`multilabel_core.validation.SYMMETRY_RTOL`.)
 GRAM_TOL = 1e-8
-
-
-def _check_gram(gram) -> np.ndarray:
-    """``gram`` as a finite, symmetric (L, L) float64 matrix, symmetrised exactly."""
-    gram = np.asarray(gram, dtype=np.float64)
-    if gram.ndim != 2 or gram.shape[0] != gram.shape[1] or gram.shape[0] == 0:
-        raise ValueError(f"gram must be a non-empty square (L, L) matrix, got shape {gram.shape}")
-    if not np.all(np.isfinite(gram)):
-        raise ValueError("gram contains NaN or infinity")
-    scale = np.abs(gram).max()
-    if np.abs(gram - gram.T).max() > GRAM_TOL * scale:
-        raise ValueError("gram must be symmetric (it is W^T W)")
-    return (gram + gram.T) / 2.0
 
 
 def _check_n_labels(n_labels) -> int:
@@ -48,7 +36,7 @@ class Independent(LabelRelation):
         return np.eye(_check_n_labels(n_labels))
 
     def update(self, gram) -> np.ndarray:
-        return np.eye(_check_gram(gram).shape[0])
+        return np.eye(check_symmetric(gram, "gram").shape[0])
 
 
 @attrs.frozen
@@ -69,7 +57,7 @@ class LearnedCovariance(LabelRelation):
     set to 0.  The iterations start from ``Omega = I / L``.
     """
 
-    epsilon: float = attrs.field(default=1e-8, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+    epsilon: float = attrs.field(default=1e-8, validator=positive)
 
     learned: ClassVar[bool] = True
 
@@ -78,7 +66,7 @@ class LearnedCovariance(LabelRelation):
         return np.eye(n_labels) / n_labels
 
     def update(self, gram) -> np.ndarray:
-        shifted = psd_sqrt(_check_gram(gram)) + self.epsilon * np.eye(len(gram))
+        shifted = psd_sqrt(check_symmetric(gram, "gram")) + self.epsilon * np.eye(len(gram))
         return shifted / np.trace(shifted)
 
 
@@ -98,7 +86,7 @@ def psd_sqrt(gram: np.ndarray) -> np.ndarray:
 
 def correlation_from_covariance(omega) -> np.ndarray:
     """The correlation matrix ``Omega_jk / sqrt(Omega_jj Omega_kk)`` (unit diagonal, entries in [-1, 1])."""
-    omega = _check_gram(omega)
+    omega = check_symmetric(omega, "omega")
     diagonal = np.diag(omega)
     if np.any(diagonal <= 0.0):
         raise ValueError("omega must have a positive diagonal to define correlations")

@@ -1,11 +1,83 @@
-"""Validation of public inputs, for the core and for plugins: every check raises ValueError naming the problem."""
+"""Input checks for the core and for plugins: the public API a plugin validates with.
+
+Validate public input once, at the boundary (an estimator's ``fit``, a component's
+constructor, a solver's ``solve``); every check below raises ``ValueError`` naming the
+argument and what is wrong with it, and returns the value in the form the numerics use.
+
+Arrays
+    :func:`check_X` -- a finite 2-D float array, or a CSR/CSC matrix kept sparse.
+    :func:`check_Y` -- a dense (n, L) int8 {0, 1} indicator matrix.
+    :func:`check_signs` -- an (n, L) float64 matrix of the signs -1/+1 (the papers' y_ij).
+    :func:`to_signs` -- {0, 1} indicators to -1/+1 signs (no checks: after :func:`check_Y`).
+    :func:`check_symmetric` -- a finite square matrix, symmetric within :data:`SYMMETRY_RTOL`,
+    returned exactly symmetric.
+
+Scalars
+    :func:`check_scalar` -- a hyper-parameter's type and range.
+    :func:`check_flag` -- True or False.
+    :func:`check_random_state` -- None, an int or a numpy Generator, as a Generator.
+
+attrs validators (``attrs.field(validator=positive)``; the error names the field)
+    :func:`positive` (finite real > 0), :func:`non_negative` (finite real >= 0),
+    :func:`real` (finite real), :func:`count` (integer >= 1), :data:`optional_count`
+    (None or a count), :func:`flag` (True or False).  Combine them with attrs' own:
+    ``attrs.validators.optional(positive)`` for "None or positive".
+
+Convergence
+    :class:`ConvergenceWarning` and :func:`warn_not_converged`, the warning a solver
+    issues when it stops before its stopping rule is met (a subclass of scikit-learn's
+    ``ConvergenceWarning`` when scikit-learn is installed).
+
+This module and the other modules without a leading underscore are the API plugins
+build on; ``multilabel_core._*`` and ``multilabel_core.<package>._*`` are private and may
+change without notice (tests/test_plugin_public_api.py keeps the bundled plugins to it).
+"""
 
 from __future__ import annotations
 
 import numbers
 
+import attrs
 import numpy as np
 import scipy.sparse as sp
+
+from ._blocks import BLOCK_BUDGET_BYTES, row_blocks
+
+__all__ = [
+    "SYMMETRY_RTOL",
+    "ConvergenceWarning",
+    "check_X",
+    "check_Y",
+    "check_flag",
+    "check_random_state",
+    "check_scalar",
+    "check_signs",
+    "check_symmetric",
+    "count",
+    "flag",
+    "non_negative",
+    "optional_count",
+    "positive",
+    "real",
+    "to_signs",
+    "warn_not_converged",
+]
+
+#: Largest asymmetry ``max |M_ij - M_ji|`` accepted as round-off, relative to ``max |M_ij|``.
+#:
+#: The matrices checked for symmetry are computed ones (Gram matrices W^T W and kernels,
+#: label covariances, inverses such as D (D + mu I)^-1), whose two triangles come from
+#: separate floating-point sums.  For a Gram matrix the rounding error of one entry
+#: ``x_i^T x_j`` summed over d terms is at most gamma_d |x_i|^T |x_j| <= gamma_d max_k ||x_k||^2,
+#: with gamma_d = d u / (1 - d u) and u = 2^-53 (Higham, *Accuracy and Stability of
+#: Numerical Algorithms*, section 3.1), so the two triangles differ by at most 2 gamma_d max |M|.
+#: 1e-8 (about sqrt(u)) covers that bound for inner dimensions d up to 4.5e7, where
+#: 1e-10 would refuse honest products of d > 4.5e5 terms, and still refuses every matrix
+#: that is not symmetric in its own right (relative asymmetry of order 1).  The tolerance
+#: is relative to the largest entry and nothing else, so a matrix and its rescaling by any
+#: positive factor (Omega / lambda, a kernel of tiny values) get the same verdict; the zero
+#: matrix is symmetric.
+SYMMETRY_RTOL = 1e-8
 
 
 def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64, np.float32)):
@@ -83,6 +155,83 @@ def to_signs(Y: np.ndarray) -> np.ndarray:
     return 2.0 * np.asarray(Y, dtype=np.float64) - 1.0
 
 
+def check_signs(Y, n_samples: int | None = None, name: str = "Y") -> np.ndarray:
+    """Return ``Y`` as an (n, L) float64 matrix of the signs -1 and +1 (the papers' y_ij).
+
+    The target form of the solvers.  Refused: anything not 2-D, no label column, a row
+    count other than ``n_samples`` (when given), non-numeric dtypes, and any entry other
+    than -1 or +1 (0/1 indicators included: :func:`to_signs` converts those).
+    """
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[1] == 0:
+        raise ValueError(f"{name} must be a 2-D (n_samples, n_labels >= 1) matrix of signs, got shape {Y.shape}")
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_samples}")
+    if Y.dtype == object or not (np.issubdtype(Y.dtype, np.number) or Y.dtype == bool):
+        raise ValueError(f"{name} must hold the signs -1 and +1, got dtype {Y.dtype}")
+    bad = (Y != 1) & (Y != -1)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name} must hold the signs -1 and +1 only; found {Y[i, j].item()!r} at row {i}, label {j} "
+            f"(multilabel_core.validation.to_signs converts 0/1 indicators)"
+        )
+    return Y.astype(np.float64)
+
+
+def _asymmetry(M: np.ndarray) -> float:
+    """``max |M_ij - M_ji|`` a block of rows at a time: no (n, n) temporary for a large kernel."""
+    n = M.shape[0]
+    worst = 0.0
+    for rows in row_blocks(n, 16 * n, BLOCK_BUDGET_BYTES):
+        worst = max(worst, float(np.max(np.abs(M[rows] - M[:, rows].T))))
+    return worst
+
+
+def check_symmetric(M, name: str = "M", *, copy: bool = True) -> np.ndarray:
+    """Return ``M`` as an exactly symmetric float64 matrix, ``M / 2 + M^T / 2``.
+
+    ``M`` must be numeric, square, non-empty, finite and symmetric within round-off:
+    ``max |M_ij - M_ji| <= SYMMETRY_RTOL * max |M_ij|`` (see :data:`SYMMETRY_RTOL` for
+    why that rule); otherwise ValueError naming ``name``.  The result is a new array,
+    symmetric bit for bit (halving is exact, and ``M_ij / 2 + M_ji / 2`` and
+    ``M_ji / 2 + M_ij / 2`` round alike).  The check and the symmetrisation go a block of
+    rows at a time, so a large kernel matrix needs no (n, n) temporaries.  With
+    ``copy=False`` an input that is already exactly symmetric float64 is returned as is,
+    so that a large kernel matrix is not duplicated; one that needs symmetrising is
+    still copied.
+    """
+    if sp.issparse(M):
+        raise ValueError(f"{name} is sparse, but a dense matrix is required")
+    M = np.asarray(M)
+    if M.dtype == object or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool):
+        raise ValueError(f"{name} must be numeric, got dtype {M.dtype}")
+    if np.issubdtype(M.dtype, np.complexfloating):
+        raise ValueError(f"{name} is complex: a real symmetric matrix is required")
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {M.shape}")
+    given = M
+    M = M.astype(np.float64, copy=False)
+    if not all(np.isfinite(M[rows]).all() for rows in row_blocks(M.shape[0], M.shape[0], BLOCK_BUDGET_BYTES)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    scale = max(float(M.max()), -float(M.min()))
+    worst = _asymmetry(M)
+    if worst > SYMMETRY_RTOL * scale:
+        raise ValueError(
+            f"{name} must be symmetric: its largest asymmetry |m_ij - m_ji| is {worst:.3g}, above "
+            f"SYMMETRY_RTOL * max |m_ij| = {SYMMETRY_RTOL:g} * {scale:.3g}"
+        )
+    if worst == 0.0:
+        return M.copy() if copy and M is given else M
+    symmetric = np.empty(M.shape)
+    for rows in row_blocks(M.shape[0], 16 * M.shape[0], BLOCK_BUDGET_BYTES):
+        # Halves, not (a + b) / 2: a sum of two entries near the float64 maximum would overflow.
+        np.add(0.5 * M[rows], 0.5 * M[:, rows].T, out=symmetric[rows])
+    return symmetric
+
+
 def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None, low_inclusive=True, high_inclusive=True):
     """Validate a hyper-parameter: type and range, with an error naming it."""
     if isinstance(value, bool) or not isinstance(value, kind):
@@ -114,3 +263,53 @@ def check_random_state(seed) -> np.random.Generator:
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(2**31 - 1))
     raise ValueError(f"random_state must be None, an int or a numpy Generator, got {seed!r}")
+
+
+# attrs validators: ``attrs.field(default=1.0, validator=positive)``.  Written on
+# check_scalar rather than attrs.validators.instance_of / gt, which raise TypeError
+# (public input errors are ValueError here), accept True as the number 1 and let NaN
+# and infinity through.
+
+
+def positive(instance, attribute, value) -> None:
+    """attrs validator: a finite real number > 0 (a cost C, a tolerance, a kernel width)."""
+    check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
+
+
+def non_negative(instance, attribute, value) -> None:
+    """attrs validator: a finite real number >= 0 (a margin epsilon, a coupling mu)."""
+    check_scalar(value, attribute.name, low=0.0)
+
+
+def real(instance, attribute, value) -> None:
+    """attrs validator: any finite real number (a kernel's coef0)."""
+    check_scalar(value, attribute.name)
+
+
+def count(instance, attribute, value) -> None:
+    """attrs validator: an integer >= 1 (numpy integers too; not True): max_iter, a rank, a degree."""
+    check_scalar(value, attribute.name, kind=numbers.Integral, low=1)
+
+
+#: attrs validator: None or a :func:`count` (an optional budget).
+optional_count = attrs.validators.optional(count)
+
+
+def flag(instance, attribute, value) -> None:
+    """attrs validator: True or False (numpy booleans too), as :func:`check_flag`."""
+    check_flag(value, attribute.name)
+
+
+def __getattr__(name: str):
+    # The warning is implemented beside the solvers (solvers/_convergence.py), and importing
+    # it imports the package multilabel_core.solvers, whose modules import this one: an
+    # import at the top would be circular.  It is looked up on first use instead (PEP 562).
+    if name in ("ConvergenceWarning", "warn_not_converged"):
+        from .solvers import _convergence
+
+        return getattr(_convergence, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -29,7 +29,6 @@ covariance) needs nothing more.
 
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 from typing import ClassVar
@@ -38,7 +37,7 @@ import attrs
 import numpy as np
 import scipy.optimize
 
-from ..validation import check_scalar
+from ..validation import count, positive
 from ..base import CapabilityError, Problem, Solution, Solver
 from ..certificate import Certificate
 from ._convergence import ConvergenceWarning, warn_not_converged
@@ -144,8 +143,8 @@ class LBFGSSolver(Solver):
     spectral-norm ball, is then -inf).
     """
 
-    tol: float = attrs.field(default=1e-6, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
-    max_iter: int = attrs.field(default=1000, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=1))
+    tol: float = attrs.field(default=1e-6, validator=positive)
+    max_iter: int = attrs.field(default=1000, validator=count)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("smooth", "value", "gradient"),
