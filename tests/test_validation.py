@@ -255,3 +255,32 @@ def test_the_module_imports_first_in_a_fresh_interpreter(script):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           cwd=Path(sys.executable).parent)
     assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------------------------ the plugin guide's section
+
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "plugin-guide.md").read_text()
+SECTION = GUIDE[GUIDE.index("## Validating inputs"):GUIDE.index("## Testing your plugin")]
+
+
+@pytest.mark.parametrize("name", validation.__all__)
+def test_every_public_name_is_documented_in_the_plugin_guide(name):
+    assert f"| `{name}" in SECTION or f"`{name}`" in SECTION.split("```")[0], name
+
+
+def test_the_guide_example_runs():
+    import math
+    import re
+
+    from multilabel_core.solvers import ConvergenceWarning
+
+    [source] = re.findall(r"```python\n(.*?)```", SECTION, flags=re.S)
+    namespace: dict = {}
+    exec(compile(source, "plugin-guide.md", "exec"), namespace)
+    with pytest.raises(ValueError, match="strength must be > 0.0, got -1"):
+        namespace["Shrinkage"](-1)
+    assert namespace["fixed_point"](math.cos, 1.0) == pytest.approx(0.7390851332, abs=1e-8)
+    with pytest.raises(ValueError, match="max_iter must be >= 1"):
+        namespace["fixed_point"](math.cos, 1.0, max_iter=0)
+    with pytest.warns(ConvergenceWarning, match=r"fixed_point did not converge: max_iter=3 steps, last change 2 > tol=1e-08"):
+        namespace["fixed_point"](lambda x: -x, 1.0, max_iter=3)
