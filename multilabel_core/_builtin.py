@@ -28,6 +28,7 @@ def register_components(register):
         "regularizer": {
             "frobenius": regularizers.Frobenius,
             "label_covariance": regularizers.LabelCovariance,
+            "frobenius_label_covariance": regularizers.FrobeniusLabelCovariance,
             "low_rank": regularizers.LowRank,
             "nuclear_norm": regularizers.NuclearNorm,
         },

@@ -18,7 +18,7 @@ import scipy.linalg
 from .validation import check_scalar, check_symmetric, count, positive
 from .base import Regularizer
 
-__all__ = ["Frobenius", "LabelCovariance", "LowRank", "NuclearNorm", "SPECTRAL_TOL"]
+__all__ = ["SPECTRAL_TOL", "Frobenius", "FrobeniusLabelCovariance", "LabelCovariance", "LowRank", "NuclearNorm", "trace_norm"]
 
 #: Relative slack on the spectral-norm ball of the nuclear norm's conjugate (round-off of U V^T).
 SPECTRAL_TOL = 1e-10
@@ -29,6 +29,15 @@ def _matrix(W, name: str = "W") -> np.ndarray:
     if W.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (d, L) matrix, got shape {W.shape}")
     return W
+
+
+def trace_norm(factor) -> float:
+    """``tr((F^T F)^(1/2))``: the sum of F's singular values, exact where F is rank deficient.
+
+    (Square roots of the eigenvalues of F^T F would turn a rounding-level eigenvalue
+    eps ||F||^2 into sqrt(eps) ||F||.)
+    """
+    return float(scipy.linalg.svdvals(_matrix(factor, "factor")).sum())
 
 
 def _identity_gram(n_labels) -> np.ndarray:
@@ -70,8 +79,8 @@ def _omega(value) -> np.ndarray:
 class LabelCovariance(Regularizer):
     """``1/2 tr(W Omega^-1 W^T)``: the MLRL regulariser for a label covariance Omega (L, L).
 
-    MLRL (seed 000, problem 6) couples the labels through the matrix-variate prior whose
-    column covariance is Omega; Omega = I gives :class:`Frobenius`.  Omega must be
+    MLRL (Zhang & Yeung, *Multi-Label Relationship Learning*, problem 6) couples the labels
+    through the matrix-variate prior whose column covariance is Omega; Omega = I gives :class:`Frobenius`.  Omega must be
     symmetric positive definite; its Cholesky factor is computed once and every
     ``Omega^-1`` product is a triangular solve.
 
@@ -132,6 +141,26 @@ class LabelCovariance(Regularizer):
             return 0.5 * float(np.vdot(V, V)) / V.shape[1]
         return 0.5 * float(np.vdot(V @ self.omega, V))
 
+    def with_relation(self, omega) -> "LabelCovariance":
+        """The same regulariser with the label covariance held at ``omega`` (a model step of the alternating driver)."""
+        return LabelCovariance(omega)
+
+    def relation_value(self, factor) -> float:
+        """``min_Omega 1/2 tr(W Omega^-1 W^T) = 1/2 (tr (W^T W)^(1/2))^2`` over {Omega > 0, tr Omega = 1}.
+
+        ``factor`` is any F with ``F^T F = W^T W`` (MLRL, problem 11 and its closed form);
+        the trace norm is the sum of F's singular values.
+        """
+        return 0.5 * trace_norm(factor) ** 2
+
+    def relation_dual(self, H) -> float:
+        """``max_Omega 1/2 tr(H Omega) = 1/2 lambda_max(H)`` over {Omega >= 0, tr Omega = 1}.
+
+        The term of the joint dual of MLRL's problem (6) that the label covariance adds
+        (the W-step dual (10) is ``d(B) - 1/2 tr(H Omega)`` with H = B^T K B).
+        """
+        return 0.5 * float(np.linalg.eigvalsh(_matrix(H, "H"))[-1])
+
     def label_gram(self, n_labels: int) -> np.ndarray:
         check_scalar(n_labels, "n_labels", kind=int, low=1)
         if self.omega is None:
@@ -151,7 +180,10 @@ def _thin_svd(W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @attrs.frozen
 class NuclearNorm(Regularizer):
-    """``||W||_* = sum_i sigma_i(W)``, the convex surrogate of rank (seed 004, LIEML eq. 5).
+    """``||W||_* = sum_i sigma_i(W)``, the convex surrogate of rank.
+
+    Tao, Xu & Geng, *Labeling Information Enhancement for Multi-label Learning with Low-Rank
+    Subspace* (LIEML), eq. 5.
 
     Subgradient ``U V^T`` from the thin SVD over the nonzero singular values (0 at W = 0).
     Conjugate: the indicator of the spectral-norm ball, 0 when ``||V||_2 <= 1`` (with a
@@ -183,7 +215,7 @@ class NuclearNorm(Regularizer):
 
 @attrs.frozen
 class LowRank(Regularizer):
-    """The low-rank regulariser of PrML / LEML (seed 002, eqs. 2 and 5).
+    """The low-rank regulariser of PrML / LEML (You et al., *Privileged Multi-label Learning*, eqs. 2 and 5).
 
     The predictors are factored as ``W = D^T V`` with a dictionary ``D`` (k, d) and
     coefficients ``V`` (k, L), k = ``rank``, and the paper regularises the factors::
@@ -251,3 +283,145 @@ class LowRank(Regularizer):
         if D.shape[0] != self.rank or V.shape[0] != self.rank:
             raise ValueError(f"D and V must have rank={self.rank} rows, got shapes {D.shape} and {V.shape}")
         return D, V
+
+
+def _covariance(value):
+    """None (the isotropic I / L, fixed when the number of labels is known) or a read-only float64 copy."""
+    if value is None:
+        return None
+    value = np.array(value, dtype=np.float64)
+    value.setflags(write=False)
+    return value
+
+
+def _same_matrix(a, b) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+
+def _positive_definite(instance, attribute, value) -> None:
+    if value is None:
+        return
+    if np.linalg.eigvalsh(check_symmetric(value, attribute.name))[0] <= 0.0:
+        raise ValueError(f"{attribute.name} must be positive definite")
+
+
+@attrs.frozen
+class FrobeniusLabelCovariance(Regularizer):
+    """``1/2 ||W||_F^2 + mu/2 tr(W D^-1 W^T) = 1/2 tr(W R W^T)`` with ``R = I + mu D^-1``.
+
+    The regulariser of two label-relation methods:
+
+    - Gu, Li & Han, *Correlated Multi-Label Feature Selection* (CIKM 2011), problem (6):
+      the matrix-variate normal prior ``MN(0, I_d (x) D)`` on W kept beside LaRank SVM's norm
+      (CLaRank SVM, CMLFS), with the ranking hinge;
+    - Zhang & Yeung, *A Convex Formulation for Learning Task Relationships in Multi-Task
+      Learning* (UAI 2010), problem (4): ``lam1/2 ||W||^2 + lam2/2 tr(W Omega^-1 W^T)`` is
+      lam1 times this regulariser with ``mu = lam2 / lam1`` (MTRL).
+
+    D is a label covariance (L x L, symmetric positive definite, trace 1 when learned) and
+    mu >= 0 its strength; mu = 0 is the Frobenius norm.  A dual sees the labels through
+    ``label_gram = R^-1 = D (D + mu I)^-1``, computed on D's eigenbasis (eigenvalues
+    d_j -> d_j / (d_j + mu)), so D is never inverted.
+
+    Parameters
+    ----------
+    mu : float >= 0, default 1.0
+    covariance : array (L, L) or None, default None
+        D, symmetric positive definite; None is ``I / L``, where the alternating driver
+        starts (it replaces D through :meth:`with_relation` at every relation step).
+
+    Gradient ``W R``; conjugate ``1/2 tr(V R^-1 V^T)``.
+    """
+
+    smooth: ClassVar[bool] = True
+
+    mu: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0))
+    covariance: np.ndarray | None = attrs.field(
+        default=None,
+        converter=_covariance,
+        validator=_positive_definite,
+        eq=attrs.cmp_using(eq=_same_matrix),
+        hash=False,
+        repr=False,
+    )
+
+    def with_covariance(self, covariance) -> "FrobeniusLabelCovariance":
+        """The same regulariser for another label covariance D."""
+        return attrs.evolve(self, covariance=covariance)
+
+    def with_relation(self, covariance) -> "FrobeniusLabelCovariance":
+        """The same regulariser with D held at ``covariance`` (a model step of the alternating driver)."""
+        return self.with_covariance(covariance)
+
+    def covariance_for(self, n_labels: int) -> np.ndarray:
+        """D for ``n_labels`` labels: the given one (its size checked) or ``I / n_labels``."""
+        check_scalar(n_labels, "n_labels", kind=int, low=1)
+        if self.covariance is None:
+            return np.eye(n_labels) / n_labels
+        if self.covariance.shape[0] != n_labels:
+            raise ValueError(
+                f"covariance is {self.covariance.shape[0]} x {self.covariance.shape[0]} but there are {n_labels} labels"
+            )
+        return np.array(self.covariance)
+
+    def _spectrum(self, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+        eigenvalues, vectors = np.linalg.eigh((lambda D: (D + D.T) / 2.0)(self.covariance_for(n_labels)))
+        return eigenvalues, vectors
+
+    def coupling(self, n_labels: int) -> np.ndarray:
+        """R = I + mu D^-1 (eigenvalues d_j -> 1 + mu / d_j)."""
+        eigenvalues, vectors = self._spectrum(n_labels)
+        R = (vectors * (1.0 + self.mu / eigenvalues)) @ vectors.T
+        return (R + R.T) / 2.0
+
+    def label_gram(self, n_labels: int) -> np.ndarray:
+        """R^-1 = D (D + mu I)^-1, the label coupling a dual sees."""
+        eigenvalues, vectors = self._spectrum(n_labels)
+        R_inv = (vectors * (eigenvalues / (eigenvalues + self.mu))) @ vectors.T
+        return (R_inv + R_inv.T) / 2.0
+
+    def value(self, W) -> float:
+        W = _matrix(W)
+        return 0.5 * float(np.vdot(W, self.gradient(W)))
+
+    def gradient(self, W) -> np.ndarray:
+        W = _matrix(W)
+        return W @ self.coupling(W.shape[1])
+
+    def conjugate(self, V) -> float:
+        V = _matrix(V, "V")
+        return 0.5 * float(np.vdot(V @ self.label_gram(V.shape[1]), V))
+
+    def relation_value(self, factor) -> float:
+        """``min_D`` of the regulariser over {D > 0, tr D = 1}: ``1/2 ||W||_F^2 + mu/2 (tr (W^T W)^(1/2))^2``.
+
+        ``factor`` is any F with ``F^T F = W^T W``; the minimiser is
+        ``D = (W^T W)^(1/2) / tr(.)`` (Gu, Li & Han, Theorem 3.4; Zhang & Yeung, UAI 2010, eq. 7).
+        """
+        factor = _matrix(factor, "factor")
+        return 0.5 * float(np.vdot(factor, factor)) + 0.5 * self.mu * trace_norm(factor) ** 2
+
+    def relation_dual(self, H) -> float:
+        """``max_D 1/2 tr(H D (D + mu I)^-1)`` over {D >= 0, tr D = 1}, for H positive semi-definite.
+
+        ``tr(H D (D + mu I)^-1) = tr(H) - mu tr(H (D + mu I)^-1)``, and for a given spectrum of
+        D the last trace is least when D shares H's eigenvectors with the largest d_j on the
+        largest h_j (von Neumann's trace inequality).  So with h the eigenvalues of H it is
+        ``min sum_j h_j / (d_j + mu)`` over the simplex, whose solution is water-filling:
+        ``d_j = max(0, s sqrt(h_j) - mu)`` with s fixed by ``sum d_j = 1``.
+        """
+        h = np.clip(np.linalg.eigvalsh(_matrix(H, "H")), 0.0, None)[::-1]
+        if self.mu == 0.0:
+            return 0.5 * float(h.sum())
+        r = np.sqrt(h)
+        k = np.arange(1, h.size + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = (1.0 + k * self.mu) / np.cumsum(r)
+        active = np.flatnonzero(r * scale > self.mu)
+        if active.size == 0:
+            d = np.full(h.size, 1.0 / h.size)  # H = 0: every D gives 0
+        else:
+            s = scale[active[-1]]
+            d = np.maximum(0.0, s * r - self.mu)
+            d[active[-1] + 1 :] = 0.0
+        return 0.5 * (float(h.sum()) - self.mu * float(np.sum(h / (d + self.mu))))

@@ -1,334 +1,282 @@
-"""Alternating minimisation over the weights and a learned label relation (MLRL, section 2.2).
+"""The one alternating driver: a model step by any inner solver, then a relation step.
 
-Notation (Zhang & Yeung, Multi-Label Relationship Learning, ACM TKDD; seed 000).  A
-:class:`~multilabel_core.base.Problem` whose regulariser has the form
-``1/2 tr(W M^-1 W^T)`` (it provides ``label_gram``) and whose relation is learned is
-the joint problem::
+Every method that learns a label relation minimises a problem of the form::
 
-    min_{W, b, Omega}  1/2 tr(W Omega^-1 W^T) + C sum_ij loss(y_j^i, w_i^T phi(x_j) + b_i)      (6)
+    min_{W, b, Omega}  J(W, b, Omega) = R_Omega(W) + C loss(Y, scores(W, b))
     s.t.  Omega > 0,  tr(Omega) = 1,
 
-MLRL's problem (6) divided by lambda (C = 1/(n lambda)).  It is jointly convex
-(Theorem 1); :class:`AlternatingSolver` minimises it block by block:
+where the regulariser R depends on the relation Omega (an (L, L) label covariance).
+Examples: Zhang & Yeung, *Multi-Label Relationship Learning* (ACM TKDD), problem (6),
+``R = 1/2 tr(W Omega^-1 W^T)``; Zhang & Yeung, *A Convex Formulation for Learning Task
+Relationships in Multi-Task Learning* (UAI 2010), problem (4),
+``R = lam1/2 ||W||^2 + lam2/2 tr(W Omega^-1 W^T)``; Gu, Li & Han, *Correlated Multi-Label
+Feature Selection* (CIKM 2011), problem (6), the same with the ranking hinge.  Each is
+jointly convex in (W, b, Omega), and :class:`AlternatingSolver` minimises it block by block:
 
-1. **W-step.**  Omega fixed, (W, b) from the inner solver on the problem whose regulariser
-   is ``LabelCovariance(Omega)`` (problem 7; for the hinge loss, SMO on the dual 10),
-   warm-started from the previous step's dual variables;
-2. **Omega-step.**  W fixed, the closed form of problem (11),
-   ``Omega = relation.update(W^T W)`` (:class:`~multilabel_core.relations.LearnedCovariance`:
-   ``(W^T W)^(1/2) / tr``, kept positive definite by epsilon I).  For a kernel solver,
-   W = phi(X)^T D with D its ``dual_coef`` (the representer form, D = B Omega for SMO, with
-   B = alpha * Y), so ``W^T W = D^T K D`` is computed without forming W: one pass over
-   the kernel, O(n^2 L + n L^2).
+1. **Model step.**  Omega held fixed, (W, b) from the ``inner`` solver on the problem
+   whose regulariser is ``regularizer.with_relation(Omega)`` (and whose relation is held
+   fixed), warm-started from the previous step's solution (the dual feasible sets of
+   these problems do not depend on Omega, so the previous dual variables are a feasible
+   start).
+2. **Relation step.**  (W, b) fixed, ``Omega = relation.update(W^T W)``, the closed form
+   of the LabelRelation (:class:`~multilabel_core.relations.LearnedCovariance`:
+   ``(W^T W)^(1/2) / tr``, kept positive definite).  ``W^T W`` comes from the model
+   step's solution: a factor F with ``F^T F = W^T W`` in ``solution.extras["weight_factor"]``
+   (kernel solvers give it without a pass over the kernel, :func:`~.smo.relation_statistics`;
+   the ranking solvers give the re-weighted features' one), else the primal ``coef``.
 
-Omega starts at ``relation.initial(L)`` (I / L for MLRL).  Each step decreases the
-objective: the W-step minimises it over (W, b) to the inner solver's precision, the
-Omega-step over Omega exactly (up to the epsilon shift).  The objective after each
-W-step, ``J_k`` (the inner certificate's primal: it is (6) at (W_k, b_k, Omega_{k-1})),
-is recorded; the iterations stop when ``|J_{k-1} - J_k| <= tol |J_{k-1}|``, or after
-``max_iter`` W-steps (a :class:`~multilabel_core.solvers.ConvergenceWarning`).  A W-step
-whose objective is above the previous one means that the remaining progress is below the
-inner solver's precision: it is discarded and the iterations stop, converged.  So the
-recorded objectives never increase.
+Stopping rule (the one rule of every alternating method).  The objective after each model
+step, ``J_k`` (its certificate's primal), is recorded; the iterations stop when
 
-Warm starts.  Between two W-steps only Omega changes, and the feasible set of the dual
-(10) does not depend on Omega: the previous alpha is a feasible start.  A solution that
-carries its dual variables (``Solution.dual``, SMO's alpha) is passed on as it is; one
-with only ``dual_coef = B Omega_old`` is re-expressed as ``B Omega_new`` for the next
-Omega.  A primal solution (``coef``) is passed on unchanged.
+    |J_{k-1} - J_k| <= tol * max(OBJECTIVE_FLOOR, |J_{k-1}|),
 
-Certificate of the joint problem.  Each W-step's certificate bounds (6) only for its fixed
-Omega.  For the whole problem, with B the W-step's dual variables (``dual_coef = B Omega``)
-and ``H = B^T K B``, the W-step dual is ``d(B) - 1/2 tr(H Omega)`` where d collects the
-loss terms (``sum alpha`` for the hinge), and minimising over Omega first (Sion's minimax
-theorem: the Lagrangian is linear in Omega, concave in the dual variables, the set
-{Omega >= 0, tr(Omega) = 1} compact) gives the dual of (6) itself::
+or after ``max_iter`` model steps (a ConvergenceWarning).  The objectives are sums over
+examples of losses of order one, so the floor (1, one example's loss) makes the rule
+absolute only for problems whose whole objective is below one example's loss, where a
+relative change means nothing.  A model step whose objective is above the previous one
+means that the remaining progress is below the inner solver's precision: it is discarded
+and the iterations stop, converged.  So the recorded objectives never increase.
 
-    g(B) = d(B) - 1/2 lambda_max(H)  <=  min (6)  <=  U_k = J_k - 1/2 tr(H Omega_{k-1}) + 1/2 (tr (W_k^T W_k)^(1/2))^2
+Joint certificate.  Each model step's certificate bounds J only for its fixed Omega.  Where
+the regulariser provides ``relation_value(F)`` (the least regulariser value over the
+relations, for weights with ``W^T W = F^T F``) and ``relation_dual(H)`` (the largest
+``1/2 tr(H M(Omega))`` over the relations, M the label coupling the dual sees) and the model
+step's solution gives H, the matrix of its dual's quadratic term (``extras["dual_gram"]``),
+the joint problem has the bounds::
 
-since ``sup tr(H Omega)`` over that set is H's largest eigenvalue, and U_k is (6) at
-(W_k, b_k) with the best Omega (the squared trace norm of W_k).  ``min_k U_k - max_k g``
-bounds the distance of the run from the optimum of (6) whatever the path; it is recorded
-for inner solvers that return dual coefficients (``joint_gap_history``, relative to
-``min_k U_k``).
+    g_k = D_k + Q_k - relation_dual(H_k)  <=  min J  <=  U_k = J_k - Q_k + relation_value(F_k)
 
-For a relation that is not learned (``Independent``: BSVM) the solver does one W-step.
+with D_k the step's dual objective and Q_k its regulariser value (``extras["regularizer_value"]``,
+``1/2 tr(H M)``): U_k is J at (W_k, b_k) with the best relation, and g_k is the dual of the
+joint problem (Sion's minimax theorem: the Lagrangian is linear in M(Omega)'s argument and
+concave in the dual variables, the set {Omega >= 0, tr Omega = 1} compact).
+``min_k U_k - max_k g_k`` bounds the distance of the run from the optimum of the joint
+problem whatever the path; its relative value is ``history["joint_gap"]``.
+
+Model state.  An inner solver may learn a block of its own from step to step -- the ranking
+solver's feature-subset weights lambda (Gu, Li & Han, eq. 31): it then provides
+``learns_state(problem) -> True``, carries the block in its solution's ``extras`` (the next
+model step reads it from the warm start), and the driver alternates even when the relation
+is fixed.  For a fixed relation and an inner solver without state
+(:class:`~multilabel_core.relations.Independent`: BSVM, LaRank) the driver does one model step.
 """
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import ClassVar
 
 import attrs
 import numpy as np
-import scipy.linalg
 
-from .._blocks import row_blocks
-from ..validation import check_scalar
-from ..base import LabelRelation, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, LabelRelation, Problem, Solution, Solver
 from ..certificate import Certificate
-from ..regularizers import LabelCovariance
+from ..validation import count, positive
 from ._convergence import warn_not_converged
 from .smo import SMOSolver
 
-__all__ = ["AlternatingResult", "AlternatingSolver"]
+__all__ = ["OBJECTIVE_FLOOR", "AlternatingSolver", "HeldRelation", "relative_change", "weight_factor"]
+
+#: The floor of the stopping rule's relative change (module docstring).
+OBJECTIVE_FLOOR = 1.0
 
 
 @attrs.frozen(eq=False)
-class _HeldFixed(LabelRelation):
-    """The relation during one W-step: Omega held at its current value."""
+class HeldRelation(LabelRelation):
+    """A relation held at a given matrix during one model step (not learned)."""
 
-    omega: np.ndarray
+    matrix: np.ndarray
 
     learned: ClassVar[bool] = False
 
     def initial(self, n_labels: int) -> np.ndarray:
-        return self.omega
+        return self.matrix
 
     def update(self, gram) -> np.ndarray:
-        return self.omega
+        return self.matrix
 
 
-@attrs.frozen(eq=False)
-class AlternatingResult:
-    """What :meth:`AlternatingSolver.run` returns.
+def relative_change(previous: float, current: float) -> float:
+    """``|J_{k-1} - J_k| / max(OBJECTIVE_FLOOR, |J_{k-1}|)``, the stopping rule's measure."""
+    return abs(previous - current) / max(OBJECTIVE_FLOOR, abs(previous))
 
-    Attributes
-    ----------
-    solution : Solution
-        The last accepted W-step's solution, with ``relation`` the Omega it was solved
-        for (so W, b and Omega belong together: ``dual_coef = B Omega`` for SMO).
-    certificates : list of Certificate
-        The inner solver's certificate of every accepted W-step, in order.
-    objectives : list of float
-        ``J_k``, objective (6) (the problem's primal) after each accepted W-step.
-    bounds : list of (float, float)
-        ``(U, g)`` of every accepted W-step, the joint problem's upper and lower bounds
-        (module docstring); empty when the inner solver returns primal weights or the
-        relation is not learned.
-    converged : bool
-        Whether the relative change of the objective fell below ``tol`` (or a W-step
-        could not improve it) before ``max_iter`` W-steps.
-    time : float
-        Wall-clock seconds.
-    """
 
-    solution: Solution
-    certificates: list
-    objectives: list
-    converged: bool
-    time: float
-    bounds: list = attrs.field(factory=list)
-
-    @property
-    def joint_gap_history(self) -> list:
-        """``(min_{j<=k} U_j - max_{j<=k} g_j) / |min_{j<=k} U_j|`` after each W-step (non-increasing)."""
-        upper, lower = np.minimum.accumulate([u for u, _ in self.bounds]), np.maximum.accumulate([g for _, g in self.bounds])
-        return [float((u - g) / abs(u)) if u != 0.0 else float(u - g) for u, g in zip(upper, lower)]
-
-    @property
-    def certificate(self) -> Certificate:
-        """One certificate for the whole run: the last W-step's, with the outer counts.
-
-        ``n_iter`` is the number of W-steps, ``converged`` requires both the last inner
-        solve and the outer iterations to have converged, and ``statistics`` holds
-        ``objective_history``, ``inner_iterations`` (per W-step), ``joint_gap_history``
-        (when available) and ``inner`` (the last inner certificate's statistics).
-        """
-        last = self.certificates[-1]
-        return attrs.evolve(
-            last,
-            n_iter=len(self.certificates),
-            time=self.time,
-            converged=bool(last.converged and self.converged),
-            solver=f"AlternatingSolver({last.solver})",
-            statistics={
-                "objective_history": list(self.objectives),
-                "inner_iterations": [int(c.n_iter) for c in self.certificates],
-                "joint_gap_history": self.joint_gap_history,
-                "inner": last.statistics,
-            },
+def weight_factor(solution: Solution) -> np.ndarray:
+    """A factor F with ``F^T F = W^T W`` for the relation step: the solver's own, else ``coef``."""
+    factor = solution.extras.get("weight_factor")
+    if factor is not None:
+        return np.asarray(factor)
+    if solution.coef is None:
+        raise ValueError(
+            "the model step returned neither primal weights nor extras['weight_factor']: the relation step needs W^T W"
         )
-
-
-def _positive(_, attribute, value) -> None:
-    check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
-
-
-def _count(_, attribute, value) -> None:
-    check_scalar(value, attribute.name, kind=numbers.Integral, low=1)
+    return np.asarray(solution.coef)
 
 
 @attrs.frozen
 class AlternatingSolver(Solver):
-    """Alternating W- and Omega-steps for a learned label relation (module docstring).
+    """Alternate model steps (any inner solver) and relation steps (module docstring).
 
     Solves a :class:`~multilabel_core.base.Problem` whose relation provides ``initial``
-    and ``update`` and whose regulariser provides ``label_gram`` (the form
-    ``1/2 tr(W M^-1 W^T)``: the solver learns M, replacing it at every W-step by
-    ``LabelCovariance(Omega)``).  The W-steps are the ``inner`` solver's, which must
-    accept the problem with a fixed relation.  Composed with ``loss="hinge"``, a
-    ``LabelCovariance`` regulariser, ``relation="learned_covariance"``, any kernel and
-    ``inner=SMOSolver()`` this is MLRL.
+    and ``update`` and whose regulariser provides ``with_relation`` (the same regulariser
+    with the relation held at a given matrix).  Composed with the hinge loss,
+    ``label_covariance``, ``learned_covariance``, any kernel and ``inner=SMOSolver()`` this
+    is MLRL; with ``frobenius_label_covariance`` it is MTRL; with the ranking hinge and the
+    ranking solver, CLaRank.
 
     Parameters
     ----------
     inner : Solver, default SMOSolver()
-        The solver of the W-steps (for the hinge loss: SMO on the dual 10).
+        The solver of the model steps; it must accept the problem with a fixed relation.
     max_iter : int, default 100
-        Largest number of W-steps.
+        Largest number of model steps.
     tol : float, default 1e-4
-        Stop when the objective changes by at most ``tol`` relatively between W-steps.
+        The stopping rule's relative change (module docstring).
 
-    ``solve`` returns the solution with ``relation`` set and
-    :attr:`AlternatingResult.certificate`; :meth:`run` returns every step's certificate
-    and objective.  The kernel is recomputed by the inner solver at every W-step unless
-    the problem's kernel is precomputed (the MLRL presets pass it so).
+    ``solve`` returns a :class:`~multilabel_core.base.Fit` whose ``solution`` is the last
+    accepted model step's, with ``relation`` the Omega it was solved for; ``steps`` holds
+    every accepted step's certificate; ``history`` the ``"objective"`` J_k, and where the
+    regulariser and the inner solver provide them (module docstring) the ``"bounds"``
+    (U_k, g_k) and the relative ``"joint_gap"``.  A ``warm_start`` carrying a ``relation``
+    starts there.
     """
 
     inner: Solver = attrs.field(factory=SMOSolver, validator=attrs.validators.instance_of(Solver))
-    max_iter: int = attrs.field(default=100, validator=_count)
-    tol: float = attrs.field(default=1e-4, validator=_positive)
+    max_iter: int = attrs.field(default=100, validator=count)
+    tol: float = attrs.field(default=1e-4, validator=positive)
 
-    requires: ClassVar[dict[str, tuple[str, ...]]] = {
-        "relation": ("initial", "update"),
-        "regularizer": ("label_gram",),
-    }
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update")}
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
-        self.inner.check(_step_problem(problem, problem.relation.initial(problem.n_labels)))
+        if problem.relation.learned and not callable(getattr(problem.regularizer, "with_relation", None)):
+            raise CapabilityError(
+                f"{type(self).__name__} learns the relation through regularizer.with_relation, which "
+                f"{type(problem.regularizer).__name__} does not provide"
+            )
+        self.inner.check(self.step_problem(problem, problem.relation.initial(problem.n_labels)))
 
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple[Solution, Certificate]:
-        result = self.run(problem, warm_start)
-        return result.solution, result.certificate
+    @staticmethod
+    def step_problem(problem: Problem, relation: np.ndarray) -> Problem:
+        """The model step's problem: the regulariser with the relation held at ``relation``.
 
-    def run(self, problem: Problem, warm_start: Solution | None = None) -> AlternatingResult:
-        """Alternate W- and Omega-steps; ``warm_start`` may carry a ``relation`` to start from."""
+        A fixed relation leaves the problem as it is.
+        """
+        if not problem.relation.learned:
+            return problem
+        return attrs.evolve(
+            problem, regularizer=problem.regularizer.with_relation(relation), relation=HeldRelation(relation)
+        )
+
+    def _alternates(self, problem: Problem) -> bool:
+        learns_state = getattr(self.inner, "learns_state", None)
+        return bool(problem.relation.learned or (callable(learns_state) and learns_state(problem)))
+
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
         start = time.perf_counter()
-        omega, warm = self._start(problem, warm_start)
-        steps: list[tuple[Solution, Certificate, np.ndarray]] = []
+        relation = problem.relation.initial(problem.n_labels)
+        if warm_start is not None and warm_start.relation is not None and problem.relation.learned:
+            relation = np.asarray(warm_start.relation, dtype=np.float64)
+        warm = warm_start
+        steps: list[tuple[Fit, np.ndarray]] = []
         bounds: list[tuple[float, float]] = []
         converged = False
+        alternates = self._alternates(problem)
         while len(steps) < self.max_iter:
-            solution, certificate = self.inner.solve(_step_problem(problem, omega), warm_start=warm)
-            if steps and certificate.primal > steps[-1][1].primal:
+            fit = self.inner.solve(self.step_problem(problem, relation), warm_start=warm)
+            if steps and fit.certificate.primal > steps[-1][0].certificate.primal:
                 converged = True  # no progress the inner solver can resolve: keep the previous step
                 break
-            steps.append((solution, certificate, omega))
-            if not problem.relation.learned:
+            steps.append((fit, relation))
+            if not alternates:
                 converged = True
                 break
-            gram, bound = _weight_gram_and_bounds(problem, solution, certificate, omega)
-            if bound is not None:
-                bounds.append(bound)
-            if _relative_change(steps) <= self.tol:
+            if problem.relation.learned:
+                factor = weight_factor(fit.solution)
+                bound = _joint_bounds(problem.regularizer, fit, factor)
+                if bound is not None:
+                    bounds.append(bound)
+            if len(steps) > 1 and self._change(steps) <= self.tol:
                 converged = True
                 break
-            updated = problem.relation.update(gram)
-            warm, omega = _rebased(solution, omega, updated), updated
+            if problem.relation.learned:
+                relation = problem.relation.update(_gram(factor))
+            warm = _without_dual_coef(fit.solution)
         if not converged:
             warn_not_converged(
                 "AlternatingSolver",
-                f"max_iter={self.max_iter} W-steps reached; relative change {_relative_change(steps):.3g} > tol={self.tol:.3g}",
+                f"max_iter={self.max_iter} model steps reached; relative change {self._change(steps):.3g} > tol={self.tol:.3g}",
             )
-        solution, _, omega = steps[-1]
-        return AlternatingResult(
-            solution=attrs.evolve(solution, relation=omega),
-            certificates=[certificate for _, certificate, _ in steps],
-            objectives=[float(certificate.primal) for _, certificate, _ in steps],
-            converged=converged,
-            time=time.perf_counter() - start,
-            bounds=bounds,
+        return self._fit(steps, bounds, converged, time.perf_counter() - start)
+
+    @staticmethod
+    def _change(steps) -> float:
+        if len(steps) < 2:
+            return np.inf
+        return relative_change(steps[-2][0].certificate.primal, steps[-1][0].certificate.primal)
+
+    def _fit(self, steps, bounds, converged: bool, elapsed: float) -> Fit:
+        last, relation = steps[-1]
+        certificates = [fit.certificate for fit, _ in steps]
+        history = {
+            "objective": [float(c.primal) for c in certificates],
+            "inner_iterations": [int(c.n_iter) for c in certificates],
+        }
+        if bounds:
+            history["bounds"] = list(bounds)
+            history["joint_gap"] = _joint_gap_history(bounds)
+        certificate = attrs.evolve(
+            last.certificate,
+            n_iter=len(steps),
+            time=elapsed,
+            converged=bool(last.certificate.converged and converged),
+            solver=f"AlternatingSolver({last.certificate.solver})",
+            statistics={
+                "objective_history": history["objective"],
+                "inner_iterations": history["inner_iterations"],
+                "joint_gap_history": history.get("joint_gap", []),
+                "inner": last.certificate.statistics,
+            },
         )
-
-    def _start(self, problem: Problem, warm_start: Solution | None) -> tuple[np.ndarray, Solution | None]:
-        """Omega_0 (the warm start's relation when it has one and Omega is learned) and the inner warm start."""
-        omega = problem.relation.initial(problem.n_labels)
-        if warm_start is None:
-            return omega, None
-        if warm_start.relation is None:
-            return omega, warm_start
-        if problem.relation.learned:
-            omega = np.asarray(warm_start.relation, dtype=np.float64)
-        return omega, _rebased(warm_start, warm_start.relation, omega)
+        solution = attrs.evolve(last.solution, relation=relation)
+        return Fit(solution, certificate, steps=certificates, history=history)
 
 
-def _relative_change(steps) -> float:
-    """``|J_{k-1} - J_k| / |J_{k-1}|`` of the last two W-steps (inf after the first)."""
-    if len(steps) < 2:
-        return np.inf
-    previous, current = steps[-2][1].primal, steps[-1][1].primal
-    return abs(previous - current) / abs(previous) if previous != 0.0 else abs(current)
+def _gram(factor: np.ndarray) -> np.ndarray:
+    gram = factor.T @ factor
+    return (gram + gram.T) / 2.0
 
 
-def _step_problem(problem: Problem, omega: np.ndarray) -> Problem:
-    """The W-step's problem: the regulariser 1/2 tr(W Omega^-1 W^T), Omega held fixed."""
-    return attrs.evolve(problem, regularizer=LabelCovariance(omega), relation=_HeldFixed(omega))
+def _without_dual_coef(solution: Solution) -> Solution:
+    """The next model step's warm start: the dual variables, which do not depend on Omega.
 
-
-def _weight_gram_and_bounds(problem: Problem, solution: Solution, certificate: Certificate, omega):
-    """``W^T W`` for the Omega-step, and the joint bounds ``(U, g)`` (module docstring) or None.
-
-    From ``coef``: ``W^T W`` directly (no bounds: a primal solver's certificate need not be
-    at a dual point of the form B).  From ``dual_coef = B Omega``: B by a solve with
-    Omega, ``H = B^T K B`` in one pass over the kernel, ``W^T W = Omega H Omega``.
-    """
-    if solution.coef is not None:
-        W = np.asarray(solution.coef)
-        return W.T @ W, None
-    omega = np.asarray(omega, dtype=np.float64)
-    B = scipy.linalg.solve(omega, np.asarray(solution.dual_coef, dtype=np.float64).T, assume_a="pos").T
-    values, vectors = _kernel_gram(problem, B)
-    H = _symmetric((vectors * values) @ vectors.T)
-    gram = _symmetric(omega @ H @ omega)
-    quadratic = 0.5 * float(np.sum(H * omega))
-    # The trace norm of W is the sum of the singular values of the factor Lambda^(1/2) V^T Omega
-    # of W^T W = Omega H Omega, which carry rounding of order eps ||W||.  The square roots of
-    # gram's eigenvalues would not: where W is rank-deficient (two labels alike) a zero
-    # eigenvalue computed as eps ||W||^2 adds sqrt(eps) ||W||, and U rose above J_k.
-    factor = np.sqrt(np.clip(values, 0.0, None))[:, None] * (vectors.T @ omega)
-    trace_norm = float(scipy.linalg.svdvals(factor).sum())
-    upper = float(certificate.primal) - quadratic + 0.5 * trace_norm**2
-    lower = float(certificate.dual) + quadratic - 0.5 * float(values[-1])  # eigh sorts ascending
-    return gram, (upper, lower)
-
-
-def _kernel_gram(problem: Problem, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The eigenvalues and eigenvectors of ``H = B^T K B`` (L, L), without storing K: the kernel visited in row blocks.
-
-    It is positive semi-definite, but its rounding errors make it indefinite when B^T K B
-    is 0 or nearly so (identical rows, where the dual's equality constraints give W = 0
-    exactly); they are bounded by ``2 n eps |B|^T |K| |B|`` (the forward error of the two
-    products), and the eigenvalues within that bound are set to 0.  Larger negative ones
-    are kept, for the relation to refuse (an indefinite kernel).
-    """
-    n = B.shape[0]
-    KB, magnitude = np.empty_like(B), np.empty_like(B)
-    for rows in row_blocks(n, 3 * 8 * n):
-        block = problem.kernel(problem.X[rows], problem.X)
-        KB[rows] = block @ B
-        magnitude[rows] = np.abs(block) @ np.abs(B)
-    roundoff = 2.0 * n * np.finfo(np.float64).eps * np.linalg.norm(np.abs(B).T @ magnitude, 2)
-    values, vectors = np.linalg.eigh(_symmetric(B.T @ KB))
-    values[np.abs(values) <= roundoff] = 0.0
-    return values, vectors
-
-
-def _symmetric(matrix: np.ndarray) -> np.ndarray:
-    return (matrix + matrix.T) / 2.0
-
-
-def _rebased(solution: Solution, omega_old, omega_new) -> Solution:
-    """The warm start for a W-step at ``omega_new``: the same dual variables B, ``dual_coef = B Omega_new``.
-
-    Nothing to do when the solution carries its dual variables (they do not depend on
-    Omega) or has no dual coefficients (a primal solution).
+    ``dual_coef`` does (``B M(Omega)`` for kernel solvers): a solution without its own dual
+    variables cannot be carried to the next Omega, and starts that step cold.
     """
     if solution.dual is not None or solution.dual_coef is None:
         return solution
-    B = scipy.linalg.solve(np.asarray(omega_old), np.asarray(solution.dual_coef).T, assume_a="pos").T
-    return attrs.evolve(solution, dual_coef=B @ omega_new)
+    return None
+
+
+def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray) -> tuple[float, float] | None:
+    """``(U_k, g_k)`` of the module docstring, or None when the parts cannot give them."""
+    extras = fit.solution.extras
+    needed = ("dual_gram", "regularizer_value")
+    if not all(key in extras for key in needed) or not all(
+        callable(getattr(regularizer, name, None)) for name in ("relation_value", "relation_dual")
+    ):
+        return None
+    current = float(extras["regularizer_value"])
+    certificate = fit.certificate
+    upper = float(certificate.primal) - current + float(regularizer.relation_value(factor))
+    lower = float(certificate.dual) + current - float(regularizer.relation_dual(extras["dual_gram"]))
+    return upper, lower
+
+
+def _joint_gap_history(bounds) -> list[float]:
+    """``(min_{j<=k} U_j - max_{j<=k} g_j) / max(OBJECTIVE_FLOOR, |min_{j<=k} U_j|)`` per step (non-increasing)."""
+    upper = np.minimum.accumulate([u for u, _ in bounds])
+    lower = np.maximum.accumulate([g for _, g in bounds])
+    return [float((u - g) / max(OBJECTIVE_FLOOR, abs(u))) for u, g in zip(upper, lower)]
+

@@ -45,17 +45,18 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
 
 from .._blocks import row_blocks
-from ..validation import check_X, check_scalar
-from ..base import CapabilityError, Kernel, Problem, Solution, Solver
+from ..validation import check_scalar, check_signs, check_symmetric, check_X
+from ..base import CapabilityError, Fit, Kernel, Problem, Solution, Solver
 from ..certificate import Certificate
-from ..losses import Hinge
 from ._convergence import warn_not_converged
 from ._kernel_cache import KernelColumns
 from ._smo import solve_dual
 
-__all__ = ["KernelSource", "SMOResult", "SMOSolver", "kernel_expansion", "smo_solve"]
+__all__ = ["KernelSource", "SMOSolver", "kernel_expansion", "relation_statistics", "smo_solve"]
 
 _MEGABYTE = 2**20
 #: Relative distance to a bound within which an alpha recovered from dual_coef is put on it.
@@ -99,27 +100,6 @@ class KernelSource:
             raise ValueError(f"kernel column {j} contains NaN or infinity")
 
 
-@attrs.frozen(eq=False)
-class SMOResult:
-    """What :func:`smo_solve` returns.
-
-    Attributes
-    ----------
-    alpha : (n, L) the dual variables (pass it as ``alpha0`` to warm-start the next solve).
-    intercept : (L,) the biases b.
-    scores : (n, L) the decision values on the training rows, ``K B Omega~ + b``.
-    dual_coef : (n, L) ``B Omega~`` with B = alpha * Y: decision values on new rows are
-        ``K(X_new, X) dual_coef + intercept`` (:func:`kernel_expansion`).
-    certificate : :class:`~multilabel_core.certificate.Certificate`.
-    """
-
-    alpha: np.ndarray
-    intercept: np.ndarray
-    scores: np.ndarray
-    dual_coef: np.ndarray
-    certificate: Certificate
-
-
 def _kernel_columns(K_or_source, cache_size_mb: float) -> KernelColumns:
     """Columns of K: the matrix given, the whole matrix when it fits the budget, else an LRU cache."""
     budget = cache_size_mb * _MEGABYTE
@@ -130,30 +110,7 @@ def _kernel_columns(K_or_source, cache_size_mb: float) -> KernelColumns:
         return KernelColumns(
             compute=K_or_source.fill_column, diagonal=K_or_source.diagonal(), capacity=max(2, int(budget // (8 * n)))
         )
-    K = check_X(K_or_source, name="K (a kernel matrix, or a KernelSource)", accept_sparse=False)
-    return KernelColumns(np.ascontiguousarray(K, dtype=np.float64))
-
-
-def _signs(Y, n_samples: int) -> np.ndarray:
-    Y = np.asarray(Y)
-    if Y.ndim != 2 or Y.shape[0] != n_samples or Y.shape[1] == 0:
-        raise ValueError(f"Y must have shape ({n_samples}, L) with L >= 1, got {Y.shape}")
-    if not (np.issubdtype(Y.dtype, np.number) or Y.dtype == bool):
-        raise ValueError(f"Y must hold signs -1 or +1, got dtype {Y.dtype}")
-    if not np.all((Y == 1) | (Y == -1)):
-        raise ValueError("Y must hold signs -1 or +1 only")
-    return Y.astype(np.float64)
-
-
-def _coupling(omega, n_labels: int) -> np.ndarray:
-    omega = np.asarray(omega, dtype=np.float64)
-    if omega.shape != (n_labels, n_labels):
-        raise ValueError(f"omega must have shape ({n_labels}, {n_labels}), got {omega.shape}")
-    if not np.all(np.isfinite(omega)):
-        raise ValueError("omega contains NaN or infinity")
-    if np.abs(omega - omega.T).max() > 1e-8 * max(1.0, np.abs(omega).max()):
-        raise ValueError("omega must be symmetric")
-    return (omega + omega.T) / 2.0
+    return KernelColumns(np.ascontiguousarray(K_or_source, dtype=np.float64))
 
 
 def _box(C, shape: tuple[int, int]) -> np.ndarray:
@@ -324,7 +281,12 @@ def smo_solve(
 
     Returns
     -------
-    SMOResult
+    Fit
+        ``solution.dual`` is alpha (n, L) (pass it as ``alpha0`` to warm-start the next
+        solve), ``solution.dual_coef`` is ``B Omega~`` with B = alpha * Y (decision values
+        on new rows are ``K(X_new, X) dual_coef + intercept``, :func:`kernel_expansion`),
+        ``solution.intercept`` the biases b, and ``solution.extras`` holds ``"scores"``,
+        the decision values on the training rows ``K B Omega~ + b``.
     """
     start = time.perf_counter()
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
@@ -332,19 +294,28 @@ def smo_solve(
     for name, flag in (("shrinking", shrinking), ("record_dual", record_dual)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"{name} must be a bool, got {flag!r}")
+    if not isinstance(K_or_source, KernelSource) and sp.issparse(K_or_source):
+        raise ValueError("K (a kernel matrix, or a KernelSource) is sparse, but a dense array is required")
+    # The kernel cache checks a matrix (square, finite, symmetric) in one tiled pass without the GIL.
     columns = _kernel_columns(K_or_source, cache_size_mb)
     n = columns.n_samples
-    Y = _signs(Y, n)
-    omega = _coupling(omega, Y.shape[1])
+    Y = check_signs(Y, n)
+    omega = check_symmetric(omega, "omega")
+    if omega.shape != (Y.shape[1], Y.shape[1]):
+        raise ValueError(f"omega must have shape ({Y.shape[1]}, {Y.shape[1]}), got {omega.shape}")
     C = _box(C, Y.shape)
     alpha = _start(alpha0, C)
     if max_iter is None:
         max_iter = max(10**7, 100 * Y.size)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
+    return _solve(columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start)
 
+
+def _solve(columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, start) -> Fit:
+    """SMO on validated inputs: what :func:`smo_solve` and :class:`SMOSolver` share."""
     alpha_t = _label_major(alpha)
     outcome = solve_dual(
-        columns, _label_major(Y), omega, _label_major(C), alpha_t, float(tol), int(max_iter), bool(shrinking), bool(record_dual)
+        columns, _label_major(Y), omega, _label_major(C), alpha_t, tol, max_iter, shrinking, record_dual
     )
     alpha, f = alpha_t.T.copy(), outcome["f"].T.copy()
     intercept = _intercept(f, Y, C)
@@ -359,13 +330,15 @@ def smo_solve(
             else "no step could make progress (the kernel, omega or C overflow float64: rescale them)"
         )
         warn_not_converged("SMO", f"{reason}; KKT violation {certificate.kkt_violation:.3g} > tol={tol:.3g}")
-    return SMOResult(
-        alpha=alpha,
+    B = alpha * Y
+    solution = Solution(
+        coef=None,
         intercept=intercept,
-        scores=f + Y + intercept,
-        dual_coef=(alpha * Y) @ omega,
-        certificate=certificate,
+        dual_coef=B @ omega,
+        dual=alpha,
+        extras={"scores": f + Y + intercept},
     )
+    return Fit(solution, certificate)
 
 
 def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np.ndarray:
@@ -459,38 +432,108 @@ class SMOSolver(Solver):
         default=200.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False)
     )
 
-    requires: ClassVar[dict[str, tuple[str, ...]]] = {"loss": ("dual_box",), "regularizer": ("label_gram",)}
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {
+        "loss": ("dual_box", "dual_diagonal"),
+        "regularizer": ("label_gram",),
+    }
 
     def check(self, problem: Problem) -> None:
+        """The capabilities SMO uses: an SVM-type loss dual, a label coupling M, a fixed relation, a bias.
+
+        The loss must have the hinge's dual: the box ``dual_box(C) = (0, U)`` with U finite and
+        no quadratic term (``dual_diagonal(C) == 0``), so that (10) is the dual; any loss
+        providing these capabilities runs here, whatever its class.
+        """
         super().check(problem)
         name = type(self).__name__
-        if not isinstance(problem.loss, Hinge):
-            raise CapabilityError(f"{name} solves the hinge-loss dual, not {type(problem.loss).__name__}")
+        low, upper = problem.loss.dual_box(problem.C)
+        diagonal = problem.loss.dual_diagonal(problem.C)
+        if low != 0.0 or not np.isfinite(upper) or diagonal != 0.0:
+            raise CapabilityError(
+                f"{name} solves the dual (10), a box [0, U] with no quadratic term of its own; "
+                f"{type(problem.loss).__name__} has dual_box = ({low}, {upper}) and dual_diagonal = {diagonal}"
+            )
         if problem.relation.learned:
             raise CapabilityError(
-                f"{name} solves for a fixed label relation, but {type(problem.relation).__name__} is learned; "
-                "an alternating method calls smo_solve after each update"
+                f"{name} solves for a fixed label relation, but {type(problem.relation).__name__} is learned: "
+                "compose it with AlternatingSolver(inner=SMOSolver())"
             )
         if not problem.fit_intercept:
             raise CapabilityError(f"{name} needs fit_intercept=True: the bias gives the dual its equality constraints")
 
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple[Solution, Certificate]:
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
+        """SMO on the problem's dual (10), from ``warm_start`` (its alpha, or alpha recovered from dual_coef).
+
+        The problem's data were validated where it was built (the estimator's ``fit``), and
+        its kernel computed from them: only the kernel matrix's own check (square,
+        symmetric, finite, in the Cython cache) runs here.  ``solution.extras`` holds the
+        training ``"scores"`` and the label-side quantities the alternating driver's
+        relation step uses (:func:`relation_statistics`).
+        """
+        start = time.perf_counter()
         self.check(problem)
-        omega = problem.regularizer.label_gram(problem.n_labels)
+        omega = np.asarray(problem.regularizer.label_gram(problem.n_labels), dtype=np.float64)
         _, upper = problem.loss.dual_box(problem.C)
         kernel = problem.kernel
-        source = kernel(problem.X) if kernel.precomputed else KernelSource(kernel, problem.X)
-        alpha0 = None if warm_start is None else _warm_alpha(warm_start, problem.Y, omega, upper)
-        result = smo_solve(
-            source,
-            problem.Y,
-            omega,
-            upper,
-            alpha0=alpha0,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            shrinking=self.shrinking,
-            cache_size_mb=self.cache_size_mb,
+        if kernel.precomputed:
+            K = np.ascontiguousarray(problem.X, dtype=np.float64)
+        else:
+            source = KernelSource(kernel, problem.X)
+            fits = 8.0 * source.n_samples**2 <= self.cache_size_mb * _MEGABYTE
+            K = source.matrix() if fits else None
+        columns = KernelColumns(K) if K is not None else _kernel_columns(source, self.cache_size_mb)
+        Y = np.asarray(problem.Y, dtype=np.float64)
+        C = np.full(Y.shape, float(upper))
+        alpha = np.zeros_like(C) if warm_start is None else _warm_alpha(warm_start, Y, omega, upper)
+        max_iter = max(10**7, 100 * Y.size) if self.max_iter is None else int(self.max_iter)
+        fit = _solve(columns, Y, omega, C, alpha, float(self.tol), max_iter, bool(self.shrinking), False, start)
+        B = fit.solution.dual * Y
+        KB = K @ B if K is not None else _kernel_times(source, B)
+        extras = dict(fit.solution.extras) | relation_statistics(B, KB, omega, columns.kernel_diagonal())
+        return Fit(
+            attrs.evolve(fit.solution, extras=extras),
+            attrs.evolve(fit.certificate, solver=type(self).__name__),
         )
-        solution = Solution(coef=None, intercept=result.intercept, dual_coef=result.dual_coef, dual=result.alpha)
-        return solution, attrs.evolve(result.certificate, solver=type(self).__name__)
+
+
+def _kernel_times(source: KernelSource, B: np.ndarray) -> np.ndarray:
+    """``K B`` (n, L) without storing K: the kernel visited in row blocks."""
+    KB = np.empty_like(B)
+    for rows in row_blocks(source.n_samples, 3 * 8 * source.n_samples):
+        KB[rows] = source.kernel(source.X[rows], source.X) @ B
+    return KB
+
+
+def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_diagonal: np.ndarray) -> dict:
+    """What a relation step and the joint certificate need from a kernel dual point B (n, L).
+
+    With label coupling M the weights are ``W = phi(X)^T B M``; from ``KB = K B``:
+
+    - ``"dual_gram"``: ``H = B^T K B`` (L, L), the matrix of the dual's quadratic term
+      ``1/2 tr(H M)``, whose largest eigenvalue the joint certificate of an alternating
+      solve needs;
+    - ``"weight_factor"``: a factor F with ``F^T F = W^T W = M H M``, namely
+      ``Lambda^(1/2) V^T M`` from H's eigendecomposition.  The relation step works from
+      F: the trace norm of W is the sum of F's singular values, exact where W is rank
+      deficient, where square roots of W^T W's eigenvalues would add sqrt(eps) ||W||;
+    - ``"regularizer_value"``: ``1/2 tr(H M)``.
+
+    H comes from K B, not from SMO's gradient ``K B M``: recovering it through M^-1 would
+    lose cond(M) eps, and a learned covariance can be nearly singular.  H carries the
+    rounding of K B, at most ``2 n eps |B|^T |K| |B|``, and ``|K_ij| <= max_i K_ii`` for a
+    positive semi-definite kernel: eigenvalues of H within that bound are set to 0 (an H
+    that is 0 up to rounding, e.g. identical rows, where the equality constraints give
+    W = 0).  Larger negative ones are kept, for the relation to refuse (an indefinite kernel).
+    """
+    H = B.T @ KB
+    H = (H + H.T) / 2.0
+    values, vectors = np.linalg.eigh(H)
+    magnitude = np.abs(B).sum(axis=0)
+    largest = float(np.max(np.abs(kernel_diagonal), initial=0.0))
+    roundoff = 2.0 * B.shape[0] * np.finfo(np.float64).eps * largest * float(magnitude @ magnitude)
+    values[np.abs(values) <= roundoff] = 0.0
+    return {
+        "dual_gram": (vectors * values) @ vectors.T,
+        "weight_factor": np.sqrt(np.clip(values, 0.0, None))[:, None] * (vectors.T @ M),
+        "regularizer_value": 0.5 * float(np.sum(H * M)),
+    }
