@@ -25,12 +25,15 @@ from __future__ import annotations
 import inspect
 import numbers
 
+import attrs
 import numpy as np
 
 from .validation import check_random_state, check_scalar, check_X, check_Y, to_signs
 from .base import CapabilityError, Kernel, LabelRelation, Loss, Problem, Regularizer, Solver
+from .kernels import PrecomputedKernel
 from .plugins import make_component
 from .relations import correlation_from_covariance
+from .solvers.smo import kernel_expansion
 
 __all__ = ["ComposedEstimator", "MultiLabelEstimator", "NotFittedError"]
 
@@ -125,7 +128,7 @@ def _optional(check):
     return check_unless_none
 
 
-#: The parameters shared by the methods (issue 2, "Names every later issue relies on"),
+#: The parameters the methods share (one name and one meaning everywhere: docs/estimators.md),
 #: each with its check; ``None`` means "the default" where a check is ``_optional``.
 COMMON_PARAMETERS = {
     "C": _positive,
@@ -136,6 +139,7 @@ COMMON_PARAMETERS = {
     "n_jobs": _optional(_n_jobs),
     "random_state": lambda name, value: check_random_state(value),
     "fit_intercept": _flag,
+    "warm_start": _flag,
 }
 
 
@@ -219,14 +223,31 @@ PART_TYPES = {
     "solver": Solver,
 }
 
-_CONDITIONAL_ATTRIBUTES = ("coef_", "dual_coef_", "X_fit_", "kernel_", "label_covariance_", "label_correlation_")
+_CONDITIONAL_ATTRIBUTES = (
+    "coef_",
+    "dual_coef_",
+    "X_fit_",
+    "kernel_",
+    "label_covariance_",
+    "label_correlation_",
+    "joint_gap_history_",
+)
+
+#: Memory (MB) under which a kernel matrix of the training rows is computed once per fit.
+KERNEL_CACHE_MB = 1024.0
 
 
 class ComposedEstimator(MultiLabelEstimator):
     """A method composed of a loss, a regulariser, a label relation, a kernel and a solver.
 
     It solves ``min_{W, b} regularizer(W) + C * loss(Y, K W + 1 b^T)`` (the
-    :class:`~multilabel_core.base.Problem` primal) with the given solver.
+    :class:`~multilabel_core.base.Problem` primal) with the given solver; with a learned
+    relation and the :class:`~multilabel_core.solvers.AlternatingSolver`, jointly over the
+    relation too.  Named methods are presets of this class (``plugins/``): a preset gives
+    its parts by name in ``PARTS`` and builds them from its own hyper-parameters in
+    :meth:`_parts`, and may scale the loss (:meth:`_cost`) or build the kernel from more
+    data (:meth:`_training_kernel`); fitting, warm starts, the fitted attributes and
+    prediction are this class's.
 
     Parameters
     ----------
@@ -245,6 +266,11 @@ class ComposedEstimator(MultiLabelEstimator):
         business; the L-BFGS solver regularises it like LIBLINEAR).
     tol, max_iter : float, int or None
         Passed to a solver given by name (``None``: the solver's defaults).
+    warm_start : bool, default False
+        Start the solver from the previous fit's solution (same numbers of rows and
+        labels): its dual variables rescaled by the ratio of the new C to the old (they
+        keep their place in the dual box), and its relation.  The solver then goes on to
+        the new problem's optimum: a warm start changes the time, not the certificate.
 
     Fitted attributes
     -----------------
@@ -253,12 +279,29 @@ class ComposedEstimator(MultiLabelEstimator):
     dual_coef_ (n, L), X_fit_, kernel_ and intercept_ (L,)
         For kernel solvers: ``t = kernel_(X, X_fit_) @ dual_coef_ + intercept_``.
     certificate_ : Certificate
-        The solver's optimality certificate (duality gap, KKT violation, ...).
+        The solve's optimality certificate (duality gap, KKT violation, ...); for an
+        alternating solve the last model step's, with the outer counts.
+    step_certificates_ : list of Certificate
+        One per model step of the solve.
+    objective_history_ : list of float
+        The primal after each model step.
+    joint_gap_history_ : list of float
+        For alternating solves whose parts give the joint bounds: the relative gap between
+        the best upper and lower bound on the joint optimum after each step.
     n_iter_ : int
-        The solver's iteration count.
+        The solver's iteration count (outer steps for an alternating solve).
     label_covariance_, label_correlation_ : (L, L)
         The learned label relation, when ``relation.learned`` is true.
+    parts_ : dict
+        The part objects the fit used, by role.
+    solution_ : Solution
+        The solver's solution (what a warm start continues from).
     """
+
+    #: The parts by registered name (presets set it; :attr:`MethodSpec.parts` is this dict).
+    PARTS: dict = {}
+    #: Presets of alternating methods expose ``certificate_`` as the list of step certificates.
+    CERTIFICATE_PER_STEP = False
 
     def __init__(
         self,
@@ -273,6 +316,7 @@ class ComposedEstimator(MultiLabelEstimator):
         fit_intercept=True,
         tol=None,
         max_iter=None,
+        warm_start=False,
     ):
         self.loss = loss
         self.regularizer = regularizer
@@ -284,56 +328,16 @@ class ComposedEstimator(MultiLabelEstimator):
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
-    def _fit(self, X, Y):
-        parts = self._resolve_parts()
-        kernel = parts["kernel"].resolve(X)
-        targets = to_signs(Y) if parts["loss"].target == "sign" else Y.astype(np.float64)
-        problem = Problem(
-            X,
-            targets,
-            parts["loss"],
-            parts["regularizer"],
-            parts["relation"],
-            kernel,
-            C=float(self.C),
-            fit_intercept=bool(self.fit_intercept),
-        )
-        solver = parts["solver"]
-        solver.check(problem)
-        solution, certificate = solver.solve(problem)
-        # A refit may produce another kind of solution or relation: forget the previous one's attributes.
-        for name in _CONDITIONAL_ATTRIBUTES:
-            self.__dict__.pop(name, None)
-        if solution.coef is not None:
-            self.coef_ = solution.coef
-        else:
-            # A copy: the caller's array may change after fit, and predicting on the very array
-            # the model holds would take another BLAS path (numpy's X @ X.T is a rank-k update).
-            self.dual_coef_, self.X_fit_, self.kernel_ = solution.dual_coef, X.copy(), kernel
-        self.intercept_ = solution.intercept
-        self.certificate_ = certificate
-        self.n_iter_ = certificate.n_iter
-        if parts["relation"].learned:
-            self._store_relation(solution.relation, solver)
+    # -- what a preset may override ------------------------------------------------------
 
-    def _decision_function(self, X) -> np.ndarray:
-        if hasattr(self, "coef_"):
-            return np.asarray(X @ self.coef_) + self.intercept_
-        return self.kernel_(X, self.X_fit_) @ self.dual_coef_ + self.intercept_
+    def _parts(self) -> dict:
+        """The five part objects, by role.
 
-    def _store_relation(self, omega, solver) -> None:
-        if omega is None:
-            raise CapabilityError(f"{type(solver).__name__} returned no label relation, but the relation is learned")
-        self.label_covariance_ = omega
-        self.label_correlation_ = correlation_from_covariance(omega)
-
-    def _resolve_parts(self) -> dict:
-        """Each part as an object; a name is built through the component registry.
-
-        ``gamma`` goes to a kernel given by name, ``tol`` and ``max_iter`` to a solver
-        given by name; a part given as an object is used as it is, so these settings
-        are refused beside it (set them on the object).
+        Here: each part given as an object is used as it is, a name is built through the
+        component registry, with ``gamma`` for a kernel and ``tol``/``max_iter`` for a
+        solver given by name (refused beside an object: set them on the object).
         """
         settings = {
             "kernel": {"gamma": self.gamma},
@@ -353,3 +357,98 @@ class ComposedEstimator(MultiLabelEstimator):
                 )
             parts[role] = value
         return parts
+
+    def _cost(self, n_samples: int) -> float:
+        """C of the Problem: the weight of the summed loss (presets with an averaged loss divide by n)."""
+        return float(self.C)
+
+    def _training_kernel(self, kernel, X, **data):
+        """The kernel of the fit, its data-dependent defaults fixed from the training rows."""
+        return kernel.resolve(X)
+
+    def _objective_scale(self) -> float:
+        """The factor from the Problem's units to the method's own objective (``objective_history_``)."""
+        return 1.0
+
+    # -- the fit -------------------------------------------------------------------------
+
+    def _fit(self, X, Y, **data):
+        parts = self._parts()
+        kernel = self._training_kernel(parts["kernel"], X, **data)
+        targets = to_signs(Y) if parts["loss"].target == "sign" else Y.astype(np.float64)
+        problem_X, problem_kernel = self._kernel_data(X, kernel)
+        problem = Problem(
+            problem_X,
+            targets,
+            parts["loss"],
+            parts["regularizer"],
+            parts["relation"],
+            problem_kernel,
+            C=self._cost(X.shape[0]),
+            fit_intercept=bool(getattr(self, "fit_intercept", True)),
+        )
+        fit = parts["solver"].solve(problem, warm_start=self._warm_solution(problem))
+        self._store_fit(fit, parts, kernel, X, problem.C)
+
+    def _kernel_data(self, X, kernel):
+        """The Problem's rows and kernel: the kernel matrix itself when it fits the memory budget.
+
+        A kernel solver that alternates computes K once here instead of once per model
+        step; a larger one is computed by the solver (SMO: columns through an LRU cache).
+        """
+        if kernel.linear or kernel.precomputed:
+            return X, kernel
+        budget = float(getattr(self, "cache_size", KERNEL_CACHE_MB))
+        if 8.0 * X.shape[0] ** 2 > budget * 2**20:
+            return X, kernel
+        return kernel(X), PrecomputedKernel()
+
+    def _warm_solution(self, problem: Problem):
+        """The previous fit's solution as a start (``warm_start``), rescaled to the new C; else None."""
+        previous = getattr(self, "solution_", None)
+        if not getattr(self, "warm_start", False) or previous is None:
+            return None
+        if getattr(self, "_problem_shape_", None) != problem.Y.shape:
+            return None
+        ratio = problem.C / self._problem_C_
+        scaled = {
+            name: None if getattr(previous, name) is None else ratio * np.asarray(getattr(previous, name))
+            for name in ("dual", "dual_coef")
+        }
+        return attrs.evolve(previous, **scaled)
+
+    def _store_fit(self, fit, parts, kernel, X, C) -> None:
+        # A refit may produce another kind of solution or relation: forget the previous one's attributes.
+        for name in _CONDITIONAL_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        solution = fit.solution
+        if solution.coef is not None:
+            self.coef_ = solution.coef
+        else:
+            # A copy: the caller's array may change after fit, and predicting on the very array
+            # the model holds would take another BLAS path (numpy's X @ X.T is a rank-k update).
+            self.dual_coef_, self.X_fit_, self.kernel_ = solution.dual_coef, X.copy(), kernel
+        self.intercept_ = solution.intercept
+        self.step_certificates_ = list(fit.steps)
+        self.certificate_ = list(fit.steps) if self.CERTIFICATE_PER_STEP else fit.certificate
+        self.n_iter_ = fit.n_iter
+        scale = self._objective_scale()
+        self.objective_history_ = [scale * value for value in fit.history["objective"]]
+        if "joint_gap" in fit.history:
+            self.joint_gap_history_ = list(fit.history["joint_gap"])
+        self.parts_ = parts
+        self.solution_ = solution
+        self._problem_C_, self._problem_shape_ = C, (X.shape[0], len(solution.intercept))
+        if parts["relation"].learned:
+            self._store_relation(solution.relation, parts["solver"])
+
+    def _decision_function(self, X) -> np.ndarray:
+        if hasattr(self, "coef_"):
+            return np.asarray(X @ self.coef_) + self.intercept_
+        return kernel_expansion(self.kernel_, X, self.X_fit_, self.dual_coef_, self.intercept_)
+
+    def _store_relation(self, omega, solver) -> None:
+        if omega is None:
+            raise CapabilityError(f"{type(solver).__name__} returned no label relation, but the relation is learned")
+        self.label_covariance_ = omega
+        self.label_correlation_ = correlation_from_covariance(omega)

@@ -1,7 +1,7 @@
 """The ``mlrl`` family: MLRL, SSMLRL and BSVM (Zhang & Yeung, Multi-Label Relationship Learning).
 
 Registered through the ``multilabel_core.plugins`` entry point ``mlrl``.  The three
-methods share one solver path: SMO on the kernel dual (10) of the seed paper, inside
+methods share one solver path: SMO on the kernel dual (10) of the paper, inside
 :class:`~multilabel_core.solvers.AlternatingSolver` when the label covariance is learned.
 docs/methods/mlrl.md describes the formulations, the algorithm and the fitted attributes.
 """
@@ -14,7 +14,7 @@ from multilabel_core.registry import MethodSpec
 from .estimators import BSVM, MLRL, SSMLRL
 from .kernel import DataDependentKernel
 
-__all__ = ["BSVM", "METHODS", "MLRL", "PARTS", "SSMLRL", "DataDependentKernel", "register_methods"]
+__all__ = ["BSVM", "METHODS", "MLRL", "SSMLRL", "DataDependentKernel", "register_methods"]
 
 CITATION = "Zhang & Yeung, Multi-label relationship learning, ACM Transactions on Knowledge Discovery from Data (TKDD)"
 
@@ -34,23 +34,13 @@ PAPER_LAMBDAS = [0.01, 0.1, 1, 10, 100]
 #: lambda_2 from 0.1 to 1000: SSMLRL needs rho not much below 1), small enough for nested searches.
 LAMBDAS = [1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1]
 
-#: The parts MLRL and SSMLRL compose (SSMLRL's kernel is the data-dependent k' built on the RBF);
-#: BSVM replaces the relation by the independent one (Omega = I) and solves one SMO problem.
-PARTS = {
-    "loss": "hinge",
-    "regularizer": "label_covariance",
-    "relation": "learned_covariance",
-    "kernel": "rbf",
-    "solver": "alternating",
-}
-
 #: Every method of the family, as registered.
 METHODS = (
     MethodSpec(
         name="mlrl",
         estimator=MLRL,
         citation=CITATION,
-        parts=PARTS,
+        parts=MLRL.PARTS,
         param_grid={"lam": LAMBDAS},
         description="hinge loss + tr(W Omega^-1 W^T), the label covariance Omega learned (alternating SMO / closed form)",
     ),
@@ -58,7 +48,7 @@ METHODS = (
         name="ssmlrl",
         estimator=SSMLRL,
         citation=CITATION + " (semi-supervised extension, section 4)",
-        parts=PARTS,
+        parts=SSMLRL.PARTS,
         param_grid={"lam1": [1e-4, 1e-3, 0.01], "lam2": [1e-5, 1e-4, 1e-3]},
         description="MLRL with unlabelled rows through the data-dependent kernel of eq. 22; fit(X, Y, X_unlabeled)",
     ),
@@ -66,7 +56,7 @@ METHODS = (
         name="bsvm",
         estimator=BSVM,
         citation=CITATION + " (BSVM, section 3: Boutell, Luo, Shen & Brown, Pattern Recognition 37(9), 2004)",
-        parts=dict(PARTS, regularizer="frobenius", relation="independent", solver="smo"),
+        parts=BSVM.PARTS,
         param_grid={"lam": LAMBDAS},
         description="one kernel SVM per label (MLRL with Omega = I), all labels in one SMO call",
     ),

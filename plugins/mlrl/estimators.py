@@ -1,7 +1,11 @@
 """MLRL, SSMLRL and BSVM (Zhang & Yeung, Multi-Label Relationship Learning, ACM TKDD).
 
-Notation (seed 000).  n training rows x_i, m labels, y_i^j in {-1, +1}, K the kernel
+Notation of the paper.  n training rows x_i, m labels, y_i^j in {-1, +1}, K the kernel
 matrix of the training rows, Omega the (m, m) label covariance, lambda > 0.
+
+Each method is a preset of :class:`~multilabel_core.ComposedEstimator`: its parts by
+name in ``PARTS`` (what the registry's MethodSpec shows), built from the method's own
+hyper-parameters; the fit, the warm start, prediction and the certificates are the core's.
 
 - **MLRL** (section 2), problem (6)::
 
@@ -11,7 +15,8 @@ matrix of the training rows, Omega the (m, m) label covariance, lambda > 0.
   solved by alternating SMO on the dual (10) for W, b (Omega fixed; warm-started from
   the previous alphas) and the closed form ``Omega = (W^T W)^(1/2) / tr(.)`` of
   problem (11), from Omega = I/m
-  (:class:`~multilabel_core.solvers.AlternatingSolver`).
+  (the core's :class:`~multilabel_core.solvers.AlternatingSolver` over
+  :class:`~multilabel_core.solvers.SMOSolver`).
 - **BSVM** (section 3): Omega fixed to I, i.e. m binary SVMs, eq. (12); solved jointly in
   one SMO call on the shared kernel.
 - **SSMLRL** (section 4), problem (14): MLRL on the labelled rows with the data-dependent
@@ -31,99 +36,83 @@ from __future__ import annotations
 
 import numpy as np
 
-from multilabel_core.validation import check_flag, check_scalar, check_X, to_signs
-from multilabel_core.base import Problem, Solution
-from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core import make_component
+from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import PrecomputedKernel, make_kernel
-from multilabel_core.losses import Hinge
-from multilabel_core.regularizers import Frobenius, LabelCovariance
-from multilabel_core.relations import Independent, LearnedCovariance, correlation_from_covariance
-from multilabel_core.solvers import AlternatingSolver, SMOSolver, kernel_expansion
+from multilabel_core.validation import check_scalar, check_X
 
 from .kernel import DataDependentKernel, stack_rows
 
 __all__ = ["BSVM", "MLRL", "SSMLRL"]
 
-_MEGABYTE = 2**20
+#: MLRL's parts (SSMLRL's too: its kernel is the data-dependent k' built on this one).
+MLRL_PARTS = {
+    "loss": "hinge",
+    "regularizer": "label_covariance",
+    "relation": "learned_covariance",
+    "kernel": "rbf",
+    "solver": "alternating",
+}
+#: BSVM's parts: MLRL with Omega = I, one SMO solve.
+BSVM_PARTS = dict(MLRL_PARTS, regularizer="frobenius", relation="independent", solver="smo")
 
 
-class _KernelDualEstimator(MultiLabelEstimator):
-    """What the three methods share: the training kernel, the SMO problem, warm starts, prediction.
+class _PaperScaled(ComposedEstimator):
+    """What the family shares: the loss averaged over the n rows, lambda, SMO, and alpha_ in the paper's scaling.
 
-    Fitted attributes common to all: ``kernel_`` (the resolved kernel), ``X_fit_``,
-    ``dual_coef_`` (rows of X_fit_, m), ``intercept_`` (m,), ``alpha_`` (n, m), the dual
+    Problem (6) divided by lambda is the core's Problem with C = 1/(n lambda); the paper's
+    dual variables (box 1/n) are lambda times the solver's, and its objective lambda times
+    the Problem's.  Fitted attributes beside the core's: ``alpha_`` (n, m), the dual
     variables of (10) in the paper's scaling (0 <= alpha <= 1/n).
     """
+
+    def _lam(self) -> float:
+        return float(self.lam)
+
+    def _cost(self, n_samples: int) -> float:
+        return 1.0 / (n_samples * self._lam())
+
+    def _objective_scale(self) -> float:
+        return self._lam()
 
     def _validate_params(self) -> None:
         super()._validate_params()
         check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
-        check_flag(self.warm_start, "warm_start")
 
-    def _problem(self, X, signs, kernel, lam, regularizer, relation) -> Problem:
-        """The SMO primal of problem (6) / lambda: C = 1/(n lambda).
+    def _smo(self, tol, max_iter=None):
+        return make_component("solver", "smo", tol=tol, max_iter=max_iter, cache_size_mb=float(self.cache_size))
 
-        The kernel matrix is computed once here (it does not change between the W-steps)
-        when its n^2 float64 values fit ``cache_size`` MB; otherwise SMO computes columns
-        on demand into an LRU cache of that size at every W-step.
-        """
-        n = X.shape[0]
-        if not kernel.precomputed and 8.0 * n * n <= self.cache_size * _MEGABYTE:
-            X, kernel = kernel(X), PrecomputedKernel()
-        return Problem(X, signs, Hinge(), regularizer, relation, kernel, C=1.0 / (n * lam), fit_intercept=True)
+    def _build(self, **solver) -> dict:
+        """The PARTS by name, the kernel from the ``kernel``/``gamma`` parameters, the given solver."""
+        parts = {role: make_component(role, name) for role, name in self.PARTS.items() if role not in ("kernel", "solver")}
+        return parts | {"kernel": make_kernel(self.kernel, self.gamma), **solver}
 
-    def _smo(self, tol, max_iter=None) -> SMOSolver:
-        return SMOSolver(tol=tol, max_iter=max_iter, cache_size_mb=float(self.cache_size))
+    def _kernel_data(self, X, kernel):
+        """The kernel matrix once per fit when it fits ``cache_size`` (SMO needs it, even for a linear kernel)."""
+        if kernel.precomputed or 8.0 * X.shape[0] ** 2 > float(self.cache_size) * 2**20:
+            return X, kernel
+        return kernel(X), PrecomputedKernel()
 
-    def _warm_start(self, signs, lam) -> Solution | None:
-        """The previous fit's alphas (rescaled to the box 1/(n lambda)) and Omega, when ``warm_start`` applies.
-
-        The rescaled alphas are a start only: they satisfy the new box and the equality
-        constraints up to rounding (``alpha_ / lam`` can exceed ``1/(n lam)`` by an ulp),
-        and the SMO solver moves them into the feasible set before it starts
-        (``multilabel_core.solvers.smo._feasible``); the fit then goes on to the new
-        problem's own optimum, so it ends where a cold fit does, to the solver's tolerance.
-        """
-        if not self.warm_start or getattr(self, "alpha_", None) is None or self.alpha_.shape != signs.shape:
-            return None
-        omega = getattr(self, "label_covariance_", np.eye(signs.shape[1]))
-        alpha = self.alpha_ / lam
-        return Solution(
-            coef=None, intercept=self.intercept_, dual_coef=(alpha * signs) @ omega, relation=omega, dual=alpha
-        )
-
-    def _store(self, kernel, X_fit, solution, lam) -> None:
-        """Prediction attributes, and ``alpha_`` = lambda * SMO's alpha (the paper's scaling)."""
-        self.alpha_ = lam * solution.dual
-        # A copy: the caller's array may change after fit, and predicting on the very array
-        # the model holds would take another BLAS path (numpy's X @ X.T is a rank-k update).
-        self.kernel_, self.X_fit_ = kernel, X_fit.copy()
-        self.dual_coef_, self.intercept_ = solution.dual_coef, solution.intercept
-
-    def _decision_function(self, X) -> np.ndarray:
-        return kernel_expansion(self.kernel_, X, self.X_fit_, self.dual_coef_, self.intercept_)
+    def _store_fit(self, fit, parts, kernel, X, C) -> None:
+        super()._store_fit(fit, parts, kernel, X, C)
+        self.alpha_ = self._lam() * fit.solution.dual
 
 
-class _RelationLearner(_KernelDualEstimator):
+class _RelationLearner(_PaperScaled):
     """MLRL's alternating fit (shared with SSMLRL, which changes the kernel)."""
+
+    PARTS = MLRL_PARTS
+    CERTIFICATE_PER_STEP = True
 
     def _validate_params(self) -> None:
         super()._validate_params()
         check_scalar(self.smo_tol, "smo_tol", low=0.0, low_inclusive=False)
 
-    def _fit_relation(self, X, Y, kernel, lam) -> None:
-        signs = to_signs(Y)
-        relation = LearnedCovariance()
-        problem = self._problem(X, signs, kernel, lam, LabelCovariance(relation.initial(Y.shape[1])), relation)
-        solver = AlternatingSolver(inner=self._smo(self.smo_tol), max_iter=self.max_iter, tol=self.tol)
-        result = solver.run(problem, warm_start=self._warm_start(signs, lam))
-        self._store(kernel, X, result.solution, lam)
-        self.label_covariance_ = result.solution.relation
-        self.label_correlation_ = correlation_from_covariance(self.label_covariance_)
-        self.certificate_ = result.certificates
-        self.objective_history_ = [lam * objective for objective in result.objectives]
-        self.joint_gap_history_ = result.joint_gap_history
-        self.n_iter_ = len(result.certificates)
+    def _parts(self) -> dict:
+        alternating = make_component(
+            "solver", "alternating", inner=self._smo(self.smo_tol), tol=self.tol, max_iter=self.max_iter
+        )
+        return self._build(solver=alternating)
 
 
 class MLRL(_RelationLearner):
@@ -133,15 +122,17 @@ class MLRL(_RelationLearner):
     ----------
     lam : float, default 0.1
         lambda, the weight of ``1/2 tr(W Omega^-1 W^T)`` against the mean hinge loss.
-    kernel : {"rbf", "linear", "poly", "precomputed"} or Kernel, default "rbf"
-        With "precomputed", X is the kernel matrix (rows: these examples, columns: the
-        training examples).
+    kernel : str or Kernel, default "rbf"
+        Any registered kernel name ("rbf", "linear", "poly", "precomputed", or one a
+        plugin registers) or a Kernel object.  With "precomputed", X is the kernel matrix
+        (rows: these examples, columns: the training examples).
     gamma : float or None, default None
         RBF/polynomial gamma; None for the RBF means the paper's width (section 5.2):
         width = mean pairwise Euclidean distance of the training rows and
         ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``.
     tol : float, default 1e-4
-        Stop when objective (6) changes by at most ``tol`` relatively between outer steps.
+        The alternating driver's stopping rule: objective (6) changes by at most ``tol``
+        relatively (below an objective of 1, absolutely) between outer steps.
     max_iter : int, default 100
         Largest number of outer steps (SMO + Omega update).
     smo_tol : float, default 1e-3
@@ -183,9 +174,6 @@ class MLRL(_RelationLearner):
         self.smo_tol = smo_tol
         self.cache_size = cache_size
         self.warm_start = warm_start
-
-    def _fit(self, X, Y) -> None:
-        self._fit_relation(X, Y, make_kernel(self.kernel, self.gamma).resolve(X), float(self.lam))
 
 
 class SSMLRL(_RelationLearner):
@@ -234,30 +222,36 @@ class SSMLRL(_RelationLearner):
         """Fit on the labelled rows (X, Y) and the unlabelled rows ``X_unlabeled`` (u, d); return ``self``."""
         return self._validated_fit(X, Y, X_unlabeled=X_unlabeled)
 
+    def _lam(self) -> float:
+        return float(self.lam1)
+
     def _validate_params(self) -> None:
         super()._validate_params()
         for name in ("lam1", "lam2"):
             check_scalar(getattr(self, name), name, low=0.0, low_inclusive=False)
 
-    def _fit(self, X, Y, X_unlabeled=None) -> None:
+    def _training_kernel(self, kernel, X, X_unlabeled=None):
+        """k' of eq. (22) on the base kernel resolved from all rows; the base kernel alone without unlabelled rows."""
         X_unlabeled = _unlabeled_rows(X_unlabeled, X.shape[1])
-        base = make_kernel(self.kernel, self.gamma)
         if X_unlabeled is None:
-            self._fit_relation(X, Y, base.resolve(X), float(self.lam1))
-            self.n_unlabeled_ = 0
-            return
-        if base.precomputed:
+            return kernel.resolve(X)
+        if kernel.precomputed:
             raise ValueError(
                 "SSMLRL cannot use a precomputed kernel with unlabelled rows: the data-dependent kernel (eq. 22) "
                 "needs the kernel among the unlabelled rows; pass features"
             )
-        base = base.resolve(stack_rows(X, X_unlabeled))
-        kernel = DataDependentKernel(base, X_unlabeled, float(self.lam1) / float(self.lam2))
-        self._fit_relation(X, Y, kernel, float(self.lam1))
-        # Predictions k'(x, X) D + b as an expansion in the base kernel: no solve at predict time.
-        self.kernel_ = base
-        self.X_fit_, self.dual_coef_ = kernel.expansion(X, self.dual_coef_)
-        self.n_unlabeled_ = X_unlabeled.shape[0]
+        base = kernel.resolve(stack_rows(X, X_unlabeled))
+        return DataDependentKernel(base, X_unlabeled, float(self.lam1) / float(self.lam2))
+
+    def _fit(self, X, Y, X_unlabeled=None) -> None:
+        super()._fit(X, Y, X_unlabeled=X_unlabeled)
+        self.n_unlabeled_ = 0
+        if isinstance(self.kernel_, DataDependentKernel):
+            # Predictions k'(x, X) D + b as an expansion in the base kernel: no solve at predict time.
+            kernel = self.kernel_
+            self.kernel_ = kernel.base
+            self.X_fit_, self.dual_coef_ = kernel.expansion(X, self.dual_coef_)
+            self.n_unlabeled_ = kernel.X_unlabeled.shape[0]
 
 
 def _unlabeled_rows(X_unlabeled, n_features: int):
@@ -274,7 +268,7 @@ def _unlabeled_rows(X_unlabeled, n_features: int):
     return X_unlabeled
 
 
-class BSVM(_KernelDualEstimator):
+class BSVM(_PaperScaled):
     """Binary SVMs for multi-label learning (registered as ``bsvm``; section 3, eq. 12).
 
     MLRL with Omega fixed to I: m independent SVMs ``1/n sum_i hinge + lambda/2 ||w_j||^2``,
@@ -297,6 +291,8 @@ class BSVM(_KernelDualEstimator):
     ``X_fit_``.
     """
 
+    PARTS = BSVM_PARTS
+
     def __init__(self, lam=0.1, kernel="rbf", gamma=None, tol=1e-3, max_iter=None, cache_size=1024.0, warm_start=False):
         self.lam = lam
         self.kernel = kernel
@@ -306,13 +302,5 @@ class BSVM(_KernelDualEstimator):
         self.cache_size = cache_size
         self.warm_start = warm_start
 
-    def _fit(self, X, Y) -> None:
-        lam = float(self.lam)
-        signs = to_signs(Y)
-        kernel = make_kernel(self.kernel, self.gamma).resolve(X)
-        problem = self._problem(X, signs, kernel, lam, Frobenius(), Independent())
-        solution, self.certificate_ = self._smo(self.tol, self.max_iter).solve(
-            problem, warm_start=self._warm_start(signs, lam)
-        )
-        self._store(kernel, X, solution, lam)
-        self.n_iter_ = self.certificate_.n_iter
+    def _parts(self) -> dict:
+        return self._build(solver=self._smo(self.tol, self.max_iter))

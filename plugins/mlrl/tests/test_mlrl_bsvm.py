@@ -57,7 +57,7 @@ def test_bsvm_is_mlrl_with_omega_fixed_to_the_identity():
     X = rng.standard_normal((60, 4))
     Y = (X @ rng.standard_normal((4, 3)) + 0.3 * rng.standard_normal((60, 3)) > 0).astype(int)
     bsvm = BSVM(lam=0.3, tol=1e-9).fit(X, Y)
-    with pytest.warns(Warning, match="max_iter=1 W-steps"):
+    with pytest.warns(Warning, match="max_iter=1 model steps"):
         first_step = MLRL(lam=0.1, max_iter=1, smo_tol=1e-9).fit(X, Y)
     np.testing.assert_allclose(first_step.decision_function(X) - first_step.intercept_,
                                bsvm.decision_function(X) - bsvm.intercept_, atol=1e-7)  # fmt: skip

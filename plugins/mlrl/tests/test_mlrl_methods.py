@@ -78,7 +78,7 @@ def test_column_cache_gives_the_precomputed_model(cls, data):
         (MLRL, {"smo_tol": -1.0}, "smo_tol must be > 0"),
         (MLRL, {"cache_size": 0}, "cache_size must be > 0"),
         (MLRL, {"warm_start": "yes"}, "warm_start must be True or False"),
-        (MLRL, {"kernel": "sigmoid"}, "kernel must be one of"),
+        (MLRL, {"kernel": "sigmoid"}, "kernel must be a registered kernel name"),
         (MLRL, {"max_iter": 0}, "max_iter must be >= 1"),
         (BSVM, {"lam": -1.0}, "lam must be > 0"),
         (BSVM, {"gamma": 0.0}, "gamma must be > 0"),
