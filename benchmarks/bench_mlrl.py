@@ -1,4 +1,5 @@
-"""MLRL family timings (issue 5, "Performance"), all ratios measured in one run.
+"""MLRL family timings (Zhang & Yeung, *Multi-Label Relationship Learning*: MLRL, SSMLRL, BSVM), all
+ratios measured in one run.
 
 1. MLRL against BSVM, full fit on yeast (all 2417 rows, RBF with the paper's width, lambda = 0.1,
    standardised features): wall time, outer steps and SMO steps per outer step.  Target: MLRL

@@ -1,4 +1,5 @@
-"""Label-ranking family timings (issue 6, "Performance"), all ratios measured in one run.
+"""Label-ranking family timings (Gu, Li & Han, *Correlated Multi-Label Feature Selection*: LaRank SVM
+epochs, CMLFS fits), all ratios measured in one run.
 
 1. LaRank SVM epoch cost, O(c^2 n s) by section 3.7: LaRank SVM (C = 1, rows scaled to unit
    norm) fitted on random subsamples of n rows of yahoo-arts and rcv1subset1 (sparse), both

@@ -2,8 +2,8 @@
 
 Both solve, per label, the SVM dual with C = 1/(n lambda) on the RBF kernel whose width is
 the mean pairwise distance of the training rows (MLRL section 5.2); multilabel_core.solvers.smo
-explains why BSVM's dual (seed 000, eq. 12) is this problem, rescaled.  Both stop at LIBSVM's
-rule with eps = 1e-3.  Three timings per dataset and lambda:
+explains why BSVM's dual (Zhang & Yeung, *Multi-Label Relationship Learning*, eq. 12) is this
+problem, rescaled.  Both stop at LIBSVM's rule with eps = 1e-3.  Three timings per dataset and lambda:
 
 - ours: ``smo_solve`` from the rows (it computes K once, shared by the labels);
 - the SVC loop on one precomputed kernel shared by the labels (K computed once, timed

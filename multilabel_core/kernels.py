@@ -14,7 +14,8 @@ Capabilities: ``__call__(X, Z=None)`` the (n_X, n_Z) kernel block, ``diagonal(X)
 values k(x_i, x_i) (what SMO needs for its second-order step), ``resolve(X)`` a copy with
 the data-dependent defaults fixed from the training rows.
 
-RBF width convention.  MLRL (seed 000, section 5.2) sets the RBF width to the mean
+RBF width convention.  MLRL (Zhang & Yeung, *Multi-Label Relationship Learning*, ACM
+TKDD, section 5.2) sets the RBF width to the mean
 pairwise Euclidean distance of the training data.  We read the width as the
 standard deviation sigma of ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``, so an RBF
 kernel with neither ``gamma`` nor ``width`` resolves to::

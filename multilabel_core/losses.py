@@ -134,7 +134,7 @@ class Logistic(Loss):
 
 @attrs.frozen
 class PairwiseRankingHinge(Loss):
-    """Pairwise ranking hinge loss (Elisseeff & Weston; seed 001 eq. 1).
+    """Pairwise ranking hinge loss (Elisseeff & Weston; Gu, Li & Han, *Correlated Multi-Label Feature Selection*, eq. 1).
 
     For row i with relevant labels y_i = {k : y_ik = +1} and irrelevant ones
     ybar_i = {l : y_il = -1}::
@@ -185,7 +185,9 @@ def _ranking_pairs(Y: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 @attrs.frozen
 class EpsilonInsensitive(Loss):
-    """Multi-output epsilon-insensitive loss of MSVR (seed 004, LIEML, eqs. 8-9).
+    """Multi-output epsilon-insensitive loss of MSVR (Tao, Xu & Geng, LIEML, eqs. 8-9).
+
+    LIEML: *Labeling Information Enhancement for Multi-label Learning with Low-Rank Subspace*.
 
     With residual rows e_i = y_i - t_i and r_i = ||e_i||_2 (one radius for all outputs,
     so a row is a support vector for all labels at once)::

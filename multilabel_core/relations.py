@@ -41,7 +41,8 @@ class Independent(LabelRelation):
 
 @attrs.frozen
 class LearnedCovariance(LabelRelation):
-    """The label covariance learned by MLRL (seed 000, section 2.2, problem 11).
+    """The label covariance learned by MLRL (Zhang & Yeung, *Multi-Label Relationship Learning*,
+    section 2.2, problem 11).
 
     For fixed W, ``min_Omega tr(Omega^-1 W^T W)`` subject to Omega positive definite and
     tr(Omega) = 1 has the closed form ``Omega = (W^T W)^(1/2) / tr((W^T W)^(1/2))``.

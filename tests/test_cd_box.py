@@ -1,4 +1,5 @@
-"""Box-constrained kernel dual (seed 003 eq. 8) by coordinate descent: optimal, certified, consistent."""
+"""Box-constrained kernel dual (Zhang et al., *Multi-Kernel Multi-Label Learning with Max-Margin Concept
+Network*, eq. 8) by coordinate descent: optimal, certified, consistent."""
 
 import functools
 

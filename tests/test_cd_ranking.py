@@ -1,4 +1,5 @@
-"""The pairwise label-ranking dual (seed 001, Algorithm 1) on the CD engine: properties of issue 3.
+"""The pairwise label-ranking dual (Gu, Li & Han, *Correlated Multi-Label Feature Selection*, Algorithm 1) on the
+CD engine: optimal against a reference QP, monotone, deterministic, warm-startable, equivariant.
 
 The reference is the dual (20) written out densely, g(alpha) = 1/2 alpha^T H alpha - 1^T alpha with
 H_pq = (e_k - e_l)^T R^-1 (e_k' - e_l') z_i^T z_i' over pairs p = (i, k, l), q = (i', k', l'),

@@ -1,4 +1,5 @@
-"""The SVM+ dual with privileged features (seed 002, Algorithm 1) on the CD engine: properties of issue 3.
+"""The SVM+ dual with privileged features (You et al., *Privileged Multi-label Learning*, Algorithm 1) on the CD
+engine: optimal against a reference QP, monotone, deterministic, warm-startable, and the paper's limiting cases.
 
 The reference writes the dual (7)/(11) out densely over eta = [alpha; beta] (coordinate s = (j, i) in
 C order of (n, L)): with phi_s = a_i (x) x_j and psi_s = m_i o x~_j (both with their constant features),

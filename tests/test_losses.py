@@ -116,7 +116,7 @@ def test_hand_worked_values():
 
 
 def reference_ranking_loss(Y, T) -> float:
-    """Seed 001 eq. 1, one example and one pair at a time."""
+    """Gu, Li & Han, *Correlated Multi-Label Feature Selection*, eq. 1, one example and one pair at a time."""
     total = 0.0
     for y, t in zip(Y, T):
         relevant, irrelevant = np.flatnonzero(y > 0), np.flatnonzero(y < 0)

@@ -1,8 +1,9 @@
 """SMO with Omega = I against scikit-learn's SVC (LIBSVM), and SMOSolver in the framework.
 
-BSVM (seed 000, eq. 12) is problem (10) with Omega~ = I / lambda and C = 1/n.  Per label it
-is SVC's dual with C_svc = 1/(n lambda), rescaled: alpha = lambda alpha_svc and
-h = lambda h_svc (multilabel_core.solvers.smo).  Decision values do not change.
+BSVM (Zhang & Yeung, *Multi-Label Relationship Learning*, eq. 12) is problem (10) with
+Omega~ = I / lambda and C = 1/n.  Per label it is SVC's dual with C_svc = 1/(n lambda),
+rescaled: alpha = lambda alpha_svc and h = lambda h_svc (multilabel_core.solvers.smo).
+Decision values do not change.
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The pairwise label-ranking dual as a variant of the coordinate-descent engine.
 
-Seed 001 (Gu, Li & Han, *Correlated Multi-Label Feature Selection*, CIKM 2011),
+Gu, Li & Han, *Correlated Multi-Label Feature Selection* (CIKM 2011),
 section 3.4.1.  Notation: rows z_i (the re-weighted features, see ranking.py), c labels,
 y_i the relevant and ybar_i the irrelevant labels of row i, R = I + mu D^-1 (c x c) and
 R^-1 its inverse.  One dual variable alpha_ikl per pair (k, l) in y_i x ybar_i, and

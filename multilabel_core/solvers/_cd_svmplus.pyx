@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The SVM+ dual with privileged features as a variant of the coordinate-descent engine.
 
-Seed 002 (You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*), Algorithm 1.
+You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, Algorithm 1.
 Notation: rows x_j (j < n), labels i < L with signs y_ji, privileged features
 x~_ij = m_i o x~_j (x~_j a row of the privileged matrix, m_i label i's 0/1 mask: eq. 3
 takes x~_j = y_j and m_i = 1 - e_i), a fixed embedding a_i (column i of A, k x L; A = I

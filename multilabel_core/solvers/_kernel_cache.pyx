@@ -2,7 +2,8 @@
 """Columns of the label-free kernel matrix K (n x n) for the SMO solver.
 
 SMO needs two columns ``K[:, j]`` per step (the second-order working-set selection and
-the gradient update, seed 000 Appendix A eqs. 31 and 36), never the whole matrix at
+the gradient update, Zhang & Yeung, *Multi-Label Relationship Learning*, Appendix A,
+eqs. 31 and 36), never the whole matrix at
 once, and never the nm x nm matrix ``Omega~ (x) K``: one kernel column serves every
 label.  :class:`KernelColumns` hands out pointers to such columns, from one of two
 stores:

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""SMO for the dual family of MLRL (seed 000, problem 10 and Appendix A).
+"""SMO for the dual family of MLRL (Zhang & Yeung, *Multi-Label Relationship Learning*, problem 10 and Appendix A).
 
 Notation.  n examples, L labels; y_j^i in {-1, +1} the sign of example j for label i;
 K (n x n) the label-free kernel; Omega~ (L x L) the label coupling (MLRL: Omega / lambda;

@@ -127,9 +127,8 @@ def test_same_predictions_as_scikit_multilearn_ng():
     data = make_correlated_multilabel(n_samples=160, n_features=6, n_labels=5, random_state=7)
     train, test = slice(0, 120), slice(120, None)
     ours = MLkNN(k=8).fit(data.X[train], data.Y[train])
-    # Theirs counts a training row among its own neighbours unless the first one is ignored
-    # (scikit-multilearn issue 22), and ignores the first neighbour of new rows too: fit
-    # ignoring it, predict without.
+    # Theirs counts a training row among its own neighbours unless the first one is ignored,
+    # and then ignores the first neighbour of new rows too: fit ignoring it, predict without.
     theirs = adapt.MLkNN(k=8, s=1.0, ignore_first_neighbours=1).fit(data.X[train], data.Y[train])
     theirs.ignore_first_neighbours = 0
     np.testing.assert_allclose(ours.posterior(data.X[test]), theirs.predict_proba(data.X[test]).toarray())
