@@ -32,7 +32,7 @@ def register_methods(register):
                 "Pattern Recognition 37(9), 2004; Tsoumakas & Katakis, Multi-label classification: an overview, "
                 "IJDWM 3(3), 2007"
             ),
-            parts=PARTS,
+            parts=BinaryRelevance.PARTS,
             param_grid={"C": C_GRID},
             description="One L2-regularised squared-hinge linear SVM per label (LIBLINEAR's L2-SVM), labels independent",
         )

@@ -60,6 +60,8 @@ class BinaryRelevance(ComposedEstimator):
     duality gap of the per-label L2-SVMs), ``n_iter_``, ``n_features_in_``, ``n_labels_``.
     """
 
+    PARTS = PARTS
+
     def __init__(self, C=1.0, tol=None, max_iter=None, fit_intercept=True, solver="cd"):
         parts = dict(PARTS, solver=solver)
         super().__init__(**parts, C=C, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter)
