@@ -1,6 +1,6 @@
 """SMO for the MLRL dual family: one equality constraint per label, a label-free kernel.
 
-Notation (seed 000, sections 2-4 and Appendix A).  n examples, L labels, Y (n, L) signs
+Notation of Zhang & Yeung, Multi-Label Relationship Learning (ACM TKDD), sections 2-4 and Appendix A.  n examples, L labels, Y (n, L) signs
 y_j^i, K (n, n) the kernel of the training rows, Omega~ (L, L) a symmetric label
 coupling, C (n, L) per-variable upper bounds (or one number).  The primal is::
 
