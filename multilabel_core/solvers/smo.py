@@ -1,7 +1,7 @@
 """SMO for the MLRL dual family: one equality constraint per label, a label-free kernel.
 
-Notation of Zhang & Yeung, Multi-Label Relationship Learning (ACM TKDD), sections 2-4 and Appendix A.  n examples, L labels, Y (n, L) signs
-y_j^i, K (n, n) the kernel of the training rows, Omega~ (L, L) a symmetric label
+Notation of Zhang & Yeung, Multi-Label Relationship Learning (ACM TKDD), sections 2-4 and
+Appendix A.  n examples, L labels, Y (n, L) signs y_j^i, K (n, n) the kernel of the training rows, Omega~ (L, L) a symmetric label
 coupling, C (n, L) per-variable upper bounds (or one number).  The primal is::
 
     min_{W, b, xi}  1/2 tr(W Omega~^-1 W^T) + sum_ij C_j^i xi_j^i                    (P)
