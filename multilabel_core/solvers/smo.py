@@ -1,8 +1,9 @@
 """SMO for the MLRL dual family: one equality constraint per label, a label-free kernel.
 
 Notation of Zhang & Yeung, Multi-Label Relationship Learning (ACM TKDD), sections 2-4 and
-Appendix A.  n examples, L labels, Y (n, L) signs y_j^i, K (n, n) the kernel of the training rows, Omega~ (L, L) a symmetric label
-coupling, C (n, L) per-variable upper bounds (or one number).  The primal is::
+Appendix A.  n examples, L labels, Y (n, L) signs y_j^i, K (n, n) the kernel of the training
+rows, Omega~ (L, L) a symmetric label coupling, C (n, L) per-variable upper bounds (or one
+number).  The primal is::
 
     min_{W, b, xi}  1/2 tr(W Omega~^-1 W^T) + sum_ij C_j^i xi_j^i                    (P)
     s.t.  y_j^i (w_i^T phi(x_j) + b_i) >= 1 - xi_j^i,  xi >= 0,
