@@ -23,8 +23,9 @@ import numpy as np
 
 from libc.math cimport fabs, isfinite
 
-#: Relative asymmetry |K_ij - K_ji| / max |K| accepted as round-off in a precomputed kernel.
-SYMMETRY_RTOL = 1e-8
+# The core's one symmetry rule: asymmetry |K_ij - K_ji| up to SYMMETRY_RTOL * max |K| is round-off.
+# (The matrix is checked here in tiles, without the copy multilabel_core.validation.check_symmetric makes.)
+from multilabel_core.validation import SYMMETRY_RTOL
 
 
 #: Side of the square tiles in which the symmetry check compares K with its transpose.
