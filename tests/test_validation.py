@@ -171,6 +171,16 @@ def test_the_core_components_follow_the_one_rule():
             build()
 
 
+def test_the_smo_kernel_cache_gives_the_same_verdict():
+    from multilabel_core.solvers import _kernel_cache
+    from multilabel_core.solvers._kernel_cache import KernelColumns
+
+    assert _kernel_cache.SYMMETRY_RTOL is SYMMETRY_RTOL  # the one constant, not a copy of its value
+    KernelColumns(skewed(4, 3.0, 0.5 * SYMMETRY_RTOL))
+    with pytest.raises(ValueError, match="the kernel matrix must be symmetric"):
+        KernelColumns(skewed(4, 3.0, 4 * SYMMETRY_RTOL))
+
+
 def test_a_precomputed_training_kernel_is_not_copied_when_symmetric():
     from multilabel_core.kernels import PrecomputedKernel
 
