@@ -415,9 +415,10 @@ class FrobeniusLabelCovariance(Regularizer):
             return 0.5 * float(h.sum())
         r = np.sqrt(h)
         k = np.arange(1, h.size + 1)
+        # H = 0 makes the leading cumulative sums 0: scale is inf there and r * scale nan, never active.
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = (1.0 + k * self.mu) / np.cumsum(r)
-        active = np.flatnonzero(r * scale > self.mu)
+            active = np.flatnonzero(r * scale > self.mu)
         if active.size == 0:
             d = np.full(h.size, 1.0 / h.size)  # H = 0: every D gives 0
         else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import attrs
 import numpy as np
 import pytest
@@ -10,7 +12,8 @@ from hypothesis import strategies as st
 from scipy.optimize import approx_fprime
 
 from multilabel_core.plugins import make_component
-from multilabel_core.regularizers import Frobenius, LabelCovariance, LowRank, NuclearNorm
+from multilabel_core.relations import LearnedCovariance
+from multilabel_core.regularizers import Frobenius, FrobeniusLabelCovariance, LabelCovariance, LowRank, NuclearNorm
 from multilabel_core.testing.strategies import spd_matrices
 
 SEEDS = st.integers(0, 2**32 - 1)
@@ -241,3 +244,78 @@ def test_regularizers_are_frozen_attrs_classes():
         assert attrs.has(cls)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         LowRank(rank=2).gamma = 3.0
+
+
+# -- FrobeniusLabelCovariance: the joint bounds of the alternating driver ----------------------
+
+
+def _simplex_grid(n_labels: int, steps: int) -> np.ndarray:
+    """Every point of the simplex in R^L with coordinates in multiples of 1 / steps (L = 2 or 3)."""
+    if n_labels == 2:
+        t = np.arange(steps + 1) / steps
+        return np.column_stack([t, 1.0 - t])
+    i, j = np.meshgrid(np.arange(steps + 1), np.arange(steps + 1), indexing="ij")
+    keep = i + j <= steps
+    i, j = i[keep], j[keep]
+    return np.column_stack([i, j, steps - i - j]) / steps
+
+
+def _coupled_trace(H, D, mu) -> float:
+    """1/2 tr(H D (D + mu I)^-1), what relation_dual maximises over D (D >= 0, tr D = 1)."""
+    return 0.5 * float(np.trace(H @ D @ np.linalg.inv(D + mu * np.eye(len(D)))))
+
+
+@given(H=spd_matrices(st.integers(2, 3), min_eigenvalue=1e-3, max_eigenvalue=1e2), rank_one=st.booleans(),
+       mu=st.floats(1e-3, 1e2), seed=SEEDS)
+def test_frobenius_label_covariance_relation_dual_is_the_maximum_over_the_simplex(H, rank_one, mu, seed):
+    # Brute force: D = Q diag(d) Q^T over a grid of the eigenvalue simplex with H's eigenvectors
+    # (the maximiser shares them, von Neumann), and random D with any eigenvectors never beats it.
+    if rank_one:
+        top = np.linalg.eigh(H)[1][:, -1]
+        H = 10.0 * np.outer(top, top)
+    regularizer = FrobeniusLabelCovariance(mu=mu)
+    value = regularizer.relation_dual(H)
+    n_labels = len(H)
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        Q, _ = np.linalg.qr(rng.standard_normal((n_labels, n_labels)))
+        d = rng.dirichlet(np.ones(n_labels))
+        assert _coupled_trace(H, (Q * d) @ Q.T, mu) <= value * (1 + 1e-10) + 1e-12
+    h, vectors = np.linalg.eigh(H)
+    grid = _simplex_grid(n_labels, 2000 if n_labels == 2 else 300)
+    # tr(H D (D + mu I)^-1) = sum_j h_j d_j / (d_j + mu) on H's eigenbasis.
+    best = 0.5 * float(np.max((grid / (grid + mu)) @ np.clip(h, 0.0, None)))
+    assert best <= value * (1 + 1e-10) + 1e-12
+    # The grid's spacing bounds how far below the maximum its best point can be (d/(d+mu) is 1/mu-Lipschitz).
+    spacing = 1.0 / (2000 if n_labels == 2 else 300)
+    assert value - best <= 0.5 * n_labels * spacing * np.abs(h).max() / mu + 1e-12
+
+
+def test_frobenius_label_covariance_relation_dual_limits():
+    H = np.array([[2.0, 1.0], [1.0, 3.0]])
+    assert FrobeniusLabelCovariance(mu=0.0).relation_dual(H) == pytest.approx(0.5 * np.trace(H))  # R^-1 = I
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # H = 0 (a problem without pairs) is silent: no round-off warning
+        assert FrobeniusLabelCovariance(mu=1.0).relation_dual(np.zeros((3, 3))) == 0.0
+    # mu -> inf: R^-1 ~ D / mu, so the maximum tends to lambda_max(H) / (2 mu) (the MLRL bound, scaled).
+    mu = 1e6
+    assert FrobeniusLabelCovariance(mu=mu).relation_dual(H) * mu == pytest.approx(
+        0.5 * np.linalg.eigvalsh(H)[-1], rel=1e-5
+    )
+
+
+@given(W=weights(), mu=st.floats(0.0, 1e2), seed=SEEDS)
+def test_frobenius_label_covariance_relation_value_is_the_minimum_over_d(W, mu, seed):
+    # Theorem 3.4 of Gu, Li & Han: D = (W^T W)^(1/2) / tr attains it; no other D does better.
+    (W,) = W
+    n_labels = W.shape[1]
+    regularizer = FrobeniusLabelCovariance(mu=mu)
+    value = regularizer.relation_value(W)
+    # The relation step's D (kept positive definite by epsilon I, in the units of (W^T W)^(1/2)).
+    best = LearnedCovariance(epsilon=1e-10).update(W.T @ W)
+    assert regularizer.with_relation(best).value(W) == pytest.approx(value, rel=1e-6)
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        A = rng.standard_normal((n_labels, n_labels))
+        D = A @ A.T + 1e-3 * np.eye(n_labels)
+        assert regularizer.with_relation(D / np.trace(D)).value(W) >= value * (1 - 1e-10)
