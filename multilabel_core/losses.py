@@ -56,7 +56,9 @@ class Hinge(Loss):
     Subgradient ``-y_ij [y_ij t_ij < 1]`` (0 at the kink s = 1).  Conjugate: with
     a_ij = y_ij u_ij, ``sum_ij a_ij`` when every a_ij is in [-1, 0], else +inf.
     ``dual_box(C) = (0, C)``: the dual variable alpha_ij = -C y_ij d ell / d t_ij of
-    ``C * loss`` lies in [0, C], the box of the SVM dual.
+    ``C * loss`` lies in [0, C], the box of the SVM dual; ``dual_diagonal(C) = 0``: the
+    dual ``1/2 alpha^T Q alpha - e^T alpha`` has no diagonal term (Hsieh et al., *A dual
+    coordinate descent method for large-scale linear SVM*, ICML 2008, eq. 4, L1-SVM).
     """
 
     smooth: ClassVar[bool] = False
@@ -78,6 +80,10 @@ class Hinge(Loss):
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0, float(C)
 
+    def dual_diagonal(self, C: float) -> float:
+        check_scalar(C, "C", low=0.0, low_inclusive=False)
+        return 0.0
+
 
 @attrs.frozen
 class SquaredHinge(Loss):
@@ -86,6 +92,12 @@ class SquaredHinge(Loss):
     Gradient ``-2 y_ij max(0, 1 - y_ij t_ij)``.  Conjugate: with a_ij = y_ij u_ij,
     ``sum_ij (a_ij + a_ij^2 / 4)`` when every a_ij <= 0, else +inf (the supremum over
     s is reached at s = 1 + a / 2).
+
+    ``dual_box(C) = (0, inf)``: the dual variable alpha_ij = -C y_ij d ell / d t_ij =
+    2 C max(0, 1 - s_ij) of ``C * loss`` is only bounded below.  ``dual_diagonal(C) =
+    1 / (2C)``: from the conjugate, ``C ell*(-alpha / C) = -alpha + alpha^2 / (4C)``, so the
+    SVM dual is ``1/2 alpha^T (Q + I / (2C)) alpha - e^T alpha`` (Hsieh et al., ICML 2008,
+    eq. 4, L2-SVM).
     """
 
     smooth: ClassVar[bool] = True
@@ -102,6 +114,14 @@ class SquaredHinge(Loss):
     def conjugate(self, Y, U) -> float:
         A = _dual_margins(Y, U, -np.inf, 0.0)
         return np.inf if A is None else float((A + A**2 / 4.0).sum())
+
+    def dual_box(self, C: float) -> tuple[float, float]:
+        check_scalar(C, "C", low=0.0, low_inclusive=False)
+        return 0.0, np.inf
+
+    def dual_diagonal(self, C: float) -> float:
+        check_scalar(C, "C", low=0.0, low_inclusive=False)
+        return 1.0 / (2.0 * float(C))
 
 
 @attrs.frozen

@@ -192,6 +192,27 @@ def test_hinge_dual_box_is_zero_to_C():
         Hinge().dual_box(0.0)
 
 
+def test_svm_dual_capabilities_of_the_hinge_losses():
+    assert (Hinge().dual_box(2.5), Hinge().dual_diagonal(2.5)) == ((0.0, 2.5), 0.0)
+    assert (SquaredHinge().dual_box(2.5), SquaredHinge().dual_diagonal(2.5)) == ((0.0, np.inf), 0.2)
+    for loss, name in itertools.product([Hinge(), SquaredHinge()], ["dual_box", "dual_diagonal"]):
+        with pytest.raises(ValueError, match="C"):
+            getattr(loss, name)(0.0)
+
+
+@pytest.mark.parametrize("loss", [Hinge(), SquaredHinge()], ids=["hinge", "squared_hinge"])
+@given(C=st.floats(0.01, 100.0), fractions=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6))
+def test_svm_dual_capabilities_are_the_conjugate(loss, C, fractions):
+    # An SVM-dual loss: C ell*(-alpha / C) = -alpha + D alpha^2 / 2 on the box (0, U) = dual_box(C),
+    # D = dual_diagonal(C) -- the terms of the dual 1/2 alpha^T (Q + D I) alpha - e^T alpha.
+    low, high = loss.dual_box(C)
+    alpha = low + np.array(fractions) * (min(high, 10.0 * C) - low)
+    Y = np.ones((alpha.size, 1))
+    conjugate = C * loss.conjugate(Y, -alpha[:, None] / C)
+    expected = float(np.sum(-alpha + loss.dual_diagonal(C) * alpha**2 / 2.0))
+    assert conjugate == pytest.approx(expected, rel=1e-12, abs=1e-12 * max(1.0, C))
+
+
 @pytest.mark.parametrize("epsilon", [-0.1, np.nan, np.inf, "0.1", True])
 def test_epsilon_is_validated(epsilon):
     with pytest.raises(ValueError, match="epsilon"):

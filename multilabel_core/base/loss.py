@@ -31,7 +31,18 @@ class Loss(ABC):
         duality gap of primal solvers.
     dual_box(C) -> (lower, upper)
         Box of a dual variable in the sign-multiplied parametrisation
-        ``alpha_ij = -y_ij * d ell / d t_ij`` for cost ``C``.
+        ``alpha_ij = -C * y_ij * d ell / d t_ij`` for cost ``C`` (``upper`` may be inf).
+    dual_diagonal(C) -> float
+        The diagonal term D >= 0 of the SVM dual for cost ``C``::
+
+            min_alpha  1/2 alpha^T (Q + D I) alpha - e^T alpha,   lower <= alpha <= upper,
+
+        with Q_ij = y_i y_j k(x_i, x_j): 0 for the hinge loss, 1 / (2C) for the squared
+        hinge (Hsieh et al., *A dual coordinate descent method for large-scale linear
+        SVM*, ICML 2008, eq. 4).  A loss providing both ``dual_box`` and ``dual_diagonal``
+        is an *SVM-dual loss*: its dual has exactly this form, with the linear term
+        ``-e^T alpha`` (margin 1), i.e. ``C ell*(-alpha / C) = -alpha + D alpha^2 / 2`` on
+        the box.  The dual coordinate-descent solver (CDSolver) asks for both.
     """
 
     #: True when :meth:`value` is differentiable everywhere (quasi-Newton solvers need it).
