@@ -50,7 +50,7 @@ def versus_liblinear(X, signs, C: float, tol: float, max_iter: int = 1000) -> li
 
     t_ours, result = median_time(ours, repeat=3)
     t_peer, (coef, intercept) = median_time(lambda: liblinear_per_label(X, signs, C, tol, max_iter), repeat=3)
-    primal_ours = hinge_primal(X, signs, C, result.coef, result.intercept)
+    primal_ours = hinge_primal(X, signs, C, result.solution.coef, result.solution.intercept)
     primal_peer = hinge_primal(X, signs, C, coef, intercept)
     return [
         C,

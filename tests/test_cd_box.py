@@ -53,7 +53,7 @@ def dual_gradient(problem, alpha):
 def solve(problem, *, random_state, warm_start=None, **options):
     K, Y, loss, C = problem
     result = box_kernel_cd(K, Y, C, loss=loss, random_state=random_state, alpha0=warm_start, **(TIGHT | options))
-    return result.alpha, result.certificate
+    return result.solution.dual, result.certificate
 
 
 def test_kkt_gap_determinism_and_warm_start():
@@ -98,7 +98,7 @@ def test_shrinking_on_and_off_give_the_same_scores(problem):
     K, Y, loss, C = problem
     # The training scores K (alpha o y) are unique (the primal is strongly convex), alpha need not be.
     scores = [
-        K @ (box_kernel_cd(K, Y, C, loss=loss, shrinking=shrinking, random_state=0, **TIGHT).alpha * Y)
+        K @ box_kernel_cd(K, Y, C, loss=loss, shrinking=shrinking, random_state=0, **TIGHT).solution.dual_coef
         for shrinking in (True, False)
     ]
     np.testing.assert_allclose(scores[0], scores[1], atol=1e-5 * max(1.0, np.abs(scores[1]).max()))
@@ -122,7 +122,9 @@ def test_the_linear_kernel_gives_the_linear_svm(loss):
     kernel = box_kernel_cd(X @ X.T, Y, 1.0, loss=loss, random_state=0, **TIGHT)
     linear = linear_svm_cd(X, Y, 1.0, loss=loss, random_state=0, **TIGHT)
     np.testing.assert_allclose(kernel.certificate.primal, linear.certificate.primal, rtol=1e-8)
-    np.testing.assert_allclose(X.T @ (kernel.alpha * Y), linear.coef, atol=1e-5)
+    kernel, linear = kernel.solution, linear.solution
+    np.testing.assert_array_equal(kernel.dual_coef, kernel.dual * Y)
+    np.testing.assert_allclose(X.T @ kernel.dual_coef, linear.coef, atol=1e-5)
     assert kernel.coef is None and np.all(kernel.intercept == 0.0)
 
 
@@ -145,6 +147,6 @@ def test_cd_solver_with_an_rbf_kernel_matches_the_function_on_the_kernel_matrix(
     model.fit(data.X, data.Y)
     K = model.kernel_(data.X)
     direct = box_kernel_cd(K, to_signs(data.Y), 1.0, loss="squared_hinge", tol=1e-8, random_state=0)
-    np.testing.assert_allclose(model.dual_coef_, direct.alpha * to_signs(data.Y), atol=1e-9)
+    np.testing.assert_allclose(model.dual_coef_, direct.solution.dual_coef, atol=1e-9)
     np.testing.assert_allclose(model.decision_function(data.X), K @ model.dual_coef_)
     assert_duality_gap(model.certificate_, rtol=1e-8)

@@ -21,10 +21,11 @@ def data():
 
 
 def label_problem(X, y, C=1.0, squared=False, alpha=None):
-    """One label's LinearSVMDual on CSR rows, with its alpha and w buffers."""
+    """One label's LinearSVMDual on CSR rows (hinge or squared hinge at cost C), with its alpha and w buffers."""
     rows = _cd.SparseRows(X.data, X.indices, X.indptr, X.shape[1], 0.0)
     alpha = np.zeros(X.shape[0]) if alpha is None else alpha
-    return _cd.LinearSVMDual(rows, np.ascontiguousarray(y), alpha, np.zeros(X.shape[1]), C, squared), alpha
+    upper, diagonal = (np.inf, 1.0 / (2.0 * C)) if squared else (C, 0.0)
+    return _cd.LinearSVMDual(rows, np.ascontiguousarray(y), alpha, np.zeros(X.shape[1]), upper, diagonal), alpha
 
 
 def test_report_of_a_converged_solve(data):
@@ -80,7 +81,8 @@ def test_solves_in_threads_equal_serial_solves(data):
     X, Y = data
 
     def fit(seed):
-        return linear_svm_cd(X, Y, 1.0, loss="squared_hinge", tol=1e-4, max_iter=100000, random_state=seed).alpha
+        fit = linear_svm_cd(X, Y, 1.0, loss="squared_hinge", tol=1e-4, max_iter=100000, random_state=seed)
+        return fit.solution.dual
 
     serial = [fit(seed) for seed in range(4)]
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from multilabel_core.losses import Logistic
 from multilabel_core.solvers import _cd, box_kernel_cd, linear_svm_cd
 
 #: What a malformed input may raise: memoryview typing gives ValueError (dtype, contiguity,
@@ -23,13 +24,13 @@ def rows():
 
 
 def linear(**changes):
-    arguments = {"rows": rows(), "y": Y, "alpha": np.zeros(4), "w": np.zeros(3), "C": 1.0, "squared": False}
+    arguments = {"rows": rows(), "y": Y, "alpha": np.zeros(4), "w": np.zeros(3), "upper": 1.0, "diagonal": 0.0}
     arguments |= changes
     return _cd.LinearSVMDual(*arguments.values())
 
 
 def kernel(**changes):
-    arguments = {"K": X @ X.T, "y": Y, "alpha": np.zeros(4), "scores": np.zeros(4), "C": 1.0, "squared": False}
+    arguments = {"K": X @ X.T, "y": Y, "alpha": np.zeros(4), "scores": np.zeros(4), "upper": 1.0, "diagonal": 0.0}
     arguments |= changes
     return _cd.BoxKernelDual(*arguments.values())
 
@@ -73,15 +74,21 @@ MALFORMED = {
     "y strided": lambda: linear(y=np.repeat(Y, 2)[::2]),
     "alpha too long": lambda: linear(alpha=np.zeros(5)),
     "alpha negative": lambda: linear(alpha=np.array([0.0, -0.1, 0.0, 0.0])),
-    "alpha above C": lambda: linear(alpha=np.array([0.0, 1.5, 0.0, 0.0])),
+    "alpha above upper": lambda: linear(alpha=np.array([0.0, 1.5, 0.0, 0.0])),
     "alpha NaN": lambda: linear(alpha=np.array([0.0, np.nan, 0.0, 0.0])),
     "alpha read-only": lambda: linear(alpha=_read_only(4)),
     "w wrong length": lambda: linear(w=np.zeros(4)),
-    "C zero": lambda: linear(C=0.0),
-    "C negative": lambda: linear(C=-1.0),
-    "C NaN": lambda: linear(C=np.nan),
-    "C inf": lambda: linear(C=np.inf),
-    "C text": lambda: linear(C="1"),
+    "upper zero": lambda: linear(upper=0.0),
+    "upper negative": lambda: linear(upper=-1.0),
+    "upper NaN": lambda: linear(upper=np.nan),
+    "upper inf without a diagonal": lambda: linear(upper=np.inf),
+    "upper text": lambda: linear(upper="1"),
+    "diagonal negative": lambda: linear(diagonal=-0.5),
+    "diagonal NaN": lambda: linear(diagonal=np.nan),
+    "diagonal inf": lambda: linear(diagonal=np.inf, upper=np.inf),
+    "diagonal text": lambda: linear(diagonal="0"),
+    "kernel upper inf without a diagonal": lambda: kernel(upper=np.inf),
+    "kernel diagonal negative": lambda: kernel(diagonal=-1.0),
     "rows None": lambda: linear(rows=None),
     "rows of the wrong type": lambda: linear(rows=X),
     "K not square": lambda: kernel(K=np.ones((4, 3))),
@@ -130,7 +137,15 @@ WRAPPER_CASES = {
     "Y rows mismatch": lambda: linear_svm_cd(X, Y[:3, None]),
     "Y of text": lambda: linear_svm_cd(X, np.array([["a"], ["b"], ["a"], ["b"]])),
     "C negative": lambda: linear_svm_cd(X, Y[:, None], -1.0),
+    "C per label of the wrong length": lambda: linear_svm_cd(X, Y[:, None], np.ones(2)),
+    "C per label with a zero": lambda: linear_svm_cd(X, np.column_stack([Y, Y]), np.array([1.0, 0.0])),
+    "C per label with NaN": lambda: linear_svm_cd(X, np.column_stack([Y, Y]), np.array([1.0, np.nan])),
+    "C per label of text": lambda: linear_svm_cd(X, np.column_stack([Y, Y]), np.array(["a", "b"])),
     "unknown loss": lambda: linear_svm_cd(X, Y[:, None], loss="logistic"),
+    "loss object without dual_diagonal": lambda: linear_svm_cd(X, Y[:, None], loss=Logistic()),
+    "alpha0 outside one label's box": lambda: linear_svm_cd(
+        X, np.column_stack([Y, Y]), np.array([2.0, 1.0]), alpha0=np.full((4, 2), 1.5)
+    ),
     "tol zero": lambda: linear_svm_cd(X, Y[:, None], tol=0.0),
     "max_iter float": lambda: linear_svm_cd(X, Y[:, None], max_iter=1.5),
     "shrinking text": lambda: linear_svm_cd(X, Y[:, None], shrinking="no"),
@@ -182,6 +197,11 @@ def vectors_or_garbage(n):
 
 
 costs = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.none())
+# Valid diagonals of the losses' scale, and garbage; a valid but vanishing diagonal with no bound
+# (D = 1e-320, upper = inf) overflows a step by design and is not a malformed input.
+diagonals = st.one_of(
+    st.sampled_from([0.0, 0.5, 2.0, np.nan, np.inf]), st.floats(max_value=0.0), st.integers(-3, 3), st.none()
+)
 
 
 def run_if_built(build):
@@ -198,7 +218,7 @@ def run_if_built(build):
 def test_fuzz_linear_dual(X_like, sparse, y, alpha, w, C):
     def build():
         source = sparse_rows() if sparse else _cd.DenseRows(X_like)
-        return _cd.LinearSVMDual(source, y, alpha, w, C, False)
+        return _cd.LinearSVMDual(source, y, alpha, w, C, 0.0)
 
     run_if_built(build)
 
@@ -208,11 +228,11 @@ def test_fuzz_sparse_rows(data, indices, indptr, n_columns):
     def build():
         source = _cd.SparseRows(data, indices, indptr, n_columns, 1.0)
         n = source.n_rows
-        return _cd.LinearSVMDual(source, np.ones(n), np.zeros(n), np.zeros(source.dimension), 1.0, True)
+        return _cd.LinearSVMDual(source, np.ones(n), np.zeros(n), np.zeros(source.dimension), np.inf, 0.5)
 
     run_if_built(build)
 
 
-@given(arbitrary_arrays(), signs_or_garbage(4), vectors_or_garbage(4), vectors_or_garbage(4), costs, st.booleans())
-def test_fuzz_kernel_dual(K, y, alpha, scores, C, squared):
-    run_if_built(lambda: _cd.BoxKernelDual(K, y, alpha, scores, C, squared))
+@given(arbitrary_arrays(), signs_or_garbage(4), vectors_or_garbage(4), vectors_or_garbage(4), costs, diagonals)
+def test_fuzz_kernel_dual(K, y, alpha, scores, upper, diagonal):
+    run_if_built(lambda: _cd.BoxKernelDual(K, y, alpha, scores, upper, diagonal))

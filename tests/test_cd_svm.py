@@ -3,6 +3,7 @@
 import functools
 import warnings
 
+import attrs
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -75,7 +76,7 @@ def solve(problem, *, random_state, warm_start=None, **options):
     # labels contract by 1 - 1e-9 per epoch) says so in its certificate (tests/test_cd_engine.py::
     # test_max_iter_stops_with_a_convergence_warning) and carries no optimum to check here.
     assume(result.certificate.converged)
-    return result.alpha, result.certificate
+    return result.solution.dual, result.certificate
 
 
 def test_kkt_gap_determinism_and_warm_start():
@@ -129,9 +130,10 @@ def test_shrinking_on_and_off_give_the_same_solution(problem):
         for shrinking in (True, False)
     ]
     # The primal is strongly convex: w is unique even where alpha is not.
-    scale = max(1.0, np.abs(results[1].coef).max())
-    np.testing.assert_allclose(results[0].coef, results[1].coef, atol=1e-5 * scale)
-    np.testing.assert_allclose(results[0].intercept, results[1].intercept, atol=1e-5 * scale)
+    first, second = (result.solution for result in results)
+    scale = max(1.0, np.abs(second.coef).max())
+    np.testing.assert_allclose(first.coef, second.coef, atol=1e-5 * scale)
+    np.testing.assert_allclose(first.intercept, second.intercept, atol=1e-5 * scale)
     assert results[1].certificate.statistics["n_shrunk"] == [0] * Y.shape[1]
 
 
@@ -143,8 +145,8 @@ def test_dense_and_csr_give_the_same_solution(data, loss, C, fit_intercept):
         linear_svm_cd(rows, to_signs(Y), C, loss=loss, fit_intercept=fit_intercept, random_state=0, **TIGHT)
         for rows in (X, sp.csr_matrix(X))
     )
-    scale = max(1.0, np.abs(dense.coef).max())
-    np.testing.assert_allclose(sparse.coef, dense.coef, atol=1e-6 * scale)
+    scale = max(1.0, np.abs(dense.solution.coef).max())
+    np.testing.assert_allclose(sparse.solution.coef, dense.solution.coef, atol=1e-6 * scale)
     np.testing.assert_allclose(sparse.certificate.primal, dense.certificate.primal, rtol=1e-8)
 
 
@@ -153,7 +155,7 @@ def test_a_csr_matrix_with_duplicate_entries_is_summed():
     Y = np.array([[1.0], [-1.0]])
     result = linear_svm_cd(X, Y, 1.0, **TIGHT)
     reference = linear_svm_cd(X.toarray(), Y, 1.0, **TIGHT)
-    np.testing.assert_allclose(result.coef, reference.coef, atol=1e-9)
+    np.testing.assert_allclose(result.solution.coef, reference.solution.coef, atol=1e-9)
 
 
 def liblinear_hinge(X, signs, C, *, with_convergence=False):
@@ -222,7 +224,9 @@ def test_equals_liblinear_with_the_intercept_feature(loss, C):
         coef, intercept = reference.coef_[0], reference.intercept_[0]
         expected, _ = linear_svm_primal(X, signs[:, l], C, coef, intercept, loss=loss, bias_weight=intercept / 2.0)
         np.testing.assert_allclose(result.certificate.statistics["primal"][l], expected, rtol=1e-6)
-        np.testing.assert_allclose(result.intercept[l], reference.intercept_[0], atol=1e-4 * max(1.0, abs(expected)))
+        np.testing.assert_allclose(
+            result.solution.intercept[l], reference.intercept_[0], atol=1e-4 * max(1.0, abs(expected))
+        )
 
 
 def test_same_random_state_same_path_and_certificate_fields():
@@ -230,7 +234,7 @@ def test_same_random_state_same_path_and_certificate_fields():
     X, signs = sp.csr_matrix(np.where(np.abs(data.X) > 0.5, data.X, 0.0)), to_signs(data.Y)
     # Exact: the same code on identical inputs and seed in one process.
     first, second = (linear_svm_cd(X, signs, 1.0, tol=1e-4, random_state=7) for _ in range(2))
-    np.testing.assert_array_equal(first.alpha, second.alpha)
+    np.testing.assert_array_equal(first.solution.dual, second.solution.dual)
     assert first.certificate.statistics["n_epochs"] == second.certificate.statistics["n_epochs"]
     certificate = first.certificate
     assert certificate.solver == "linear_svm_cd" and certificate.converged
@@ -240,7 +244,22 @@ def test_same_random_state_same_path_and_certificate_fields():
     assert all(len(values) == 4 for values in certificate.statistics.values())
     assert certificate.kkt_violation <= 1e-4
     assert_duality_gap(certificate, rtol=1e-4, atol=1e-9)
-    assert first.coef.shape == (8, 4) and first.alpha.shape == (100, 4) and first.intercept.shape == (4,)
+    solution = first.solution
+    assert solution.coef.shape == (8, 4) and solution.dual.shape == (100, 4) and solution.intercept.shape == (4,)
+    np.testing.assert_array_equal(solution.dual_coef, solution.dual * signs)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_per_label_costs_equal_one_solve_per_label(loss):
+    data = make_correlated_multilabel(n_samples=60, n_features=5, n_labels=3, random_state=8)
+    X, signs, costs = data.X, to_signs(data.Y), np.array([0.1, 1.0, 10.0])
+    together = linear_svm_cd(X, signs, costs, loss=loss, fit_intercept=True, random_state=0, **TIGHT)
+    for l, cost in enumerate(costs):
+        alone = linear_svm_cd(X, signs[:, [l]], cost, loss=loss, fit_intercept=True, random_state=0, **TIGHT)
+        # The primal is strongly convex: w is unique, and the per-label solves are the same problem.
+        np.testing.assert_allclose(together.solution.coef[:, l], alone.solution.coef[:, 0], atol=1e-6 * max(1.0, cost))
+        np.testing.assert_allclose(together.certificate.statistics["primal"][l], alone.certificate.primal, rtol=1e-8)
+        assert together.solution.dual[:, l].max() <= (np.inf if loss == "squared_hinge" else cost)
 
 
 # -- the solver component ---------------------------------------------------------------
@@ -268,18 +287,41 @@ def test_cd_solver_warm_start_from_its_own_solution():
     data = make_correlated_multilabel(n_samples=80, n_features=5, n_labels=3, random_state=4)
     problem = Problem(data.X, to_signs(data.Y), Hinge(), Frobenius(), Independent(), LinearKernel(), C=1.0)
     solver = CDSolver(tol=1e-10, max_iter=1000000)
-    solution, _ = solver.solve(problem)
-    _, certificate = CDSolver(tol=1e-6).solve(problem, warm_start=solution)
+    solution = solver.solve(problem).solution
+    certificate = CDSolver(tol=1e-6).solve(problem, warm_start=solution).certificate
     assert certificate.n_iter <= 1 and certificate.converged
     with pytest.raises(ValueError, match="dual coefficients"):
         solver.solve(problem, warm_start=type(solution)(coef=solution.coef, intercept=solution.intercept))
 
 
+def test_cd_solver_warm_starts_from_a_solution_rescaled_to_another_cost():
+    # ComposedEstimator's grid warm start scales dual_coef by C_new / C_old: alpha at the bound C_old
+    # then lands on C_new only up to round-off (0.3 * (0.7 / 0.3) > 0.7), which must not refuse the start.
+    from multilabel_core.base import Problem
+    from multilabel_core.kernels import LinearKernel
+    from multilabel_core.losses import Hinge
+    from multilabel_core.regularizers import Frobenius
+    from multilabel_core.relations import Independent
+
+    data = make_correlated_multilabel(n_samples=100, n_features=6, n_labels=3, random_state=0)
+    problem = Problem(data.X, to_signs(data.Y), Hinge(), Frobenius(), Independent(), LinearKernel(), C=0.3)
+    solution = CDSolver(tol=1e-8).solve(problem).solution
+    ratio = 0.7 / 0.3
+    assert np.any(solution.dual * ratio > 0.7)  # the round-off this test is about
+    rescaled = type(solution)(coef=None, intercept=solution.intercept, dual_coef=ratio * solution.dual_coef)
+    fit = CDSolver(tol=1e-8).solve(attrs.evolve(problem, C=0.7), warm_start=rescaled)
+    assert fit.converged and fit.solution.dual.max() <= 0.7
+    reference = CDSolver(tol=1e-8).solve(attrs.evolve(problem, C=0.7))
+    np.testing.assert_allclose(fit.solution.coef, reference.solution.coef, atol=1e-6)
+    with pytest.raises(ValueError, match="leaves label .* dual box"):
+        CDSolver().solve(problem, warm_start=rescaled)  # alpha up to 0.7 is no point of C = 0.3
+
+
 @pytest.mark.parametrize(
     "parts, message",
     [
-        ({"loss": "logistic"}, "hinge and squared hinge"),
-        ({"regularizer": "nuclear_norm"}, "Frobenius"),
+        ({"loss": "logistic"}, "requires loss.dual_box, which Logistic does not provide"),
+        ({"regularizer": "nuclear_norm"}, "requires regularizer.label_gram, which NuclearNorm does not provide"),
         ({"relation": "learned_covariance"}, "independent labels"),
     ],
 )

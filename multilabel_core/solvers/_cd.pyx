@@ -453,28 +453,38 @@ cdef class SparseRows(Rows):
 
 
 cdef class _SVMDual(DualCoordinates):
-    """What the two SVM duals share: signs y, cost C and the loss's box and diagonal.
+    """What the two SVM duals share: signs y, the box [0, upper] and the diagonal D.
 
-    For hinge loss the box is [0, C] and f has no diagonal term; for squared hinge the
-    box is [0, inf) and f gains ``alpha^T alpha / (4 C)``, i.e. Q_ii += 1 / (2 C)
-    (Hsieh et al. 2008, eq. 4).
+    The dual of an SVM-dual loss at cost C (Hsieh et al. 2008, eq. 4)::
+
+        min_alpha  1/2 alpha^T (Q + D I) alpha - e^T alpha,   0 <= alpha_i <= upper,
+
+    with ``(0, upper) = loss.dual_box(C)`` and ``D = loss.dual_diagonal(C)``: the hinge
+    loss gives [0, C] and D = 0, the squared hinge [0, inf) and D = 1 / (2 C), i.e.
+    Q_ii += 1 / (2 C).  No bound and no diagonal (upper = inf, D = 0) is refused: that
+    dual (the hard-margin SVM's) is unbounded below unless the data are separable.
     """
     cdef const double[::1] y
-    cdef double C
     cdef double diagonal
     cdef double upper_bound
 
-    cdef void _set_svm(self, const double[::1] y, double[::1] alpha, double C, bint squared) except *:
-        if not (isfinite(C) and C > 0.0):
-            raise ValueError(f"C must be a finite number > 0, got {C!r}")
+    cdef void _set_svm(self, const double[::1] y, double[::1] alpha, double upper, double diagonal) except *:
+        if not upper > 0.0:
+            raise ValueError(f"upper must be > 0 (inf for no bound), got {upper!r}")
+        if not (isfinite(diagonal) and diagonal >= 0.0):
+            raise ValueError(f"diagonal must be a finite number >= 0, got {diagonal!r}")
+        if not isfinite(upper) and diagonal == 0.0:
+            raise ValueError(
+                "upper = inf needs diagonal > 0: without a bound or a diagonal the dual is unbounded below "
+                "unless the data are separable"
+            )
         if alpha.shape[0] != y.shape[0]:
             raise ValueError(f"alpha has {alpha.shape[0]} entries but y has {y.shape[0]}")
         signs, start = np.asarray(y), np.asarray(alpha)
         if not np.all((signs == 1.0) | (signs == -1.0)):
             raise ValueError("y must hold signs -1 and +1 only")
-        self.C = C
-        self.diagonal = 1.0 / (2.0 * C) if squared else 0.0
-        self.upper_bound = INFINITY if squared else C
+        self.diagonal = diagonal
+        self.upper_bound = upper
         if not np.all((start >= 0.0) & (start <= self.upper_bound)):
             raise ValueError(f"alpha must lie in the box [0, {self.upper_bound}] (and be a number)")
         self.y = y
@@ -500,7 +510,8 @@ cdef class LinearSVMDual(_SVMDual):
 
         min_alpha  1/2 alpha^T (Q + D) alpha - e^T alpha,   Q_ij = y_i y_j x_i^T x_j,
 
-    box [0, C] (hinge, D = 0) or [0, inf) (squared hinge, D = I / (2C)).  Maintains
+    box [0, upper] and D = ``diagonal`` I (see :class:`_SVMDual`: [0, C] and D = 0 for the
+    hinge, [0, inf) and D = I / (2C) for the squared hinge).  Maintains
     ``w = sum_i alpha_i y_i x_i`` (in the caller's buffer ``w``, length
     ``rows.dimension``), so that ``G_i = y_i w^T x_i - 1 + D_ii alpha_i`` costs one sparse
     dot product.  ``alpha`` (the caller's buffer, updated in place) is the start; ``w`` is
@@ -511,12 +522,12 @@ cdef class LinearSVMDual(_SVMDual):
     cdef double[::1] row_norms
 
     def __init__(self, Rows rows not None, const double[::1] y not None, double[::1] alpha not None,
-                 double[::1] w not None, double C, bint squared):
+                 double[::1] w not None, double upper, double diagonal):
         if y.shape[0] != rows.n_rows:
             raise ValueError(f"y has {y.shape[0]} entries but X has {rows.n_rows} rows")
         if w.shape[0] != rows.dimension:
             raise ValueError(f"w has {w.shape[0]} entries but the rows have dimension {rows.dimension}")
-        self._set_svm(y, alpha, C, squared)
+        self._set_svm(y, alpha, upper, diagonal)
         self.rows, self.w = rows, w
         norms = np.empty(rows.n_rows)
         self.row_norms = norms
@@ -579,8 +590,8 @@ cdef class BoxKernelDual(_SVMDual):
 
         min_alpha  1/2 alpha^T (Q + D) alpha - e^T alpha,   Q_ij = y_i y_j K_ij,
 
-    box [0, C] (hinge, D = 0; C is the paper's lambda) or [0, inf) (squared hinge,
-    D = I / (2C)), K a precomputed symmetric (n, n) kernel.  Maintains the training
+    box [0, upper] and D = ``diagonal`` I (see :class:`_SVMDual`; for the hinge [0, C] with
+    C the paper's lambda, and D = 0), K a precomputed symmetric (n, n) kernel.  Maintains the training
     scores ``s = K (alpha o y)`` (the caller's buffer ``scores``), so that
     ``G_i = y_i s_i - 1 + D_ii alpha_i`` is O(1) and a step is one O(n) axpy with row i of K.
     """
@@ -588,14 +599,14 @@ cdef class BoxKernelDual(_SVMDual):
     cdef double[::1] scores
 
     def __init__(self, const double[:, ::1] K not None, const double[::1] y not None, double[::1] alpha not None,
-                 double[::1] scores not None, double C, bint squared):
+                 double[::1] scores not None, double upper, double diagonal):
         cdef Py_ssize_t n = K.shape[0], i
         if K.shape[1] != n:
             raise ValueError(f"K must be square, got shape {(K.shape[0], K.shape[1])}")
         if y.shape[0] != n or scores.shape[0] != n:
             raise ValueError(f"K is {n} x {n} but y has {y.shape[0]} entries and scores {scores.shape[0]}")
         _check_gram(K)
-        self._set_svm(y, alpha, C, squared)
+        self._set_svm(y, alpha, upper, diagonal)
         self.K, self.scores = K, scores
         with nogil:
             self.refresh()

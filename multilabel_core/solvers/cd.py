@@ -1,74 +1,63 @@
 """Dual coordinate descent for per-label SVMs: validated Python entry points over :mod:`._cd`.
 
 Notation: X (n, d) the rows x_i, dense or CSR (never densified); Y (n, L) the signs
-y_il in {-1, +1}; C > 0 the cost; for each label l independently, the primal
+y_il in {-1, +1}; C_l > 0 the cost of label l; for each label l independently, the primal
 
-    min_w  1/2 ||w||^2 + C sum_i ell(y_il w^T x_i),  ell(s) = max(0, 1 - s)  or  max(0, 1 - s)^2   (1)
+    min_w  1/2 ||w||^2 + C_l sum_i ell(y_il w^T x_i),  e.g. ell(s) = max(0, 1 - s)  or  max(0, 1 - s)^2   (1)
 
 and its dual (Hsieh et al., ICML 2008, eq. 4 -- LIBLINEAR's dual solver)
 
-    min_alpha  f(alpha) = 1/2 alpha^T (Q + D) alpha - e^T alpha,   Q_ij = y_il y_jl x_i^T x_j,   (2)
+    min_alpha  f(alpha) = 1/2 alpha^T (Q + D I) alpha - e^T alpha,   Q_ij = y_il y_jl x_i^T x_j,   (2)
 
-over 0 <= alpha_i <= U, with U = C, D = 0 for the hinge loss and U = inf, D = I / (2C)
-for the squared hinge, and w = sum_i alpha_i y_il x_i.  With ``fit_intercept`` each x_i
-gets a constant feature of value ``intercept_scaling`` appended: the bias is regularised
-(LIBLINEAR's and scikit-learn's LinearSVC convention, and the L-BFGS solver's), so (2)
-keeps its plain box and no equality constraint.
+over 0 <= alpha_i <= U, with ``(0, U) = loss.dual_box(C_l)`` and ``D = loss.dual_diagonal(C_l)``
+-- U = C, D = 0 for the hinge loss and U = inf, D = 1 / (2C) for the squared hinge -- and
+w = sum_i alpha_i y_il x_i.  Any loss that provides these two capabilities (an *SVM-dual
+loss*: its dual has the linear term -e^T alpha, i.e. margin 1) runs here; the losses are
+asked, never named.  With ``fit_intercept`` each x_i gets a constant feature of value
+``intercept_scaling`` appended: the bias is regularised (LIBLINEAR's and scikit-learn's
+LinearSVC convention, and the L-BFGS solver's), so (2) keeps its plain box and no
+equality constraint.
 
 :func:`box_kernel_cd` solves (2) with ``Q_ij = y_il y_jl K_ij`` for a precomputed kernel K:
-the label-wise dual of the max-margin concept network (seed 003 eq. 8, with C for its
-lambda), and the kernel SVM without bias.
+the label-wise dual of the max-margin concept network (Zhang et al., *Multi-Kernel
+Multi-Label Learning with Max-Margin Concept Network*, eq. 8, with C for its lambda), and
+the kernel SVM without bias.
 
 Both run the engine of :mod:`._cd` once per label (docs/solvers/cd.md) and return a
-:class:`CDResult` whose certificate sums over labels the primal (1) and the dual -f(alpha)
-of (2), both evaluated in O(nnz + nL) (O(nL) for the kernel variant) from the primal
-vectors the engine maintains -- never by another solve.  :class:`CDSolver` plugs them into
-:class:`~multilabel_core.estimator.ComposedEstimator`.
+:class:`~multilabel_core.base.Fit` whose certificate sums over labels the primal (1) and
+the dual -f(alpha) of (2), both evaluated in O(nnz + nL) (O(nL) for the kernel variant)
+from the primal vectors the engine maintains -- never by another solve.  :class:`CDSolver`
+plugs them into :class:`~multilabel_core.estimator.ComposedEstimator`.
 """
 
 from __future__ import annotations
 
 import numbers
 import time
+from typing import ClassVar
 
 import attrs
 import numpy as np
 import scipy.sparse as sp
 
 from ..validation import check_random_state, check_scalar, check_X
-from ..base import CapabilityError, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
 from ..certificate import Certificate
 from ..losses import Hinge, SquaredHinge
-from ..regularizers import Frobenius
 from . import _cd
 from ._convergence import warn_not_converged
 
-__all__ = ["LOSSES", "CDResult", "CDSolver", "box_kernel_cd", "linear_svm_cd"]
+__all__ = ["LOSSES", "SVM_DUAL_CAPABILITIES", "CDSolver", "box_kernel_cd", "linear_svm_cd"]
 
-#: The losses the SVM duals (2) cover, by name.
+#: The stock SVM-dual losses, by name (the functions' ``loss`` also takes a loss object).
 LOSSES = {"hinge": Hinge(), "squared_hinge": SquaredHinge()}
 
+#: What the dual (2) asks of a loss: its box ``(0, U)`` and its diagonal ``D``, both for a cost C.
+SVM_DUAL_CAPABILITIES = ("dual_box", "dual_diagonal")
 
-@attrs.frozen(eq=False)
-class CDResult:
-    """What a per-label CD solve returns.
-
-    Attributes
-    ----------
-    alpha : ndarray (n, L)
-        The dual variables of (2), one column per label.
-    coef : ndarray (d, L) or None
-        The primal weights w (without the bias feature); None for :func:`box_kernel_cd`.
-    intercept : ndarray (L,)
-        ``intercept_scaling`` times the bias feature's weight (zeros without it).
-    certificate : Certificate
-        Summed over labels; ``statistics`` holds the per-label counts (see the functions).
-    """
-
-    alpha: np.ndarray
-    coef: np.ndarray | None
-    intercept: np.ndarray
-    certificate: Certificate
+#: Relative distance outside the box within which a warm start's alpha is put on the bound: a
+#: start rescaled to a new cost (C_new / C_old * alpha, alpha = C_old) overshoots by round-off.
+WARM_START_ROUND_OFF = 1e-12
 
 
 # -- validation ------------------------------------------------------------------------
@@ -87,8 +76,8 @@ def _check_signs(Y, n_samples: int) -> np.ndarray:
     return Y
 
 
-def _check_alpha0(alpha0, shape: tuple[int, int], upper: float) -> np.ndarray:
-    """The starting duals as (L, n) C-contiguous rows (one per label), inside the box."""
+def _check_alpha0(alpha0, shape: tuple[int, int], upper: np.ndarray) -> np.ndarray:
+    """The starting duals as (L, n) C-contiguous rows (one per label), inside each label's box [0, upper_l]."""
     if alpha0 is None:
         return np.zeros(shape[::-1])
     alpha0 = np.asarray(alpha0, dtype=np.float64)
@@ -96,15 +85,65 @@ def _check_alpha0(alpha0, shape: tuple[int, int], upper: float) -> np.ndarray:
         raise ValueError(f"alpha0 must have shape {shape}, got {alpha0.shape}")
     if not np.all(np.isfinite(alpha0)):
         raise ValueError("alpha0 contains NaN or infinity")
-    if np.any(alpha0 < 0.0) or np.any(alpha0 > upper):
-        raise ValueError(f"alpha0 must lie in the dual box [0, {upper}]")
+    outside = np.any((alpha0 < 0.0) | (alpha0 > upper), axis=0)
+    if outside.any():
+        label = int(np.argmax(outside))
+        raise ValueError(f"alpha0 must lie in the dual box: label {label} leaves [0, {upper[label]}]")
     return np.ascontiguousarray(alpha0.T)
 
 
-def _settings(C, loss, tol, max_iter, shrinking, random_state, n_labels) -> dict:
-    check_scalar(C, "C", low=0.0, low_inclusive=False)
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+def _check_costs(C, n_labels: int) -> np.ndarray:
+    """C as one cost per label: a number > 0 for all labels, or an (L,) array of them."""
+    if np.ndim(C) == 0:
+        return np.full(n_labels, float(check_scalar(C, "C", low=0.0, low_inclusive=False)))
+    costs = np.asarray(C)
+    if costs.shape != (n_labels,) or not (np.issubdtype(costs.dtype, np.number) or costs.dtype == bool):
+        raise ValueError(f"C must be a number or one cost per label, shape ({n_labels},), got shape {costs.shape}")
+    costs = costs.astype(np.float64)
+    if not np.all(np.isfinite(costs) & (costs > 0.0)):
+        raise ValueError("the per-label costs C must be finite and > 0")
+    return costs
+
+
+def _check_loss(loss) -> Loss:
+    """A name of :data:`LOSSES`, or a loss object providing the SVM-dual capabilities."""
+    if isinstance(loss, str):
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {sorted(LOSSES)} or an SVM-dual loss object, got {loss!r}")
+        return LOSSES[loss]
+    missing = [name for name in SVM_DUAL_CAPABILITIES if not callable(getattr(loss, name, None))]
+    if missing or not callable(getattr(loss, "value", None)):
+        raise ValueError(
+            f"loss must be one of {sorted(LOSSES)} or a loss providing value, dual_box and dual_diagonal; "
+            f"{type(loss).__name__} lacks {', '.join(missing) or 'value'}"
+        )
+    return loss
+
+
+def _dual_terms(loss, costs: np.ndarray, solver: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per label, the upper bound U and the diagonal D of the dual (2), asked of the loss at C_l.
+
+    Raises :class:`~multilabel_core.base.CapabilityError` naming the values when they do
+    not describe a dual (2) the engine solves: the box must be [0, U] with U > 0, the
+    diagonal finite and >= 0, and not U = inf with D = 0 (that dual, the hard-margin
+    SVM's, is unbounded below unless the data are separable).
+    """
+    upper, diagonal = np.empty(len(costs)), np.empty(len(costs))
+    for label, cost in enumerate(costs):
+        low, high = loss.dual_box(float(cost))
+        D = loss.dual_diagonal(float(cost))
+        low, high, D = float(low), float(high), float(D)
+        if not (low == 0.0 and high > 0.0 and np.isfinite(D) and D >= 0.0 and (np.isfinite(high) or D > 0.0)):
+            raise CapabilityError(
+                f"{solver} solves the SVM dual over a box [0, U] (U > 0) with a diagonal D >= 0 (D > 0 when U = inf), "
+                f"but {type(loss).__name__} gives dual_box({cost:g}) = ({low!r}, {high!r}) and "
+                f"dual_diagonal({cost:g}) = {D!r}"
+            )
+        upper[label], diagonal[label] = high, D
+    return upper, diagonal
+
+
+def _settings(tol, max_iter, shrinking, random_state, n_labels) -> dict:
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
     if not isinstance(shrinking, (bool, np.bool_)):
@@ -179,8 +218,8 @@ def _certificate(name: str, primal: np.ndarray, reports: list[dict], settings: d
     )
 
 
-def _per_label_loss(loss: str, Y: np.ndarray, T: np.ndarray) -> np.ndarray:
-    return np.array([LOSSES[loss].value(Y[:, [label]], T[:, [label]]) for label in range(Y.shape[1])])
+def _per_label_loss(loss: Loss, Y: np.ndarray, T: np.ndarray) -> np.ndarray:
+    return np.array([loss.value(Y[:, [label]], T[:, [label]]) for label in range(Y.shape[1])])
 
 
 # -- public entry points --------------------------------------------------------------
@@ -189,9 +228,9 @@ def _per_label_loss(loss: str, Y: np.ndarray, T: np.ndarray) -> np.ndarray:
 def linear_svm_cd(
     X,
     Y,
-    C: float = 1.0,
+    C=1.0,
     *,
-    loss: str = "hinge",
+    loss="hinge",
     fit_intercept: bool = False,
     intercept_scaling: float = 1.0,
     tol: float = 0.1,
@@ -200,7 +239,7 @@ def linear_svm_cd(
     random_state=None,
     alpha0=None,
     record_dual: bool = False,
-) -> CDResult:
+) -> Fit:
     """One linear SVM (1) per label by dual coordinate descent on (2).
 
     Parameters
@@ -209,9 +248,11 @@ def linear_svm_cd(
         Training rows; CSR/CSC stay sparse.
     Y : array (n, L)
         Signs -1/+1.
-    C : float
-        Cost of the losses (> 0).
-    loss : {"hinge", "squared_hinge"}
+    C : float or array (L,)
+        Cost of the losses (> 0): one for all labels, or one per label.
+    loss : {"hinge", "squared_hinge"} or Loss, default "hinge"
+        A name of :data:`LOSSES`, or any loss object providing ``value``, ``dual_box(C)``
+        and ``dual_diagonal(C)`` (an SVM-dual loss, see the module docstring).
     fit_intercept : bool, default False
         Append a constant feature of value ``intercept_scaling`` (> 0): a regularised
         bias, ``intercept = intercept_scaling * w_{d+1}`` (LinearSVC's convention).
@@ -225,36 +266,47 @@ def linear_svm_cd(
     random_state : None, int or numpy Generator
         Seeds the per-epoch permutations (one stream per label).
     alpha0 : array (n, L), optional
-        Warm start inside the box (e.g. a previous ``alpha``).
+        Warm start inside the box (e.g. a previous ``solution.dual``).
     record_dual : bool, default False
         Record the dual objective -f(alpha) after every epoch in
         ``certificate.statistics["dual_trace"]`` (one list per label; non-decreasing).
 
     Returns
     -------
-    CDResult
-        ``coef`` (d, L), ``intercept`` (L,), ``alpha`` (n, L) and a certificate: primal
-        (1) and dual summed over labels, their gap, ``kkt_violation`` = max |PG|,
-        ``n_iter`` = most epochs of a label, and ``statistics``, lists with one entry
-        per label: ``n_epochs``, ``n_updates`` (steps taken), ``n_shrunk`` (shrinking
-        events), ``n_resets`` (active-set restorations), ``min_active``, ``spread``
-        (PGmax - PGmin of the last epoch), ``converged``, ``primal`` and ``dual``.
+    Fit
+        ``solution.coef`` (d, L) the weights w (without the bias feature),
+        ``solution.intercept`` (L,), ``solution.dual`` the duals alpha (n, L) of (2) and
+        ``solution.dual_coef = alpha * Y``; ``certificate``: primal (1) and dual summed
+        over labels, their gap, ``kkt_violation`` = max |PG|, ``n_iter`` = most epochs of
+        a label, and ``statistics``, lists with one entry per label: ``n_epochs``,
+        ``n_updates`` (steps taken), ``n_shrunk`` (shrinking events), ``n_resets``
+        (active-set restorations), ``min_active``, ``spread`` (PGmax - PGmin of the last
+        epoch), ``converged``, ``primal`` and ``dual``.
+
+    Raises
+    ------
+    ValueError
+        For malformed input (named).
+    CapabilityError
+        When a loss object's ``dual_box`` and ``dual_diagonal`` describe no dual (2).
     """
     start = time.perf_counter()
     X = check_X(X)
     n, d = X.shape
     Y = _check_signs(Y, n)
-    settings = _settings(C, loss, tol, max_iter, shrinking, random_state, Y.shape[1])
+    costs = _check_costs(C, Y.shape[1])
+    loss = _check_loss(loss)
+    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1])
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
     check_scalar(intercept_scaling, "intercept_scaling", low=0.0, low_inclusive=False)
-    squared = loss == "squared_hinge"
-    alpha = _check_alpha0(alpha0, Y.shape, np.inf if squared else C)
+    upper, diagonal = _dual_terms(loss, costs, "linear_svm_cd")
+    alpha = _check_alpha0(alpha0, Y.shape, upper)
     signs = np.ascontiguousarray(Y.T)
     rows = _rows(X, float(intercept_scaling) if fit_intercept else 0.0)
     V = np.zeros((Y.shape[1], rows.dimension))  # row l: w_l, with the bias feature's weight last
     reports = _solve_labels(
-        lambda l: _cd.LinearSVMDual(rows, signs[l], alpha[l], V[l], float(C), squared),
+        lambda l: _cd.LinearSVMDual(rows, signs[l], alpha[l], V[l], upper[l], diagonal[l]),
         Y.shape[1],
         settings,
         record_dual,
@@ -262,33 +314,42 @@ def linear_svm_cd(
     coef = np.ascontiguousarray(V[:, :d].T)
     intercept = intercept_scaling * V[:, d] if fit_intercept else np.zeros(Y.shape[1])
     T = np.asarray(X @ coef) + intercept
-    primal = 0.5 * np.einsum("ij,ij->i", V, V) + C * _per_label_loss(loss, Y, T)
+    primal = 0.5 * np.einsum("ij,ij->i", V, V) + costs * _per_label_loss(loss, Y, T)
     certificate = _certificate("linear_svm_cd", primal, reports, settings, start)
-    return CDResult(alpha=np.ascontiguousarray(alpha.T), coef=coef, intercept=intercept, certificate=certificate)
+    alpha = np.ascontiguousarray(alpha.T)
+    return Fit(Solution(coef=coef, intercept=intercept, dual_coef=alpha * Y, dual=alpha), certificate)
 
 
 def box_kernel_cd(
     K,
     Y,
-    C: float = 1.0,
+    C=1.0,
     *,
-    loss: str = "hinge",
+    loss="hinge",
     tol: float = 0.1,
     max_iter: int = 1000,
     shrinking: bool = True,
     random_state=None,
     alpha0=None,
     record_dual: bool = False,
-) -> CDResult:
-    """The box-constrained kernel dual (2), ``Q_ij = y_il y_jl K_ij``, per label (seed 003 eq. 8).
+) -> Fit:
+    """The box-constrained kernel dual (2), ``Q_ij = y_il y_jl K_ij``, per label.
 
-    ``K`` is one precomputed symmetric kernel (n, n) shared by the labels, or one per
-    label (L, n, n) (seed 003 learns label-specific kernels, eq. 10).  The decision
-    values are ``t_l(x) = sum_i alpha_il y_il k(x_i, x)``: ``alpha * Y`` are the dual
-    coefficients.  The certificate's primal is (1) in the feature space of K,
-    ``1/2 alpha^T Q alpha + C sum_i ell(y_il s_il)`` with the training scores
-    ``s = K (alpha o y)`` the engine maintains.  Other parameters and the result as
-    :func:`linear_svm_cd` (``coef`` is None, ``intercept`` zeros).
+    The label-wise dual of Zhang et al., *Multi-Kernel Multi-Label Learning with Max-Margin
+    Concept Network*, eq. 8.  ``K`` is one precomputed symmetric kernel (n, n) shared by
+    the labels, or one per label (L, n, n) (the paper learns label-specific kernels,
+    eq. 10).  The decision values are ``t_l(x) = sum_i alpha_il y_il k(x_i, x)``:
+    ``alpha * Y`` are the dual coefficients.  The certificate's primal is (1) in the
+    feature space of K, ``1/2 alpha^T Q alpha + C_l sum_i ell(y_il s_il)`` with the
+    training scores ``s = K (alpha o y)`` the engine maintains.  Other parameters as
+    :func:`linear_svm_cd`.
+
+    Returns
+    -------
+    Fit
+        ``solution.coef`` None, ``solution.intercept`` zeros (L,), ``solution.dual`` the
+        duals alpha (n, L), ``solution.dual_coef = alpha * Y``; the certificate as for
+        :func:`linear_svm_cd`.
     """
     start = time.perf_counter()
     K = np.asarray(K)
@@ -300,25 +361,26 @@ def box_kernel_cd(
     Y = _check_signs(Y, n)
     if K.ndim == 3 and K.shape[0] != Y.shape[1]:
         raise ValueError(f"K holds {K.shape[0]} kernels but Y has {Y.shape[1]} labels")
-    settings = _settings(C, loss, tol, max_iter, shrinking, random_state, Y.shape[1])
-    squared = loss == "squared_hinge"
-    alpha = _check_alpha0(alpha0, Y.shape, np.inf if squared else C)
+    costs = _check_costs(C, Y.shape[1])
+    loss = _check_loss(loss)
+    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1])
+    upper, diagonal = _dual_terms(loss, costs, "box_kernel_cd")
+    alpha = _check_alpha0(alpha0, Y.shape, upper)
     K = np.ascontiguousarray(K, dtype=np.float64)
     signs = np.ascontiguousarray(Y.T)
     scores = np.zeros((Y.shape[1], n))
     kernel = (lambda l: K) if K.ndim == 2 else (lambda l: K[l])
     reports = _solve_labels(
-        lambda l: _cd.BoxKernelDual(kernel(l), signs[l], alpha[l], scores[l], float(C), squared),
+        lambda l: _cd.BoxKernelDual(kernel(l), signs[l], alpha[l], scores[l], upper[l], diagonal[l]),
         Y.shape[1],
         settings,
         record_dual,
     )
     quadratic = np.einsum("li,li,li->l", alpha, signs, scores)
-    primal = 0.5 * quadratic + C * _per_label_loss(loss, Y, scores.T)
+    primal = 0.5 * quadratic + costs * _per_label_loss(loss, Y, scores.T)
     certificate = _certificate("box_kernel_cd", primal, reports, settings, start)
-    return CDResult(
-        alpha=np.ascontiguousarray(alpha.T), coef=None, intercept=np.zeros(Y.shape[1]), certificate=certificate
-    )
+    alpha = np.ascontiguousarray(alpha.T)
+    return Fit(Solution(coef=None, intercept=np.zeros(Y.shape[1]), dual_coef=alpha * Y, dual=alpha), certificate)
 
 
 # -- the solver component ---------------------------------------------------------------
@@ -328,12 +390,27 @@ def box_kernel_cd(
 class CDSolver(Solver):
     """Per-label SVMs by dual coordinate descent (binary relevance / BSVM without bias constraint).
 
-    Solves the :class:`~multilabel_core.base.Problem` with a hinge or squared-hinge loss,
-    the Frobenius regulariser and independent labels: label by label, (1) by
+    Solves the :class:`~multilabel_core.base.Problem` label by label: (1) by
     :func:`linear_svm_cd` for a linear kernel (X never densified), or (2) on the
     precomputed kernel matrix by :func:`box_kernel_cd` otherwise.  ``fit_intercept``
     regularises the bias as the weight of a constant feature of value
     ``intercept_scaling`` (LIBLINEAR's convention; for a kernel, K + intercept_scaling^2).
+
+    What it asks of the parts (capabilities, never classes):
+
+    * the loss: ``dual_box(C) -> (0, U)`` and ``dual_diagonal(C) -> D``, the box and
+      diagonal of the SVM dual (2) (an SVM-dual loss: :class:`~multilabel_core.losses.Hinge`,
+      :class:`~multilabel_core.losses.SquaredHinge`, or a third party's);
+    * the regulariser: ``label_gram(L) -> M`` of the form ``1/2 tr(W M^-1 W^T)``, with M
+      **diagonal** (independent per-label duals), M = diag(m), m > 0.  Label l then has
+      the primal ``1/(2 m_l) ||w_l||^2 + C loss_l = (1/m_l) (1/2 ||w_l||^2 + C m_l loss_l)``:
+      it is solved as (1) with the cost C_l = C m_l, and its primal and dual are scaled by
+      1/m_l in the certificate (Frobenius: m = 1; the default label covariance I / L:
+      C_l = C / L).  A non-diagonal M couples the labels' duals and is refused;
+    * the relation: not learned (the labels' duals are solved once, for a fixed M).
+
+    Anything else is refused by :meth:`check` with a
+    :class:`~multilabel_core.base.CapabilityError` naming the part.
 
     Parameters
     ----------
@@ -351,8 +428,12 @@ class CDSolver(Solver):
     random_state : int, default 0
         Seed of the permutations (fixed by default: fits are reproducible).
 
-    A warm start needs the previous solution's ``dual_coef`` (``alpha * Y``), which this
-    solver returns beside ``coef``.
+    :meth:`solve` returns a :class:`~multilabel_core.base.Fit` whose solution holds
+    ``coef`` (linear kernel; None otherwise), ``intercept``, ``dual_coef`` (n, L) =
+    ``(dual * Y) M`` -- the engine's alpha times Y, so decision values on new rows are
+    ``kernel(X_new, X) @ dual_coef + intercept`` -- and ``dual`` (n, L), the duals of the
+    problem in ``loss.dual_box(C)`` (the engine's alpha_l / m_l; SMO's convention).  A warm
+    start continues from a previous solution's ``dual_coef``.
     """
 
     tol: float = attrs.field(
@@ -369,59 +450,115 @@ class CDSolver(Solver):
         default=0, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=0)
     )
 
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {
+        "loss": SVM_DUAL_CAPABILITIES,
+        "regularizer": ("label_gram",),
+    }
+
     def check(self, problem: Problem) -> None:
+        self._checked_terms(problem)
+
+    def _checked_terms(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`check`'s work, and what it finds: m (the label_gram's diagonal) and each label's bound U_l."""
         super().check(problem)
         name = type(self).__name__
-        if self._loss_name(problem.loss) is None:
-            raise CapabilityError(
-                f"{name} solves the SVM duals of the hinge and squared hinge losses, not {type(problem.loss).__name__}"
-            )
-        if type(problem.regularizer) is not Frobenius:
-            raise CapabilityError(
-                f"{name} needs the Frobenius regulariser 1/2 ||W||^2 (independent per-label duals), "
-                f"not {type(problem.regularizer).__name__}"
-            )
+        scales = self._label_scales(problem)
+        upper, _ = _dual_terms(problem.loss, problem.C * scales, name)
         if problem.relation.learned:
             raise CapabilityError(f"{name} solves for independent labels; {type(problem.relation).__name__} is learned")
+        return scales, upper
 
-    @staticmethod
-    def _loss_name(loss) -> str | None:
-        return next((name for name, known in LOSSES.items() if type(loss) is type(known)), None)
+    def _label_scales(self, problem: Problem) -> np.ndarray:
+        """m, the diagonal of the regulariser's ``label_gram(L)``; CapabilityError unless M = diag(m), m > 0."""
+        name, regularizer = type(self).__name__, type(problem.regularizer).__name__
+        M = np.asarray(problem.regularizer.label_gram(problem.n_labels), dtype=np.float64)
+        L = problem.n_labels
+        if M.shape != (L, L):
+            raise CapabilityError(f"{regularizer}.label_gram({L}) has shape {M.shape}, expected ({L}, {L})")
+        m = np.diag(M).copy()
+        off_diagonal = M - np.diag(m)
+        if np.any(off_diagonal != 0.0):
+            i, j = np.unravel_index(np.argmax(np.abs(off_diagonal)), M.shape)
+            raise CapabilityError(
+                f"{name} needs a diagonal label_gram (independent per-label duals), but "
+                f"{regularizer}.label_gram({L}) couples labels {i} and {j} (entry {M[i, j]:.3g}); "
+                "a solver for coupled duals (SMO) handles it"
+            )
+        if not np.all(np.isfinite(m) & (m > 0.0)):
+            raise CapabilityError(
+                f"{name} needs a label_gram with finite positive diagonal entries, but "
+                f"{regularizer}.label_gram({L}) has diagonal {m.tolist()}"
+            )
+        return m
 
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple[Solution, Certificate]:
-        self.check(problem)
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
+        scales, upper = self._checked_terms(problem)
         Y = problem.Y
         settings = {
-            "C": problem.C,
-            "loss": self._loss_name(problem.loss),
+            "C": problem.C * scales,
+            "loss": problem.loss,
             "tol": self.tol,
             "max_iter": self.max_iter,
             "shrinking": self.shrinking,
             "random_state": self.random_state,
-            "alpha0": self._alpha0(warm_start, Y),
+            "alpha0": self._alpha0(warm_start, Y, upper),
         }
         if problem.kernel.linear:
-            result = linear_svm_cd(
+            fit = linear_svm_cd(
                 problem.X, Y, fit_intercept=problem.fit_intercept, intercept_scaling=self.intercept_scaling, **settings
             )
-            intercept = result.intercept
+            intercept = fit.solution.intercept
         else:
             K = problem.kernel(problem.X)
             if problem.fit_intercept:
                 K = K + self.intercept_scaling**2
-            result = box_kernel_cd(K, Y, **settings)
+            fit = box_kernel_cd(K, Y, **settings)
             intercept = (
-                self.intercept_scaling**2 * (result.alpha * Y).sum(axis=0)
+                self.intercept_scaling**2 * fit.solution.dual_coef.sum(axis=0)
                 if problem.fit_intercept
-                else result.intercept
+                else fit.solution.intercept
             )
-        certificate = attrs.evolve(result.certificate, solver=type(self).__name__)
-        solution = Solution(coef=result.coef, intercept=intercept, dual_coef=result.alpha * Y)
-        return solution, certificate
+        alpha = fit.solution.dual
+        solution = Solution(
+            coef=fit.solution.coef, intercept=intercept, dual_coef=fit.solution.dual_coef, dual=alpha / scales
+        )
+        return Fit(solution, self._rescaled(fit.certificate, 1.0 / scales))
+
+    def _rescaled(self, certificate: Certificate, factors: np.ndarray) -> Certificate:
+        """The certificate with label l's primal and dual times ``factors[l]`` (1 / m_l), under this solver's name.
+
+        The projected gradients need no scaling: the problem's dual in alpha / m_l is the
+        engine's divided by m_l, and its gradient in alpha / m_l is the engine's gradient.
+        """
+        name = type(self).__name__
+        if np.all(factors == 1.0):
+            return attrs.evolve(certificate, solver=name)
+        statistics = dict(certificate.statistics)
+        primal, dual = np.array(statistics["primal"]) * factors, np.array(statistics["dual"]) * factors
+        statistics |= {"primal": primal.tolist(), "dual": dual.tolist()}
+        if "dual_trace" in statistics:
+            statistics["dual_trace"] = [
+                [value * factor for value in trace] for trace, factor in zip(statistics["dual_trace"], factors)
+            ]
+        return Certificate.from_objectives(
+            primal.sum(),
+            dual.sum(),
+            kkt_violation=certificate.kkt_violation,
+            n_iter=certificate.n_iter,
+            time=certificate.time,
+            converged=certificate.converged,
+            solver=name,
+            statistics=statistics,
+        )
 
     @staticmethod
-    def _alpha0(warm_start: Solution | None, Y: np.ndarray) -> np.ndarray | None:
-        """alpha = dual_coef * Y (as y_i^2 = 1) from a warm start, or None."""
+    def _alpha0(warm_start: Solution | None, Y: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
+        """The engine's alpha = dual_coef * Y (as y_i^2 = 1) from a warm start, or None.
+
+        Entries outside label l's box [0, upper_l] by at most :data:`WARM_START_ROUND_OFF`
+        relative to the box (or, without a bound, to the label's largest alpha) are put on
+        the bound; farther out the warm start belongs to another problem: ValueError.
+        """
         if warm_start is None:
             return None
         if warm_start.dual_coef is None:
@@ -429,4 +566,16 @@ class CDSolver(Solver):
         dual_coef = np.asarray(warm_start.dual_coef, dtype=np.float64)
         if dual_coef.shape != Y.shape:
             raise ValueError(f"warm start dual_coef has shape {dual_coef.shape}, expected {Y.shape}")
-        return dual_coef * Y
+        if not np.all(np.isfinite(dual_coef)):
+            raise ValueError("warm start dual_coef contains NaN or infinity")
+        alpha = dual_coef * Y
+        scale = np.where(np.isfinite(upper), upper, np.maximum(1.0, np.abs(alpha).max(axis=0, initial=0.0)))
+        slack = WARM_START_ROUND_OFF * scale
+        outside = np.any((alpha < -slack) | (alpha > upper + slack), axis=0)
+        if outside.any():
+            label = int(np.argmax(outside))
+            raise ValueError(
+                f"the warm start's alpha = dual_coef * Y leaves label {label}'s dual box [0, {upper[label]:g}] "
+                "by more than round-off: it is not a point of this problem (rescale it to this C)"
+            )
+        return np.clip(alpha, 0.0, upper)
