@@ -92,7 +92,7 @@ def explicit_dual(problem):
 
 
 def eta(result) -> np.ndarray:
-    return np.concatenate([result.alpha.ravel(), result.beta.ravel()])
+    return np.concatenate([result.solution.dual.ravel(), result.solution.extras["beta"].ravel()])
 
 
 @given(svmplus_problems())
@@ -124,15 +124,18 @@ def test_shrinking_on_and_off_give_the_same_solution(problem, seed):
     on = solved(problem, shrinking=True, random_state=seed)
     off = solved(problem, shrinking=False, random_state=seed)
     assert off.certificate.statistics["n_shrunk"] == 0
-    for name in ("W", "intercept", "W_tilde", "intercept_tilde"):
-        expected = getattr(off, name)
-        np.testing.assert_allclose(getattr(on, name), expected, atol=1e-5 * max(1.0, np.abs(expected).max()))
+    parts = (lambda fit: fit.solution.coef, lambda fit: fit.solution.intercept,
+             lambda fit: fit.solution.extras["W_tilde"], lambda fit: fit.solution.extras["intercept_tilde"])
+    for part in parts:
+        expected = part(off)
+        np.testing.assert_allclose(part(on), expected, atol=1e-5 * max(1.0, np.abs(expected).max()))
 
 
 @given(svmplus_problems())
 def test_warm_start_from_the_optimum_stops_after_one_pass(problem):
     first = solved(problem, random_state=0)
-    again = svmplus_cd(**problem, tol=1e-6, random_state=1, alpha0=first.alpha, beta0=first.beta)
+    start = {"alpha0": first.solution.dual, "beta0": first.solution.extras["beta"]}
+    again = svmplus_cd(**problem, tol=1e-6, random_state=1, **start)
     assert again.certificate.converged and again.certificate.n_iter <= 1
 
 
@@ -142,12 +145,12 @@ def test_identity_embedding_is_the_per_label_problem(problem):
     n_labels = problem["Y"].shape[1]
     per_label = solved(dict(problem, embedding=None), random_state=0)
     dictionary = solved(dict(problem, embedding=np.eye(n_labels)), random_state=0)
-    assert per_label.D is None
-    scale = max(1.0, np.abs(per_label.W).max())
-    np.testing.assert_allclose(dictionary.W, per_label.W, atol=1e-5 * scale)
-    np.testing.assert_allclose(dictionary.D, per_label.W.T, atol=1e-5 * scale)
-    np.testing.assert_allclose(dictionary.W_tilde, per_label.W_tilde,
-                               atol=1e-5 * max(1.0, np.abs(per_label.W_tilde).max()))
+    assert per_label.solution.extras["D"] is None
+    scale = max(1.0, np.abs(per_label.solution.coef).max())
+    np.testing.assert_allclose(dictionary.solution.coef, per_label.solution.coef, atol=1e-5 * scale)
+    np.testing.assert_allclose(dictionary.solution.extras["D"], per_label.solution.coef.T, atol=1e-5 * scale)
+    np.testing.assert_allclose(dictionary.solution.extras["W_tilde"], per_label.solution.extras["W_tilde"],
+                               atol=1e-5 * max(1.0, np.abs(per_label.solution.extras["W_tilde"]).max()))
 
 
 @given(svmplus_problems())
@@ -158,7 +161,8 @@ def test_labels_decouple_without_embedding(problem):
     for label in range(problem["Y"].shape[1]):
         mask = None if problem["privileged_mask"] is None else problem["privileged_mask"][[label]]
         alone = solved(dict(problem, Y=problem["Y"][:, label], privileged_mask=mask), random_state=0)
-        np.testing.assert_allclose(alone.W[:, 0], joint.W[:, label], atol=1e-5 * max(1.0, np.abs(joint.W).max()))
+        W = joint.solution.coef
+        np.testing.assert_allclose(alone.solution.coef[:, 0], W[:, label], atol=1e-5 * max(1.0, np.abs(W).max()))
 
 
 @given(st.integers(4, 10).flatmap(lambda n: st.tuples(
@@ -169,8 +173,8 @@ def test_free_slacks_give_the_hinge_svm_as_gamma_goes_to_zero(data, gamma):
     X, Y = data
     n, C = X.shape[0], 1.0
     result = svmplus_cd(X, np.eye(n), Y, C, gamma, privileged_intercept=False, **TIGHT, random_state=0)
-    hinges = np.maximum(0.0, 1.0 - Y[:, 0] * (X @ result.W[:, 0]))
-    w = result.W[:, 0]
+    hinges = np.maximum(0.0, 1.0 - Y[:, 0] * (X @ result.solution.coef[:, 0]))
+    w = result.solution.coef[:, 0]
     assert result.certificate.primal == pytest.approx(0.5 * w @ w + np.sum(C * hinges + 0.5 * gamma * hinges**2),
                                                       rel=1e-6, abs=1e-8)
     Yx = Y * X
@@ -191,8 +195,9 @@ def test_gamma_to_infinity_gives_the_hard_margin_svm():
     hard = solve_box_qp_reference(Yx @ Yx.T, -np.ones(30), 0.0, np.inf)
     w_hard = Yx.T @ hard.x
     result = svmplus_cd(X, X_priv, y, 1.0, 1e6, **TIGHT, random_state=0)
-    np.testing.assert_allclose(result.W[:, 0], w_hard, rtol=1e-4)
-    assert np.abs(result.W_tilde).max() < 1e-5 and abs(result.intercept_tilde[0]) < 1e-5
+    np.testing.assert_allclose(result.solution.coef[:, 0], w_hard, rtol=1e-4)
+    extras = result.solution.extras
+    assert np.abs(extras["W_tilde"]).max() < 1e-5 and abs(extras["intercept_tilde"][0]) < 1e-5
 
 
 def test_privileged_label_features_are_eq3():
@@ -202,8 +207,9 @@ def test_privileged_label_features_are_eq3():
     np.testing.assert_array_equal(mask, ~np.eye(3, dtype=bool))
     X = np.arange(8.0).reshape(4, 2)
     result = svmplus_cd(X, X_priv, Y, privileged_mask=mask, **TIGHT, random_state=0)
-    assert np.all(np.diagonal(result.W_tilde) == 0.0)  # label i never sees its own value
-    assert result.W_tilde.shape == (3, 3) and result.intercept_tilde.shape == (3,)
+    extras = result.solution.extras
+    assert np.all(np.diagonal(extras["W_tilde"]) == 0.0)  # label i never sees its own value
+    assert extras["W_tilde"].shape == (3, 3) and extras["intercept_tilde"].shape == (3,)
 
 
 def test_one_label_vector_and_sparse_inputs():
@@ -213,9 +219,10 @@ def test_one_label_vector_and_sparse_inputs():
     y = np.where(rng.random(20) < 0.5, 1.0, -1.0)
     dense = svmplus_cd(X, X_priv, y, fit_intercept=True, **TIGHT, random_state=0)
     sparse = svmplus_cd(sp.csr_matrix(X), sp.csc_matrix(X_priv), y, fit_intercept=True, **TIGHT, random_state=0)
-    assert dense.alpha.shape == dense.beta.shape == (20, 1) and dense.W.shape == (4, 1)
-    np.testing.assert_allclose(sparse.W, dense.W, atol=1e-7)
-    np.testing.assert_allclose(sparse.intercept, dense.intercept, atol=1e-7)
+    assert dense.solution.dual.shape == dense.solution.extras["beta"].shape == (20, 1)
+    assert dense.solution.coef.shape == (4, 1) and dense.solution.extras["D"] is None
+    np.testing.assert_allclose(sparse.solution.coef, dense.solution.coef, atol=1e-7)
+    np.testing.assert_allclose(sparse.solution.intercept, dense.solution.intercept, atol=1e-7)
 
 
 def test_infeasible_primal_is_reported():

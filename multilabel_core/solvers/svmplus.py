@@ -1,4 +1,4 @@
-"""SVM+ with privileged features by dual coordinate descent (seed 002, Algorithm 1).
+"""SVM+ with privileged features by dual coordinate descent (You et al., Algorithm 1).
 
 You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning* (PrML).  Each symbol once:
 
@@ -56,10 +56,10 @@ from __future__ import annotations
 import numbers
 import time
 
-import attrs
 import numpy as np
 
 from ..validation import check_flag, check_random_state, check_scalar, check_X
+from ..base import Fit, Solution
 from ..certificate import Certificate
 from ._augmented import adjoint, product
 from ._cd import solve_dual
@@ -67,42 +67,7 @@ from ._cd_svmplus import SVMPlusDual
 from ._convergence import warn_not_converged
 from .cd import _check_signs, _rows
 
-__all__ = ["SVMPlusCDResult", "privileged_label_features", "svmplus_cd"]
-
-
-@attrs.frozen
-class SVMPlusCDResult:
-    """The solution of :func:`svmplus_cd`.
-
-    Attributes
-    ----------
-    W : ndarray (d, L)
-        Scores ``X @ W + intercept``: the weights w_i as columns (A = I), or Z = D^T A (eq. 2).
-    intercept : ndarray (L,)
-        The biases (zeros without ``fit_intercept``).
-    D : ndarray (k, d) or None
-        The dictionary (eq. 12) when an embedding A is given; None otherwise.
-    W_tilde : ndarray (d~, L)
-        The correcting functions w~_i as columns (eqs. 9 and 13).
-    intercept_tilde : ndarray (L,)
-        Their biases (zeros without ``privileged_intercept``).
-    alpha, beta : ndarray (n, L)
-        The dual variables.
-    certificate : Certificate
-        Primal (14), dual (max form, -g), gap and KKT violation evaluated from alpha and
-        beta (see the module docstring); ``statistics`` holds the engine's counts and
-        ``primal_infeasibility``, plus ``dual_trace`` (-g after every epoch,
-        non-decreasing) with ``record_dual``.
-    """
-
-    W: np.ndarray
-    intercept: np.ndarray
-    D: np.ndarray | None
-    W_tilde: np.ndarray
-    intercept_tilde: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
-    certificate: Certificate
+__all__ = ["privileged_label_features", "svmplus_cd"]
 
 
 def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +84,7 @@ def svmplus_cd(
     X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
     fit_intercept: bool = False, privileged_intercept: bool = True, tol: float = 0.1, max_iter: int = 1000,
     shrinking: bool = True, random_state=None, alpha0=None, beta0=None, record_dual: bool = False,
-) -> SVMPlusCDResult:
+) -> Fit:
     """Solve the SVM+ dual (7)/(11) by Algorithm 1 (see the module docstring for the symbols).
 
     Parameters
@@ -152,6 +117,20 @@ def svmplus_cd(
         Warm start (>= 0).
     record_dual : bool
         Record -g after every epoch in ``certificate.statistics["dual_trace"]``.
+
+    Returns
+    -------
+    Fit
+        ``solution.coef`` (d, L): scores are ``X @ coef + intercept``, the weights w_i as
+        columns (A = I) or Z = D^T A (eq. 2); ``solution.intercept`` (L,) the biases (zeros
+        without ``fit_intercept``); ``solution.dual`` alpha (n, L); ``solution.extras``:
+        ``"beta"`` (n, L) the other dual variables, ``"D"`` (k, d) the dictionary (eq. 12)
+        when an embedding A is given (None otherwise), ``"W_tilde"`` (d~, L) the correcting
+        functions w~_i as columns (eqs. 9 and 13) and ``"intercept_tilde"`` (L,) their
+        biases (zeros without ``privileged_intercept``).  ``certificate``: primal (14), dual
+        (max form, -g), gap and KKT violation evaluated from alpha and beta (see the module
+        docstring); ``statistics`` holds the engine's counts and ``primal_infeasibility``,
+        plus ``dual_trace`` (-g after every epoch, non-decreasing) with ``record_dual``.
     """
     start = time.perf_counter()
     X = check_X(X)
@@ -186,7 +165,13 @@ def svmplus_cd(
         **primal.pop("objectives"), n_iter=run["n_epochs"], time=time.perf_counter() - start,
         converged=run["converged"], solver="svmplus_cd", statistics=statistics,
     )
-    return SVMPlusCDResult(alpha=alpha, beta=beta, certificate=certificate, **primal)
+    solution = Solution(
+        coef=primal["W"],
+        intercept=primal["intercept"],
+        dual=alpha,
+        extras={"beta": beta, **{key: primal[key] for key in ("D", "W_tilde", "intercept_tilde")}},
+    )
+    return Fit(solution, certificate)
 
 
 def _exclusions(mask) -> tuple[np.ndarray, np.ndarray]:
