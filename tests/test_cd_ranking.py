@@ -99,11 +99,11 @@ def test_matches_reference_qp_with_kkt_and_gap(problem):
     result = solved(problem, random_state=0)
     H, upper = explicit_dual(problem)
     reference = solve_box_qp_reference(H, -np.ones(upper.size), 0.0, upper)
-    value = dual_value(H, result.alpha)
-    assert_matches_reference(result.alpha, value, reference.x, reference.objective, rtol_objective=1e-6,
+    value = dual_value(H, result.solution.dual)
+    assert_matches_reference(result.solution.dual, value, reference.x, reference.objective, rtol_objective=1e-6,
                              atol_objective=1e-9, atol_alpha=None)
     assert result.certificate.dual == pytest.approx(-value, rel=1e-9, abs=1e-9)
-    assert_kkt(result.alpha, H @ result.alpha - 1.0, None, upper, tol=1e-7, equality=False)
+    assert_kkt(result.solution.dual, H @ result.solution.dual - 1.0, None, upper, tol=1e-7, equality=False)
     assert_duality_gap(result.certificate, rtol=1e-6, atol=1e-9)
     assert result.certificate.kkt_violation <= 1e-7
 
@@ -114,12 +114,13 @@ def test_primal_is_eq6_with_R_equal_I_plus_mu_D_inverse(problem, mu, data):
     D = data.draw(label_covariances(n_labels=problem["Y"].shape[1]))
     problem["R_inv"] = coupling_inverse(D, mu)
     result = solved(problem, random_state=0)
-    W_full = np.vstack([result.W, result.intercept]) if problem["fit_intercept"] else result.W
+    W, intercept = result.solution.coef, result.solution.intercept
+    W_full = np.vstack([W, intercept]) if problem["fit_intercept"] else W
     regulariser = 0.5 * np.sum(W_full**2) + 0.5 * mu * np.trace(W_full @ np.linalg.inv(D) @ W_full.T)
-    scores = np.asarray(problem["X"] @ result.W) + result.intercept
+    scores = np.asarray(problem["X"] @ W) + intercept
     loss = PairwiseRankingHinge().value(to_signs(problem["Y"]), scores)
     assert result.certificate.primal == pytest.approx(regulariser + problem["C"] * loss, rel=1e-8, abs=1e-9)
-    np.testing.assert_allclose(result.weight_gram, W_full.T @ W_full, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(result.solution.extras["weight_gram"], W_full.T @ W_full, rtol=1e-8, atol=1e-12)
 
 
 @given(ranking_problems(), st.data())
@@ -128,7 +129,8 @@ def test_mu_zero_is_the_plain_ranking_svm(problem, data):
     D = data.draw(label_covariances(n_labels=problem["Y"].shape[1]))
     coupled = solved(dict(problem, R_inv=coupling_inverse(D, 0.0)), random_state=0)
     plain = solved(dict(problem, R_inv=None), random_state=0)
-    np.testing.assert_allclose(coupled.W, plain.W, atol=1e-5 * max(1.0, np.abs(plain.W).max()))
+    W = plain.solution.coef
+    np.testing.assert_allclose(coupled.solution.coef, W, atol=1e-5 * max(1.0, np.abs(W).max()))
     assert coupled.certificate.primal == pytest.approx(plain.certificate.primal, rel=1e-8, abs=1e-9)
 
 
@@ -155,13 +157,14 @@ def test_shrinking_on_and_off_give_the_same_solution(problem, seed):
     off = solved(problem, shrinking=False, random_state=seed)
     assert off.certificate.statistics["n_shrunk"] == 0
     assert on.certificate.dual == pytest.approx(off.certificate.dual, rel=1e-8, abs=1e-9)
-    np.testing.assert_allclose(on.W, off.W, atol=1e-5 * max(1.0, np.abs(off.W).max()))
+    W = off.solution.coef
+    np.testing.assert_allclose(on.solution.coef, W, atol=1e-5 * max(1.0, np.abs(W).max()))
 
 
 @given(ranking_problems())
 def test_warm_start_from_the_optimum_stops_after_one_pass(problem):
     first = solved(problem, random_state=0)
-    again = ranking_cd(**problem, tol=1e-6, random_state=1, alpha0=first.alpha)
+    again = ranking_cd(**problem, tol=1e-6, random_state=1, alpha0=first.solution.dual)
     assert again.certificate.converged and again.certificate.n_iter <= 1
     assert again.certificate.dual >= first.certificate.dual - 1e-12 * max(1.0, abs(first.certificate.dual))
 
@@ -175,9 +178,9 @@ def test_row_and_label_permutations_permute_the_solution(problem, random):
     permuted = dict(problem, X=problem["X"][rows], Y=problem["Y"][rows][:, labels],
                     R_inv=problem["R_inv"][np.ix_(labels, labels)])
     other = solved(permuted, random_state=5)
-    scale = max(1.0, np.abs(base.W).max())
-    np.testing.assert_allclose(other.W, base.W[:, labels], atol=1e-5 * scale)
-    np.testing.assert_allclose(other.intercept, base.intercept[labels], atol=1e-5 * scale)
+    scale = max(1.0, np.abs(base.solution.coef).max())
+    np.testing.assert_allclose(other.solution.coef, base.solution.coef[:, labels], atol=1e-5 * scale)
+    np.testing.assert_allclose(other.solution.intercept, base.solution.intercept[labels], atol=1e-5 * scale)
     assert other.certificate.primal == pytest.approx(base.certificate.primal, rel=1e-7, abs=1e-9)
 
 
@@ -191,9 +194,10 @@ def test_feature_weights_reweight_the_features(problem, draw_weights):
     X = problem["X"]
     scaled = X @ sp.diags(np.sqrt(weights)) if sp.issparse(X) else X * np.sqrt(weights)
     plain = solved(dict(problem, X=scaled), random_state=0)
-    scale = max(1.0, np.abs(plain.W).max())
-    np.testing.assert_allclose(weighted.W, np.sqrt(weights)[:, None] * plain.W, atol=1e-5 * scale)
-    assert np.all(weighted.W[weights == 0.0] == 0.0)
+    W = plain.solution.coef
+    scale = max(1.0, np.abs(W).max())
+    np.testing.assert_allclose(weighted.solution.coef, np.sqrt(weights)[:, None] * W, atol=1e-5 * scale)
+    assert np.all(weighted.solution.coef[weights == 0.0] == 0.0)
     assert weighted.certificate.primal == pytest.approx(plain.certificate.primal, rel=1e-7, abs=1e-9)
 
 
@@ -207,8 +211,9 @@ def test_rows_with_empty_or_full_label_sets_change_nothing(problem, full):
     more = solved(dict(problem, X=stacked, Y=np.vstack([Y, extra_Y])), random_state=0)
     assert more.certificate.statistics["n_pairs"] == base.certificate.statistics["n_pairs"]
     assert more.certificate.statistics["rows_without_pairs"] == base.certificate.statistics["rows_without_pairs"] + 3
-    np.testing.assert_allclose(more.W, base.W, atol=1e-5 * max(1.0, np.abs(base.W).max()))
-    assert np.all(more.beta[-3:] == 0.0)
+    W = base.solution.coef
+    np.testing.assert_allclose(more.solution.coef, W, atol=1e-5 * max(1.0, np.abs(W).max()))
+    assert np.all(more.solution.extras["beta"][-3:] == 0.0)
 
 
 @given(label_matrices(n_samples=st.integers(1, 8), n_labels=st.integers(1, 5), both_classes=False))
@@ -226,12 +231,14 @@ def test_sparse_input_equals_dense_and_the_beta_of_eq8():
     Y = (rng.random((40, 5)) < 0.35).astype(int)
     dense = ranking_cd(X, Y, C=2.0, **TIGHT, random_state=0)
     sparse = ranking_cd(sp.csc_matrix(X), Y, C=2.0, **TIGHT, random_state=0)
-    np.testing.assert_allclose(sparse.W, dense.W, atol=1e-7)
+    np.testing.assert_allclose(sparse.solution.coef, dense.solution.coef, atol=1e-7)
     beta = np.zeros(Y.shape)
-    np.add.at(beta, (dense.pair_row, dense.pair_k), dense.alpha)
-    np.add.at(beta, (dense.pair_row, dense.pair_l), -dense.alpha)
-    np.testing.assert_allclose(dense.beta, beta, atol=1e-15)
-    np.testing.assert_allclose(dense.W, X.T @ dense.beta, atol=1e-9)  # R = I: W = U = X^T beta (eq. 10)
+    pair_row, pair_k, pair_l = dense.solution.extras["pairs"]
+    np.add.at(beta, (pair_row, pair_k), dense.solution.dual)
+    np.add.at(beta, (pair_row, pair_l), -dense.solution.dual)
+    np.testing.assert_allclose(dense.solution.extras["beta"], beta, atol=1e-15)
+    # R = I: W = U = X^T beta (eq. 10)
+    np.testing.assert_allclose(dense.solution.coef, X.T @ dense.solution.extras["beta"], atol=1e-9)
 
 
 def test_max_iter_warns_and_reports_not_converged():
@@ -251,7 +258,7 @@ def test_same_seed_same_run():
         first = ranking_cd(X, Y, tol=1e-6, random_state=11)
         second = ranking_cd(X, Y, tol=1e-6, random_state=11)
     # Exact: the same code on identical inputs and seed in one process.
-    np.testing.assert_array_equal(first.alpha, second.alpha)
+    np.testing.assert_array_equal(first.solution.dual, second.solution.dual)
     assert first.certificate.n_iter == second.certificate.n_iter
 
 

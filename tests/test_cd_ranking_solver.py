@@ -19,10 +19,10 @@ def test_the_certificate_sums_epochs_and_engine_counts_over_the_chained_solves()
                                 alpha0=alpha))
         if tol == eps:
             break
-        alpha, tol = calls[-1].alpha, tol / 10.0
+        alpha, tol = calls[-1].solution.dual, tol / 10.0
     assert len(calls) >= 2
     # Exact: the solver makes these very calls (R_inv None is np.eye(c), as passed) in this process.
-    np.testing.assert_array_equal(step.alpha, calls[-1].alpha)
+    np.testing.assert_array_equal(step.alpha, calls[-1].solution.dual)
     assert step.certificate.n_iter == sum(call.certificate.n_iter for call in calls)
     for key in ENGINE_COUNTS:
         assert step.certificate.statistics[key] == sum(call.certificate.statistics[key] for call in calls)

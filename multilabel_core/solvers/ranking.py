@@ -1,4 +1,4 @@
-"""Pairwise label-ranking SVM by dual coordinate descent (seed 001, Algorithm 1).
+"""Pairwise label-ranking SVM by dual coordinate descent (Gu, Li & Han, Algorithm 1).
 
 Gu, Li & Han, *Correlated Multi-Label Feature Selection*, CIKM 2011.  Notation: rows
 x_i (d features), c labels, y_i / ybar_i the relevant / irrelevant labels of row i,
@@ -33,11 +33,11 @@ from __future__ import annotations
 import numbers
 import time
 
-import attrs
 import numpy as np
 import scipy.sparse as sp
 
 from ..validation import check_flag, check_random_state, check_scalar, check_X, check_Y
+from ..base import Fit, Solution
 from ..certificate import Certificate
 from ._augmented import adjoint, product
 from ._cd import solve_dual
@@ -45,49 +45,11 @@ from ._cd_ranking import RankingDual
 from ._convergence import warn_not_converged
 from .cd import _rows
 
-__all__ = ["ENGINE_COUNTS", "RankingCDResult", "coupling_inverse", "ranking_cd", "ranking_pairs"]
+__all__ = ["ENGINE_COUNTS", "coupling_inverse", "ranking_cd", "ranking_pairs"]
 
 #: The engine's counts in a certificate's ``statistics`` (``n_visits``: the coordinates an
 #: epoch visited, its work; summed when solves are chained).
 ENGINE_COUNTS = ("n_updates", "n_visits", "n_shrunk", "n_resets")
-
-
-@attrs.frozen
-class RankingCDResult:
-    """The solution of :func:`ranking_cd`.
-
-    Attributes
-    ----------
-    W : ndarray (d, c)
-        Coefficients on the raw features: the label scores are ``X @ W + intercept``
-        (``W = diag(sqrt(s)) W_z`` with W_z the weights on the rows z_i).
-    intercept : ndarray (c,)
-        The biases (zeros without ``fit_intercept``).
-    pair_row, pair_k, pair_l : ndarray of intp (n_pairs,)
-        The pairs, from :func:`ranking_pairs`: row i, relevant label k, irrelevant label l.
-    alpha : ndarray (n_pairs,)
-        alpha_ikl of each pair.
-    beta : ndarray (n, c)
-        beta_ik of eq. 8 (``X^T beta`` gives the per-feature sums eq. 32's scores need).
-    weight_gram : ndarray (c, c)
-        ``W_z^T W_z`` (bias included), the matrix C = W^T W of Theorem 3.4 (the D update).
-    certificate : Certificate
-        Primal (6), dual (7) and gap, all evaluated from ``alpha``; ``kkt_violation`` the
-        largest |projected gradient| (eq. 25).  ``statistics`` holds the engine's counts
-        (``n_updates``, ``n_visits``, ``n_shrunk``, ``n_resets``, ``min_active``), ``n_pairs``,
-        ``rows_without_pairs`` and, with ``record_dual``, ``dual_trace``: the dual (7),
-        -g(alpha), after every epoch (it never decreases).
-    """
-
-    W: np.ndarray
-    intercept: np.ndarray
-    pair_row: np.ndarray
-    pair_k: np.ndarray
-    pair_l: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
-    weight_gram: np.ndarray
-    certificate: Certificate
 
 
 def ranking_pairs(Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,7 +91,7 @@ def coupling_inverse(D, mu: float) -> np.ndarray:
 def ranking_cd(
     X, Y, C: float = 1.0, R_inv=None, feature_weights=None, *, fit_intercept: bool = False, tol: float = 0.1,
     max_iter: int = 1000, shrinking: bool = True, random_state=None, alpha0=None, record_dual: bool = False,
-) -> RankingCDResult:
+) -> Fit:
     """Solve the ranking dual (7) for fixed R^-1 and feature weights by Algorithm 1.
 
     Parameters
@@ -161,6 +123,24 @@ def ranking_cd(
     record_dual : bool
         Record the dual objective (7), -g(alpha), after every epoch in
         ``certificate.statistics["dual_trace"]`` (non-decreasing).
+
+    Returns
+    -------
+    Fit
+        ``solution.coef`` W (d, c), the coefficients on the raw features: the label scores
+        are ``X @ W + intercept`` (``W = diag(sqrt(s)) W_z`` with W_z the weights on the
+        rows z_i); ``solution.intercept`` (c,) the biases (zeros without
+        ``fit_intercept``); ``solution.dual`` alpha (n_pairs,), alpha_ikl of each pair;
+        ``solution.extras``: ``"pairs"``, the tuple ``(pair_row, pair_k, pair_l)`` of intp
+        arrays from :func:`ranking_pairs` (row i, relevant label k, irrelevant label l),
+        ``"beta"`` (n, c), beta_ik of eq. 8 (``X^T beta`` gives the per-feature sums eq.
+        32's scores need), and ``"weight_gram"`` (c, c), ``W_z^T W_z`` (bias included), the
+        matrix C = W^T W of Theorem 3.4 (the D update).  ``certificate``: primal (6), dual
+        (7) and gap, all evaluated from alpha; ``kkt_violation`` the largest |projected
+        gradient| (eq. 25); ``statistics`` holds the engine's counts (``n_updates``,
+        ``n_visits``, ``n_shrunk``, ``n_resets``, ``min_active``), ``n_pairs``,
+        ``rows_without_pairs`` and, with ``record_dual``, ``dual_trace``: the dual (7),
+        -g(alpha), after every epoch (it never decreases).
     """
     start = time.perf_counter()
     X = check_X(X)
@@ -197,10 +177,13 @@ def ranking_cd(
     )
     W = np.zeros((X.shape[1], Y.shape[1]))
     W[support] = np.sqrt(weights[support])[:, None] * W_z[: support.size]
-    return RankingCDResult(
-        W=W, intercept=W_z[-1].copy() if fit_intercept else np.zeros(Y.shape[1]), pair_row=pair_row, pair_k=pair_k,
-        pair_l=pair_l, alpha=alpha, beta=beta, weight_gram=W_z.T @ W_z, certificate=certificate,
+    solution = Solution(
+        coef=W,
+        intercept=W_z[-1].copy() if fit_intercept else np.zeros(Y.shape[1]),
+        dual=alpha,
+        extras={"pairs": (pair_row, pair_k, pair_l), "beta": beta, "weight_gram": W_z.T @ W_z},
     )
+    return Fit(solution, certificate)
 
 
 # -- the linear algebra of the certificate ------------------------------------------------
