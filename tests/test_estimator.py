@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from multilabel_core import CapabilityError, Solution, Solver
+from multilabel_core import CapabilityError, Fit, Solution, Solver
 from multilabel_core.estimator import ComposedEstimator, MultiLabelEstimator, NotFittedError
 from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import SquaredHinge
@@ -230,9 +230,10 @@ class AlternatingSolver(Solver):
         solution = warm_start
         for _ in range(self.n_steps):
             step = attrs.evolve(problem, regularizer=LabelCovariance(omega), relation=Independent())
-            solution, certificate = self.inner.solve(step, warm_start=solution)
+            fit = self.inner.solve(step, warm_start=solution)
+            solution = fit.solution
             omega = problem.relation.update(solution.coef.T @ solution.coef)
-        return attrs.evolve(solution, relation=omega), certificate
+        return Fit(attrs.evolve(solution, relation=omega), fit.certificate)
 
 
 def test_a_learned_relation_is_exposed_as_covariance_and_correlation():
@@ -262,9 +263,10 @@ class LinearDualSolver(Solver):
     """Return the L-BFGS solution in its dual form: W = X^T A, b = 1^T A (A the dual point)."""
 
     def solve(self, problem, warm_start=None):
-        solution, certificate = LBFGSSolver(tol=1e-8).solve(attrs.evolve(problem, kernel=LinearKernel()))
+        fit = LBFGSSolver(tol=1e-8).solve(attrs.evolve(problem, kernel=LinearKernel()))
+        solution = fit.solution
         A = -problem.C * problem.loss.gradient(problem.Y, problem.X @ solution.coef + solution.intercept)
-        return Solution(coef=None, intercept=A.sum(axis=0), dual_coef=A), certificate
+        return Fit(Solution(coef=None, intercept=A.sum(axis=0), dual_coef=A), fit.certificate)
 
 
 def test_a_dual_solution_predicts_through_the_kernel():

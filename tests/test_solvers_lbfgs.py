@@ -49,7 +49,7 @@ def small_problem(seed=0, n=80, d=6, L=3):
 )
 def test_duality_gap_closes_and_stays_nonnegative(problem, loss, C, fit_intercept):
     X, Y = problem
-    _, certificate = TIGHT.solve(make_problem(X, Y, loss=loss, C=C, fit_intercept=fit_intercept))
+    certificate = TIGHT.solve(make_problem(X, Y, loss=loss, C=C, fit_intercept=fit_intercept)).certificate
     assert certificate.converged
     check_duality_gap(certificate, tol=1e-7)
 
@@ -57,7 +57,7 @@ def test_duality_gap_closes_and_stays_nonnegative(problem, loss, C, fit_intercep
 @given(problem=multilabel_problems(n_labels=3), omega=spd_matrices(n=3, min_eigenvalue=0.1, max_eigenvalue=10.0))
 def test_label_covariance_regulariser_is_solved_to_optimality(problem, omega):
     X, Y = problem
-    _, certificate = TIGHT.solve(make_problem(X, Y, regularizer=LabelCovariance(omega)))
+    certificate = TIGHT.solve(make_problem(X, Y, regularizer=LabelCovariance(omega))).certificate
     check_duality_gap(certificate, tol=1e-7)
 
 
@@ -67,7 +67,8 @@ def test_kkt_violation_is_the_stationarity_residual_v_minus_x_transpose_a():
     X, Y = small_problem()
     C = 2.0
     problem = make_problem(X, Y, C=C)
-    solution, certificate = TIGHT.solve(problem)
+    fit = TIGHT.solve(problem)
+    solution, certificate = fit.solution, fit.certificate
     A = -C * SquaredHinge().gradient(problem.Y, X @ solution.coef + solution.intercept)
     residual = max(np.abs(solution.coef - X.T @ A).max(), np.abs(solution.intercept - A.sum(axis=0)).max())
     assert residual == pytest.approx(certificate.kkt_violation, rel=1e-6)
@@ -77,9 +78,9 @@ def test_kkt_violation_is_the_stationarity_residual_v_minus_x_transpose_a():
 
 def test_labels_are_solved_independently_under_frobenius():
     X, Y = small_problem(L=3)
-    together, _ = TIGHT.solve(make_problem(X, Y))
+    together = TIGHT.solve(make_problem(X, Y)).solution
     for j in range(Y.shape[1]):
-        alone, _ = TIGHT.solve(make_problem(X, Y[:, [j]]))
+        alone = TIGHT.solve(make_problem(X, Y[:, [j]])).solution
         np.testing.assert_allclose(alone.coef[:, 0], together.coef[:, j], atol=1e-5)
         np.testing.assert_allclose(alone.intercept[0], together.intercept[j], atol=1e-5)
 
@@ -97,8 +98,8 @@ class DenseRefusingCSR(sp.csr_matrix):
 def test_sparse_and_dense_inputs_give_the_same_solution(fmt):
     X, Y = small_problem(seed=1)
     X[np.abs(X) < 0.8] = 0.0
-    dense, _ = TIGHT.solve(make_problem(X, Y))
-    sparse, _ = TIGHT.solve(make_problem(sp.csr_matrix(X).asformat(fmt), Y))
+    dense = TIGHT.solve(make_problem(X, Y)).solution
+    sparse = TIGHT.solve(make_problem(sp.csr_matrix(X).asformat(fmt), Y)).solution
     np.testing.assert_allclose(sparse.coef, dense.coef, atol=1e-7)
     np.testing.assert_allclose(sparse.intercept, dense.intercept, atol=1e-7)
     TIGHT.solve(make_problem(DenseRefusingCSR(X), Y))
@@ -106,15 +107,16 @@ def test_sparse_and_dense_inputs_give_the_same_solution(fmt):
 
 def test_float32_features_are_solved_in_float64():
     X, Y = small_problem(seed=2)
-    single, _ = TIGHT.solve(make_problem(X.astype(np.float32), Y))
-    double, _ = TIGHT.solve(make_problem(X.astype(np.float32).astype(np.float64), Y))
+    single = TIGHT.solve(make_problem(X.astype(np.float32), Y)).solution
+    double = TIGHT.solve(make_problem(X.astype(np.float32).astype(np.float64), Y)).solution
     assert single.coef.dtype == np.float64
     np.testing.assert_allclose(single.coef, double.coef, atol=1e-7)
 
 
 def test_without_intercept_the_bias_is_zero_and_the_gap_still_closes():
     X, Y = small_problem(seed=3)
-    solution, certificate = TIGHT.solve(make_problem(X, Y, fit_intercept=False))
+    fit = TIGHT.solve(make_problem(X, Y, fit_intercept=False))
+    solution, certificate = fit.solution, fit.certificate
     assert np.all(solution.intercept == 0.0)
     check_duality_gap(certificate, tol=1e-8)
 
@@ -122,8 +124,9 @@ def test_without_intercept_the_bias_is_zero_and_the_gap_still_closes():
 def test_warm_start_from_the_optimum_stops_at_once():
     X, Y = small_problem(seed=4)
     problem = make_problem(X, Y)
-    solution, _ = TIGHT.solve(problem)
-    again, certificate = TIGHT.solve(problem, warm_start=solution)
+    solution = TIGHT.solve(problem).solution
+    fit = TIGHT.solve(problem, warm_start=solution)
+    again, certificate = fit.solution, fit.certificate
     assert certificate.n_iter == 0 and certificate.converged
     # Exact: no step was taken, so coef is the warm start with no arithmetic on it.
     np.testing.assert_array_equal(again.coef, solution.coef)
@@ -138,7 +141,7 @@ def test_warm_start_of_the_wrong_shape_is_refused():
 def test_iteration_limit_warns_and_reports_not_converged():
     X, Y = small_problem()
     with pytest.warns(ConvergenceWarning, match="LBFGSSolver did not converge"):
-        _, certificate = LBFGSSolver(max_iter=1).solve(make_problem(X, Y, C=100.0))
+        certificate = LBFGSSolver(max_iter=1).solve(make_problem(X, Y, C=100.0)).certificate
     assert not certificate.converged and certificate.n_iter == 1
 
 
@@ -176,7 +179,7 @@ def test_without_conjugates_the_gap_is_nan_and_nothing_is_certified():
 
     X, Y = small_problem()
     with pytest.warns(ConvergenceWarning, match="NoConjugateFrobenius has no conjugate"):
-        _, certificate = LBFGSSolver().solve(make_problem(X, Y, regularizer=NoConjugateFrobenius()))
+        certificate = LBFGSSolver().solve(make_problem(X, Y, regularizer=NoConjugateFrobenius())).certificate
     assert np.isnan(certificate.dual) and np.isnan(certificate.gap) and not certificate.converged
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.optimize
 
 from ..validation import count, positive
-from ..base import CapabilityError, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Problem, Solution, Solver
 from ..certificate import Certificate
 from ._convergence import ConvergenceWarning, warn_not_converged
 
@@ -128,12 +128,13 @@ class LBFGSSolver(Solver):
         Largest number of L-BFGS-B iterations; reaching it without meeting the rule issues
         a :class:`~multilabel_core.solvers.ConvergenceWarning`.
 
-    The certificate reports ``kkt_violation = max |dP/dV|``, the primal (1), the dual (2)
-    and their gap, and ``n_iter`` in quasi-Newton iterations.  ``converged`` needs both
-    the gradient rule and a finite gap: when the loss or the regulariser has no
-    ``conjugate`` the dual and the gap are ``nan``, and a stationary point is reported
-    ``converged=False`` with a ConvergenceWarning naming the part.  A warm start from the
-    optimum stops at once.
+    :meth:`solve` returns a :class:`~multilabel_core.base.Fit` (``solution.coef`` W,
+    ``solution.intercept`` b).  The certificate reports ``kkt_violation = max |dP/dV|``,
+    the primal (1), the dual (2) and their gap, and ``n_iter`` in quasi-Newton
+    iterations.  ``converged`` needs both the gradient rule and a finite gap: when the
+    loss or the regulariser has no ``conjugate`` the dual and the gap are ``nan``, and a
+    stationary point is reported ``converged=False`` with a ConvergenceWarning naming the
+    part.  A warm start from the optimum stops at once.
 
     Quasi-Newton steps need a gradient: the loss and the regulariser must declare
     ``smooth``.  A non-smooth regulariser (:class:`~multilabel_core.regularizers.NuclearNorm`,
@@ -160,7 +161,7 @@ class LBFGSSolver(Solver):
                 "is learned; it needs an alternating solver"
             )
 
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple[Solution, Certificate]:
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
         start = time.perf_counter()
         primal = _LinearPrimal(problem)
@@ -205,4 +206,4 @@ class LBFGSSolver(Solver):
             converged=bool(converged),
             solver=type(self).__name__,
         )
-        return solution, certificate
+        return Fit(solution, certificate)
