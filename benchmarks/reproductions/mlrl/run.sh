@@ -10,7 +10,7 @@ N_JOBS="${N_JOBS:-1}"
 HERE=benchmarks/reproductions/mlrl
 MLCORE="${MLCORE:-mlcore}"
 
-for run in supervised supervised_lowgrid semi_supervised semi_supervised_lowgrid rcv1 rcv1_lowlam; do
+for run in supervised supervised_lowgrid semi_supervised semi_supervised_lowgrid rcv1 rcv1_lowlam mtrl; do
     echo "== $run"
     "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
         --n-jobs "$N_JOBS" --quiet
