@@ -44,13 +44,13 @@ def test_kkt_cases_hold_per_label(problem):
     K, omega, Y, C = problem
     eps = tolerance(K, omega, C)
     result = smo_solve(K, Y, omega, C, tol=eps)
-    gradient = mlrl_dual_gradient(K, omega, Y, result.alpha)
+    gradient = mlrl_dual_gradient(K, omega, Y, result.solution.dual)
     slack = eps + 1e-12 * (1.0 + np.abs(gradient).max())
     assert result.certificate.converged
     assert result.certificate.kkt_violation <= eps
-    assert_kkt(result.alpha, gradient, Y, C, tol=slack)
+    assert_kkt(result.solution.dual, gradient, Y, C, tol=slack)
     # With the reported bias, each variable against its own case (gamma = -b).
-    assert_kkt(result.alpha, gradient, Y, C, bias=result.intercept, tol=slack)
+    assert_kkt(result.solution.dual, gradient, Y, C, bias=result.solution.intercept, tol=slack)
 
 
 @given(dual_problems())
@@ -76,9 +76,9 @@ def test_equals_the_reference_qp(problem):
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = smo_solve(K, Y, omega, C, tol=tolerance(K, omega, C, relative=1e-11), max_iter=10**5)
     assume(result.certificate.converged)
-    objective = mlrl_dual_objective(K, omega, Y, result.alpha)
+    objective = mlrl_dual_objective(K, omega, Y, result.solution.dual)
     # h at the solution, from the certificate (D = -h) and recomputed, against the reference.
-    assert_matches_reference(result.alpha, objective, reference_alpha, reference_objective,
+    assert_matches_reference(result.solution.dual, objective, reference_alpha, reference_objective,
                              rtol_objective=1e-6, atol_objective=1e-9 * C.sum(), atol_alpha=None)
     assert -result.certificate.dual == pytest.approx(objective, rel=1e-9, abs=1e-9 * C.sum())
 
@@ -92,7 +92,7 @@ def test_dual_objective_never_increases(problem, shrinking):
     assert trace[0] == pytest.approx(mlrl_dual_objective(K, omega, Y, np.zeros_like(C)), abs=scale)
     assert np.all(np.diff(trace) <= scale)
     # The trace is kept by adding each step's decrease; it ends at the exact objective.
-    assert trace[-1] == pytest.approx(mlrl_dual_objective(K, omega, Y, result.alpha), rel=1e-8, abs=1e3 * scale)
+    assert trace[-1] == pytest.approx(mlrl_dual_objective(K, omega, Y, result.solution.dual), rel=1e-8, abs=1e3 * scale)
 
 
 @given(dual_problems(n_samples=st.integers(8, 40), n_labels=st.integers(1, 4)))
@@ -104,7 +104,7 @@ def test_shrinking_does_not_change_the_solution(problem):
     bound = 2.0 * eps * C.sum() + 1e-12 * (1.0 + abs(on.certificate.dual))
     assert abs(on.certificate.dual - off.certificate.dual) <= bound
     for result in (on, off):
-        assert_kkt(result.alpha, mlrl_dual_gradient(K, omega, Y, result.alpha), Y, C, tol=2 * eps)
+        assert_kkt(result.solution.dual, mlrl_dual_gradient(K, omega, Y, result.solution.dual), Y, C, tol=2 * eps)
 
 
 def test_shrinking_shrinks_and_reconstructs():
@@ -119,7 +119,7 @@ def test_shrinking_shrinks_and_reconstructs():
     assert statistics["shrunk"] > 0 and statistics["reconstructions"] >= 2
     assert off.certificate.statistics["shrunk"] == 0
     assert on.certificate.dual == pytest.approx(off.certificate.dual, rel=1e-6)
-    np.testing.assert_allclose(on.scores, off.scores, atol=1e-4)
+    np.testing.assert_allclose(on.solution.extras["scores"], off.solution.extras["scores"], atol=1e-4)
 
 
 @given(multilabel_problems(n_samples=st.integers(3, 25), sparse=None))
@@ -138,7 +138,7 @@ def test_cache_size_does_not_change_the_solution(problem):
     assert whole.certificate.statistics["kernel"] == "precomputed"
     # Exact: every column is computed by the same call, kernel(X, X[j:j+1]), whether cached or
     # recomputed after an eviction, so both solves take the same steps on identical numbers.
-    np.testing.assert_array_equal(small_cache.alpha, large_cache.alpha)
+    np.testing.assert_array_equal(small_cache.solution.dual, large_cache.solution.dual)
     assert small_cache.certificate.n_iter == large_cache.certificate.n_iter
     # The whole matrix rounds its entries differently: the same solution within eps.
     assert whole.certificate.dual == pytest.approx(small_cache.certificate.dual, rel=1e-7, abs=1e-7)
@@ -149,18 +149,18 @@ def test_warm_start_from_the_optimum_takes_no_step(problem):
     K, omega, Y, C = problem
     eps = tolerance(K, omega, C)
     first = smo_solve(K, Y, omega, C, tol=eps)
-    again = smo_solve(K, Y, omega, C, tol=eps, alpha0=first.alpha)
+    again = smo_solve(K, Y, omega, C, tol=eps, alpha0=first.solution.dual)
     assert again.certificate.converged
     assert again.certificate.n_iter == 0 and again.certificate.statistics["label_visits"] == 0
     # Exact: no step was taken, so alpha is the warm start with no arithmetic on it.
-    np.testing.assert_array_equal(again.alpha, first.alpha)
+    np.testing.assert_array_equal(again.solution.dual, first.solution.dual)
 
 
 def test_conforms_to_the_solver_kit():
     def solve(problem, *, random_state, warm_start=None):
         K, omega, Y, C = problem
         result = smo_solve(K, Y, omega, C, tol=1e-7, alpha0=warm_start)
-        return result.alpha, result.certificate
+        return result.solution.dual, result.certificate
 
     def conditioned(problem):
         # check_solver's tolerances are absolute: a ridge keeps the kernel well conditioned
@@ -188,7 +188,7 @@ def test_warm_start_after_an_omega_update(problem):
     eps = tolerance(K, omega, C)
     first = smo_solve(K, Y, omega, C, tol=eps)
     updated = 0.5 * (omega + np.eye(len(omega)) / len(omega))
-    warm = smo_solve(K, Y, updated, C, tol=eps, alpha0=first.alpha)
+    warm = smo_solve(K, Y, updated, C, tol=eps, alpha0=first.solution.dual)
     cold = smo_solve(K, Y, updated, C, tol=eps)
     assert warm.certificate.converged
     assert abs(warm.certificate.dual - cold.certificate.dual) <= 2.0 * eps * C.sum() + 1e-12 * abs(cold.certificate.dual)
@@ -210,7 +210,7 @@ def test_indefinite_kernel_and_omega_terminate_with_a_certificate(seed, n, n_lab
     assert all(np.isfinite([certificate.primal, certificate.dual, certificate.gap, certificate.time]))
     assert np.all(np.diff(certificate.statistics["dual_trace"]) <= 1e-9)
     # A local solution: the Appendix A conditions hold even though (10) is not convex.
-    assert_kkt(result.alpha, mlrl_dual_gradient(K, omega, Y, result.alpha), Y, 1.0, tol=1e-7)
+    assert_kkt(result.solution.dual, mlrl_dual_gradient(K, omega, Y, result.solution.dual), Y, 1.0, tol=1e-7)
 
 
 def test_max_iter_warns_and_reports_not_converged():
@@ -224,8 +224,8 @@ def test_max_iter_warns_and_reports_not_converged():
     assert result.certificate.n_iter == 5
     assert result.certificate.kkt_violation > 1e-6
     # The returned point is still feasible and its certificate exact.
-    assert np.all((result.alpha >= 0) & (result.alpha <= 10.0))
-    np.testing.assert_allclose((result.alpha * Y).sum(axis=0), 0.0, atol=1e-12)
+    assert np.all((result.solution.dual >= 0) & (result.solution.dual <= 10.0))
+    np.testing.assert_allclose((result.solution.dual * Y).sum(axis=0), 0.0, atol=1e-12)
     assert result.certificate.gap >= 0
 
 
@@ -248,7 +248,7 @@ def test_labels_with_one_class_and_zero_boxes():
     result = smo_solve(K, Y, np.eye(3), C, tol=1e-8)
     assert result.certificate.converged
     # One class: alpha = 0 and a bias that puts every example on the right side of the margin.
-    np.testing.assert_array_equal(result.alpha[:, 0], 0.0)
-    assert np.all(Y[:, 0] * result.scores[:, 0] >= 1.0 - 1e-12)
-    np.testing.assert_array_equal(result.alpha[:, 2], 0.0)
-    assert np.all(np.isfinite(result.intercept))
+    np.testing.assert_array_equal(result.solution.dual[:, 0], 0.0)
+    assert np.all(Y[:, 0] * result.solution.extras["scores"][:, 0] >= 1.0 - 1e-12)
+    np.testing.assert_array_equal(result.solution.dual[:, 2], 0.0)
+    assert np.all(np.isfinite(result.solution.intercept))

@@ -49,11 +49,11 @@ def assert_bsvm_matches_svc(K, Y, lam, tol):
     n, n_labels = Y.shape
     ours = smo_solve(K, Y, np.eye(n_labels) / lam, 1.0 / n, tol=tol)
     alpha_svc, h_svc, decisions = svc_per_label(K, Y, 1.0 / (n * lam), tol)
-    B = ours.alpha * Y
-    h = 0.5 * np.einsum("ji,jk,ki->i", B, K, B) / lam - ours.alpha.sum(axis=0)
+    B = ours.solution.dual * Y
+    h = 0.5 * np.einsum("ji,jk,ki->i", B, K, B) / lam - ours.solution.dual.sum(axis=0)
     assert relative(h, lam * h_svc) <= RTOL
     assert -ours.certificate.dual == pytest.approx(lam * h_svc.sum(), rel=RTOL)
-    assert relative(ours.scores, decisions) <= RTOL
+    assert relative(ours.solution.extras["scores"], decisions) <= RTOL
     return ours, alpha_svc
 
 
@@ -64,7 +64,7 @@ def test_bsvm_is_svc_label_by_label(problem, lam):
     K = RBFKernel(gamma=0.1)(X)
     ours, alpha_svc = assert_bsvm_matches_svc(K, Y, lam, tol=1e-9)
     if np.linalg.eigvalsh(K).min() > 1e-6:  # strictly convex: alpha is unique
-        np.testing.assert_allclose(ours.alpha, lam * alpha_svc, atol=RTOL / Y.shape[0])
+        np.testing.assert_allclose(ours.solution.dual, lam * alpha_svc, atol=RTOL / Y.shape[0])
 
 
 @pytest.mark.parametrize("lam", [0.01, 1.0])
@@ -85,9 +85,9 @@ def test_omega_identity_scaled_and_c_scaled_give_one_model():
     lam = 0.05
     paper = smo_solve(K, Y, np.eye(2) / lam, 1 / 50, tol=1e-10)
     svc_scale = smo_solve(K, Y, np.eye(2), 1 / (50 * lam), tol=1e-10)
-    np.testing.assert_allclose(paper.alpha, lam * svc_scale.alpha, atol=1e-9)
-    np.testing.assert_allclose(paper.dual_coef, svc_scale.dual_coef, atol=1e-8)
-    np.testing.assert_allclose(paper.scores, svc_scale.scores, atol=1e-8)
+    np.testing.assert_allclose(paper.solution.dual, lam * svc_scale.solution.dual, atol=1e-9)
+    np.testing.assert_allclose(paper.solution.dual_coef, svc_scale.solution.dual_coef, atol=1e-8)
+    np.testing.assert_allclose(paper.solution.extras["scores"], svc_scale.solution.extras["scores"], atol=1e-8)
     assert paper.certificate.dual == pytest.approx(lam * svc_scale.certificate.dual, rel=1e-9)
 
 
@@ -104,7 +104,7 @@ def problem_with(X, Y, **parts):
 @pytest.mark.parametrize(
     "parts, missing",
     [
-        (dict(loss=SquaredHinge()), "loss.dual_box"),
+        (dict(loss=SquaredHinge()), "SquaredHinge has dual_box = .* and dual_diagonal = 0.5"),
         (dict(regularizer=NuclearNorm()), "regularizer.label_gram"),
         (dict(relation=LearnedCovariance()), "fixed label relation"),
         (dict(fit_intercept=False), "fit_intercept=True"),
@@ -129,21 +129,22 @@ def test_solver_solves_the_problem_primal_with_label_gram_as_omega(problem, omeg
     X, Y01 = problem
     Y = 2.0 * Y01 - 1.0
     kernel = RBFKernel(gamma=0.2)
-    solution, certificate = SMOSolver(tol=1e-8).solve(
+    fit = SMOSolver(tol=1e-8).solve(
         problem_with(X, Y, regularizer=LabelCovariance(omega), kernel=kernel, C=0.7)
     )
+    solution, certificate = fit.solution, fit.certificate
     direct = smo_solve(KernelSource(kernel, X), Y, omega, 0.7, tol=1e-8)
-    np.testing.assert_allclose(solution.dual_coef, direct.dual_coef, atol=1e-12)
+    np.testing.assert_allclose(solution.dual_coef, direct.solution.dual_coef, atol=1e-12)
     assert solution.coef is None and certificate.solver == "SMOSolver"
     # Decision values on new rows: the kernel expansion, here on the training rows.
     np.testing.assert_allclose(kernel_expansion(kernel, X, X, solution.dual_coef, solution.intercept),
-                               direct.scores, atol=1e-8)
+                               direct.solution.extras["scores"], atol=1e-8)
     # A warm start from the Solution recovers alpha (up to round-off) and stops within one pass.
-    again, warm = SMOSolver(tol=1e-8).solve(
+    warm_fit = SMOSolver(tol=1e-8).solve(
         problem_with(X, Y, regularizer=LabelCovariance(omega), kernel=kernel, C=0.7), warm_start=solution
     )
-    assert warm.converged and warm.n_iter <= Y.shape[1]
-    np.testing.assert_allclose(again.dual_coef, solution.dual_coef, atol=1e-10)
+    assert warm_fit.converged and warm_fit.n_iter <= Y.shape[1]
+    np.testing.assert_allclose(warm_fit.solution.dual_coef, solution.dual_coef, atol=1e-10)
 
 
 def test_precomputed_kernel_problem_and_composed_estimator():
@@ -156,7 +157,7 @@ def test_precomputed_kernel_problem_and_composed_estimator():
         loss="hinge", regularizer=LabelCovariance(omega), kernel=PrecomputedKernel(), solver=SMOSolver(tol=1e-8), C=2.0
     ).fit(K, Y01)
     direct = smo_solve(K, 2.0 * Y01 - 1.0, omega, 2.0, tol=1e-8)
-    np.testing.assert_allclose(estimator.decision_function(K), direct.scores, atol=1e-8)
+    np.testing.assert_allclose(estimator.decision_function(K), direct.solution.extras["scores"], atol=1e-8)
     assert estimator.certificate_.converged and estimator.certificate_.gap >= 0
 
 
@@ -170,7 +171,7 @@ def test_warm_start_from_a_solution_checks_its_shape():
     Y = np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
     problem = problem_with(X, Y)
     zero = Solution(coef=None, intercept=np.zeros(2), dual_coef=np.zeros((4, 2)))
-    solution, _ = SMOSolver().solve(problem, warm_start=zero)
+    solution = SMOSolver().solve(problem, warm_start=zero).solution
     assert solution.dual_coef.shape == (4, 2)
     with pytest.raises(ValueError, match="shape"):
         SMOSolver().solve(problem, warm_start=Solution(coef=None, intercept=np.zeros(2), dual_coef=np.zeros((3, 2))))

@@ -23,24 +23,24 @@ def _hinge_in_bias(f, y, C, b):
 def test_bias_minimises_the_primal_for_the_returned_weights(problem, tol):
     K, omega, Y, C = problem
     result = smo_solve(K, Y, omega, C, tol=tol)
-    f = result.scores - Y - result.intercept
+    f = result.solution.extras["scores"] - Y - result.solution.intercept
     for i in range(Y.shape[1]):
         # The minimum of a convex piecewise-linear function of b is reached at a kink b = -f_j.
         kinks = -f[:, i]
         values = np.array([_hinge_in_bias(f[:, i], Y[:, i], C[:, i], b) for b in kinks])
         best = values.min()
         slack = 1e-9 * (1.0 + C[:, i].sum() * (1.0 + np.abs(f[:, i]).max()))
-        assert _hinge_in_bias(f[:, i], Y[:, i], C[:, i], result.intercept[i]) <= best + slack
+        assert _hinge_in_bias(f[:, i], Y[:, i], C[:, i], result.solution.intercept[i]) <= best + slack
         minimisers = kinks[values <= best + slack]
         both = (C[Y[:, i] > 0, i].sum() > 0) and (C[Y[:, i] < 0, i].sum() > 0)
         if both:  # bounded interval of minimisers: the bias is inside it
-            assert minimisers.min() - slack <= result.intercept[i] <= minimisers.max() + slack
+            assert minimisers.min() - slack <= result.solution.intercept[i] <= minimisers.max() + slack
 
 
 @given(kernel_dual_problems(tiny=1e-3, huge=1e3), st.floats(1e-3, 1e3), st.integers(0, 2**32 - 1))
 def test_feasible_moves_a_rescaled_start_into_the_box_and_onto_the_equalities(problem, ratio, seed):
     K, omega, Y, C = problem
-    alpha = smo_solve(K, Y, omega, C, tol=1e-3).alpha
+    alpha = smo_solve(K, Y, omega, C, tol=1e-3).solution.dual
     # Rescaled to another box, with the rounding of a rescaling through another unit (up to a few ulps).
     noise = 1.0 + 4.0 * np.finfo(np.float64).eps * np.random.default_rng(seed).uniform(-1, 1, alpha.shape)
     new_C = C * ratio

@@ -6,21 +6,23 @@ chain of fits over grid points drawn from the method's own ``param_grid`` must n
 and each warm fit must give the decisions of a cold fit of the same problem within what the
 two fits' certificates allow.
 
-The tolerance, for the kernel dual family (BSVM, MLRL, SSMLRL; W = phi(X)^T D with D the
-``dual_coef_``), in the SMO units of multilabel_core.solvers.smo: take the W-step problem
-of the cold fit, ``P(W, b) = 1/2 tr(W Omega^-1 W^T) + C sum hinge`` with the cold fit's
-Omega (I for BSVM) and C = 1/(n lambda).  It is 1-strongly convex in W (norm
-``tr(W Omega^-1 W^T)^(1/2)``), and the cold certificate's dual value d lower-bounds its
-optimum, so any (W, b) is within ``sqrt(2 (P(W, b) - d))`` of its minimiser W*.  A score
-w_j^T phi(x) moves by at most ``sqrt(k(x, x) Omega_jj)`` times that distance, and the bias
-(the midpoint of the minimisers of P over b, multilabel_core.solvers.smo._intercept) by at
-most the largest move of the training scores.  Hence, on the training rows, per label j::
+The tolerance, for the kernel dual family (BSVM, MLRL, SSMLRL, MTRL: the hinge loss solved by
+SMO, alone or in the alternating driver; W = phi(X)^T D with D the ``dual_coef_``), in the
+units of the core's Problem: take the model step of the cold fit,
+``P(W, b) = 1/2 tr(W M^-1 W^T) + C sum hinge`` with M the label coupling its regulariser gives
+at the cold fit's relation (``label_gram``: Omega for MLRL, I for BSVM, (I + mu Omega^-1)^-1 for
+MTRL) and C the Problem's cost.  It is 1-strongly convex in W (norm
+``tr(W M^-1 W^T)^(1/2)``), and the cold certificate's dual value d lower-bounds its optimum, so
+any (W, b) is within ``sqrt(2 (P(W, b) - d))`` of its minimiser W*.  A score w_j^T phi(x)
+moves by at most ``sqrt(k(x, x) M_jj)`` times that distance, and the bias (the midpoint of the
+minimisers of P over b, multilabel_core.solvers.smo._intercept) by at most the largest move of
+the training scores.  Hence, on the training rows, per label j::
 
-    |warm - cold| <= 2 sqrt(k_max Omega_jj) (sqrt(2 (P(warm) - d)) + sqrt(2 (P(cold) - d))).
+    |warm - cold| <= 2 sqrt(k_max M_jj) (sqrt(2 (P(warm) - d)) + sqrt(2 (P(cold) - d))).
 
-For MLRL the bound needs no assumption on the warm fit's Omega: if the warm fit stopped
-elsewhere, P(warm) - d is large and so is the bound; it is small when both fits reached the
-joint optimum.
+For the relation learners the bound needs no assumption on the warm fit's relation: if the
+warm fit stopped elsewhere, P(warm) - d is large and so is the bound; it is small when both
+fits reached the joint optimum.
 """
 
 import inspect
@@ -35,7 +37,7 @@ from hypothesis import strategies as st
 from multilabel_core.plugins import list_methods
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.testing.strategies import multilabel_problems
-from multilabel_core_plugins.mlrl.estimators import _KernelDualEstimator
+from multilabel_core.estimator import ComposedEstimator
 
 WARM_METHODS = sorted(
     spec.name for spec in list_methods() if "warm_start" in inspect.signature(spec.estimator).parameters
@@ -46,14 +48,22 @@ def _spec(name):
     return next(spec for spec in list_methods() if spec.name == name)
 
 
-def _kernel_dual_tolerance(warm, cold, Y, lam: float) -> np.ndarray:
+def _label_coupling(model) -> np.ndarray:
+    """M, the label_gram of the model's regulariser at its fitted relation."""
+    regularizer, L = model.parts_["regularizer"], model.dual_coef_.shape[1]
+    if model.parts_["relation"].learned:
+        regularizer = regularizer.with_relation(model.label_covariance_)
+    return regularizer.label_gram(L)
+
+
+def _kernel_dual_tolerance(warm, cold, Y) -> np.ndarray:
     """Per label, the certified bound on |warm - cold| decisions on the training rows (module docstring)."""
     X = cold.X_fit_
     K = cold.kernel_(X, X)
     n, L = cold.dual_coef_.shape
-    omega = getattr(cold, "label_covariance_", np.eye(L))
+    omega = _label_coupling(cold)
     certificate = cold.certificate_[-1] if isinstance(cold.certificate_, list) else cold.certificate_
-    C, signs = 1.0 / (n * lam), np.where(np.asarray(Y) > 0, 1.0, -1.0)
+    C, signs = cold._cost(n), np.where(np.asarray(Y) > 0, 1.0, -1.0)
 
     def primal(model) -> float:
         D, b = np.asarray(model.dual_coef_), np.asarray(model.intercept_)
@@ -82,9 +92,12 @@ def chains(draw, name):
 def test_every_method_with_warm_start_is_covered(name):
     spec = _spec(name)
     assert spec.param_grid, f"{name} has warm_start but no registered grid to walk"
-    assert issubclass(spec.estimator, _KernelDualEstimator), (
-        f"{name} has warm_start: give this test its certified tolerance (module docstring) before registering it"
+    kernel_dual = (
+        issubclass(spec.estimator, ComposedEstimator)
+        and spec.parts.get("loss") == "hinge"
+        and spec.parts.get("solver") in ("smo", "alternating")
     )
+    assert kernel_dual, f"{name} has warm_start: give this test its certified tolerance (module docstring) before registering it"
 
 
 @pytest.mark.parametrize("name", WARM_METHODS)
@@ -100,8 +113,7 @@ def test_warm_chain_never_raises_and_matches_cold_fits(name):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 warm.set_params(**point).fit(X, Y)
                 cold = spec.estimator(**kernel, **point).fit(X, Y)
-            lam = float(point.get("lam", point.get("lam1")))
-            bound = _kernel_dual_tolerance(warm, cold, Y, lam)
+            bound = _kernel_dual_tolerance(warm, cold, Y)
             difference = np.abs(warm.decision_function(X) - cold.decision_function(X)).max(axis=0)
             assert np.all(difference <= bound + 1e-9), (point, difference, bound)
 

@@ -295,8 +295,14 @@ def smo_solve(
     for name, flag in (("shrinking", shrinking), ("record_dual", record_dual)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"{name} must be a bool, got {flag!r}")
-    if not isinstance(K_or_source, KernelSource) and sp.issparse(K_or_source):
-        raise ValueError("K (a kernel matrix, or a KernelSource) is sparse, but a dense array is required")
+    if not isinstance(K_or_source, KernelSource):
+        if sp.issparse(K_or_source):
+            raise ValueError("K (a kernel matrix, or a KernelSource) is sparse, but a dense array is required")
+        if isinstance(K_or_source, Kernel):
+            raise ValueError(
+                f"K must be a kernel matrix or a KernelSource; wrap the {type(K_or_source).__name__} as "
+                "KernelSource(kernel.resolve(X), X)"
+            )
     # The kernel cache checks a matrix (square, finite, symmetric) in one tiled pass without the GIL.
     columns = _kernel_columns(K_or_source, cache_size_mb)
     n = columns.n_samples
