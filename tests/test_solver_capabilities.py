@@ -58,7 +58,7 @@ class ThirdPartyHinge(Loss):
 
 
 class NoDiagonalHinge(Loss):
-    """A hinge that only knows its dual box: enough for SMO's bias-constrained dual, not for CD's."""
+    """A hinge that only knows its dual box: no solver can tell that its dual has no quadratic term."""
 
     value, gradient, conjugate, dual_box = (
         ThirdPartyHinge.value, ThirdPartyHinge.gradient, ThirdPartyHinge.conjugate, ThirdPartyHinge.dual_box
@@ -205,3 +205,28 @@ def test_cd_default_label_covariance_is_frobenius_at_cost_c_over_l():
     frobenius = CDSolver(tol=TOL, max_iter=1000000).solve(problem(SquaredHinge(), C=1.0))
     np.testing.assert_allclose(fit.solution.coef, frobenius.solution.coef, atol=1e-12)
     np.testing.assert_allclose(fit.certificate.primal, 3 * frobenius.certificate.primal, rtol=1e-12)
+
+
+def test_smo_solves_a_third_party_hinge_as_the_hinge():
+    # SMO asks for dual_box (0, U) and dual_diagonal 0, not for Hinge: the third party's loss gives Hinge's fit.
+    from multilabel_core.kernels import RBFKernel
+    from multilabel_core.solvers import SMOSolver
+
+    kernel = RBFKernel(gamma=0.3)
+    ours = SMOSolver(tol=1e-8).solve(attrs.evolve(problem(ThirdPartyHinge(), LabelCovariance(), C=0.5), kernel=kernel))
+    stock = SMOSolver(tol=1e-8).solve(attrs.evolve(problem(Hinge(), LabelCovariance(), C=0.5), kernel=kernel))
+    np.testing.assert_array_equal(ours.solution.dual, stock.solution.dual)
+    np.testing.assert_array_equal(ours.solution.intercept, stock.solution.intercept)
+    assert ours.certificate.converged and ours.certificate.gap == stock.certificate.gap
+
+
+@pytest.mark.parametrize(
+    "loss, message",
+    [(NoDiagonalHinge(), "loss.dual_diagonal"), (SquaredHinge(), r"dual_box = \(0.0, inf\) and dual_diagonal = ")],
+)
+def test_smo_refuses_a_loss_without_the_hinge_dual(loss, message):
+    from multilabel_core.kernels import RBFKernel
+    from multilabel_core.solvers import SMOSolver
+
+    with pytest.raises(CapabilityError, match=message):
+        SMOSolver().check(attrs.evolve(problem(loss, LabelCovariance()), kernel=RBFKernel(gamma=0.3)))
