@@ -187,6 +187,24 @@ class PairwiseRankingHinge(Loss):
             G[rows] = weight[:, None] * (active.sum(axis=1) - active.sum(axis=2))
         return G
 
+    def pairs(self, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ranked pairs ``(pair_row, pair_k, pair_l)``: row i, relevant label k, irrelevant label l.
+
+        ``Y`` is (n, L) in {-1, +1} (this loss's targets) or {0, 1}; the pairs are ordered
+        by row, then k, then l, as :func:`~multilabel_core.solvers.ranking_pairs` gives
+        them (the order of the ranking solvers' dual variables, one per pair).
+        """
+        # Imported here: the solvers package imports this module.
+        from .solvers.ranking import ranking_pairs
+
+        Y = np.asarray(Y)
+        if Y.ndim != 2:
+            raise ValueError(f"Y must be a 2-D (n, L) matrix, got shape {Y.shape}")
+        values = np.unique(Y)
+        if not (np.isin(values, (-1, 1)).all() or np.isin(values, (0, 1)).all()):
+            raise ValueError(f"Y must hold {{-1, +1}} or {{0, 1}} labels, got the values {values[:5].tolist()}")
+        return ranking_pairs((Y > 0).astype(np.int8))
+
 
 def _pair_tensor_blocks(Y: np.ndarray):
     """Row blocks for :func:`_ranking_pairs`, whose (rows, L, L) temporaries take about 4 float64 tensors."""

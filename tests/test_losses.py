@@ -153,6 +153,22 @@ def test_ranking_loss_is_the_same_in_one_row_blocks(data):
     np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-12)
 
 
+@given(data=st.data())
+def test_ranking_pairs_are_every_relevant_irrelevant_pair_in_row_order(data):
+    # The ranking solvers' dual variables, one per pair, are in this order (Gu, Li & Han, eq. 7).
+    Y, _ = data.draw(targets_and_scores(PairwiseRankingHinge()))
+    expected = [(i, k, l) for i in range(Y.shape[0]) for k in np.flatnonzero(Y[i] > 0) for l in np.flatnonzero(Y[i] < 0)]
+    for given_Y in (Y, (Y > 0).astype(int)):  # signs, or the relevance as {0, 1}
+        pair_row, pair_k, pair_l = PairwiseRankingHinge().pairs(given_Y)
+        assert list(zip(pair_row.tolist(), pair_k.tolist(), pair_l.tolist())) == expected
+
+
+@pytest.mark.parametrize("Y", [np.array([[1, 0, -1]]), np.array([[2, 0]]), np.array([1, 0])])
+def test_ranking_pairs_refuse_other_targets(Y):
+    with pytest.raises(ValueError, match="Y must"):
+        PairwiseRankingHinge().pairs(Y)
+
+
 def test_epsilon_insensitive_ignores_rows_inside_the_tube():
     loss = EpsilonInsensitive(epsilon=1.0)
     Y = np.array([[0.0, 0.0], [0.0, 0.0]])
