@@ -120,7 +120,7 @@ def test_bundled_br_family_comes_through_the_entry_point_group():
 def test_stock_components_are_registered_by_the_core():
     expected = {
         "loss": {"hinge", "squared_hinge", "pairwise_ranking_hinge", "logistic", "epsilon_insensitive"},
-        "regularizer": {"frobenius", "label_covariance", "low_rank", "nuclear_norm"},
+        "regularizer": {"frobenius", "label_covariance", "frobenius_label_covariance", "low_rank", "nuclear_norm"},
         "relation": {"independent", "learned_covariance"},
         "kernel": {"linear", "rbf", "poly", "precomputed"},
         "solver": {"lbfgs", "cd", "smo", "alternating"},
