@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from .validation import check_scalar, check_symmetric, count, positive
+from .validation import check_scalar, check_symmetric, count, non_negative, positive
 from .base import Regularizer
 
 __all__ = ["SPECTRAL_TOL", "Frobenius", "FrobeniusLabelCovariance", "LabelCovariance", "LowRank", "NuclearNorm", "trace_norm"]
@@ -335,7 +335,7 @@ class FrobeniusLabelCovariance(Regularizer):
 
     smooth: ClassVar[bool] = True
 
-    mu: float = attrs.field(default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0))
+    mu: float = attrs.field(default=1.0, validator=non_negative)
     covariance: np.ndarray | None = attrs.field(
         default=None,
         converter=_covariance,

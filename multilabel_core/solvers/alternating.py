@@ -70,7 +70,6 @@ import attrs
 import numpy as np
 
 from ..base import CapabilityError, Fit, LabelRelation, Problem, Solution, Solver
-from ..certificate import Certificate
 from ..validation import count, positive
 from ._convergence import warn_not_converged
 from .smo import SMOSolver

@@ -40,7 +40,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_random_state, check_scalar, check_X
+from ..validation import check_random_state, check_scalar, check_X, count, positive
 from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
 from ..certificate import Certificate
 from ..losses import Hinge, SquaredHinge
@@ -437,14 +437,14 @@ class CDSolver(Solver):
     """
 
     tol: float = attrs.field(
-        default=1e-3, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False)
+        default=1e-3, validator=positive
     )
     max_iter: int = attrs.field(
-        default=10000, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=1)
+        default=10000, validator=count
     )
     shrinking: bool = attrs.field(default=True, validator=attrs.validators.instance_of((bool, np.bool_)))
     intercept_scaling: float = attrs.field(
-        default=1.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False)
+        default=1.0, validator=positive
     )
     random_state: int = attrs.field(
         default=0, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=0)

@@ -46,11 +46,10 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 
 from .._blocks import row_blocks
-from ..validation import check_scalar, check_signs, check_symmetric, check_X
+from ..validation import check_scalar, check_signs, check_symmetric, check_X, flag, optional_count, positive
 from ..base import CapabilityError, Fit, Kernel, Problem, Solution, Solver
 from ..certificate import Certificate
 from ._convergence import warn_not_converged
@@ -251,7 +250,7 @@ def smo_solve(
     shrinking: bool = True,
     cache_size_mb: float = 200.0,
     record_dual: bool = False,
-) -> SMOResult:
+) -> Fit:
     """Solve the dual (10) of (P) by SMO (module docstring; algorithm in ``_smo.pyx``).
 
     Parameters
@@ -292,9 +291,9 @@ def smo_solve(
     start = time.perf_counter()
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
     check_scalar(cache_size_mb, "cache_size_mb", low=0.0, low_inclusive=False)
-    for name, flag in (("shrinking", shrinking), ("record_dual", record_dual)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{name} must be a bool, got {flag!r}")
+    for name, switch in (("shrinking", shrinking), ("record_dual", record_dual)):
+        if not isinstance(switch, (bool, np.bool_)):
+            raise ValueError(f"{name} must be a bool, got {switch!r}")
     if not isinstance(K_or_source, KernelSource):
         if sp.issparse(K_or_source):
             raise ValueError("K (a kernel matrix, or a KernelSource) is sparse, but a dense array is required")
@@ -430,13 +429,13 @@ class SMOSolver(Solver):
         Kernel memory: K is precomputed when it fits, else columns are LRU-cached.
     """
 
-    tol: float = attrs.field(default=1e-3, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+    tol: float = attrs.field(default=1e-3, validator=positive)
     max_iter: int | None = attrs.field(
-        default=None, validator=lambda _, a, v: v is None or check_scalar(v, a.name, kind=numbers.Integral, low=1)
+        default=None, validator=optional_count
     )
-    shrinking: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    shrinking: bool = attrs.field(default=True, validator=flag)
     cache_size_mb: float = attrs.field(
-        default=200.0, validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False)
+        default=200.0, validator=positive
     )
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {

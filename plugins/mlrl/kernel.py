@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from multilabel_core.validation import check_scalar, check_X
+from multilabel_core.validation import check_X, positive
 from multilabel_core.base import Kernel
 
 __all__ = ["DataDependentKernel", "stack_rows"]
@@ -66,7 +66,7 @@ class DataDependentKernel(Kernel):
 
     base: Kernel = attrs.field(validator=_base_kernel)
     X_unlabeled: Any = attrs.field(converter=lambda X: check_X(X, name="X_unlabeled"))
-    ratio: float = attrs.field(validator=lambda _, a, v: check_scalar(v, a.name, low=0.0, low_inclusive=False))
+    ratio: float = attrs.field(validator=positive)
     _factor: tuple = attrs.field(init=False, repr=False)
 
     linear: ClassVar[bool] = False
