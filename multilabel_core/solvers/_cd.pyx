@@ -16,6 +16,8 @@ which vanishes for every i exactly at a minimiser.  :func:`run_cd` is the engine
 
 import numpy as np
 
+from multilabel_core.validation import SYMMETRY_RTOL
+
 cimport cython
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isfinite
@@ -561,7 +563,8 @@ cdef class LinearSVMDual(_SVMDual):
 
 
 #: Relative asymmetry of a kernel matrix still accepted as round-off.
-cdef double SYMMETRY_TOL = 1e-10
+# The core's one symmetry rule (multilabel_core.validation.SYMMETRY_RTOL).
+cdef double SYMMETRY_TOL = SYMMETRY_RTOL
 
 
 cdef void _check_gram(const double[:, ::1] K) except *:

@@ -28,6 +28,8 @@ here, is.
 
 import numpy as np
 
+from multilabel_core.validation import SYMMETRY_RTOL
+
 from libc.math cimport isfinite
 from scipy.linalg.cython_blas cimport daxpy, ddot
 
@@ -182,7 +184,7 @@ def _check_structure(Rows rows, pair_row, pair_k, pair_l, box, R_inv, alpha, U, 
     inverse, bounds, start = np.asarray(R_inv), np.asarray(box), np.asarray(alpha)
     if not np.all(np.isfinite(inverse)):
         raise ValueError("R_inv contains NaN or infinity")
-    if np.abs(inverse - inverse.T).max() > 1e-10 * max(1.0, np.abs(inverse).max()):
+    if np.abs(inverse - inverse.T).max() > SYMMETRY_RTOL * np.abs(inverse).max():
         raise ValueError("R_inv must be symmetric")
     S = np.diagonal(inverse)[k] + np.diagonal(inverse)[l] - 2.0 * inverse[k, l]
     if not np.all(S > 0.0):

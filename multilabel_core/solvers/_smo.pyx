@@ -62,6 +62,8 @@ Gradient updates and recomputations of f are axpy loops over kernel columns (see
 
 import numpy as np
 
+from multilabel_core.validation import SYMMETRY_RTOL
+
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY
 
@@ -494,7 +496,7 @@ def _check_inputs(KernelColumns kernel, y, omega, C, alpha, double tol, Py_ssize
         raise ValueError("y must hold signs -1 or +1 only")
     if not (np.all(np.isfinite(W)) and np.all(np.isfinite(box)) and np.all(np.isfinite(a))):
         raise ValueError("omega, C and alpha must be finite")
-    if np.abs(W - W.T).max() > EQUALITY_RTOL * max(1.0, np.abs(W).max()):
+    if np.abs(W - W.T).max() > SYMMETRY_RTOL * np.abs(W).max():
         raise ValueError("omega must be symmetric")
     if np.any(box < 0.0):
         raise ValueError("C must be >= 0")

@@ -36,7 +36,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_flag, check_random_state, check_scalar, check_X, check_Y
+from ..validation import check_flag, check_random_state, check_scalar, check_symmetric, check_X, check_Y
 from ..base import Fit, Solution
 from ..certificate import Certificate
 from ._augmented import adjoint, product
@@ -252,11 +252,7 @@ def _check_square(matrix, name: str) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    if np.abs(matrix - matrix.T).max() > 1e-10 * max(1.0, np.abs(matrix).max()):
-        raise ValueError(f"{name} must be symmetric")
-    return (matrix + matrix.T) / 2.0
+    return check_symmetric(matrix, name)
 
 
 def _check_coupling(R_inv, n_labels: int) -> np.ndarray:
