@@ -1,9 +1,10 @@
 """The label-ranking family: LaRank SVM, CLaRank SVM, MLFS and CMLFS (Gu, Li & Han, CIKM 2011).
 
 Registered through the ``multilabel_core.plugins`` entry point ``ranking``: the methods
-``larank``, ``clarank``, ``mlfs``, ``cmlfs``, and the components they compose -- the
-regulariser ``frobenius_label_covariance`` and the solvers ``ranking_cd`` (Algorithm 1),
-``ranking_alternating`` (CLaRank's alternation) and ``cutting_plane`` (Algorithm 2).
+``larank``, ``clarank``, ``mlfs``, ``cmlfs``, and the solvers they compose --
+``ranking_cd`` (Algorithm 1), ``ranking_alternating`` (CLaRank's alternation: the core's
+AlternatingSolver over Algorithm 1) and ``cutting_plane`` (Algorithm 2).  Their regulariser
+``frobenius_label_covariance`` is the core's (re-exported here).
 docs/methods/ranking.md describes the formulation, the algorithms and the grids.
 """
 
@@ -12,12 +13,12 @@ from __future__ import annotations
 import multilabel_core
 from multilabel_core.registry import ComponentSpec, MethodSpec
 
-from ._problem import RankingRun
-from .alternation import RankingAlternatingSolver
-from .cd_solver import RankingCDSolver
+from multilabel_core.regularizers import FrobeniusLabelCovariance
+
+from .cd_solver import RankingCDSolver, ranking_alternating
 from .cutting_plane import CuttingPlaneSolver
 from .estimators import CMLFS, MLFS, PARTS, CLaRankSVM, LaRankSVM
-from .regularizer import FrobeniusLabelCovariance
+from .kernel import SubsetKernel
 from .simplex import project_simplex
 
 __all__ = [
@@ -30,10 +31,10 @@ __all__ = [
     "CuttingPlaneSolver",
     "FrobeniusLabelCovariance",
     "LaRankSVM",
-    "RankingAlternatingSolver",
     "RankingCDSolver",
-    "RankingRun",
+    "SubsetKernel",
     "project_simplex",
+    "ranking_alternating",
     "register_components",
     "register_methods",
 ]
@@ -87,9 +88,8 @@ def register_methods(register):
 @multilabel_core.hookimpl
 def register_components(register):
     components = {
-        ("regularizer", "frobenius_label_covariance"): FrobeniusLabelCovariance,
         ("solver", "ranking_cd"): RankingCDSolver,
-        ("solver", "ranking_alternating"): RankingAlternatingSolver,
+        ("solver", "ranking_alternating"): ranking_alternating,
         ("solver", "cutting_plane"): CuttingPlaneSolver,
     }
     for (kind, name), factory in components.items():

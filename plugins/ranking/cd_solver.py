@@ -1,4 +1,4 @@
-"""Algorithm 1 as a solver component: the label-ranking dual (7) for a fixed coupling R.
+"""Algorithm 1 as the family's model step: the label-ranking dual (7) for a fixed coupling R.
 
 Gu, Li & Han (CIKM 2011).  For fixed D (through R^-1 = D (D + mu I)^-1, the regulariser's
 ``label_gram``) and fixed feature weights s, the dual (7) is solved by dual coordinate
@@ -8,11 +8,23 @@ descent over the alpha_ikl (Algorithm 1 with eq. 23's gradient; the engine is
 Precision.  ``ranking_cd`` stops on LIBLINEAR's rule -- every projected gradient (eq. 25)
 within [-eps, eps] -- whose meaning in objective terms depends on C and the data
 (scene, C = 100: eps = 0.1 leaves a relative duality gap of 7e-2, eps = 0.01 one of 5e-3).
-The solvers of this family are asked for a relative duality gap instead: an alpha-step
-runs ranking_cd at eps = 0.1 (LIBLINEAR's default) and, while the certificate's relative
-gap ``gap / max(1, |primal|)`` exceeds ``tol``, again at eps / 10 warm-started from the
-alpha it reached.  The next alpha-step of an alternating run starts at the eps the
-previous one ended with.
+This solver is asked for a relative duality gap instead: an alpha-step runs ranking_cd at
+eps = 0.1 (LIBLINEAR's default) and, while the certificate's relative gap
+``gap / max(1, |primal|)`` exceeds ``tol``, again at eps / 10 warm-started from the alpha
+it reached.  A warm start carrying ``extras["eps"]`` (the eps a previous step reached)
+starts there.
+
+Feature subsets.  A problem whose kernel is a :class:`~.kernel.SubsetKernel` (Algorithm
+2's working set P, T subsets) is solved at the feature weights ``s = P^T lambda``.  With
+T > 1 the solver also learns lambda (it ``learns_state``, so the core's
+:class:`~multilabel_core.solvers.AlternatingSolver` alternates): after the alpha-step it
+takes the lambda-step of eq. 31 (:func:`~.subsets.lambda_step`), and the next model step,
+warm-started from this one's solution, solves at the new lambda.  The relation step that
+follows (Theorem 3.4) sees the features re-weighted by the new lambda: the solution's
+``weight_factor`` is F with ``F^T F = sum_j (w^j)^T w^j / s'_j + b^T b``, s' the weights
+after the lambda-step (the paper orders the steps alpha, D, lambda; lambda before D lets the
+lambda-step use this alpha-step's R^-1, and every block step decreases the objective in
+either order).
 """
 
 from __future__ import annotations
@@ -23,47 +35,42 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
+import scipy.sparse as sp
 
-from multilabel_core.validation import check_random_state, check_scalar
-from multilabel_core.base import CapabilityError, Problem, Solution, Solver
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
-from multilabel_core.solvers import RankingCDResult, ranking_cd
-from multilabel_core.solvers._convergence import warn_not_converged
+from multilabel_core.solvers import AlternatingSolver, ranking_cd
 from multilabel_core.solvers.ranking import ENGINE_COUNTS
+from multilabel_core.validation import check_random_state, check_scalar, count, flag, positive, warn_not_converged
 
-from ._problem import RankingRun, RankingTask, check_ranking_problem
+from .kernel import SubsetKernel
+from .subsets import bias_score, feature_scores, lambda_step
 
-__all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver"]
+__all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "ranking_alternating"]
 
-#: LIBLINEAR's default eps, where every alpha-step of a fit starts.
+#: LIBLINEAR's default eps, where an alpha-step without a warm-start eps starts.
 FIRST_EPS = 0.1
 #: The tightest eps an alpha-step tries: below it the gap is round-off, not progress.
 SMALLEST_EPS = 1e-9
 
 
-def _positive(_, attribute, value) -> None:
-    check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
-
-
-def _count(_, attribute, value) -> None:
-    check_scalar(value, attribute.name, kind=numbers.Integral, low=1)
-
-
-def _seed(_, attribute, value) -> None:
+def _seed(instance, attribute, value) -> None:
     if value is not None:
         check_scalar(value, attribute.name, kind=numbers.Integral, low=0)
 
 
 @attrs.frozen
 class RankingCDSolver(Solver):
-    """LaRank SVM's solver: Algorithm 1 (dual CD over the ranking pairs) to a relative duality gap.
+    """LaRank SVM's solver and the family's model step: Algorithm 1 to a relative duality gap.
 
-    Solves a :class:`~multilabel_core.base.Problem` with the
-    :class:`~multilabel_core.losses.PairwiseRankingHinge` loss, a linear kernel, a fixed
-    relation and a regulariser of the form ``1/2 tr(W M^-1 W^T)`` (``label_gram``: M is
-    R^-1; ``Frobenius`` gives LaRank SVM, eq. 1).  The bias (``fit_intercept``) is the
-    weight of a constant feature, as in eq. 1.  The other ranking solvers of the family
-    call :meth:`solve_alpha` for their alpha-steps.
+    Solves a :class:`~multilabel_core.base.Problem` whose loss enumerates its ranked pairs
+    (``pairs``: :class:`~multilabel_core.losses.PairwiseRankingHinge`), whose regulariser
+    has the form ``1/2 tr(W M^-1 W^T)`` (``label_gram``: M is R^-1; ``Frobenius`` gives
+    LaRank SVM, eq. 1; ``FrobeniusLabelCovariance`` with D held fixed, R = I + mu D^-1),
+    whose kernel is linear (a :class:`~.kernel.SubsetKernel` re-weights the features) and
+    whose relation is fixed.  The bias (``fit_intercept``) is the weight of a constant
+    feature, as in eq. 1.  A learned relation is the core's alternating driver's business:
+    ``AlternatingSolver(inner=RankingCDSolver())`` is CLaRank SVM (:func:`ranking_alternating`).
 
     Parameters
     ----------
@@ -73,106 +80,158 @@ class RankingCDSolver(Solver):
         Most epochs of one ranking_cd call (ConvergenceWarning beyond).
     shrinking : bool, default True
     random_state : int or None, default 0
-        Seed of the coordinate permutations (fixed by default: fits are reproducible).
+        Seed of the coordinate permutations, drawn afresh at every solve (fixed by
+        default: fits are reproducible, and every model step of an alternation starts
+        the same stream).
 
-    The solution's ``dual`` is alpha, one entry per pair in the order of
-    :func:`~multilabel_core.solvers.ranking_pairs`; a ``warm_start`` carrying it (for the
-    same Y, e.g. the previous point of a C path) starts Algorithm 1 there.
+    ``solve`` returns a :class:`~multilabel_core.base.Fit`; its solution has ``coef`` W
+    (d, c) on the raw features, ``intercept`` b, ``dual`` alpha (one entry per pair, in
+    the order of the loss's ``pairs``) and ``extras``: ``"beta"`` (eq. 8), ``"pairs"``,
+    ``"eps"`` (the eps reached), ``"feature_weights"`` s and, with a SubsetKernel,
+    ``"subset_weights"`` lambda (the ones solved with) and, for T > 1,
+    ``"next_subset_weights"`` (after the lambda-step); ``"weight_factor"`` F (module
+    docstring); ``"regularizer_value"`` ``1/2 tr(H R^-1)`` with H = V^T diag(s) V +
+    (1^T beta)^T (1^T beta) (bias part with ``fit_intercept``), V = X^T beta, the matrix
+    of the dual (7)'s quadratic term, which is ``"dual_gram"`` when T <= 1 (with lambda
+    learned the joint bound of a fixed-s problem does not bound the relaxed problem).
+    A ``warm_start`` (for the same Y) starts from its ``dual`` alpha, its ``extras["eps"]``
+    and its subset weights (``"next_subset_weights"``, else ``"subset_weights"``; the
+    kernel's own weights when absent or of another length).
     """
 
-    tol: float = attrs.field(default=1e-3, validator=_positive)
-    max_iter: int = attrs.field(default=10000, validator=_count)
-    shrinking: bool = attrs.field(default=True, validator=attrs.validators.instance_of((bool, np.bool_)))
+    tol: float = attrs.field(default=1e-3, validator=positive)
+    max_iter: int = attrs.field(default=10000, validator=count)
+    shrinking: bool = attrs.field(default=True, validator=flag)
     random_state: int | None = attrs.field(default=0, validator=_seed)
 
-    requires: ClassVar[dict[str, tuple[str, ...]]] = {"regularizer": ("label_gram",)}
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {
+        "loss": ("pairs",),
+        "regularizer": ("label_gram",),
+        "kernel": ("linear",),
+    }
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
-        check_ranking_problem(self, problem)
         if problem.relation.learned:
             raise CapabilityError(
-                f"{type(self).__name__} solves for a fixed label coupling; {type(problem.relation).__name__} is learned "
-                "(use RankingAlternatingSolver or CuttingPlaneSolver)"
+                f"{type(self).__name__} solves for a fixed label coupling; {type(problem.relation).__name__} is "
+                "learned (use AlternatingSolver(inner=RankingCDSolver()), the 'ranking_alternating' solver, or "
+                "CuttingPlaneSolver)"
             )
 
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple:
-        run = self.run(problem, warm_start)
-        return run.solution, run.certificate
+    def learns_state(self, problem: Problem) -> bool:
+        """True when the problem's working set has several subsets: the solver learns their weights."""
+        return isinstance(problem.kernel, SubsetKernel) and problem.kernel.n_subsets > 1
 
-    def run(self, problem: Problem, warm_start: Solution | None = None) -> RankingRun:
-        """One alpha-step with R^-1 = ``regularizer.label_gram(c)`` and every feature weight 1.
-
-        It starts from ``warm_start.dual`` when given, else from alpha = 0.
-        """
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
         start = time.perf_counter()
-        task = RankingTask.from_problem(problem)
-        R_inv = problem.regularizer.label_gram(task.n_labels)
+        # CSR once: ranking_cd would convert a CSC X at every call of the eps chain.
+        X = problem.X.tocsr() if sp.issparse(problem.X) else problem.X
+        Y = (np.asarray(problem.Y) > 0).astype(np.int8)
+        extras = {} if warm_start is None else dict(warm_start.extras)
+        subsets, lam = _subset_weights(problem.kernel, extras)
+        s = None if subsets is None else lam @ subsets
+        eps = float(extras.get("eps", FIRST_EPS))
         alpha0 = None if warm_start is None else warm_start.dual
-        step, _ = self.solve_alpha(task, R_inv, None, alpha0, check_random_state(self.random_state), FIRST_EPS)
-        return RankingRun(
-            step=step,
-            covariance=None,
-            certificates=[step.certificate],
-            objectives=[step.certificate.primal],
-            n_iter=step.certificate.n_iter,
-            converged=step.certificate.converged,
-            time=time.perf_counter() - start,
-            solver=type(self).__name__,
-        )
+        R_inv = problem.regularizer.label_gram(problem.n_labels)
+        if problem.n_labels == 1:
+            fit, eps = _single_label_fit(X, eps), eps
+        else:
+            fit, eps = self._alpha_step(X, Y, problem, R_inv, s, alpha0, eps)
+        solution = fit.solution
+        beta = solution.extras["beta"]
+        V = np.asarray(X.T @ beta)
+        weights = np.ones(X.shape[1]) if s is None else s
+        out = dict(solution.extras) | {"eps": eps, "feature_weights": weights}
+        next_weights = weights
+        if subsets is not None:
+            out["subset_weights"] = lam
+            if subsets.shape[0] > 1:
+                out["next_subset_weights"] = lambda_step(subsets, lam, weights**2 * feature_scores(V, R_inv))
+                next_weights = out["next_subset_weights"] @ subsets
+        H = V.T @ (V * weights[:, None])
+        if problem.fit_intercept:
+            bias_row = beta.sum(axis=0)
+            H += np.outer(bias_row, bias_row)
+        H = (H + H.T) / 2.0
+        out["regularizer_value"] = 0.5 * float(np.vdot(H, R_inv))
+        if subsets is None or subsets.shape[0] == 1:
+            out["dual_gram"] = H
+        out["weight_factor"] = _weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept)
+        certificate = attrs.evolve(fit.certificate, time=time.perf_counter() - start)
+        return Fit(attrs.evolve(solution, extras=out), certificate)
 
-    def solve_alpha(
-        self, task: RankingTask, R_inv, feature_weights, alpha0, rng, eps: float
-    ) -> tuple[RankingCDResult, float]:
+    def _alpha_step(self, X, Y, problem: Problem, R_inv, feature_weights, alpha0, eps: float) -> tuple[Fit, float]:
         """Algorithm 1 at eps, eps / 10, ... (warm-started) until the relative gap is at most ``tol``.
 
-        Returns the result, whose certificate counts the epochs, the engine's counts
-        (updates, visits, ...) and the time of all the calls (``statistics["eps"]`` the
-        last eps), and that eps, where the caller's next alpha-step should start.
+        Returns the last call's Fit, whose certificate counts the epochs and the engine's
+        counts (updates, visits, ...) of all the calls (``statistics["eps"]`` the last eps),
+        and that eps.
         """
-        start = time.perf_counter()
-        if task.n_labels == 1:
-            return _single_label_solution(task, eps, time.perf_counter() - start), eps
+        rng = check_random_state(self.random_state)
         epochs, counts = 0, dict.fromkeys(ENGINE_COUNTS, 0)
         while True:
-            result = ranking_cd(
-                task.X,
-                task.Y,
-                task.C,
+            fit = ranking_cd(
+                X,
+                Y,
+                float(problem.C),
                 R_inv,
                 feature_weights,
-                fit_intercept=task.fit_intercept,
+                fit_intercept=bool(problem.fit_intercept),
                 tol=eps,
                 max_iter=self.max_iter,
                 shrinking=bool(self.shrinking),
                 random_state=rng,
                 alpha0=alpha0,
             )
-            epochs += result.certificate.n_iter
-            counts = {key: total + result.certificate.statistics[key] for key, total in counts.items()}
-            reached = result.certificate.relative_gap <= self.tol
-            if reached or not result.certificate.converged or eps / 10.0 < SMALLEST_EPS:
+            epochs += fit.certificate.n_iter
+            counts = {key: total + fit.certificate.statistics[key] for key, total in counts.items()}
+            reached = fit.certificate.relative_gap <= self.tol
+            if reached or not fit.certificate.converged or eps / 10.0 < SMALLEST_EPS:
                 break
-            eps, alpha0 = eps / 10.0, result.alpha
-        if result.certificate.converged and not reached:
+            eps, alpha0 = eps / 10.0, fit.solution.dual
+        if fit.certificate.converged and not reached:
             # ranking_cd warns for its own max_iter; this is the other way to stop short.
             warn_not_converged(
                 type(self).__name__,
-                f"relative duality gap {result.certificate.relative_gap:.3g} > tol={self.tol:g} at the smallest "
+                f"relative duality gap {fit.certificate.relative_gap:.3g} > tol={self.tol:g} at the smallest "
                 f"eps={eps:g} (below it the gap is round-off)",
             )
         certificate = attrs.evolve(
-            result.certificate,
+            fit.certificate,
             n_iter=epochs,
-            time=time.perf_counter() - start,
-            converged=bool(result.certificate.converged and reached),
-            statistics=result.certificate.statistics | counts | {"eps": eps},
+            converged=bool(fit.certificate.converged and reached),
+            statistics=fit.certificate.statistics | counts | {"eps": eps},
         )
-        return attrs.evolve(result, certificate=certificate), eps
+        return Fit(fit.solution, certificate), eps
 
 
-def _single_label_solution(task: RankingTask, eps: float, elapsed: float) -> RankingCDResult:
+def _subset_weights(kernel, extras) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The working set P and the lambda to solve at (class docstring), or (None, None) for every feature."""
+    if not isinstance(kernel, SubsetKernel):
+        return None, None
+    for key in ("next_subset_weights", "subset_weights"):
+        weights = extras.get(key)
+        if weights is not None and np.shape(weights) == (kernel.n_subsets,):
+            return kernel.subsets, np.asarray(weights, dtype=np.float64)
+    return kernel.subsets, np.asarray(kernel.weights)
+
+
+def _weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:
+    """F with ``F^T F = sum_j (w^j)^T w^j / s_j + b^T b`` (rows with s_j = 0 dropped; b with the bias).
+
+    W^T W of the features re-weighted by s: Theorem 3.4's C, whose square root the D-step
+    normalises.
+    """
+    support = weights > 0.0
+    rows = [W[support] / np.sqrt(weights[support])[:, None]]
+    if fit_intercept:
+        rows.append(np.asarray(intercept)[None, :])
+    return np.vstack(rows)
+
+
+def _single_label_fit(X, eps: float) -> Fit:
     """The solution when Y has one label column: no pair (k, l) exists, so the dual (7) has no variable.
 
     Problem (1) is then its regulariser alone, minimised by W = 0, b = 0 with primal and
@@ -180,7 +239,7 @@ def _single_label_solution(task: RankingTask, eps: float, elapsed: float) -> Ran
     label set is empty or full; it refuses c = 1, which a one-column Y (a binary task
     given to a ranking method) still is.  One epoch: the pass that finds nothing to update.
     """
-    n, d = task.X.shape
+    n, d = X.shape
     no_pairs = np.zeros(0, dtype=np.intp)
     certificate = Certificate(
         primal=0.0,
@@ -188,19 +247,39 @@ def _single_label_solution(task: RankingTask, eps: float, elapsed: float) -> Ran
         gap=0.0,
         kkt_violation=0.0,
         n_iter=1,
-        time=elapsed,
+        time=0.0,
         converged=True,
         solver="ranking_cd",
         statistics={"n_pairs": 0, "rows_without_pairs": n, "eps": eps},
     )
-    return RankingCDResult(
-        W=np.zeros((d, 1)),
+    solution = Solution(
+        coef=np.zeros((d, 1)),
         intercept=np.zeros(1),
-        pair_row=no_pairs,
-        pair_k=no_pairs,
-        pair_l=no_pairs,
-        alpha=np.zeros(0),
-        beta=np.zeros((n, 1)),
-        weight_gram=np.zeros((1, 1)),
-        certificate=certificate,
+        dual=np.zeros(0),
+        extras={"pairs": (no_pairs, no_pairs, no_pairs), "beta": np.zeros((n, 1)), "weight_gram": np.zeros((1, 1))},
     )
+    return Fit(solution, certificate)
+
+
+def ranking_alternating(tol: float = 1e-3, max_iter: int = 100, cd: RankingCDSolver | None = None, **cd_settings):
+    """CLaRank SVM's solver: the core's AlternatingSolver over RankingCDSolver model steps and Theorem 3.4's D-step.
+
+    ``AlternatingSolver(inner=cd, tol=tol, max_iter=max_iter)``: model steps by Algorithm 1
+    at R = I + mu D^-1 (warm-started from the previous alpha and eps), relation steps
+    ``D = relation.update(W^T W)``, stopping when the primal (6) changes by at most ``tol``
+    relatively (the defaults are the family's: 1e-3, 100 alpha-steps).  ``cd`` is the model
+    steps' solver, or its settings are given as keywords (``cd_tol``, ``cd_max_iter``,
+    ``shrinking``, ``random_state``); not both.
+    """
+    if cd is not None and cd_settings:
+        raise ValueError(f"give cd or its settings {sorted(cd_settings)}, not both")
+    if cd is None:
+        renamed = {"cd_tol": "tol", "cd_max_iter": "max_iter"}
+        unknown = set(cd_settings) - set(renamed) - {"shrinking", "random_state"}
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}: ranking_alternating takes tol, max_iter, cd, "
+                             "cd_tol, cd_max_iter, shrinking, random_state")
+        cd = RankingCDSolver(**{renamed.get(name, name): value for name, value in cd_settings.items()})
+    if not isinstance(cd, RankingCDSolver):
+        raise ValueError(f"cd must be a RankingCDSolver, got {cd!r}")
+    return AlternatingSolver(inner=cd, tol=tol, max_iter=max_iter)

@@ -5,9 +5,13 @@ binary subsets p (p^T 1 = m) is relaxed to the convex hull of the subsets (eq. 1
 weights lambda on the simplex over a working set Omega_t = {p_1, ..., p_t}, whose kernel
 is the feature re-weighting s = sum_t lambda_t p_t.  Each iteration t
 
-1. solves the inner problem over (alpha, D, lambda) restricted to Omega_t by the
-   alternating minimisation of :mod:`.alternation`, lambda restarted at 1/t (the paper's
-   "Initialize lambda = 1/t 1"), alpha and D warm-started from iteration t - 1;
+1. solves the inner problem over (alpha, D, lambda) restricted to Omega_t by the core's
+   alternating driver, :class:`~multilabel_core.solvers.AlternatingSolver`, on the problem
+   whose kernel is the working set (:class:`~.kernel.SubsetKernel`): its model steps are
+   :class:`~.cd_solver.RankingCDSolver`'s alpha-step followed by the lambda-step of eq. 31,
+   its relation steps Theorem 3.4's D; lambda restarted at 1/t (the paper's "Initialize
+   lambda = 1/t 1"), alpha, D and the eps of the alpha-steps warm-started from iteration
+   t - 1;
 2. finds the most violated subset (eq. 32): with V = X^T beta (eq. 8) and R^-1 of the
    current D, the dual (7) at a binary p is
    ``f(alpha, D, p) = sum alpha - 1/2 (sum_j p_j q_j + q_bias)``, ``q_j = (V R^-1 V^T)_jj``,
@@ -59,33 +63,25 @@ of the final working set.
 
 from __future__ import annotations
 
-import numbers
 import time
+from typing import ClassVar
 
 import attrs
 import numpy as np
+import scipy.sparse as sp
 
-from multilabel_core.validation import check_random_state, check_scalar
-from multilabel_core.base import Problem, Solution
-from multilabel_core.solvers import ranking_pairs
-from multilabel_core.solvers._convergence import warn_not_converged
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.solvers import AlternatingSolver
+from multilabel_core.validation import count, positive, warn_not_converged
 
-from ._problem import RankingRun, RankingTask
-from .alternation import CoupledRankingSolver, Coupling, InnerState, alternate, violation_scores
-from .cd_solver import RankingCDSolver
+from .cd_solver import FIRST_EPS, RankingCDSolver
+from .kernel import SubsetKernel
+from .subsets import violation_scores
 
 __all__ = ["INNER_FRACTION", "CuttingPlaneSolver", "most_violated_subset", "relative_gap", "upper_box_start"]
 
 #: The inner problems are solved to this fraction of the current relative bound gap (module docstring).
 INNER_FRACTION = 0.1
-
-
-def _positive(_, attribute, value) -> None:
-    check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
-
-
-def _count(_, attribute, value) -> None:
-    check_scalar(value, attribute.name, kind=numbers.Integral, low=1)
 
 
 def most_violated_subset(q, n_features: int) -> np.ndarray:
@@ -100,29 +96,33 @@ def relative_gap(lower: float, upper: float) -> float:
     return (upper - lower) / max(1.0, abs(upper))
 
 
-def upper_box_start(task: RankingTask) -> tuple[np.ndarray, np.ndarray]:
+def upper_box_start(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """alpha_ikl = C / (|y_i| |ybar_i|) for every pair, and its beta (eq. 8) in closed form.
 
-    Summing the pairs of row i: beta_ik = C / |y_i| for a relevant k and -C / |ybar_i| for
-    an irrelevant l (0 for a row without pairs).
+    The pairs are the loss's (``pairs``).  Summing the pairs of row i: beta_ik = C / |y_i|
+    for a relevant k and -C / |ybar_i| for an irrelevant l (0 for a row without pairs).
     """
-    Y = task.Y.astype(bool)
+    Y = np.asarray(problem.Y) > 0
+    C = float(problem.C)
     relevant, irrelevant = Y.sum(axis=1), (~Y).sum(axis=1)
     has_pairs = (relevant > 0) & (irrelevant > 0)
-    pair_row, _, _ = ranking_pairs(task.Y)
-    alpha = (task.C / np.maximum(relevant * irrelevant, 1))[pair_row].astype(np.float64)
+    pair_row, _, _ = problem.loss.pairs(problem.Y)
+    alpha = (C / np.maximum(relevant * irrelevant, 1))[pair_row].astype(np.float64)
     beta = np.where(Y, 1.0 / np.maximum(relevant, 1)[:, None], -1.0 / np.maximum(irrelevant, 1)[:, None])
-    return alpha, task.C * beta * has_pairs[:, None]
+    return alpha, C * beta * has_pairs[:, None]
 
 
 @attrs.frozen
-class CuttingPlaneSolver(CoupledRankingSolver):
+class CuttingPlaneSolver(Solver):
     """MLFS / CMLFS: Algorithm 2, the cutting plane over feature subsets (module docstring).
 
-    Solves a :class:`~multilabel_core.base.Problem` with the pairwise ranking hinge on a
-    linear kernel.  With ``Frobenius`` and ``Independent`` it is MLFS (mu = 0); with
-    :class:`~.regularizer.FrobeniusLabelCovariance` and ``LearnedCovariance`` it is CMLFS
-    (problem 6).  The bias feature of ``fit_intercept`` is never a candidate: it is kept.
+    Solves a :class:`~multilabel_core.base.Problem` with the parts of
+    :class:`~.cd_solver.RankingCDSolver` (the pairwise ranking hinge on the plain linear
+    kernel) and a relation with ``initial`` / ``update``.  With ``Frobenius`` and
+    ``Independent`` it is MLFS (mu = 0); with
+    :class:`~multilabel_core.regularizers.FrobeniusLabelCovariance` and ``LearnedCovariance``
+    it is CMLFS (problem 6).  The bias feature of ``fit_intercept`` is never a candidate:
+    it is kept.
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ class CuttingPlaneSolver(CoupledRankingSolver):
         m, the features per subset (p^T 1 = m); m >= d keeps every feature (then the
         method is LaRank SVM, or CLaRank SVM).
     cd : RankingCDSolver
-        The alpha-steps' solver.
+        The model steps' solver.
     tol : float, default 1e-3
         Stop when the relative bound gap ``(u_t - l_t) / max(1, |u_t|)`` is at most
         ``tol``; also the inner alternation's relative tolerance (tightened as the gap
@@ -140,47 +140,62 @@ class CuttingPlaneSolver(CoupledRankingSolver):
         10; here the gap is usually still open then (0.045-0.16 on scene and yeast) and a
         ConvergenceWarning reports it (module docstring).
     inner_max_iter : int, default 100
-        Most alpha-steps of one inner problem.
+        Most model steps of one inner problem.
+
+    ``solve`` returns a :class:`~multilabel_core.base.Fit`: the solution of the last inner
+    problem (W, b, the relation it was solved for -- D when learned -- and alpha as ``dual``) with ``extras``
+    ``"subsets"`` (the working set, T x d), ``"subset_weights"`` (lambda), ``"feature_weights"``
+    (s = P^T lambda) and ``"beta"``; the certificate is the last alpha-step's with
+    ``n_iter`` the cutting-plane iterations and ``converged`` the bound gap's verdict;
+    ``steps`` every alpha-step's certificate; ``history`` the ``"objective"`` after each
+    alpha-step, their epochs (``"inner_iterations"``) and the ``"bounds"`` (l_t, u_t) per
+    iteration.  A ``warm_start`` is not used: Algorithm 2 starts at its own alpha.
     """
 
-    n_features: int = attrs.field(default=10, validator=_count)
+    n_features: int = attrs.field(default=10, validator=count)
     cd: RankingCDSolver = attrs.field(factory=RankingCDSolver, validator=attrs.validators.instance_of(RankingCDSolver))
-    tol: float = attrs.field(default=1e-3, validator=_positive)
-    max_iter: int = attrs.field(default=10, validator=_count)
-    inner_max_iter: int = attrs.field(default=100, validator=_count)
+    tol: float = attrs.field(default=1e-3, validator=positive)
+    max_iter: int = attrs.field(default=10, validator=count)
+    inner_max_iter: int = attrs.field(default=100, validator=count)
 
-    def solve(self, problem: Problem, warm_start: Solution | None = None) -> tuple:
-        """``warm_start`` is not used: Algorithm 2 starts at its own alpha (module docstring)."""
-        run = self.run(problem)
-        return run.solution, run.certificate
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update")}
 
-    def run(self, problem: Problem) -> RankingRun:
+    def check(self, problem: Problem) -> None:
+        super().check(problem)
+        if isinstance(problem.kernel, SubsetKernel):
+            raise CapabilityError(
+                f"{type(self).__name__} chooses the feature subsets itself: give it the plain linear kernel, "
+                "not a SubsetKernel"
+            )
+        AlternatingSolver(inner=self.cd).check(problem)
+
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
         start = time.perf_counter()
-        task, coupling = RankingTask.from_problem(problem), Coupling.from_problem(self, problem)
-        rng = check_random_state(self.cd.random_state)
-        m = min(self.n_features, task.X.shape[1])
-        alpha, beta = upper_box_start(task)
-        state = InnerState(alpha=alpha, covariance=coupling.initial(), subset_weights=None)
-        q, _ = violation_scores(task, beta, coupling.R_inv(state.covariance))
+        if sp.issparse(problem.X):  # CSR once for every alpha-step of the run
+            problem = attrs.evolve(problem, X=problem.X.tocsr())
+        X, c = problem.X, problem.n_labels
+        m = min(self.n_features, X.shape[1])
+        relation = problem.relation.initial(c) if problem.relation.learned else None
+        alpha, beta = upper_box_start(problem)
+        q, _ = violation_scores(X, beta, self._label_gram(problem, relation), problem.fit_intercept)
         subsets = most_violated_subset(q, m)[None, :]
-        certificates, objectives, bounds = [], [], []
+        warm = Solution(coef=None, intercept=np.zeros(c), dual=alpha, relation=relation, extras={"eps": FIRST_EPS})
+        steps, bounds = [], []
         lower, upper, gap, accuracy, repeated = -np.inf, np.inf, np.inf, np.inf, False
         while True:
-            if not repeated:  # a new working set: lambda = 1/t (Algorithm 2)
-                state = attrs.evolve(state, subset_weights=np.full(subsets.shape[0], 1.0 / subsets.shape[0]))
             accuracy = self._inner_accuracy(accuracy, gap, repeated)
             cd = self.cd if accuracy >= self.cd.tol else attrs.evolve(self.cd, tol=accuracy)
-            inner = alternate(
-                cd, task, coupling, subsets, state, rng, tol=min(self.tol, accuracy), max_iter=self.inner_max_iter
+            inner = AlternatingSolver(inner=cd, tol=min(self.tol, accuracy), max_iter=self.inner_max_iter)
+            fit = inner.solve(attrs.evolve(problem, kernel=SubsetKernel(subsets)), warm_start=warm)
+            steps += fit.steps
+            solution = fit.solution
+            q, q_bias = violation_scores(
+                X, solution.extras["beta"], self._label_gram(problem, solution.relation), problem.fit_intercept
             )
-            state, step = inner.state, inner.step
-            certificates += inner.certificates
-            objectives += inner.objectives
-            q, q_bias = violation_scores(task, step.beta, coupling.R_inv(state.covariance))
             candidate = most_violated_subset(q, m)
-            lower = max(lower, float(step.alpha.sum()) - 0.5 * (float(q[candidate].sum()) + q_bias))
-            upper = min(upper, float(step.certificate.primal))
+            lower = max(lower, float(solution.dual.sum()) - 0.5 * (float(q[candidate].sum()) + q_bias))
+            upper = min(upper, float(fit.steps[-1].primal))
             bounds.append((lower, upper))
             gap = relative_gap(lower, upper)
             converged = gap <= self.tol
@@ -190,6 +205,16 @@ class CuttingPlaneSolver(CoupledRankingSolver):
             repeated = bool(np.all(subsets == candidate, axis=1).any())
             if not repeated:
                 subsets = np.vstack([subsets, candidate])
+            # A new working set restarts lambda at 1/t (Algorithm 2): no subset weights in the warm start;
+            # a repeated one goes on from the lambda the last accepted model step used.
+            kept = {"subset_weights": solution.extras["subset_weights"]} if repeated else {}
+            warm = Solution(
+                coef=None,
+                intercept=solution.intercept,
+                dual=solution.dual,
+                relation=solution.relation,
+                extras={"eps": solution.extras["eps"]} | kept,
+            )
         if not converged:
             reason = (
                 "the most violated subset is already in the working set and solving it again did not move the "
@@ -201,19 +226,38 @@ class CuttingPlaneSolver(CoupledRankingSolver):
             warn_not_converged(
                 "CuttingPlaneSolver", f"relative bound gap (u_t - l_t) / max(1, |u_t|) = {gap:.3g} > tol={self.tol:g}; {reason}"
             )
-        return RankingRun(
-            step=step,
-            covariance=state.covariance,
-            certificates=certificates,
-            objectives=objectives,
+        return self._fit(fit, steps, bounds, subsets, converged, time.perf_counter() - start)
+
+    @staticmethod
+    def _label_gram(problem: Problem, relation) -> np.ndarray:
+        """R^-1 of the dual (7) at the relation D (the problem's own regulariser when D is not learned)."""
+        return AlternatingSolver.step_problem(problem, relation).regularizer.label_gram(problem.n_labels)
+
+    def _fit(self, last: Fit, steps, bounds, subsets, converged: bool, elapsed: float) -> Fit:
+        solution = last.solution
+        extras = {
+            "subsets": subsets,
+            "subset_weights": solution.extras["subset_weights"],
+            "feature_weights": solution.extras["feature_weights"],
+            "beta": solution.extras["beta"],
+        }
+        history = {
+            "objective": [float(c.primal) for c in steps],
+            "inner_iterations": [int(c.n_iter) for c in steps],
+            "bounds": list(bounds),
+        }
+        certificate = attrs.evolve(
+            steps[-1],
             n_iter=len(bounds),
-            converged=converged,
-            time=time.perf_counter() - start,
+            time=elapsed,
+            converged=bool(steps[-1].converged and converged),
             solver=type(self).__name__,
-            subsets=subsets,
-            subset_weights=state.subset_weights,
-            bound_history=bounds,
+            statistics=dict(history) | {"inner": steps[-1].statistics},
         )
+        solution = Solution(
+            coef=solution.coef, intercept=solution.intercept, relation=solution.relation, dual=solution.dual, extras=extras
+        )
+        return Fit(solution, certificate, steps=steps, history=history)
 
     def _inner_accuracy(self, previous: float, gap: float, repeated: bool) -> float:
         """The inner problem's relative accuracy: INNER_FRACTION of the bound gap, never loosened.

@@ -6,17 +6,19 @@ its regulariser and relation, runs its solver, and learns the set-size threshold
 section 3.8 on the training scores (in-sample, or out-of-fold with ``threshold_cv``;
 its regressors are the ``threshold`` parameter, :mod:`.threshold`):
 
-============  ==============================  ====================  ==========================
+============  ==============================  ====================  ============================================
 method        regulariser                     relation              solver
-============  ==============================  ====================  ==========================
+============  ==============================  ====================  ============================================
 ``larank``    Frobenius (mu = 0)              Independent           RankingCDSolver (Alg. 1)
-``clarank``   FrobeniusLabelCovariance(mu)    LearnedCovariance     RankingAlternatingSolver
+``clarank``   FrobeniusLabelCovariance(mu)    LearnedCovariance     AlternatingSolver(inner=RankingCDSolver())
 ``mlfs``      Frobenius (mu = 0)              Independent           CuttingPlaneSolver (Alg. 2)
 ``cmlfs``     FrobeniusLabelCovariance(mu)    LearnedCovariance     CuttingPlaneSolver (Alg. 2)
-============  ==============================  ====================  ==========================
+============  ==============================  ====================  ============================================
 
-The same parts given to :class:`~multilabel_core.ComposedEstimator` fit the same W, b and
-D (its ``predict`` is then the sign of the scores: the threshold is the presets' own).
+Each preset builds its parts from the registered components named in :data:`PARTS` (its
+MethodSpec's ``parts``), so the same names given to :class:`~multilabel_core.ComposedEstimator`
+fit the same W, b and D (its ``predict`` is then the sign of the scores: the threshold is
+the presets' own).
 
 ``decision_function`` returns the label scores ``X W + b`` (the ranking); ``predict``
 compares them with the learned threshold t(x), so here predict is ``[scores > t(x)]``,
@@ -29,19 +31,14 @@ import numbers
 
 import numpy as np
 
-from multilabel_core.validation import check_scalar, to_signs
 from multilabel_core.base import Problem
 from multilabel_core.estimator import MultiLabelEstimator
-from multilabel_core.kernels import LinearKernel
-from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.model_selection import iterative_stratification
-from multilabel_core.regularizers import Frobenius
-from multilabel_core.relations import Independent, LearnedCovariance, correlation_from_covariance
+from multilabel_core.plugins import make_component
+from multilabel_core.relations import correlation_from_covariance
+from multilabel_core.validation import check_scalar, to_signs
 
-from .alternation import RankingAlternatingSolver
 from .cd_solver import RankingCDSolver
-from .cutting_plane import CuttingPlaneSolver
-from .regularizer import FrobeniusLabelCovariance
 from .threshold import LinearThreshold, check_regressors
 
 __all__ = ["CMLFS", "MLFS", "PARTS", "CLaRankSVM", "LaRankSVM"]
@@ -69,39 +66,51 @@ PARTS = {
 class _LabelRanking(MultiLabelEstimator):
     """What the four presets share: the problem, the fitted attributes and the threshold.
 
-    Subclasses give ``_regularizer_and_relation()`` and ``_solver()``.
+    Subclasses give ``PARTS`` (their entry of the module's :data:`PARTS`, also their MethodSpec's
+    ``parts``) and ``_solver_settings()``, the keyword arguments of the registered solver.
     """
 
     def _fit(self, X, Y):
-        run = self._solve(X, Y)
-        self.coef_, self.intercept_ = run.step.W, run.step.intercept
-        self.certificate_ = list(run.certificates)
-        self.n_iter_ = run.n_iter
-        self.objective_history_ = np.array(run.objectives)
-        if run.covariance is not None:
-            self.label_covariance_ = run.covariance
-            self.label_correlation_ = correlation_from_covariance(run.covariance)
-        if run.subsets is not None:
-            self.subsets_, self.subset_weights_ = run.subsets, run.subset_weights
-            self.feature_weights_ = run.feature_weights
-            self.selected_features_ = np.flatnonzero(run.subsets.any(axis=0))
-            self.bound_history_ = np.array(run.bound_history)
+        fit, self.parts_ = self._solve(X, Y)
+        solution = fit.solution
+        self.coef_, self.intercept_ = solution.coef, solution.intercept
+        self.certificate_ = list(fit.steps)
+        self.n_iter_ = fit.n_iter
+        self.objective_history_ = np.array(fit.history["objective"])
+        if self.parts_["relation"].learned:
+            self.label_covariance_ = solution.relation
+            self.label_correlation_ = correlation_from_covariance(solution.relation)
+        if "subsets" in solution.extras:
+            self.subsets_ = solution.extras["subsets"]
+            self.subset_weights_ = solution.extras["subset_weights"]
+            self.feature_weights_ = solution.extras["feature_weights"]
+            self.selected_features_ = np.flatnonzero(self.subsets_.any(axis=0))
+            self.bound_history_ = np.array(fit.history["bounds"])
         self.threshold_ = LinearThreshold.fit(self._threshold_training_scores(X, Y), Y, self.threshold)
 
+    def _parts(self) -> dict:
+        """The parts of problem (6), built from the registered components the class's ``PARTS`` names."""
+        names = self.PARTS
+        settings = {"regularizer": self._regularizer_settings(), "solver": self._solver_settings()}
+        return {role: make_component(role, name, **settings.get(role, {})) for role, name in names.items()}
+
+    def _regularizer_settings(self) -> dict:
+        return {"mu": float(self.mu)} if "mu" in self.get_params(deep=False) else {}
+
     def _solve(self, X, Y):
-        """The solver's run on problem (6) for the rows X, Y."""
-        regularizer, relation = self._regularizer_and_relation()
+        """The solver's Fit on problem (6) for the rows X, Y, and the parts it was solved with."""
+        parts = self._parts()
         problem = Problem(
             X,
             to_signs(Y),
-            PairwiseRankingHinge(),
-            regularizer,
-            relation,
-            LinearKernel(),
+            parts["loss"],
+            parts["regularizer"],
+            parts["relation"],
+            parts["kernel"],
             C=float(self.C),
             fit_intercept=bool(self.fit_intercept),
         )
-        return self._solver().run(problem)
+        return parts["solver"].solve(problem), parts
 
     def _threshold_training_scores(self, X, Y) -> np.ndarray:
         """The training scores eq. 34 and the regression of t(x) are computed on (section 3.8).
@@ -117,8 +126,8 @@ class _LabelRanking(MultiLabelEstimator):
         scores = np.empty(Y.shape)
         for fold in range(self.threshold_cv):
             fit_rows, held_out = np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
-            step = self._solve(X[fit_rows], Y[fit_rows]).step
-            scores[held_out] = np.asarray(X[held_out] @ step.W) + step.intercept
+            solution = self._solve(X[fit_rows], Y[fit_rows])[0].solution
+            scores[held_out] = np.asarray(X[held_out] @ solution.coef) + solution.intercept
         return scores
 
     def _decision_function(self, X) -> np.ndarray:
@@ -179,8 +188,8 @@ class LaRankSVM(_LabelRanking):
 
     Fitted attributes: ``coef_`` (d, c), ``intercept_`` (c,), ``certificate_`` (a list of
     one Certificate), ``n_iter_`` (epochs), ``objective_history_``, ``threshold_`` (the
-    :class:`~.threshold.LinearThreshold` t(x), its ``coef`` (c + 1,)), ``n_features_in_``,
-    ``n_labels_``.
+    :class:`~.threshold.LinearThreshold` t(x), its ``coef`` (c + 1,)), ``parts_`` (the part
+    objects of the fit, by role, built from ``PARTS``), ``n_features_in_``, ``n_labels_``.
     """
 
     def __init__(
@@ -201,11 +210,10 @@ class LaRankSVM(_LabelRanking):
         self.threshold = threshold
         self.threshold_cv = threshold_cv
 
-    def _regularizer_and_relation(self):
-        return Frobenius(), Independent()
+    PARTS = PARTS["larank"]
 
-    def _solver(self):
-        return RankingCDSolver(**self._settings("tol", "max_iter"), random_state=self.random_state)
+    def _solver_settings(self) -> dict:
+        return self._settings("tol", "max_iter") | {"random_state": self.random_state}
 
 
 class CLaRankSVM(_LabelRanking):
@@ -254,11 +262,10 @@ class CLaRankSVM(_LabelRanking):
         self.threshold = threshold
         self.threshold_cv = threshold_cv
 
-    def _regularizer_and_relation(self):
-        return FrobeniusLabelCovariance(mu=float(self.mu)), LearnedCovariance()
+    PARTS = PARTS["clarank"]
 
-    def _solver(self):
-        return RankingAlternatingSolver(cd=self._cd(), **self._settings("tol", "max_iter"))
+    def _solver_settings(self) -> dict:
+        return {"cd": self._cd()} | self._settings("tol", "max_iter")
 
 
 class MLFS(_LabelRanking):
@@ -307,11 +314,10 @@ class MLFS(_LabelRanking):
         self.threshold = threshold
         self.threshold_cv = threshold_cv
 
-    def _regularizer_and_relation(self):
-        return Frobenius(), Independent()
+    PARTS = PARTS["mlfs"]
 
-    def _solver(self):
-        return CuttingPlaneSolver(n_features=int(self.n_features), cd=self._cd(), **self._settings("tol", "max_iter"))
+    def _solver_settings(self) -> dict:
+        return {"n_features": int(self.n_features), "cd": self._cd()} | self._settings("tol", "max_iter")
 
 
 class CMLFS(_LabelRanking):
@@ -350,8 +356,7 @@ class CMLFS(_LabelRanking):
         self.threshold = threshold
         self.threshold_cv = threshold_cv
 
-    def _regularizer_and_relation(self):
-        return FrobeniusLabelCovariance(mu=float(self.mu)), LearnedCovariance()
+    PARTS = PARTS["cmlfs"]
 
-    def _solver(self):
-        return CuttingPlaneSolver(n_features=int(self.n_features), cd=self._cd(), **self._settings("tol", "max_iter"))
+    def _solver_settings(self) -> dict:
+        return {"n_features": int(self.n_features), "cd": self._cd()} | self._settings("tol", "max_iter")

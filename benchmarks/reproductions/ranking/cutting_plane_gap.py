@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+import attrs
+
 from multilabel_core import ConvergenceWarning, make_method
-from multilabel_core.validation import to_signs
 from multilabel_core.base import Problem
 from multilabel_core.datasets import load_dataset
 from multilabel_core.experiments.preprocessing import Standardizer
@@ -39,12 +40,13 @@ from multilabel_core.experiments.protocols import repeated_fixed_train
 from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.metrics import macro_auc
-from multilabel_core.regularizers import Frobenius
+from multilabel_core.regularizers import Frobenius, FrobeniusLabelCovariance
 from multilabel_core.relations import Independent, LearnedCovariance
+from multilabel_core.solvers import AlternatingSolver, ranking_cd
 from multilabel_core.testing.reference import spectral_projected_gradient
-from multilabel_core_plugins.ranking import CuttingPlaneSolver, FrobeniusLabelCovariance, RankingCDSolver
-from multilabel_core_plugins.ranking._problem import RankingTask
-from multilabel_core_plugins.ranking.alternation import Coupling, InnerState, alternate, violation_scores
+from multilabel_core.validation import to_signs
+from multilabel_core_plugins.ranking import CuttingPlaneSolver, RankingCDSolver, SubsetKernel
+from multilabel_core_plugins.ranking.subsets import violation_scores
 
 from chosen import chosen_params
 
@@ -85,6 +87,19 @@ def project_capped_simplex(v, m):
     return np.clip(v - (low + high) / 2.0, 0.0, 1.0)
 
 
+def alpha_solve(problem, s, alpha0):
+    """The dual (7) at feature weights s (R = I) to a relative gap of TIGHT: ranking_cd at eps, eps / 10, ..."""
+    Y, eps = (problem.Y > 0).astype(np.int8), 0.1
+    while True:
+        fit = ranking_cd(
+            problem.X, Y, problem.C, None, s, fit_intercept=problem.fit_intercept, tol=eps, max_iter=10000,
+            random_state=0, alpha0=alpha0,
+        )
+        if fit.certificate.relative_gap <= TIGHT or eps / 10 < 1e-9:
+            return fit
+        eps, alpha0 = eps / 10, fit.solution.dual
+
+
 def relaxed_optimum(problem, m, iterations=400):
     """theta* of MLFS: min over the hull of F(s) = max_alpha f(alpha, s), and its certified lower bound.
 
@@ -92,19 +107,18 @@ def relaxed_optimum(problem, m, iterations=400):
     steps and an exact alpha-solve at every point; the lower bound is the dual at the best
     alpha minimised over the hull, sum alpha - 1/2 (top-m q + q_bias) (certified for mu = 0).
     """
-    task, identity = RankingTask.from_problem(problem), np.eye(problem.n_labels)
-    cd, rng = RankingCDSolver(tol=TIGHT), np.random.default_rng(0)
+    identity = np.eye(problem.n_labels)
 
     def evaluate(s, state):
         alpha0, lower = (None, -np.inf) if state is None else state
-        step, _ = cd.solve_alpha(task, identity, s, alpha0, rng, 0.1)
-        q, q_bias = violation_scores(task, step.beta, identity)
-        dual_bound = float(step.alpha.sum()) - 0.5 * (np.sort(q)[::-1][:m].sum() + q_bias)
-        return step.certificate.primal, -0.5 * q, (step.alpha, max(lower, dual_bound))
+        fit = quiet(alpha_solve, problem, s, alpha0)
+        q, q_bias = violation_scores(problem.X, fit.solution.extras["beta"], identity, problem.fit_intercept)
+        dual_bound = float(fit.solution.dual.sum()) - 0.5 * (np.sort(q)[::-1][:m].sum() + q_bias)
+        return fit.certificate.primal, -0.5 * q, (fit.solution.dual, max(lower, dual_bound))
 
     s, value, (_, lower) = spectral_projected_gradient(
         evaluate,
-        np.full(task.X.shape[1], m / task.X.shape[1]),
+        np.full(problem.X.shape[1], m / problem.X.shape[1]),
         lambda v: project_capped_simplex(v, m),
         converged=lambda _, value, state: value - state[1] <= TIGHT * abs(value),
         first_step=lambda g: 1.0 / np.abs(g).max(),
@@ -114,14 +128,10 @@ def relaxed_optimum(problem, m, iterations=400):
 
 
 def restricted_optimum(problem, subsets):
-    """The inner problem on a fixed working set, alternation and alpha-steps at TIGHT."""
-    coupling = Coupling.from_problem(CuttingPlaneSolver(), problem)
-    state = InnerState(alpha=None, covariance=coupling.initial(), subset_weights=np.full(len(subsets), 1 / len(subsets)))
-    inner = quiet(
-        alternate, RankingCDSolver(tol=TIGHT), RankingTask.from_problem(problem), coupling, subsets, state,
-        np.random.default_rng(0), tol=TIGHT, max_iter=2000,
-    )
-    return inner.objectives[-1]
+    """The inner problem on a fixed working set: the alternating driver and its alpha-steps at TIGHT."""
+    inner = AlternatingSolver(inner=RankingCDSolver(tol=TIGHT), tol=TIGHT, max_iter=2000)
+    fit = quiet(inner.solve, attrs.evolve(problem, kernel=SubsetKernel(subsets)))
+    return fit.history["objective"][-1]
 
 
 def table(header, rows) -> list[str]:
@@ -136,9 +146,10 @@ def report_setting(name, C, mu, m, data, args) -> list[str]:
     out = [f"\n## {name}, {method.upper()} (C = {C:g}, mu = {mu:g}, m = {m})\n"]
 
     start = time.perf_counter()
-    run = quiet(CuttingPlaneSolver(n_features=m, max_iter=args.max_iter).run, problem)
+    fit = quiet(CuttingPlaneSolver(n_features=m, max_iter=args.max_iter).solve, problem)
     long_time = time.perf_counter() - start
-    bounds = np.array(run.bound_history)
+    bounds = np.array(fit.history["bounds"])
+    subsets = fit.solution.extras["subsets"]
     theta = relaxed_optimum(problem, m) if mu == 0 else None
     header = ["t", "l_t", "u_t", "relative gap", "features in the union"]
     if theta is not None:
@@ -146,7 +157,7 @@ def report_setting(name, C, mu, m, data, args) -> list[str]:
     rows = []
     for t in [t for t in SHOWN if t <= len(bounds)]:
         lower, upper = bounds[t - 1]
-        row = [t, f"{lower:.4f}", f"{upper:.4f}", f"{relative(lower, upper):.3g}", int(run.subsets[:t].any(axis=0).sum())]
+        row = [t, f"{lower:.4f}", f"{upper:.4f}", f"{relative(lower, upper):.3g}", int(subsets[:t].any(axis=0).sum())]
         if theta is not None:
             row += [f"{(upper - theta[0]) / theta[0]:.2e}", f"{(theta[0] - lower) / theta[0]:.2e}"]
         rows.append(row)
@@ -164,17 +175,17 @@ def report_setting(name, C, mu, m, data, args) -> list[str]:
             f"{int(np.sum(s > 1e-6))} non-zero weights of {len(s)}, {fractional} of them strictly between 0 and 1."
         )
 
-    optimum_10 = restricted_optimum(problem, run.subsets[:10])
+    optimum_10 = restricted_optimum(problem, subsets[:10])
     tight = quiet(
-        CuttingPlaneSolver(n_features=m, max_iter=20, tol=TIGHT, cd=RankingCDSolver(tol=1e-8)).run, problem
+        CuttingPlaneSolver(n_features=m, max_iter=20, tol=TIGHT, cd=RankingCDSolver(tol=1e-8)).solve, problem
     )
-    tight_bounds = np.array(tight.bound_history)
+    tight_bounds = np.array(tight.history["bounds"])
     out.append(
         f"\nInner problem: u_10 = {bounds[9, 1]:.6f} against the optimum of the same 10-subset working set "
         f"{optimum_10:.6f} (relative excess {(bounds[9, 1] - optimum_10) / abs(optimum_10):.1e}). With every inner "
         f"problem solved at {TIGHT:g}: relative gap {relative(*tight_bounds[9]):.3g} after 10 iterations "
         f"(default {relative(*bounds[9]):.3g}) and {relative(*tight_bounds[-1]):.3g} after {len(tight_bounds)} "
-        f"(default {relative(*bounds[len(tight_bounds) - 1]):.3g}), in {tight.time:.1f} s.\n"
+        f"(default {relative(*bounds[len(tight_bounds) - 1]):.3g}), in {tight.certificate.time:.1f} s.\n"
     )
 
     params = dict(C=C, n_features=m) | ({"mu": mu} if mu else {})
