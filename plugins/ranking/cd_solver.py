@@ -214,7 +214,7 @@ def _subset_weights(kernel, extras) -> tuple[np.ndarray | None, np.ndarray | Non
     for key in ("next_subset_weights", "subset_weights"):
         weights = extras.get(key)
         if weights is not None and np.shape(weights) == (kernel.n_subsets,):
-            return kernel.subsets, np.asarray(weights, dtype=np.float64)
+            return kernel.subsets, attrs.evolve(kernel, weights=weights).weights  # checked on the simplex
     return kernel.subsets, np.asarray(kernel.weights)
 
 

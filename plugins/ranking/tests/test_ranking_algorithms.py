@@ -357,3 +357,10 @@ def test_the_ranking_solver_refuses_a_learned_relation_and_the_driver_a_regulari
     prob = attrs.evolve(problem(), relation=LearnedCovariance())
     with pytest.raises(Exception, match="with_relation"):
         ranking_alternating().solve(prob)
+
+
+def test_subset_weights_off_the_simplex_in_a_warm_start_are_refused():
+    prob = problem(n=60, d=5, c=3, kernel=SubsetKernel(SUBSETS))
+    start = Solution(coef=None, intercept=np.zeros(3), extras={"subset_weights": np.array([0.5, 0.5, 0.5])})
+    with pytest.raises(ValueError, match="simplex"):
+        RankingCDSolver().solve(prob, warm_start=start)
