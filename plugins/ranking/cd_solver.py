@@ -44,7 +44,7 @@ from multilabel_core.solvers.ranking import ENGINE_COUNTS
 from multilabel_core.validation import check_random_state, check_scalar, count, flag, positive, warn_not_converged
 
 from .kernel import SubsetKernel
-from .subsets import bias_score, feature_scores, lambda_step
+from .subsets import feature_scores, lambda_step
 
 __all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "ranking_alternating"]
 
@@ -136,7 +136,7 @@ class RankingCDSolver(Solver):
         alpha0 = None if warm_start is None else warm_start.dual
         R_inv = problem.regularizer.label_gram(problem.n_labels)
         if problem.n_labels == 1:
-            fit, eps = _single_label_fit(X, eps), eps
+            fit = _single_label_fit(X, eps)
         else:
             fit, eps = self._alpha_step(X, Y, problem, R_inv, s, alpha0, eps)
         solution = fit.solution
