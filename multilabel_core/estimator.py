@@ -375,9 +375,15 @@ class ComposedEstimator(MultiLabelEstimator):
     def _fit(self, X, Y, **data):
         parts = self._parts()
         kernel = self._training_kernel(parts["kernel"], X, **data)
+        problem = self._problem(X, Y, parts, kernel)
+        fit = parts["solver"].solve(problem, warm_start=self._warm_solution(problem))
+        self._store_fit(fit, parts, kernel, X, problem.C)
+
+    def _problem(self, X, Y, parts: dict, kernel) -> Problem:
+        """The Problem of the rows X (validated) and the {0, 1} labels Y, for the given parts and resolved kernel."""
         targets = to_signs(Y) if parts["loss"].target == "sign" else Y.astype(np.float64)
         problem_X, problem_kernel = self._kernel_data(X, kernel)
-        problem = Problem(
+        return Problem(
             problem_X,
             targets,
             parts["loss"],
@@ -387,8 +393,6 @@ class ComposedEstimator(MultiLabelEstimator):
             C=self._cost(X.shape[0]),
             fit_intercept=bool(getattr(self, "fit_intercept", True)),
         )
-        fit = parts["solver"].solve(problem, warm_start=self._warm_solution(problem))
-        self._store_fit(fit, parts, kernel, X, problem.C)
 
     def _kernel_data(self, X, kernel):
         """The Problem's rows and kernel: the kernel matrix itself when it fits the memory budget.

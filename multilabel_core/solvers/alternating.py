@@ -136,7 +136,7 @@ class AlternatingSolver(Solver):
     accepted model step's, with ``relation`` the Omega it was solved for; ``steps`` holds
     every accepted step's certificate; ``history`` the ``"objective"`` J_k, and where the
     regulariser and the inner solver provide them (module docstring) the ``"bounds"``
-    (U_k, g_k) and the relative ``"joint_gap"``.  A ``warm_start`` carrying a ``relation``
+    (g_k, U_k) -- lower first, as every ``"bounds"`` history -- and the relative ``"joint_gap"``.  A ``warm_start`` carrying a ``relation``
     starts there.
     """
 
@@ -259,7 +259,7 @@ def _without_dual_coef(solution: Solution) -> Solution:
 
 
 def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray) -> tuple[float, float] | None:
-    """``(U_k, g_k)`` of the module docstring, or None when the parts cannot give them."""
+    """``(g_k, U_k)``, the lower and upper bounds of the module docstring, or None when the parts cannot give them."""
     extras = fit.solution.extras
     needed = ("dual_gram", "regularizer_value")
     if not all(key in extras for key in needed) or not all(
@@ -270,12 +270,12 @@ def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray) -> tuple[float, flo
     certificate = fit.certificate
     upper = float(certificate.primal) - current + float(regularizer.relation_value(factor))
     lower = float(certificate.dual) + current - float(regularizer.relation_dual(extras["dual_gram"]))
-    return upper, lower
+    return lower, upper
 
 
 def _joint_gap_history(bounds) -> list[float]:
     """``(min_{j<=k} U_j - max_{j<=k} g_j) / max(OBJECTIVE_FLOOR, |min_{j<=k} U_j|)`` per step (non-increasing)."""
-    upper = np.minimum.accumulate([u for u, _ in bounds])
-    lower = np.maximum.accumulate([g for _, g in bounds])
+    lower = np.maximum.accumulate([g for g, _ in bounds])
+    upper = np.minimum.accumulate([u for _, u in bounds])
     return [float((u - g) / max(OBJECTIVE_FLOOR, abs(u))) for u, g in zip(upper, lower)]
 

@@ -31,12 +31,10 @@ import numbers
 
 import numpy as np
 
-from multilabel_core.base import Problem
-from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.model_selection import iterative_stratification
 from multilabel_core.plugins import make_component
-from multilabel_core.relations import correlation_from_covariance
-from multilabel_core.validation import check_scalar, to_signs
+from multilabel_core.validation import check_scalar
 
 from .cd_solver import RankingCDSolver
 from .threshold import LinearThreshold, check_regressors
@@ -63,30 +61,30 @@ PARTS = {
 }
 
 
-class _LabelRanking(MultiLabelEstimator):
+class _LabelRanking(ComposedEstimator):
     """What the four presets share: the problem, the fitted attributes and the threshold.
 
     Subclasses give ``PARTS`` (their entry of the module's :data:`PARTS`, also their MethodSpec's
     ``parts``) and ``_solver_settings()``, the keyword arguments of the registered solver.
     """
 
+    PARTS: dict = {}
+    CERTIFICATE_PER_STEP = True
+
     def _fit(self, X, Y):
-        fit, self.parts_ = self._solve(X, Y)
-        solution = fit.solution
-        self.coef_, self.intercept_ = solution.coef, solution.intercept
-        self.certificate_ = list(fit.steps)
-        self.n_iter_ = fit.n_iter
-        self.objective_history_ = np.array(fit.history["objective"])
-        if self.parts_["relation"].learned:
-            self.label_covariance_ = solution.relation
-            self.label_correlation_ = correlation_from_covariance(solution.relation)
-        if "subsets" in solution.extras:
-            self.subsets_ = solution.extras["subsets"]
-            self.subset_weights_ = solution.extras["subset_weights"]
-            self.feature_weights_ = solution.extras["feature_weights"]
+        super()._fit(X, Y)
+        self.threshold_ = LinearThreshold.fit(self._threshold_training_scores(X, Y), Y, self.threshold)
+
+    def _store_fit(self, fit, parts, kernel, X, C) -> None:
+        super()._store_fit(fit, parts, kernel, X, C)
+        self.objective_history_ = np.array(self.objective_history_)
+        extras = fit.solution.extras
+        if "subsets" in extras:
+            self.subsets_ = extras["subsets"]
+            self.subset_weights_ = extras["subset_weights"]
+            self.feature_weights_ = extras["feature_weights"]
             self.selected_features_ = np.flatnonzero(self.subsets_.any(axis=0))
             self.bound_history_ = np.array(fit.history["bounds"])
-        self.threshold_ = LinearThreshold.fit(self._threshold_training_scores(X, Y), Y, self.threshold)
 
     def _parts(self) -> dict:
         """The parts of problem (6), built from the registered components the class's ``PARTS`` names."""
@@ -98,19 +96,9 @@ class _LabelRanking(MultiLabelEstimator):
         return {"mu": float(self.mu)} if "mu" in self.get_params(deep=False) else {}
 
     def _solve(self, X, Y):
-        """The solver's Fit on problem (6) for the rows X, Y, and the parts it was solved with."""
+        """The solver's Fit on problem (6) for the rows X, Y (the out-of-fold fits of ``threshold_cv``)."""
         parts = self._parts()
-        problem = Problem(
-            X,
-            to_signs(Y),
-            parts["loss"],
-            parts["regularizer"],
-            parts["relation"],
-            parts["kernel"],
-            C=float(self.C),
-            fit_intercept=bool(self.fit_intercept),
-        )
-        return parts["solver"].solve(problem), parts
+        return parts["solver"].solve(self._problem(X, Y, parts, parts["kernel"].resolve(X)))
 
     def _threshold_training_scores(self, X, Y) -> np.ndarray:
         """The training scores eq. 34 and the regression of t(x) are computed on (section 3.8).
@@ -126,12 +114,9 @@ class _LabelRanking(MultiLabelEstimator):
         scores = np.empty(Y.shape)
         for fold in range(self.threshold_cv):
             fit_rows, held_out = np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
-            solution = self._solve(X[fit_rows], Y[fit_rows])[0].solution
+            solution = self._solve(X[fit_rows], Y[fit_rows]).solution
             scores[held_out] = np.asarray(X[held_out] @ solution.coef) + solution.intercept
         return scores
-
-    def _decision_function(self, X) -> np.ndarray:
-        return np.asarray(X @ self.coef_) + self.intercept_
 
     def decision_threshold(self, X) -> np.ndarray:
         """t(x) (n,), the threshold of section 3.8: label k is predicted for row i when its score exceeds t(x_i)."""

@@ -258,8 +258,8 @@ def test_joint_bounds_bracket_the_optimum_found_by_a_reference_search_over_omega
     reference = scipy.optimize.minimize(at, [0.5, 0.0], method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10}).fun
     problem = Problem(X, signs, Hinge(), LabelCovariance(np.eye(2) / 2), LearnedCovariance(), LinearKernel(), C=C)
     result = AlternatingSolver(inner=SMOSolver(tol=1e-6), tol=1e-10, max_iter=500).solve(problem)
-    best_upper = min(upper for upper, _ in result.history["bounds"])
-    best_lower = max(lower for _, lower in result.history["bounds"])
+    best_upper = min(upper for _, upper in result.history["bounds"])
+    best_lower = max(lower for lower, _ in result.history["bounds"])
     assert best_lower <= reference * (1 + 1e-7) and reference <= best_upper * (1 + 1e-7)
     assert result.history["objective"][-1] == pytest.approx(reference, rel=1e-5)
     assert result.history["joint_gap"][-1] < 1e-2
@@ -280,7 +280,7 @@ def test_joint_bounds_are_ordered_and_the_gap_history_never_increases(problem, l
     gaps = np.array(result.history["joint_gap"])
     assert len(gaps) == len(result.history["objective"]) == len(result.history["bounds"])
     assert np.all(gaps >= -1e-9) and np.all(np.diff(gaps) <= 1e-12)
-    for (upper, lower), objective, certificate in zip(result.history["bounds"], result.history["objective"], result.steps):
+    for (lower, upper), objective, certificate in zip(result.history["bounds"], result.history["objective"], result.steps):
         # U_k = J_k - q + t^2/2 is (6) at W_k with the best Omega: q = tr(H Omega)/2 <= J_k is the
         # regulariser part of J_k and t^2/2 <= q (Cauchy-Schwarz over tr(Omega) = 1).  g = d + q -
         # lambda_max(H)/2 with lambda_max(H) >= tr(H Omega).  Both orderings are exact for the one

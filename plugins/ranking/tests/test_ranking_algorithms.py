@@ -141,7 +141,7 @@ def test_clarank_carries_a_joint_certificate_that_closes(mu):
     assert len(gaps) == len(fit.steps) > 2
     assert np.all(np.diff(gaps) <= 0.0) and gaps.min() >= -1e-10
     assert gaps[-1] <= 1e-6
-    upper, lower = np.array(fit.history["bounds"]).T
+    lower, upper = np.array(fit.history["bounds"]).T
     assert np.all(lower <= upper.min() * (1 + 1e-10))
 
 
@@ -154,7 +154,7 @@ def test_the_joint_bounds_of_two_clarank_runs_from_different_starts_are_consiste
         solver.solve(prob),
         solver.solve(prob, warm_start=Solution(coef=None, intercept=np.zeros(4), relation=np.diag([0.7, 0.1, 0.1, 0.1]))),
     ]
-    (upper_a, lower_a), (upper_b, lower_b) = (np.array(run.history["bounds"]).T for run in runs)
+    (lower_a, upper_a), (lower_b, upper_b) = (np.array(run.history["bounds"]).T for run in runs)
     assert runs[1].history["objective"][0] > runs[0].history["objective"][0]  # the skewed D starts elsewhere
     assert lower_b.max() <= upper_a.min() * (1 + 1e-12) and lower_a.max() <= upper_b.min() * (1 + 1e-12)
 
