@@ -9,8 +9,9 @@ its gradient, Q_ii its curvature along coordinate i, and the projected gradient
     PG_i = G_i inside the box,  min(G_i, 0) at alpha_i = lo_i,  max(G_i, 0) at alpha_i = hi_i,
 
 which vanishes for every i exactly at a minimiser.  :func:`run_cd` is the engine;
-:class:`LinearSVMDual` and :class:`BoxKernelDual` are the variants of this module
-(Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network, eq. 8, for the latter); other modules add theirs by subclassing
+:class:`LinearSVMDual` and :class:`BoxKernelDual` are the variants of this module (the
+latter: Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network,
+eq. 8); other modules add theirs by subclassing
 :class:`DualCoordinates` (see _cd.pxd and docs/solvers/cd.md).
 """
 
@@ -589,7 +590,9 @@ cdef void _check_gram(const double[:, ::1] K) except *:
 
 
 cdef class BoxKernelDual(_SVMDual):
-    """A label-wise kernel SVM dual without bias constraint (Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network, eq. 8)::
+    """A label-wise kernel SVM dual without bias constraint.
+
+    Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network, eq. 8::
 
         min_alpha  1/2 alpha^T (Q + D) alpha - e^T alpha,   Q_ij = y_i y_j K_ij,
 
