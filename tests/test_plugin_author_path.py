@@ -5,6 +5,7 @@ registered like any plugin, the method fits by name on the core's alternating dr
 """
 
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +40,10 @@ def example():
     assert "lwsvm" not in {method.name for method in mlc.list_methods()}
 
 
-def test_the_example_is_under_60_lines():
+def test_the_example_is_under_60_lines_and_the_guide_shows_it_verbatim():
     assert _code_lines(EXAMPLE) < 60
+    guide = (EXAMPLE.parents[1] / "plugin-guide.md").read_text()
+    assert EXAMPLE.read_text() in re.findall(r"```python\n(.*?)```", guide, flags=re.S)
 
 
 def test_a_new_relation_learning_method_fits_by_name(example):
