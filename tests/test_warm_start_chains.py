@@ -71,7 +71,14 @@ def _kernel_dual_tolerance(warm, cold, Y) -> np.ndarray:
         KD = K @ D
         return 0.5 * float(np.sum(B * KD)) + C * float(np.maximum(0.0, 1.0 - signs * (KD + b)).sum())
 
-    radius = sum(np.sqrt(2.0 * max(primal(model) - certificate.dual, 0.0)) for model in (warm, cold))
+    # P and d are sums of n L terms each, so they carry a rounding of about n L eps (|P| + |d|): at a gap of
+    # zero the distance to W* is sqrt(2 x rounding), not zero (the square root turns eps into sqrt(eps)).
+    def excess(model) -> float:
+        value = primal(model)
+        rounding = 8.0 * Y.size * np.finfo(np.float64).eps * (abs(value) + abs(certificate.dual))
+        return max(value - certificate.dual, 0.0) + rounding
+
+    radius = sum(np.sqrt(2.0 * excess(model)) for model in (warm, cold))
     return 2.0 * np.sqrt(np.max(np.diag(K)) * np.diag(omega)) * radius
 
 
