@@ -84,7 +84,7 @@ def compare(name: str, lam: float, repeat: int) -> list:
     t_precomputed, precomputed = timed(lambda: svc_loop(K, Y, C, kernel="precomputed"), repeat)
     t_rbf, rbf = timed(lambda: svc_loop(X, Y, C, kernel="rbf", gamma=kernel.gamma), repeat)
 
-    h_ours = label_objectives(K, ours.alpha * Y)
+    h_ours = label_objectives(K, ours.solution.dual * Y)
     h_precomputed = label_objectives(K, svc_betas(precomputed, n))
     h_rbf = label_objectives(K, svc_betas(rbf, n))
     ratios = [t_ours / (t_kernel + t_precomputed), t_ours_given_K / t_precomputed, t_ours / t_rbf]
