@@ -55,6 +55,18 @@ def register_components(register):
 
 
 @hookimpl
+def register_trusted_types(register):
+    # What fitted estimators hold besides their parts: the solver's result records, the
+    # certificates, and the generic composed estimator (which no method registers).
+    from .base import Fit, Solution
+    from .certificate import Certificate
+    from .estimator import ComposedEstimator
+
+    for cls in (Certificate, Fit, Solution, ComposedEstimator):
+        register(cls)
+
+
+@hookimpl
 def register_datasets(register):
     from .datasets._sources import SOURCES
 

@@ -38,3 +38,15 @@ def register_components(register):
 @hookspec
 def register_datasets(register):
     """Register downloadable datasets: call ``register(DatasetSpec(name, files, ...))``."""
+
+
+@hookspec
+def register_trusted_types(register):
+    """Declare classes that fitted estimators hold: call ``register(cls)`` once per class.
+
+    :func:`multilabel_core.load_model` rebuilds only classes on its list of trusted types
+    (:func:`multilabel_core.persistence.trusted_types`); registered methods' estimators and
+    registered components are on it already, so declare only the other classes a fitted model
+    keeps (a threshold model, a result record).  Declaring a class means: setting its instances'
+    attributes from a model file is harmless.
+    """

@@ -35,6 +35,7 @@ def test_hookspecs_are_found():
         "register_components(register)",
         "register_datasets(register)",
         "register_methods(register)",
+        "register_trusted_types(register)",
     ]
 
 

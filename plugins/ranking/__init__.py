@@ -20,6 +20,7 @@ from .cutting_plane import CuttingPlaneSolver
 from .estimators import CMLFS, MLFS, PARTS, CLaRankSVM, LaRankSVM
 from .kernel import SubsetKernel
 from .simplex import project_simplex
+from .threshold import LinearThreshold
 
 __all__ = [
     "CITATION",
@@ -37,6 +38,7 @@ __all__ = [
     "ranking_alternating",
     "register_components",
     "register_methods",
+    "register_trusted_types",
 ]
 
 CITATION = "Gu, Li & Han, Correlated Multi-Label Feature Selection, CIKM 2011, pp. 1087-1096"
@@ -94,3 +96,9 @@ def register_components(register):
     }
     for (kind, name), factory in components.items():
         register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))
+
+
+@multilabel_core.hookimpl
+def register_trusted_types(register):
+    # A fitted estimator keeps its threshold model (threshold_), which is no registered component.
+    register(LinearThreshold)
