@@ -185,7 +185,7 @@ def cmd_predict(args) -> None:
     from .metrics import evaluate
     from .persistence import load_model
 
-    est = load_model(args.model)
+    est = load_model(args.model, trusted=args.trust)
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
@@ -485,15 +485,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", parents=[common], help="fit a method and save the model")
     p.add_argument("method")
     p.add_argument("data")
-    p.add_argument("--out", required=True, help="model file to write")
+    p.add_argument("--out", required=True, help="model file to write (MODEL.mlcore: loads without running code)")
     add_sparse_option(p, "auto")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.set_defaults(func=cmd_fit)
 
-    p = sub.add_parser("predict", parents=[common], help="predict with a saved model")
-    p.add_argument("model")
+    p = sub.add_parser(
+        "predict",
+        parents=[common],
+        help="predict with a saved model",
+        description="Predict with a model saved by `mlcore fit` (or save_model). An .mlcore file is read without "
+        "running code from it: only trusted classes are rebuilt, anything else is refused.",
+    )
+    p.add_argument("model", help="model file (.mlcore; a pickle/joblib file only with --trust)")
     p.add_argument("data")
     p.add_argument("--out", default=None, help="CSV file for the 0/1 predictions")
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="RISK: also load pickle/joblib model files and classes outside the trusted list; unpickling a file "
+        "runs any code its author put in it, with your permissions. Use only for files from a source you trust",
+    )
     add_sparse_option(p, "auto")
     p.set_defaults(func=cmd_predict)
 
