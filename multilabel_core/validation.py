@@ -84,7 +84,10 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
     """Return ``X`` as a finite 2-D float array, or CSR/CSC matrix when sparse.
 
     Dense inputs of other numeric dtypes are converted to float64; sparse inputs keep
-    their format when CSR or CSC (others become CSR) and are never densified.
+    their format when CSR or CSC (others become CSR) and are never densified.  A sparse
+    matrix with duplicate or unsorted indices is returned in canonical form (duplicates
+    summed, indices sorted) as a copy, so that every method reads the numbers scipy
+    means whatever code walks the arrays; the caller's matrix is never modified.
     """
     if sp.issparse(X):
         if not accept_sparse:
@@ -93,6 +96,8 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
             X = X.tocsr()
         if X.dtype not in dtype:
             X = X.astype(np.float64)
+        # Finiteness after canonicalising: two finite duplicates may sum to infinity.
+        X = _canonical_sparse(X, name)
         data = X.data
     else:
         X = np.asarray(X)
@@ -115,6 +120,48 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
     if not np.all(np.isfinite(data)):
         raise ValueError(f"{name} contains NaN or infinity")
     return X
+
+
+def _canonical_sparse(X, name: str):
+    """A CSR/CSC matrix in canonical form: each row's (CSC: column's) indices sorted, no duplicates.
+
+    scipy lets a compressed matrix store a position more than once (its value is the sum)
+    and in any order; code that walks ``indices`` and ``data`` itself (LIBSVM through
+    scikit-learn, the Cython engines) reads such a matrix as something else.  Returns X
+    itself when it is canonical, else a canonical copy (the caller's matrix is not
+    touched).  Canonical form is decided from the index arrays, not from scipy's cached
+    ``has_canonical_format`` flag, which goes stale when the arrays are edited in place.
+    Malformed index arrays (an index out of range, a decreasing ``indptr``) are refused,
+    since summing or sorting them would read out of bounds.
+    """
+    major, minor = X.shape if X.format == "csr" else X.shape[::-1]
+    what = "column" if X.format == "csr" else "row"
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    if indptr.shape != (major + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+        raise ValueError(
+            f"{name} is a malformed {X.format.upper()} matrix: indptr must be non-decreasing from 0 with "
+            f"{major + 1} entries"
+        )
+    nnz = int(indptr[-1])
+    if nnz > min(indices.size, np.asarray(X.data).size):
+        raise ValueError(f"{name} is a malformed {X.format.upper()} matrix: indptr promises {nnz} entries")
+    stored = indices[:nnz]
+    if nnz and (stored.min() < 0 or stored.max() >= minor):
+        bad = stored[(stored < 0) | (stored >= minor)][0]
+        raise ValueError(f"{name} is a malformed {X.format.upper()} matrix: {what} index {bad} out of range [0, {minor})")
+    increasing = np.diff(stored) > 0
+    starts = indptr[1:-1]
+    # The step from the last entry of a row to the first of the next one need not increase.
+    increasing[starts[(starts >= 1) & (starts < nnz)] - 1] = True
+    if increasing.all() and indices.size == nnz and np.asarray(X.data).size == nnz:
+        return X
+    canonical = X.copy()
+    canonical.prune()  # storage beyond indptr[-1] is not part of the matrix
+    # The copy may carry the input's cached flags; clear them so scipy really sorts and sums.
+    canonical.has_sorted_indices = False
+    canonical.has_canonical_format = False
+    canonical.sum_duplicates()
+    return canonical
 
 
 def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_classes: bool = False):
