@@ -256,6 +256,8 @@ def load_model(path, *, trusted: bool = False, trusted_types=()):
         raise ValueError(f"{path}: no such model file")
     with open(path, "rb") as stream:
         content = stream.read()
+    if content and any(magic.startswith(content) for magic in _ZIP_MAGIC):
+        raise ValueError(f"{path} is not a multilabel_core model file (truncated or corrupt zip archive: {len(content)} bytes)")
     if not content.startswith(_ZIP_MAGIC):
         if trusted:
             return _load_pickle(path)
