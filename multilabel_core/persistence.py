@@ -45,6 +45,7 @@ from .plugins import PluginError, PluginWarning, get_method, get_plugin_manager,
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "MAX_PAYLOAD_BYTES",
     "MODEL_SUFFIX",
     "ModelVersionWarning",
     "load_model",
@@ -63,6 +64,12 @@ _PAYLOAD = "estimator.skops"
 # A manifest is a few hundred bytes; the cap keeps a hostile archive from making us inflate
 # gigabytes before the format check.
 _MANIFEST_MAX_BYTES = 1 << 16
+#: Default cap on the decompressed size of a model file's payload, in bytes (8 GiB, overridable
+#: with ``load_model(..., max_bytes=...)`` or the environment variable MULTILABEL_CORE_MODEL_MAX_BYTES).
+#: Arrays compress well, so a small archive can declare (or, lying, inflate to) any size: the
+#: payload is inflated in chunks and reading stops at the cap.
+MAX_PAYLOAD_BYTES = 8 << 30
+_CHUNK = 1 << 20
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 # What joblib writes: a raw pickle (protocol 2 to 5 starts with PROTO), or one compressed by
 # zlib, gzip, bz2, xz, lzma or lz4.
@@ -70,6 +77,10 @@ _PICKLE_MAGIC = (
     b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda",
     b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"]\x00\x00", b"\x04\x22\x4d\x18",
 )  # fmt: skip
+
+
+class _TooLarge(Exception):
+    pass
 
 
 class ModelVersionWarning(UserWarning):
@@ -237,7 +248,7 @@ def _json_params(estimator) -> dict:
 # -- loading ----------------------------------------------------------------------
 
 
-def load_model(path, *, trusted: bool = False, trusted_types=()):
+def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int | None = None):
     """The estimator saved at ``path`` by :func:`save_model`.
 
     ValueError, naming the file and the problem, when the file is missing, empty, not a zip
@@ -250,8 +261,13 @@ def load_model(path, *, trusted: bool = False, trusted_types=()):
     with ``format="joblib"``) is then unpickled, which can run any code the file contains, and
     the classes of an mlcore file are not checked against the list.  Without it a pickle is
     refused from its first bytes, never unpickled.
+
+    ``max_bytes`` caps the decompressed size of the estimator payload (default
+    :data:`MAX_PAYLOAD_BYTES`, or the environment variable MULTILABEL_CORE_MODEL_MAX_BYTES): a
+    larger payload is refused with a ValueError instead of being inflated into memory.
     """
     path = os.fspath(path)
+    max_bytes = _payload_cap(max_bytes)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such model file")
     with open(path, "rb") as stream:
@@ -269,14 +285,28 @@ def load_model(path, *, trusted: bool = False, trusted_types=()):
             )
         what = "empty" if not content else "not a zip archive"
         raise ValueError(f"{path} is not a multilabel_core model file ({what})")
-    manifest, payload = _read_archive(path, content)
+    manifest, payload = _read_archive(path, content, max_bytes)
     estimator = _rebuild(path, manifest, payload, trusted, trusted_types)
     if manifest["multilabel_core"] != __version__:
         _warn_version(path, manifest["multilabel_core"], manifest["method"])
     return estimator
 
 
-def _read_archive(path: str, content: bytes) -> tuple[dict, bytes]:
+def _payload_cap(max_bytes) -> int:
+    source = "max_bytes"
+    if max_bytes is None:
+        max_bytes = os.environ.get("MULTILABEL_CORE_MODEL_MAX_BYTES", MAX_PAYLOAD_BYTES)
+        source = "MULTILABEL_CORE_MODEL_MAX_BYTES" if "MULTILABEL_CORE_MODEL_MAX_BYTES" in os.environ else source
+    try:
+        cap = int(max_bytes)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source} must be a positive integer number of bytes, got {max_bytes!r}") from None
+    if isinstance(max_bytes, bool) or cap < 1:
+        raise ValueError(f"{source} must be a positive integer number of bytes, got {max_bytes!r}")
+    return cap
+
+
+def _read_archive(path: str, content: bytes, max_bytes: int) -> tuple[dict, bytes]:
     """The checked manifest and the payload's bytes; ValueError for anything else."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(content))
@@ -289,7 +319,7 @@ def _read_archive(path: str, content: bytes) -> tuple[dict, bytes]:
         info = archive.getinfo(_MANIFEST)
         if info.file_size > _MANIFEST_MAX_BYTES:
             raise ValueError(f"{path}: {_MANIFEST} declares {info.file_size} bytes; a manifest is at most {_MANIFEST_MAX_BYTES}")
-        raw = _read_member(path, archive, _MANIFEST)
+        raw = _read_member(path, archive, _MANIFEST, _MANIFEST_MAX_BYTES)
         try:
             manifest = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -297,12 +327,29 @@ def _read_archive(path: str, content: bytes) -> tuple[dict, bytes]:
         manifest = _check_manifest(path, manifest)
         if _PAYLOAD not in names:
             raise ValueError(f"{path}: the archive has no {_PAYLOAD} (the estimator)")
-        return manifest, _read_member(path, archive, _PAYLOAD)
+        return manifest, _read_member(path, archive, _PAYLOAD, max_bytes)
 
 
-def _read_member(path: str, archive: zipfile.ZipFile, name: str) -> bytes:
+def _read_member(path: str, archive: zipfile.ZipFile, name: str, cap: int) -> bytes:
+    """The member's bytes, inflated in chunks so that a lying size header cannot exceed ``cap``."""
     try:
-        return archive.read(name)
+        declared = archive.getinfo(name).file_size
+        if declared > cap:
+            raise _TooLarge(declared)
+        chunks, size = [], 0
+        with archive.open(name) as member:
+            while chunk := member.read(_CHUNK):
+                size += len(chunk)
+                if size > cap:
+                    raise _TooLarge(size)
+                chunks.append(chunk)
+        return b"".join(chunks)
+    except _TooLarge as exc:
+        raise ValueError(
+            f"{path}: {name} inflates to more than {cap} bytes ({exc.args[0]} or more), the cap on a model "
+            f"file's payload; raise it with load_model(..., max_bytes=...) or MULTILABEL_CORE_MODEL_MAX_BYTES "
+            f"if you trust the file"
+        ) from None
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         # zlib.error is an Exception subclass of its own; a cut deflate stream raises it
         raise ValueError(f"{path}: {name} cannot be read from the archive ({_one_line(exc)})") from exc
@@ -388,6 +435,11 @@ def _load_pickle(path: str):
         raise ValueError(f"{path} is not a multilabel_core model file ({type(exc).__name__}: {_one_line(exc)})") from exc
     if not isinstance(content, dict) or content.get("format") != FORMAT or "estimator" not in content:
         raise ValueError(f"{path} is not a multilabel_core model file (no {FORMAT!r} header)")
+    if not all(callable(getattr(content["estimator"], name, None)) for name in ("predict", "decision_function")):
+        raise ValueError(
+            f"{path}: the file's 'estimator' is a {type(content['estimator']).__name__}, not an estimator "
+            f"with predict and decision_function"
+        )
     if content.get("multilabel_core") != __version__:
         _warn_version(path, content.get("multilabel_core"), content.get("method"))
     return content["estimator"]

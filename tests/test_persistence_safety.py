@@ -109,7 +109,8 @@ def test_the_crafted_pickle_runs_its_command_when_unpickled(tmp_path, how):
     """The payloads below are live: unpickled (what trusted=True does), they create the marker."""
     marker = tmp_path / "ran"
     path = hostile_pickle(tmp_path / "evil.joblib", marker, how)
-    assert load_model(path, trusted=True) == 0  # os.system's exit status, returned as the "estimator"
+    with pytest.raises(ValueError, match="is a int, not an estimator"):  # os.system's exit status
+        load_model(path, trusted=True)
     assert marker.exists()
 
 
@@ -463,3 +464,61 @@ def test_the_cli_fits_and_predicts_with_the_plugin_method(site, tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1])["metrics"]["average_precision"] > 0.5
+
+
+# -- bounded memory and trusted pickles that hold no estimator ----------------------
+
+
+def _bomb(model_bytes: bytes, payload_size: int) -> bytes:
+    """The model's manifest beside a payload that inflates to ``payload_size`` zero bytes."""
+    with zipfile.ZipFile(io.BytesIO(model_bytes)) as archive:
+        manifest = archive.read("manifest.json")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", manifest)
+        with archive.open("estimator.skops", "w") as member:
+            block = bytes(1 << 20)
+            for _ in range(payload_size >> 20):
+                member.write(block)
+    return out.getvalue()
+
+
+def test_a_payload_over_the_cap_is_refused_before_it_is_inflated(tmp_path, capsys, model_bytes, monkeypatch):
+    path = tmp_path / "bomb.mlcore"
+    path.write_bytes(_bomb(model_bytes, 64 << 20))
+    assert path.stat().st_size < 1 << 20  # 64 MiB of zeros compress to well under a megabyte
+    with pytest.raises(ValueError, match="inflates to more than 1048576 bytes"):
+        load_model(path, max_bytes=1 << 20)
+    monkeypatch.setenv("MULTILABEL_CORE_MODEL_MAX_BYTES", str(1 << 20))
+    assert_one_clear_error(capsys, path, "the cap on a model file's payload")
+
+
+def test_a_lying_size_header_cannot_pass_the_cap(tmp_path, model_bytes):
+    """The zip's declared size is rewritten to 1 byte; the chunked read still stops at the cap."""
+    content = bytearray(_bomb(model_bytes, 8 << 20))
+    with zipfile.ZipFile(io.BytesIO(bytes(content))) as archive:
+        info = archive.getinfo("estimator.skops")
+    for offset in (info.header_offset + 22, content.rfind(b"PK\x01\x02") + 24):
+        content[offset : offset + 4] = (1).to_bytes(4, "little")  # uncompressed size, local and central
+    path = tmp_path / "liar.mlcore"
+    path.write_bytes(bytes(content))
+    with pytest.raises(ValueError) as info_error:
+        load_model(path, max_bytes=1 << 20)
+    assert str(path) in str(info_error.value)
+
+
+@pytest.mark.parametrize("cap", [0, -1, "many", True])
+def test_a_bad_cap_is_a_clear_error(tmp_path, model_bytes, cap):
+    path = tmp_path / "br.mlcore"
+    path.write_bytes(model_bytes)
+    with pytest.raises(ValueError, match="max_bytes must be a positive integer"):
+        load_model(path, max_bytes=cap)
+
+
+def test_a_trusted_pickle_without_an_estimator_is_one_clear_error(tmp_path, capsys):
+    path = tmp_path / "list.joblib"
+    joblib.dump({"format": persistence.FORMAT, "multilabel_core": multilabel_core.__version__, "estimator": [1, 2]}, path)
+    with pytest.raises(ValueError, match="not an estimator with predict and decision_function"):
+        load_model(path, trusted=True)
+    code, out, err = cli(capsys, "predict", str(path), "synthetic", "--trust")
+    assert code == 2 and err.count("\n") == 1 and "not an estimator" in err
