@@ -11,20 +11,24 @@ statistics and synthetic data.
 docs/data-formats.md describes every format, the nominal encoding and the errors.
 """
 
-from ._dataset import Dataset, NominalFeature
-from ._files import DataFormatError
+from ._dataset import Dataset, IndexNames, NominalFeature
+from ._files import MAX_BYTES, MAX_BYTES_ENV, DataFormatError
 from ._storage import DENSE_ABOVE
 from .arff import read_meka, read_mulan, write_meka, write_mulan
 from .fetch import cache_dir, fetch_dataset
-from .libsvm import read_libsvm, write_libsvm
+from .libsvm import MAX_COLUMNS, read_libsvm, write_libsvm
 from .loading import load_dataset
 from .stats import describe
 from .synthetic import label_covariance, make_correlated_multilabel
 
 __all__ = [
     "DENSE_ABOVE",
+    "MAX_BYTES",
+    "MAX_BYTES_ENV",
+    "MAX_COLUMNS",
     "DataFormatError",
     "Dataset",
+    "IndexNames",
     "NominalFeature",
     "cache_dir",
     "describe",

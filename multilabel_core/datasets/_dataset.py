@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 import scipy.sparse as sp
@@ -25,15 +28,92 @@ def _as_features(X):
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
-def _names(values) -> tuple[str, ...]:
+class IndexNames(Sequence):
+    """The names ``PREFIX{start}``, ``PREFIX{start + 1}``, ... (``count`` of them), each made when asked for.
+
+    A LibSVM file declares its width by its largest index alone: ``0 16777216:1`` is a
+    16,777,216-column dataset in 13 bytes.  Generated names cost nothing per column; a
+    tuple of them would cost some 60 bytes each (1 GB for that line).  Compares equal to
+    any sequence of the same strings (a tuple included); slicing gives a tuple.
+    """
+
+    __slots__ = ("prefix", "start", "length")
+
+    def __init__(self, prefix: str, start: int, count: int):
+        self.prefix, self.start, self.length = str(prefix), int(start), int(count)
+        if self.length < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return tuple(self[j] for j in range(*item.indices(self.length)))
+        j = operator.index(item)
+        if j < 0:
+            j += self.length
+        if not 0 <= j < self.length:
+            raise IndexError("name index out of range")
+        return f"{self.prefix}{self.start + j}"
+
+    def __iter__(self):
+        return (f"{self.prefix}{self.start + j}" for j in range(self.length))
+
+    def _position(self, name) -> int | None:
+        if not isinstance(name, str) or not name.startswith(self.prefix):
+            return None
+        digits = name[len(self.prefix):]
+        # Only the canonical spelling: no sign, no leading zero, ASCII digits.
+        if not (digits.isascii() and digits.isdigit()) or (len(digits) > 1 and digits[0] == "0"):
+            return None
+        j = int(digits) - self.start
+        return j if 0 <= j < self.length else None
+
+    def __contains__(self, name) -> bool:
+        return self._position(name) is not None
+
+    def index(self, name, start=0, stop=None):
+        j = self._position(name)
+        if j is None or j not in range(self.length)[start:stop]:
+            raise ValueError(f"{name!r} is not in the names")
+        return j
+
+    def count(self, name) -> int:
+        return int(self._position(name) is not None)
+
+    def __eq__(self, other):
+        if isinstance(other, IndexNames) and (self.prefix, self.start, self.length) == (
+            other.prefix, other.start, other.length
+        ):
+            return True
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(other) == self.length and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+    def __reduce__(self):
+        return IndexNames, (self.prefix, self.start, self.length)
+
+    def __repr__(self) -> str:
+        if self.length <= 4:
+            return repr(tuple(self))
+        return f"IndexNames({self.prefix!r}, {self.start}, {self.length}: {self[0]!r}..{self[-1]!r})"
+
+
+def _names(values) -> Sequence:
+    if isinstance(values, IndexNames):
+        return values
     names = tuple(values)
     if not all(isinstance(name, str) for name in names):
         raise ValueError(f"names must be strings, got {names!r}")
     return names
 
 
-def _default_names(prefix: str, count: int) -> tuple[str, ...]:
-    return tuple(f"{prefix}{j}" for j in range(count))
+def _default_names(prefix: str, count: int) -> IndexNames:
+    return IndexNames(prefix, 0, count)
 
 
 @attrs.frozen
@@ -79,7 +159,9 @@ class Dataset:
     X : (n, d) float64 ndarray, or scipy.sparse CSR float64 matrix for sparse sources
         (readers of sparse files never densify).
     Y : (n, L) int8 {0, 1} ndarray; ``Y[i, j] = 1`` when label j is relevant to example i.
-    feature_names, label_names : names of the columns of X and Y (default ``x0..``, ``y0..``).
+    feature_names, label_names : names of the columns of X and Y: tuples of strings, or
+        :class:`IndexNames` (generated names made on demand: the defaults ``x0..``, ``y0..``
+        and LibSVM's), which compare equal to the tuple of the same names.
     name : the dataset's name (a file's stem, or e.g. "synthetic").
     nominal_features : how nominal source attributes were encoded into columns of X
         (see :class:`NominalFeature`); empty when every feature is numeric.  Writers use
@@ -88,10 +170,10 @@ class Dataset:
 
     X: np.ndarray | sp.csr_matrix = attrs.field(converter=_as_features)
     Y: np.ndarray = attrs.field(converter=lambda Y: np.ascontiguousarray(check_Y(Y)))
-    feature_names: tuple[str, ...] = attrs.field(
+    feature_names: Sequence[str] = attrs.field(
         default=attrs.Factory(lambda self: _default_names("x", self.X.shape[1]), takes_self=True), converter=_names
     )
-    label_names: tuple[str, ...] = attrs.field(
+    label_names: Sequence[str] = attrs.field(
         default=attrs.Factory(lambda self: _default_names("y", self.Y.shape[1]), takes_self=True), converter=_names
     )
     name: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
@@ -106,7 +188,7 @@ class Dataset:
         ):
             if len(names) != count:
                 raise ValueError(f"{len(names)} {kind} names for {count} {kind} columns")
-            if len(set(names)) != count:
+            if not isinstance(names, IndexNames) and len(set(names)) != count:
                 duplicate = next(n for n in names if names.count(n) > 1)
                 raise ValueError(f"{kind} name {duplicate!r} is used twice; names must be distinct")
         self._check_nominal_features()

@@ -1,12 +1,26 @@
-"""Data files on disk: transparent gzip, dataset names from file names, located errors."""
+"""Data files on disk: transparent gzip, a cap on their text, dataset names from file names, located errors.
+
+Every reader holds a file's whole text in memory and builds arrays from it, so the text is
+capped: :data:`MAX_BYTES` (256 MiB) unless the reader's ``max_bytes`` argument or the
+environment variable :data:`MAX_BYTES_ENV` says otherwise.  A plain file is measured by its
+size on disk; a gzipped one is decompressed once without keeping anything, counting, and
+refused as soon as it passes the cap, so that a small file expanding to gigabytes (a gzip
+bomb) costs a few megabytes to refuse.  The same cap bounds each dense array a reader builds
+from the text (the label matrix, a densified X), whose size need not follow the text's.
+"""
 
 from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from pathlib import Path
 
 GZIP_SUFFIX = ".gz"
+MAX_BYTES = 256 * 2**20
+MAX_BYTES_ENV = "MULTILABEL_CORE_MAX_BYTES"
+_CHUNK = 2**20
+_BOM = "\ufeff"
 
 
 class DataFormatError(ValueError):
@@ -24,15 +38,89 @@ class DataFormatError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-def read_text(path) -> str:
-    """The whole file as text (UTF-8), gunzipped when the name ends in ``.gz``."""
+def byte_cap(max_bytes=None) -> int:
+    """The cap on a data file's text: ``max_bytes``, else ``$MULTILABEL_CORE_MAX_BYTES``, else :data:`MAX_BYTES`."""
+    if max_bytes is None:
+        env = os.environ.get(MAX_BYTES_ENV)
+        if env is None or not env.strip():
+            return MAX_BYTES
+        try:
+            max_bytes = int(env)
+        except ValueError:
+            raise ValueError(f"${MAX_BYTES_ENV} must be a whole number of bytes, got {env!r}") from None
+        where = f"${MAX_BYTES_ENV}"
+    else:
+        where = "max_bytes"
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ValueError(f"{where} must be a positive whole number of bytes, got {max_bytes!r}")
+    return max_bytes
+
+
+def size_text(n_bytes: int) -> str:
+    """``268435456`` -> ``"256 MiB (268435456 bytes)"``: readable, and exact for the user who sets the cap."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.4g} {unit} ({n_bytes} bytes)"
+    return f"{n_bytes} bytes"
+
+
+_CAP_ADVICE = f"pass max_bytes= or set ${MAX_BYTES_ENV} to allow more"
+
+
+def over_cap(cap: int) -> str:
+    return f"over the cap of {size_text(cap)}; {_CAP_ADVICE}"
+
+
+def check_dense_size(path, shape: tuple[int, int], itemsize: int, what: str, max_bytes=None) -> None:
+    """DataFormatError (for the file as a whole) when a dense ``shape`` array would pass the cap."""
+    cap = byte_cap(max_bytes)
+    needed = int(shape[0]) * int(shape[1]) * itemsize
+    if needed > cap:
+        raise DataFormatError(
+            path, None, f"{what} would take {shape[0]} x {shape[1]} = {size_text(needed)} dense, {over_cap(cap)}"
+        )
+
+
+def read_text(path, max_bytes=None) -> str:
+    """The whole file as text (UTF-8, a leading byte-order mark dropped, CRLF and CR read as LF),
+    gunzipped when the name ends in ``.gz``; at most :func:`byte_cap` bytes of it (module docstring).
+    """
     path = os.fspath(path)
-    opener = gzip.open if path.endswith(GZIP_SUFFIX) else open
+    cap = byte_cap(max_bytes)
+    gzipped = path.endswith(GZIP_SUFFIX)
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            return handle.read()
-    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
-        raise DataFormatError(path, None, f"cannot be read as UTF-8 text: {exc}") from exc
+        if gzipped:
+            # The first pass keeps nothing: a bomb is refused before any of it is held.
+            with gzip.open(path, "rb") as handle:
+                size = 0
+                while chunk := handle.read(_CHUNK):
+                    size += len(chunk)
+                    if size > cap:
+                        reason = f"decompresses to more than the cap of {size_text(cap)}; {_CAP_ADVICE}"
+                        raise DataFormatError(path, None, reason)
+            with gzip.open(path, "rb") as handle:
+                data = handle.read()
+        else:
+            size = os.path.getsize(path)
+            if size > cap:
+                raise DataFormatError(path, None, f"is {size_text(size)}, {over_cap(cap)}")
+            with open(path, "rb") as handle:
+                data = handle.read(cap + 1)
+            if len(data) > cap:  # grown since measured, or not a regular file
+                raise DataFormatError(path, None, f"holds more than {size_text(cap)}, {over_cap(cap)}")
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise DataFormatError(path, None, f"is not a readable gzip file: {exc or type(exc).__name__}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataFormatError(path, line, f"is not UTF-8 text: byte {data[exc.start]:#04x} ({exc.reason})") from None
+    del data
+    if text.startswith(_BOM):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def write_lines(path, lines) -> None:

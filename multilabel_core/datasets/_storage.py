@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._files import DataFormatError, check_dense_size
+
 __all__ = ["DENSE_ABOVE", "SPARSE_CHOICES", "check_sparse", "density", "to_storage"]
 
 DENSE_ABOVE = 0.3
@@ -37,14 +39,25 @@ def density(X) -> float:
     return nonzero / size
 
 
-def to_storage(X, sparse):
+def to_storage(X, sparse, *, path=None, max_bytes=None):
     """X as CSR or dense, following ``sparse`` (already checked by :func:`check_sparse`).
 
     "auto" keeps a dense X dense and a sparse one sparse, unless more than
     :data:`DENSE_ABOVE` of the sparse one's entries are stored: then it is densified.
+    A densified X may not pass the readers' memory cap (:func:`~._files.byte_cap`):
+    a few stored values can declare a matrix of terabytes.  The error names ``path``
+    (a :class:`~._files.DataFormatError`) when given.
     """
     if isinstance(sparse, str):
         sparse = sp.issparse(X) and density(X) <= DENSE_ABOVE
     if sparse:
         return X if sp.issparse(X) else sp.csr_matrix(X)
-    return X.toarray() if sp.issparse(X) else X
+    if sp.issparse(X):
+        try:
+            check_dense_size(path if path is not None else "X", X.shape, 8, "X (float64)", max_bytes)
+        except DataFormatError as exc:
+            if path is None:
+                raise ValueError(exc.reason + "; or keep it sparse (sparse=True)") from None
+            raise DataFormatError(path, None, exc.reason + "; or keep it sparse (sparse=True)") from None
+        return X.toarray()
+    return X

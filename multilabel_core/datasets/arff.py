@@ -63,8 +63,8 @@ from ._arff_syntax import (
     strip_comment,
 )
 from ._dataset import ENCODINGS, Dataset, NominalFeature
-from ._files import DataFormatError, dataset_name, format_number, read_text, strip_suffix, write_lines
-from ._rows import Entries, is_number, row_starts
+from ._files import DataFormatError, check_dense_size, dataset_name, format_number, read_text, strip_suffix, write_lines
+from ._rows import Entries, as_indices, cut, first_non_number_spelling, first_not_digits, is_number, row_starts, shown
 from ._storage import check_sparse, to_storage
 
 __all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mulan"]
@@ -77,12 +77,13 @@ _MEKA_CLASS_OPTION = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)(?![\w.])")
 # ---------------------------------------------------------------- reading
 
 
-def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot", sparse="auto") -> Dataset:
+def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
     """Read a Mulan dataset: ``arff_path`` and its XML label file.
 
     ``xml_path`` defaults to the sibling ``NAME.xml`` (or ``NAME.xml.gz``) of
     ``NAME.arff[.gz]``.  ``nominal`` is "onehot" or "ordinal", ``sparse`` is "auto",
-    True or False (see the module docstring).
+    True or False (see the module docstring).  ``max_bytes`` caps each file's text and
+    each dense array built from it (Y, a densified X): see :func:`~._files.byte_cap`.
     """
     _check_encoding(nominal)
     sparse = check_sparse(sparse)
@@ -90,23 +91,23 @@ def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot", sparse="aut
         xml_path = mulan_xml_path(arff_path)
         if xml_path is None:
             raise ValueError(f"{arff_path}: no Mulan label file beside it (expected NAME.xml); pass xml_path")
-    labels = _read_mulan_labels(xml_path)
-    lines, header = _read_header(arff_path)
+    labels = _read_mulan_labels(xml_path, max_bytes)
+    lines, header = _read_header(arff_path, max_bytes)
     position = {attribute.name: k for k, attribute in enumerate(header.attributes)}
     for label, line in labels:
         if label not in position:
             raise DataFormatError(xml_path, line, f"label {label!r} is not an attribute of {arff_path}")
-    return _assemble(arff_path, lines, header, {position[label] for label, _ in labels}, nominal, sparse)
+    return _assemble(arff_path, lines, header, {position[label] for label, _ in labels}, nominal, sparse, max_bytes)
 
 
-def read_meka(path, *, nominal: str = "onehot", sparse="auto") -> Dataset:
+def read_meka(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
     """Read a MEKA dataset: the labels are named by ``-C L`` / ``-C -L`` in the relation name.
 
-    ``nominal`` and ``sparse`` as for :func:`read_mulan`.
+    ``nominal``, ``sparse`` and ``max_bytes`` as for :func:`read_mulan`.
     """
     _check_encoding(nominal)
     sparse = check_sparse(sparse)
-    lines, header = _read_header(path)
+    lines, header = _read_header(path, max_bytes)
     count = meka_label_count(header.relation)
     n_attributes = len(header.attributes)
     where = header.relation_line or None
@@ -118,7 +119,7 @@ def read_meka(path, *, nominal: str = "onehot", sparse="auto") -> Dataset:
     if count == 0 or abs(count) >= n_attributes:
         raise DataFormatError(path, where, f"-C {count} must name between 1 and {n_attributes - 1} label attributes")
     first = 0 if count > 0 else n_attributes + count
-    return _assemble(path, lines, header, set(range(first, first + abs(count))), nominal, sparse)
+    return _assemble(path, lines, header, set(range(first, first + abs(count))), nominal, sparse, max_bytes)
 
 
 def meka_label_count(relation: str) -> int | None:
@@ -140,12 +141,12 @@ def _check_encoding(nominal: str) -> None:
         raise ValueError(f"nominal must be one of {ENCODINGS}, got {nominal!r}")
 
 
-def _read_header(path) -> tuple[list[str], Header]:
-    lines = read_text(path).split("\n")
+def _read_header(path, max_bytes=None) -> tuple[list[str], Header]:
+    lines = read_text(path, max_bytes).split("\n")
     return lines, parse_header(lines, path)
 
 
-def _read_mulan_labels(xml_path) -> list[tuple[str, int]]:
+def _read_mulan_labels(xml_path, max_bytes=None) -> list[tuple[str, int]]:
     """(label name, line) for every ``<label name=...>`` element, nested ones included."""
     parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
     elements: list[tuple[str, dict, int]] = []  # (name without namespace, attributes, line)
@@ -153,7 +154,7 @@ def _read_mulan_labels(xml_path) -> list[tuple[str, int]]:
         (tag.rsplit(" ", 1)[-1], attributes, parser.CurrentLineNumber)
     )
     try:
-        parser.Parse(read_text(xml_path), True)
+        parser.Parse(read_text(xml_path, max_bytes), True)
     except xml.parsers.expat.ExpatError as exc:
         reason = f"malformed XML: {xml.parsers.expat.ErrorString(exc.code)}"
         raise DataFormatError(xml_path, exc.lineno, reason) from None
@@ -254,16 +255,13 @@ def _parse_sparse_rows(rows, header: Header, path) -> _Table:
 
 
 def _sparse_indices(tokens: list[str], n_attributes: int, entries: Entries) -> np.ndarray:
-    try:
-        indices = np.array(tokens, dtype=np.int64)
-    except ValueError:
-        bad = next(k for k, token in enumerate(tokens) if not token.isdigit())
-        raise entries.error(bad, f"sparse index {tokens[bad]!r} is not a non-negative integer") from None
-    outside = np.flatnonzero((indices < 0) | (indices >= n_attributes))
-    if outside.size:
-        k = outside[0]
+    bad = first_not_digits(tokens)
+    if bad is not None:
+        raise entries.error(bad, f"sparse index {shown(tokens[bad])} is not a non-negative integer")
+    indices, k = as_indices(tokens, n_attributes)
+    if k is not None:
         raise entries.error(
-            k, f"sparse index {indices[k]} is out of range: the file has {n_attributes} attributes "
+            k, f"sparse index {cut(tokens[k])} is out of range: the file has {n_attributes} attributes "
             f"(indices 0..{n_attributes - 1})"
         )
     unordered = entries.first_unordered(indices)
@@ -320,16 +318,17 @@ def _binary_positions(tokens, where: np.ndarray, attribute_of: np.ndarray, attri
 
 def _numbers(tokens, where: np.ndarray, attribute_of: np.ndarray, attributes, entries: Entries) -> np.ndarray:
     """One numpy conversion for all tokens (token k is entry ``where[k]``); on failure, report the first bad one."""
-    try:
-        values = np.array(tokens, dtype=np.float64)
-    except ValueError:
-        values = None
-    bad = None
+    values = None
+    if first_non_number_spelling(tokens) is None:  # else numpy would read some of them (see is_number)
+        try:
+            values = np.array(tokens, dtype=np.float64)
+        except ValueError:
+            pass
     if values is None:
         bad = next(k for k, token in enumerate(tokens) if not is_number(token))
     elif not np.all(np.isfinite(values)):
         bad = int(np.flatnonzero(~np.isfinite(values))[0])
-    if bad is None:
+    else:
         return values
     position = where[bad]
     name = attributes[attribute_of[position]].name
@@ -337,7 +336,7 @@ def _numbers(tokens, where: np.ndarray, attribute_of: np.ndarray, attributes, en
     reason = (
         f"attribute {name!r}: missing value '?' (missing values are not supported; impute them before loading)"
         if token == "?"
-        else f"attribute {name!r}: {token!r} is not a finite number"
+        else f"attribute {name!r}: {shown(token)} is not a finite number"
     )
     raise entries.error(position, reason)
 
@@ -364,20 +363,21 @@ def _positions(tokens, where: np.ndarray, attribute: Attribute, entries: Entries
     return positions
 
 
-def _assemble(path, lines, header: Header, labels: set[int], nominal: str, sparse) -> Dataset:
+def _assemble(path, lines, header: Header, labels: set[int], nominal: str, sparse, max_bytes=None) -> Dataset:
     """Parse the rows and split them into X and Y; ``labels`` are the label attributes' positions."""
     header = attrs.evolve(
         header, attributes=tuple(attrs.evolve(a, label=k in labels) for k, a in enumerate(header.attributes))
     )
     table = _parse_data(lines, header, path)
     label_positions = sorted(labels)
-    Y = _labels(table, header, label_positions, path)
+    Y = _labels(table, header, label_positions, path, max_bytes)
     feature_positions = [k for k in range(len(header.attributes)) if k not in labels]
     if not feature_positions:
         raise DataFormatError(path, None, "every attribute is a label: no features left")
     X, names, nominal_features = _features(table.values, header, feature_positions, nominal)
     label_names = [header.attributes[k].name for k in label_positions]
-    return Dataset(to_storage(X, sparse), Y, names, label_names, dataset_name(path), nominal_features)
+    X = to_storage(X, sparse, path=path, max_bytes=max_bytes)
+    return Dataset(X, Y, names, label_names, dataset_name(path), nominal_features)
 
 
 def _column(values, position: int) -> np.ndarray:
@@ -385,8 +385,12 @@ def _column(values, position: int) -> np.ndarray:
     return column.toarray().ravel() if sp.issparse(column) else column
 
 
-def _labels(table: _Table, header: Header, label_positions: list[int], path) -> np.ndarray:
-    Y = np.empty((table.values.shape[0], len(label_positions)))
+def _labels(table: _Table, header: Header, label_positions: list[int], path, max_bytes=None) -> np.ndarray:
+    n = table.values.shape[0]
+    # Sparse rows of a few bytes can declare thousands of label attributes: Y is the one dense part.
+    check_dense_size(path, (n, len(label_positions)), 1, "the label matrix Y (int8)", max_bytes)
+    Y = np.empty((n, len(label_positions)), dtype=np.int8)
+    first_bad = None  # (row, label) of the first value other than 0 and 1, in file order
     for j, position in enumerate(label_positions):
         attribute = header.attributes[position]
         column = _column(table.values, position)
@@ -398,13 +402,15 @@ def _labels(table: _Table, header: Header, label_positions: list[int], path) -> 
                     path, attribute.line, f"label attribute {attribute.name!r} must be numeric or nominal {{0,1}}"
                 ) from None
             column = levels[column.astype(np.intp)]
-        Y[:, j] = column
-    bad = np.argwhere((Y != 0) & (Y != 1))
-    if bad.size:
-        i, j = bad[0]
+        bad = np.flatnonzero((column != 0) & (column != 1))
+        if bad.size and (first_bad is None or bad[0] < first_bad[0]):
+            first_bad = (int(bad[0]), j, float(column[bad[0]]))
+        Y[:, j] = column == 1
+    if first_bad is not None:
+        i, j, value = first_bad
         name = header.attributes[label_positions[j]].name
-        raise DataFormatError(path, int(table.lines[i]), f"label {name!r} has value {Y[i, j]:g}; labels must be 0 or 1")
-    return Y.astype(np.int8)
+        raise DataFormatError(path, int(table.lines[i]), f"label {name!r} has value {value:g}; labels must be 0 or 1")
+    return Y
 
 
 def _features(values, header: Header, positions: list[int], nominal: str):

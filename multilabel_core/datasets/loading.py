@@ -31,26 +31,29 @@ ARFF_SUFFIXES = (".arff",)
 LIBSVM_SUFFIXES = (".svm", ".libsvm", ".txt")
 
 
-def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", sparse="auto") -> Dataset:
+def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
     """A dataset from a file path, or from a name looked up in the data folders (module docstring).
 
     ``nominal`` ("onehot" or "ordinal") is how ARFF nominal features are encoded;
     ``sparse`` ("auto", True or False) whether X comes back CSR or dense (auto: CSR for a
     sparse file unless more than :data:`~._storage.DENSE_ABOVE` of its entries are stored).
-    Raises ValueError for an unknown name, listing the folders searched.
+    ``max_bytes`` caps a file's (decompressed) text and each dense array built from it,
+    default ``$MULTILABEL_CORE_MAX_BYTES`` or 256 MiB (:func:`~._files.byte_cap`).
+    Raises ValueError for an unknown name, listing the folders searched, and
+    :class:`~._files.DataFormatError` (a ValueError) for a malformed file.
     """
     sparse = check_sparse(sparse)
     text = os.fspath(name_or_path)
     path = Path(text)
     if path.is_file():
-        return load_file(path, nominal=nominal, sparse=sparse)
+        return load_file(path, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
     if os.sep in text or "/" in text or _format_of(path) is not None:
         raise ValueError(f"no such data file: {path}")
     folders = search_path(data_home)
     for _, folder in folders:
         found = _named_file(folder, text) if folder is not None else None
         if found is not None:
-            return load_file(found, nominal=nominal, sparse=sparse)
+            return load_file(found, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
     looked = "; ".join(f"{where}: {folder if folder is not None else '(not set)'}" for where, folder in folders)
     raise ValueError(
         f"unknown dataset {text!r}: no {text}.arff (+ {text}.xml), {text}.svm, {text}.libsvm or {text}.txt in "
@@ -67,16 +70,16 @@ def search_path(data_home=None) -> list[tuple[str, Path | None]]:
     return folders
 
 
-def load_file(path, *, nominal: str = "onehot", sparse="auto") -> Dataset:
+def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
     """Read one data file, its format chosen by its name (module docstring)."""
     kind = _format_of(Path(path))
     if kind == "arff":
         xml_path = mulan_xml_path(path)
         if xml_path is not None:
-            return read_mulan(path, xml_path, nominal=nominal, sparse=sparse)
-        return read_meka(path, nominal=nominal, sparse=sparse)
+            return read_mulan(path, xml_path, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
+        return read_meka(path, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
     if kind == "libsvm":
-        return read_libsvm(path, sparse=sparse)
+        return read_libsvm(path, sparse=sparse, max_bytes=max_bytes)
     raise ValueError(
         f"{path}: unknown data format; expected .arff (Mulan with NAME.xml beside it, or MEKA), "
         ".svm, .libsvm or .txt (LibSVM), each optionally .gz"

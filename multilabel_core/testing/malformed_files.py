@@ -1,0 +1,280 @@
+"""A fixed corpus of hostile and malformed data files, for the loaders' tests and fuzz suites.
+
+Every case is a :class:`MalformedFile` ``(name, format, data, expectation)``:
+
+- ``format``: ``"libsvm"``, ``"meka"`` (ARFF whose relation carries ``-C L``), ``"mulan"``
+  (``data`` is the ARFF file, :data:`MULAN_XML` its label file) or ``"mulan-xml"`` (``data``
+  is the XML label file, :data:`MULAN_ARFF` the ARFF file); a ``".gz"`` suffix means ``data``
+  is gzipped and written to a ``.gz`` file;
+- ``expectation``: :data:`ERROR` when the loader must raise
+  :class:`~multilabel_core.datasets.DataFormatError`, else the ``(n_samples, n_features,
+  n_labels)`` of the dataset it must return (default arguments of ``load_dataset``).
+
+No other outcome is acceptable: no other exception type, no memory blow-up.  The gzip bombs
+are a few hundred kilobytes that decompress to :data:`BOMB_BYTES` (more than the loaders'
+default cap on decompressed text); they are built here in a few milliseconds, never stored.
+
+    from multilabel_core.testing.malformed_files import CASES, write_case
+    for case in CASES:
+        path = write_case(case, tmp_path / case.name)
+        ...  # load_dataset(path) raises DataFormatError or has the expected shape
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import zlib
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["BOMB_BYTES", "CASES", "ERROR", "MULAN_ARFF", "MULAN_XML", "MalformedFile", "gzip_bomb", "write_case"]
+
+ERROR = "error"
+BOM = b"\xef\xbb\xbf"
+# Above the loaders' default cap on decompressed text (256 MiB), as the red-team bomb was.
+BOMB_BYTES = 320 * 2**20
+
+MULAN_XML = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n'
+    b'<labels xmlns="http://mulan.sourceforge.net/labels">\n'
+    b'<label name="l1"></label>\n<label name="l2"></label>\n</labels>\n'
+)
+MULAN_ARFF = b"@relation r\n@attribute f1 numeric\n@attribute l1 {0,1}\n@attribute l2 {0,1}\n@data\n1.5,0,1\n2,1,1\n"
+
+
+class MalformedFile(NamedTuple):
+    name: str
+    format: str
+    data: bytes
+    expectation: str | tuple[int, int, int]
+
+
+def gzip_bomb(total: int, unit: bytes, head: bytes = b"") -> bytes:
+    """A gzip file of ``head`` then ``unit`` repeated up to ``total`` bytes (a multiple of 1 MiB).
+
+    Every MiB is deflated after a full flush, which resets the compressor's window, so the
+    compressed block of one MiB is the same each time and is simply repeated: a few hundred
+    kilobytes hold hundreds of megabytes without ever building them.
+    """
+    chunk = (unit * (2**20 // len(unit) + 1))[: 2**20]
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = compressor.compress(head) + compressor.flush(zlib.Z_FULL_FLUSH)
+    block = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    count = total // len(chunk)
+    crc = zlib.crc32(head)
+    for _ in range(count):
+        crc = zlib.crc32(chunk, crc)
+    size = (len(head) + count * len(chunk)) & 0xFFFFFFFF
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    return header + first + block * count + compressor.flush() + struct.pack("<II", crc, size)
+
+
+def _gz(data: bytes) -> bytes:
+    return gzip.compress(data, mtime=0)
+
+
+def _corrupt_gz(data: bytes) -> bytes:
+    packed = bytearray(_gz(data))
+    middle = len(packed) // 2
+    packed[middle:middle + 4] = b"\xff\xff\xff\xff"
+    return bytes(packed)
+
+
+_LIBSVM_OK = b"0,2 1:0.5 3:1\n1 2:1\n"
+_MEKA_HEAD = (
+    b"@relation 'r: -C 2'\n@attribute l1 {0,1}\n@attribute l2 {0,1}\n"
+    b"@attribute f1 numeric\n@attribute f2 numeric\n@data\n"
+)
+_MEKA_OK = _MEKA_HEAD + b"0,1,0.5,2\n1,1,-1,3\n"
+_MEKA_SPARSE_OK = _MEKA_HEAD + b"{0 1,2 1.5}\n{1 1,3 2}\n"
+_JUNK = bytes(range(256)) * 4
+_DIGITS31 = b"1234567890123456789012345678901"
+
+
+def _libsvm() -> list[MalformedFile]:
+    cases = [
+        ("empty", b"", ERROR),
+        ("only-comments", b"# nothing\n\n   \n", ERROR),
+        ("binary-junk", _JUNK, ERROR),
+        ("nul-byte", b"0 1:1\x00\n", ERROR),
+        ("utf16", "0 1:1\n".encode("utf-16"), ERROR),
+        ("valid", _LIBSVM_OK, (2, 3, 3)),
+        ("crlf", b"0 1:1\r\n1 2:2\r\n", (2, 2, 2)),
+        ("lone-cr", b"0 1:1\r1 2:2\r", (2, 2, 2)),
+        ("bom", BOM + b"0 1:1\n1 2:1\n", (2, 2, 2)),
+        ("bom-only", BOM, ERROR),
+        ("tabs", b"0\t1:1\t2:1\n1\t2:1\n", (2, 2, 2)),
+        ("trailing-comment", b"0 1:1 # x:y\n1 2:1#z\n", (2, 2, 2)),
+        ("huge-feature-index", b"0 100000000:1\n", ERROR),
+        ("feature-index-at-limit", b"0 16777216:1\n", (1, 2**24, 1)),
+        ("feature-index-above-limit", b"0 16777217:1\n", ERROR),
+        ("huge-label", b"1000000000 1:1\n", ERROR),
+        ("label-above-limit", b"16777216 1:1\n", ERROR),
+        ("many-rows-of-widest-label", b"16777215 1:1\n" * 200, ERROR),
+        ("31-digit-feature-index", b"0 " + _DIGITS31 + b":1\n", ERROR),
+        ("31-digit-label", _DIGITS31 + b" 1:1\n", ERROR),
+        ("superscript-feature-index", "0 ²:1\n".encode(), ERROR),
+        ("superscript-label", "² 1:1\n".encode(), ERROR),
+        ("arabic-digit-feature-index", "0 \u0661:1\n".encode(), ERROR),
+        ("arabic-digit-label", "\u0661 1:1\n".encode(), ERROR),
+        ("arabic-digit-value", "0 1:\u0661\n".encode(), ERROR),
+        ("fullwidth-digit-value", "0 1:\uff11\n".encode(), ERROR),
+        ("underscore-index", b"0 1_0:1\n", ERROR),
+        ("underscore-value", b"0 1:1_0\n", ERROR),
+        ("plus-index", b"0 +1:1\n", ERROR),
+        ("hex-index", b"0 0x1:1\n", ERROR),
+        ("float-index", b"0 1.5:1\n", ERROR),
+        ("zero-index", b"0 0:1\n", ERROR),
+        ("negative-index", b"0 -1:1\n", ERROR),
+        ("negative-label", b"-1 1:1\n", ERROR),
+        ("float-label", b"1.5 1:1\n", ERROR),
+        ("unsorted-indices", b"0 3:1 2:1\n", ERROR),
+        ("duplicate-indices", b"0 2:1 2:1\n", ERROR),
+        ("nan-value", b"0 1:nan\n", ERROR),
+        ("inf-value", b"0 1:inf\n", ERROR),
+        ("overflowing-value", b"0 1:1e400\n", ERROR),
+        ("missing-value", b"0 1:\n", ERROR),
+        ("missing-colon", b"0 1 2\n", ERROR),
+        ("double-colon", b"0 1::2\n", ERROR),
+        ("three-part-entry", b"0 1:2:3\n", ERROR),
+        ("label-comma-blank", b"0, 1 1:1\n", ERROR),
+        ("no-label-anywhere", b" 1:1\n 2:1\n", ERROR),
+        ("no-feature-anywhere", b"0\n1\n", ERROR),
+        ("empty-label-rows", b"0 1:1\n 2:1\n", (2, 2, 1)),
+    ]
+    gz = [
+        ("valid", _gz(_LIBSVM_OK), (2, 3, 3)),
+        ("bom", _gz(BOM + _LIBSVM_OK), (2, 3, 3)),
+        ("truncated", _gz(_LIBSVM_OK * 50)[:40], ERROR),
+        ("corrupt-deflate", _corrupt_gz(_LIBSVM_OK * 50), ERROR),
+        ("not-gzip", _LIBSVM_OK, ERROR),
+        ("trailing-garbage", _gz(_LIBSVM_OK) + b"junk", ERROR),
+        ("bomb", gzip_bomb(BOMB_BYTES, b"0 1:1\n"), ERROR),
+    ]
+    return [MalformedFile(f"libsvm-{name}", "libsvm", data, want) for name, data, want in cases] + [
+        MalformedFile(f"libsvm-gz-{name}", "libsvm.gz", data, want) for name, data, want in gz
+    ]
+
+
+def _meka() -> list[MalformedFile]:
+    head = _MEKA_HEAD
+    cases = [
+        ("empty", b"", ERROR),
+        ("binary-junk", _JUNK, ERROR),
+        ("utf16", _MEKA_OK.decode().encode("utf-16"), ERROR),
+        ("nul-byte-in-header", _MEKA_OK.replace(b"f1", b"f\x001", 1).replace(b"@data", b"@da\x00ta"), ERROR),
+        ("valid", _MEKA_OK, (2, 2, 2)),
+        ("valid-sparse", _MEKA_SPARSE_OK, (2, 2, 2)),
+        ("bom", BOM + _MEKA_OK, (2, 2, 2)),
+        ("bom-only", BOM, ERROR),
+        ("crlf", _MEKA_OK.replace(b"\n", b"\r\n"), (2, 2, 2)),
+        ("truncated-header", head[:60], ERROR),
+        ("missing-data", head.replace(b"@data\n", b""), ERROR),
+        ("data-before-attributes", b"@relation 'r: -C 2'\n@data\n0,1\n", ERROR),
+        ("no-rows", head, ERROR),
+        ("string-attribute", head.replace(b"f2 numeric", b"f2 string"), ERROR),
+        ("date-attribute", head.replace(b"f2 numeric", b"f2 date 'yyyy'"), ERROR),
+        ("unknown-type", head.replace(b"f2 numeric", b"f2 blob") + b"0,1,1,2\n", ERROR),
+        ("unclosed-nominal", head.replace(b"l2 {0,1}", b"l2 {0,1") + b"0,1,1,2\n", ERROR),
+        ("duplicate-attribute", head.replace(b"f2 numeric", b"f1 numeric") + b"0,1,1,2\n", ERROR),
+        ("unterminated-relation", head.replace(b"'r: -C 2'", b"'r: -C 2") + b"0,1,1,2\n", ERROR),
+        ("no-C-option", head.replace(b"'r: -C 2'", b"r") + b"0,1,1,2\n", ERROR),
+        ("C-zero", head.replace(b"-C 2", b"-C 0") + b"0,1,1,2\n", ERROR),
+        ("C-too-large", head.replace(b"-C 2", b"-C 4") + b"0,1,1,2\n", ERROR),
+        ("C-31-digits", head.replace(b"-C 2", b"-C " + _DIGITS31) + b"0,1,1,2\n", ERROR),
+        ("too-few-values", head + b"0,1,1\n", ERROR),
+        ("too-many-values", head + b"0,1,1,2,3\n", ERROR),
+        ("sparse-too-many-entries", head + b"{0 1,1 1,2 1,3 1,4 1}\n", ERROR),
+        ("label-value-2", head + b"0,2,1,2\n", ERROR),
+        ("non-binary-label-type", head.replace(b"l1 {0,1}", b"l1 {a,b}") + b"a,1,1,2\n", ERROR),
+        ("nan-value", head + b"0,1,nan,2\n", ERROR),
+        ("inf-value", head + b"0,1,1,-inf\n", ERROR),
+        ("overflowing-value", head + b"0,1,1e999,2\n", ERROR),
+        ("missing-value", head + b"0,1,?,2\n", ERROR),
+        ("text-value", head + b"0,1,abc,2\n", ERROR),
+        ("superscript-value", head + "0,1,²,2\n".encode(), ERROR),
+        ("arabic-digit-value", head + "0,1,\u0661,2\n".encode(), ERROR),
+        ("underscore-value", head + b"0,1,1_0,2\n", ERROR),
+        ("31-digit-value", head + b"0,1," + _DIGITS31 + b",2\n", (1, 2, 2)),
+        ("unbalanced-quote", head + b"0,1,'1,2\n", ERROR),
+        ("mixed-rows", head + b"0,1,1,2\n{0 1}\n", ERROR),
+        ("sparse-unclosed", head + b"{0 1,2 1.5\n", ERROR),
+        ("sparse-31-digit-index", head + b"{" + _DIGITS31 + b" 1}\n", ERROR),
+        ("sparse-huge-index", head + b"{1000000000 1}\n", ERROR),
+        ("sparse-index-out-of-range", head + b"{4 1}\n", ERROR),
+        ("sparse-negative-index", head + b"{-1 1}\n", ERROR),
+        ("sparse-superscript-index", head + "{² 1}\n".encode(), ERROR),
+        ("sparse-arabic-digit-index", head + "{\u0661 1}\n".encode(), ERROR),
+        ("sparse-float-index", head + b"{0.5 1}\n", ERROR),
+        ("sparse-unsorted", head + b"{2 1,0 1}\n", ERROR),
+        ("sparse-duplicate", head + b"{0 1,0 1}\n", ERROR),
+        ("sparse-nan-value", head + b"{2 nan}\n", ERROR),
+        ("sparse-missing-value", head + b"{2}\n", ERROR),
+    ]
+    gz = [
+        ("valid", _gz(_MEKA_OK), (2, 2, 2)),
+        ("truncated", _gz(_MEKA_OK * 20)[:60], ERROR),
+        ("corrupt-deflate", _corrupt_gz(_MEKA_HEAD + b"0,1,0.5,2\n" * 500), ERROR),
+        ("bomb-rows", gzip_bomb(BOMB_BYTES, b"0,1,0,0\n", head), ERROR),
+        ("bomb-comment-lines", gzip_bomb(BOMB_BYTES, b"%\n"), ERROR),
+    ]
+    return [MalformedFile(f"meka-{name}", "meka", data, want) for name, data, want in cases] + [
+        MalformedFile(f"meka-gz-{name}", "meka.gz", data, want) for name, data, want in gz
+    ]
+
+
+def _mulan() -> list[MalformedFile]:
+    laughs = (
+        b'<?xml version="1.0"?>\n<!DOCTYPE labels [\n<!ENTITY a "aaaaaaaaaa">\n'
+        + b"".join(
+            f'<!ENTITY {chr(98 + k)} "{("&" + chr(97 + k) + ";") * 10}">\n'.encode() for k in range(9)
+        )
+        + b']>\n<labels xmlns="http://mulan.sourceforge.net/labels"><label name="&j;"></label></labels>\n'
+    )
+    arff = [
+        ("valid", MULAN_ARFF, (2, 1, 2)),
+        ("bom", BOM + MULAN_ARFF, (2, 1, 2)),
+        ("label-not-an-attribute", MULAN_ARFF.replace(b"l2 {0,1}", b"l3 {0,1}"), ERROR),
+        ("label-value-text", MULAN_ARFF.replace(b"2,1,1", b"2,1,x"), ERROR),
+    ]
+    xml = [
+        ("empty", b"", ERROR),
+        ("binary-junk", _JUNK, ERROR),
+        ("malformed", MULAN_XML.replace(b"</labels>", b"</label>"), ERROR),
+        ("wrong-root", MULAN_XML.replace(b"<labels", b"<tags").replace(b"</labels>", b"</tags>"), ERROR),
+        ("no-labels", MULAN_XML.split(b'\n<label name')[0] + b"\n</labels>\n", ERROR),
+        ("nameless-label", MULAN_XML.replace(b' name="l2"', b""), ERROR),
+        ("duplicate-label", MULAN_XML.replace(b'name="l2"', b'name="l1"'), ERROR),
+        ("bom", BOM + MULAN_XML, (2, 1, 2)),
+        ("billion-laughs", laughs, ERROR),
+    ]
+    return [MalformedFile(f"mulan-{name}", "mulan", data, want) for name, data, want in arff] + [
+        MalformedFile(f"mulan-xml-{name}", "mulan-xml", data, want) for name, data, want in xml
+    ]
+
+
+CASES: list[MalformedFile] = _libsvm() + _meka() + _mulan()
+
+
+def write_case(case: MalformedFile, folder) -> Path:
+    """Write ``case`` into ``folder`` (created) and return the path to load, e.g. with ``load_dataset``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    kind, gz = case.format.removesuffix(".gz"), ".gz" if case.format.endswith(".gz") else ""
+    if kind == "libsvm":
+        path = folder / f"case.svm{gz}"
+        path.write_bytes(case.data)
+        return path
+    path = folder / f"case.arff{gz}"
+    if kind == "meka":
+        path.write_bytes(case.data)
+    elif kind == "mulan":
+        path.write_bytes(case.data)
+        (folder / "case.xml").write_bytes(MULAN_XML)
+    elif kind == "mulan-xml":
+        path.write_bytes(MULAN_ARFF)
+        (folder / "case.xml").write_bytes(case.data)
+    else:
+        raise ValueError(f"unknown case format {case.format!r}")
+    return path

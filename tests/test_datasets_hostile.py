@@ -1,0 +1,345 @@
+"""Hostile data files: bounded memory, and one located DataFormatError (never another exception).
+
+The memory checks read the file in a fresh interpreter and assert on its peak resident set
+(``VmHWM``); that interpreter also runs under an address-space limit, so that a regression
+ends in a MemoryError there instead of swapping the machine.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from multilabel_core.cli import main
+from multilabel_core.datasets import (
+    MAX_BYTES,
+    MAX_BYTES_ENV,
+    MAX_COLUMNS,
+    DataFormatError,
+    Dataset,
+    IndexNames,
+    describe,
+    load_dataset,
+    read_libsvm,
+    read_meka,
+)
+from multilabel_core.testing.malformed_files import BOMB_BYTES, CASES, ERROR, MULAN_ARFF, gzip_bomb, write_case
+
+PEAK_RSS_LIMIT_MB = 200
+CHILD_TIMEOUT = 120
+CHILD_ADDRESS_SPACE = 3 * 2**30
+
+_CHILD = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from multilabel_core import datasets
+reader, path, kwargs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+result = {{}}
+try:
+    ds = getattr(datasets, reader)(path, **kwargs)
+    stats = datasets.describe(ds)
+    result["shape"] = [stats["n_samples"], stats["n_features"], stats["n_labels"]]
+    result["last_name"] = ds.feature_names[-1]
+except BaseException as exc:
+    result["error"] = type(exc).__name__
+    result["message"] = str(exc)
+with open("/proc/self/status") as status:
+    hwm = next(line for line in status if line.startswith("VmHWM:"))
+result["peak_mb"] = int(hwm.split()[1]) / 1024
+print(json.dumps(result))
+"""
+
+
+def read_in_child(path, reader: str = "load_dataset", **kwargs) -> dict:
+    """Read ``path`` in a fresh interpreter: the outcome and its peak resident set in MB."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    env.pop(MAX_BYTES_ENV, None)
+    code = _CHILD.format(limit=CHILD_ADDRESS_SPACE)
+    done = subprocess.run(
+        [sys.executable, "-c", code, reader, str(path), json.dumps(kwargs)],
+        capture_output=True, text=True, timeout=CHILD_TIMEOUT, env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# ---------------------------------------------------------------- bounded memory
+
+
+def test_a_wide_libsvm_file_costs_nothing_per_declared_column(tmp_path):
+    """20 bytes declaring 10^8 features: names are generated on demand, X stays CSR."""
+    path = tmp_path / "wide.svm"
+    path.write_bytes(b"0 100000000:1\n")
+    result = read_in_child(path, "read_libsvm", max_columns=10**9)
+    assert result.get("shape") == [1, 10**8, 1], result
+    assert result["last_name"] == "x100000000"
+    assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
+
+
+@pytest.mark.parametrize(
+    "text, kwargs, reason",
+    [
+        (b"0 100000000:1\n", {}, "feature index 100000000 is beyond the limit of 16777216 features"),
+        (b"1000000000 1:1\n", {}, "label 1000000000 is beyond the limit of 16777216 labels"),
+        (b"1000000000 1:1\n", {"n_labels": 2 * 10**9}, "label matrix Y (int8) would take 1 x 2000000000"),
+        (b"16777215 1:1\n" * 200, {}, "label 16777215 sets the width"),
+        (b"0 16777216:1\n" * 3, {"sparse": False}, "X (float64) would take 3 x 16777216"),
+    ],
+    ids=["feature-index-1e8", "label-1e9", "n_labels-2e9", "200-rows-widest-label", "densify-wide"],
+)
+def test_huge_indices_are_refused_in_bounded_memory(tmp_path, text, kwargs, reason):
+    path = tmp_path / "huge.svm"
+    path.write_bytes(text)
+    result = read_in_child(path, "read_libsvm", **kwargs)
+    assert result.get("error") == "DataFormatError", result
+    assert result["message"].startswith(f"{path}") and reason in result["message"], result
+    assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
+
+
+@pytest.mark.parametrize("unit, head", [(b"0,1,0,0\n", True), (b"%\n", False)], ids=["rows", "comments"])
+def test_a_gzip_bomb_is_refused_before_it_is_held(tmp_path, unit, head):
+    header = b"@relation 'r: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n@attribute c numeric\n@data\n"
+    path = tmp_path / "bomb.arff.gz"
+    path.write_bytes(gzip_bomb(BOMB_BYTES, unit, header if head else b""))
+    assert path.stat().st_size < 600_000
+    result = read_in_child(path)
+    assert result.get("error") == "DataFormatError", result
+    assert "decompresses to more than the cap of 256 MiB" in result["message"] and str(path) in result["message"]
+    assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
+
+
+def test_the_cap_follows_the_argument_and_the_environment(tmp_path, monkeypatch):
+    text = MULAN_ARFF.replace(b"@relation r", b"@relation 'r: -C -2'")
+    plain, packed = tmp_path / "d.arff", tmp_path / "p.arff.gz"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text * 40))
+    assert read_meka(plain).n_samples == 2
+    with pytest.raises(DataFormatError, match=rf"{plain}: is {len(text)} bytes, over the cap of 100 bytes"):
+        read_meka(plain, max_bytes=100)
+    # The decompressed size counts, not the file's.
+    assert packed.stat().st_size < 200
+    with pytest.raises(DataFormatError, match="decompresses to more than the cap of 1000 bytes"):
+        load_dataset(packed, max_bytes=1000)
+    monkeypatch.setenv(MAX_BYTES_ENV, "100")
+    with pytest.raises(DataFormatError, match=f"set \\${MAX_BYTES_ENV} to allow more"):
+        load_dataset(plain)
+    assert load_dataset(plain, max_bytes=10**6).n_samples == 2  # the argument wins
+    monkeypatch.setenv(MAX_BYTES_ENV, "lots")
+    with pytest.raises(ValueError, match=f"\\${MAX_BYTES_ENV} must be a whole number of bytes, got 'lots'"):
+        load_dataset(plain)
+    monkeypatch.delenv(MAX_BYTES_ENV)
+    with pytest.raises(ValueError, match="max_bytes must be a positive whole number"):
+        load_dataset(plain, max_bytes=0)
+
+
+def test_the_label_matrix_is_capped_in_sparse_arff_rows(tmp_path):
+    """A sparse row of 3 bytes still has one dense Y row: many labels times many rows is refused."""
+    labels = "".join(f"@attribute l{j} {{0,1}}\n" for j in range(300))
+    path = tmp_path / "wide.arff"
+    path.write_text(f"@relation 'r: -C 300'\n{labels}@attribute f numeric\n@data\n" + "{300 1}\n" * 400)
+    assert read_meka(path).Y.shape == (400, 300)
+    with pytest.raises(DataFormatError, match=f"{path}: the label matrix Y \\(int8\\) would take 400 x 300"):
+        read_meka(path, max_bytes=100_000)
+
+
+def test_limits_comfortably_cover_the_shared_datasets(datasets_dir):
+    """The widest shared file is far inside the limits; the largest is far below the cap."""
+    names = ("bibtex", "enron", "medical")
+    widest = max(len(load_dataset(datasets_dir / f"{name}.arff").feature_names) for name in names)
+    assert widest == 1836 and widest * 1000 < MAX_COLUMNS
+    largest = max(path.stat().st_size for path in datasets_dir.glob("*.arff"))
+    assert largest * 20 < MAX_BYTES
+
+
+def test_n_features_given_by_the_caller_overrides_the_column_limit(tmp_path):
+    path = tmp_path / "w.svm"
+    path.write_bytes(b"0 33554432:1\n1 1:1\n")
+    with pytest.raises(DataFormatError, match="line 1: feature index 33554432 is beyond the limit"):
+        read_libsvm(path)
+    ds = read_libsvm(path, n_features=2**25)
+    assert ds.X.shape == (2, 2**25) and sp.issparse(ds.X)
+    with pytest.raises(DataFormatError, match="line 1: feature index 33554432 is out of range for n_features=100"):
+        read_libsvm(path, n_features=100)
+    with pytest.raises(DataFormatError, match="line 2: label 1 is beyond the limit of 1 labels"):
+        read_libsvm(path, max_columns=1)
+
+
+# ---------------------------------------------------------------- generated names
+
+
+def test_index_names_behave_like_the_tuple_of_names():
+    names = IndexNames("x", 1, 4)
+    as_tuple = ("x1", "x2", "x3", "x4")
+    assert names == as_tuple and as_tuple == names and list(names) == list(as_tuple)
+    assert names != ("x1", "x2", "x3") and names != ("x0", "x1", "x2", "x3")
+    assert names[0] == "x1" and names[-1] == "x4" and names[1:3] == ("x2", "x3")
+    assert "x3" in names and "x5" not in names and "x03" not in names and "x0" not in names
+    assert names.index("x3") == 2 and names.count("x4") == 1 and names.count("y") == 0
+    with pytest.raises(IndexError):
+        names[4]
+    with pytest.raises(ValueError):
+        names.index("x9")
+    assert pickle.loads(pickle.dumps(names)) == names and hash(names) == hash(as_tuple)
+    assert IndexNames("x1", 0, 2) == IndexNames("x", 10, 2)  # the same strings
+    huge = IndexNames("x", 0, 10**12)
+    assert len(huge) == 10**12 and huge[-1] == "x999999999999" and "x5" in huge
+
+
+def test_default_names_are_generated_and_given_ones_still_checked():
+    ds = Dataset(sp.csr_matrix((2, 5_000_000)), np.array([[1], [0]]))
+    assert isinstance(ds.feature_names, IndexNames) and ds.feature_names[-1] == "x4999999"
+    assert ds.label_names == ("y0",)
+    with pytest.raises(ValueError, match="'a' is used twice"):
+        Dataset(np.zeros((2, 2)), np.array([[1], [0]]), feature_names=("a", "a"))
+    with pytest.raises(ValueError, match="3 feature names for 2 feature columns"):
+        Dataset(np.zeros((2, 2)), np.array([[1], [0]]), feature_names=IndexNames("x", 0, 3))
+
+
+# ---------------------------------------------------------------- one located error
+
+
+@pytest.mark.parametrize(
+    "text, line, reason",
+    [
+        ("0 1:1\n0 \u00b2:1\n", 2, "feature index '\u00b2' is not a non-negative integer"),
+        ("0 1:1\n\u00b2 1:1\n", 2, "labels must be non-negative integers separated by ',', got '\u00b2'"),
+        ("0 1:1\n0 1234567890123456789012345678901:1\n", 2, "feature index 1234567890123456789012345678901 is beyond"),
+        ("0 1:1\n1234567890123456789012345678901 1:1\n", 2, "label 1234567890123456789012345678901 is beyond"),
+        ("0 1:1\n0 " + "9" * 5000 + ":1\n", 2, "feature index 99999999999999999999999999999999... (5000 characters)"),
+        ("0 1:1\n0 1:\u0661\n", 2, "feature entry 1:\u0661 is not index:number"),
+        ("0 1:1\n0 1_0:1\n", 2, "feature index '1_0' is not a non-negative integer"),
+        ("0 1::2\n", 1, "features must be 'index:value' pairs"),
+    ],
+    ids=["superscript-index", "superscript-label", "31-digit-index", "31-digit-label", "5000-digit-index",
+         "arabic-digit-value", "underscore-index", "double-colon"],
+)
+def test_libsvm_bad_tokens_are_located(tmp_path, text, line, reason):
+    path = tmp_path / "bad.svm"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataFormatError) as caught:
+        read_libsvm(path)
+    assert str(caught.value).startswith(f"{path}, line {line}: ") and reason in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "row, reason",
+    [
+        ("{1234567890123456789012345678901 1}", "sparse index 1234567890123456789012345678901 is out of range"),
+        ("{\u00b2 1}", "sparse index '\u00b2' is not a non-negative integer"),
+        ("{\u0661 1}", "sparse index '\u0661' is not a non-negative integer"),
+        ("0,1,\u0661", "attribute 'f': '\u0661' is not a finite number"),
+        ("0,1,1_5", "attribute 'f': '1_5' is not a finite number"),
+    ],
+)
+def test_arff_bad_tokens_are_located(tmp_path, row, reason):
+    path = tmp_path / "bad.arff"
+    path.write_text(
+        "@relation 'r: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n@attribute f numeric\n@data\n" + row + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(DataFormatError) as caught:
+        read_meka(path)
+    assert str(caught.value).startswith(f"{path}, line 6: ") and reason in str(caught.value)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_byte_order_mark_is_accepted(tmp_path, gz):
+    arff = b"\xef\xbb\xbf@relation 'r: -C 1'\r\n@attribute a {0,1}\r\n@attribute f numeric\r\n@data\r\n1,2.5\r\n"
+    svm = b"\xef\xbb\xbf0 1:2.5\n"
+    write = (lambda p, data: p.write_bytes(gzip.compress(data))) if gz else (lambda p, data: p.write_bytes(data))
+    suffix = ".gz" if gz else ""
+    write(tmp_path / f"b.arff{suffix}", arff)
+    write(tmp_path / f"b.svm{suffix}", svm)
+    meka = load_dataset(tmp_path / f"b.arff{suffix}")
+    assert meka.label_names == ("a",) and meka.X.tolist() == [[2.5]]
+    libsvm = load_dataset(tmp_path / f"b.svm{suffix}")
+    assert libsvm.Y.tolist() == [[1]] and np.asarray(libsvm.X).tolist() == [[2.5]]
+
+
+def test_invalid_utf8_is_located_at_its_line(tmp_path):
+    path = tmp_path / "bad.svm"
+    path.write_bytes(b"0 1:1\n0 1:1 \xff\n")
+    with pytest.raises(DataFormatError, match=f"{path}, line 2: is not UTF-8 text: byte 0xff"):
+        read_libsvm(path)
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def test_the_corpus_bombs_pass_the_default_cap():
+    assert BOMB_BYTES > MAX_BYTES
+    assert len(CASES) >= 70 and len({case.name for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_every_corpus_case_loads_or_raises_one_located_error(tmp_path, case):
+    path = write_case(case, tmp_path)
+    if case.expectation == ERROR:
+        with pytest.raises(DataFormatError) as caught:
+            load_dataset(path)
+        message = str(caught.value)
+        assert message.startswith(caught.value.path) and str(tmp_path) in message
+        assert "\n" not in message and len(message) < 400
+    else:
+        ds = load_dataset(path)
+        assert (ds.n_samples, ds.n_features, ds.n_labels) == case.expectation
+        describe(ds)
+
+
+# ---------------------------------------------------------------- through the CLI
+
+_CLI_SAMPLE = [
+    "libsvm-superscript-feature-index", "libsvm-superscript-label", "libsvm-31-digit-feature-index",
+    "libsvm-31-digit-label", "libsvm-huge-feature-index", "libsvm-huge-label", "libsvm-gz-corrupt-deflate",
+    "libsvm-many-rows-of-widest-label", "libsvm-binary-junk", "meka-sparse-31-digit-index",
+    "meka-sparse-superscript-index", "meka-gz-bomb-rows", "meka-bom", "libsvm-bom", "mulan-xml-billion-laughs",
+    "libsvm-feature-index-at-limit",
+]
+_BY_NAME = {case.name: case for case in CASES}
+
+
+@pytest.mark.parametrize("name", _CLI_SAMPLE)
+def test_cli_describe_gives_one_line_or_the_statistics(tmp_path, capsys, name):
+    case = _BY_NAME[name]
+    path = write_case(case, tmp_path)
+    status = main(["describe", str(path)])
+    out, err = capsys.readouterr()
+    if case.expectation == ERROR:
+        assert status == 2 and out == ""
+        assert err.count("\n") == 1 and err.startswith(f"mlcore: error: {tmp_path}")
+    else:
+        assert status == 0 and err == ""
+        assert f"n_features     {case.expectation[1]}" in out
+
+
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        ("0 \u00b2:1\n".encode(), "line 1: feature index '\u00b2' is not a non-negative integer"),
+        ("\u00b2 1:1\n".encode(), "line 1: labels must be non-negative integers"),
+        (b"0 1234567890123456789012345678901:1\n", "line 1: feature index 1234567890123456789012345678901 is beyond"),
+        (b"0 100000000:1\n", "line 1: feature index 100000000 is beyond the limit of 16777216 features"),
+        (b"1000000000 1:1\n", "line 1: label 1000000000 is beyond the limit of 16777216 labels"),
+    ],
+    ids=["superscript-index", "superscript-label", "31-digit-index", "huge-index", "huge-label"],
+)
+def test_mlcore_describe_in_a_subprocess_prints_one_line(tmp_path, data, reason):
+    path = tmp_path / "bad.svm"
+    path.write_bytes(data)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    env.pop(MAX_BYTES_ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "multilabel_core.cli", "describe", str(path)],
+        capture_output=True, text=True, timeout=CHILD_TIMEOUT, cwd=tmp_path, env=env,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"mlcore: error: {path}, {reason}"), done.stderr
