@@ -117,7 +117,8 @@ def read_meka(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -
             "labels (a Mulan file needs its XML label file instead)"
         )
     if count == 0 or abs(count) >= n_attributes:
-        raise DataFormatError(path, where, f"-C {count} must name between 1 and {n_attributes - 1} label attributes")
+        written = cut(_MEKA_CLASS_OPTION.findall(header.relation)[-1])
+        raise DataFormatError(path, where, f"-C {written} must name between 1 and {n_attributes - 1} label attributes")
     first = 0 if count > 0 else n_attributes + count
     return _assemble(path, lines, header, set(range(first, first + abs(count))), nominal, sparse, max_bytes)
 
@@ -125,7 +126,12 @@ def read_meka(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -
 def meka_label_count(relation: str) -> int | None:
     """The L of the last ``-C L`` option in a MEKA relation name (negative: the last L), or None."""
     found = _MEKA_CLASS_OPTION.findall(relation)
-    return int(found[-1]) if found else None
+    if not found:
+        return None
+    if len(found[-1].lstrip("-")) > 18:
+        # More labels than any file has attributes; and int() refuses texts over 4300 digits.
+        return -(2**63) if found[-1].startswith("-") else 2**63
+    return int(found[-1])
 
 
 def mulan_xml_path(arff_path) -> Path | None:
