@@ -40,11 +40,29 @@ read off the primal residuals is feasible::
 
 (Hsieh et al. 2008, eq. 4; Yu, Huang & Lin 2011, eq. 3).  At the optimum
 ``w~ = X~^T (alpha y)``, where both gaps vanish; the optimality measure is the largest
-entry of the primal gradient ``w~ - X~^T (alpha y)``.
+entry of the primal gradient ``w~ - X~^T (alpha y)``.  With this dual point the gap is
+exactly ``1/2 ||w~ - X~^T (alpha y)||^2``, half the squared primal gradient.
+
+**Converged** means, for every binary problem, that the solver stopped on its own rule
+within its iteration budget *and* that the certified relative gap meets the
+certificate's tolerance::
+
+    (P - D) / max(1, |P|) <= GAP_RTOL = 1e-3,
+
+so the objective is certified within 0.1% of the optimum (P - P* <= P - D).  The
+solvers' own rules promise nothing of the kind.  LIBSVM's ``m(alpha) - M(alpha) <= tol``
+bounds each of the n terms ``alpha_i (y_i f_i - 1) + C xi_i`` of the C-SVC gap by
+``C tol`` (b lies between m and M), so the gap by ``n C tol``: a bound relative to P(0) =
+C n, the objective of the zero model, which at a large C is far above P (at C = 1e97 the
+gap measured P itself, a vacuous dual point).  LIBLINEAR's rules (the projected gradient
+of the dual, or the primal gradient relative to the one at w = 0) stop on badly scaled
+features with gaps many orders above P.  The relative gap of LIBSVM's solutions falls in
+proportion to ``tol``, so a fit reported not converged is certified by a smaller ``tol``.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -52,8 +70,10 @@ import scipy.sparse as sp
 from scipy.special import expit, xlogy
 
 from multilabel_core.certificate import Certificate
+from multilabel_core.validation import ConvergenceWarning
 
 __all__ = [
+    "GAP_RTOL",
     "Objectives",
     "certificate",
     "liblinear_objectives",
@@ -69,14 +89,35 @@ _AT_BOUND = 1e-12
 BLOCK_ENTRIES = 2**22
 
 
+#: The largest relative duality gap ``(P - D) / max(1, |P|)`` of a converged binary problem.
+GAP_RTOL = 1e-3
+
+
 class Objectives(NamedTuple):
-    """What one binary model's certificate is made of."""
+    """What one binary model's certificate is made of.
+
+    ``budget_hit``: the solver stopped on its iteration limit, not on its own rule.
+    """
 
     primal: float
     dual: float
     kkt_violation: float
     n_iter: int
-    converged: bool
+    budget_hit: bool
+
+    @property
+    def gap(self) -> float:
+        return self.primal - self.dual
+
+    @property
+    def gap_tol(self) -> float:
+        """The largest gap that certifies the model: ``GAP_RTOL * max(1, |P|)``."""
+        return GAP_RTOL * max(1.0, abs(self.primal))
+
+    @property
+    def converged(self) -> bool:
+        """Stopped on the solver's own rule and certified: the gap (finite) within ``gap_tol``."""
+        return not self.budget_hit and bool(self.gap <= self.gap_tol)
 
 
 def objectives(model, X, signs) -> Objectives:
@@ -147,7 +188,7 @@ def libsvm_objectives(svc, scores, signs) -> Objectives:
         dual=float(dual),
         kkt_violation=max(0.0, float(violation)),
         n_iter=int(np.sum(svc.n_iter_)),
-        converged=svc.fit_status_ == 0,
+        budget_hit=svc.fit_status_ != 0,
     )
 
 
@@ -180,26 +221,48 @@ def liblinear_objectives(model, X, signs, loss: str) -> Objectives:
         dual=float(dual),
         kkt_violation=float(np.abs(w - expansion).max()),
         n_iter=int(np.max(model.n_iter_)),
-        converged=bool(np.max(model.n_iter_) < model.max_iter),
+        budget_hit=bool(np.max(model.n_iter_) >= model.max_iter),
     )
 
 
-def certificate(parts, solver: str, time: float) -> Certificate:
+def certificate(parts, solver: str, time: float, method: str) -> Certificate:
     """One certificate for a model made of independent binary problems (their sum).
 
     The problems share no variable, so the model's objective is the sum of theirs, and
-    so is its dual; the optimality measure is the worst one.  ``statistics`` holds the
-    number of problems and the largest relative gap of a single one.
+    so is its dual; the optimality measure is the worst one.  ``converged`` needs every
+    problem converged (:attr:`Objectives.converged`); otherwise a ConvergenceWarning
+    naming ``method`` gives the counts.  ``statistics``: ``n_problems``, the largest
+    relative gap of a single one (``max_relative_gap``), the tolerance it is held to
+    (``gap_rtol``, :data:`GAP_RTOL`), ``n_above_gap_tol`` (problems above it) and
+    ``n_budget_hit`` (problems that stopped on max_iter).
     """
     parts = list(parts)
-    relative = [(p.primal - p.dual) / max(1.0, abs(p.primal)) for p in parts]
+    relative = [p.gap / max(1.0, abs(p.primal)) for p in parts]
+    above = sum(1 for p in parts if not p.gap <= p.gap_tol)
+    budget_hits = sum(1 for p in parts if p.budget_hit)
+    converged = all(p.converged for p in parts)
+    if not converged:
+        # Not warn_not_converged: its advice to loosen tol is the opposite of what a gap above GAP_RTOL needs.
+        warnings.warn(
+            f"{method} ({solver}) did not converge: {above} of {len(parts)} binary problems have a relative duality "
+            f"gap above {GAP_RTOL:g} (the largest {max(relative):.3g}) and {budget_hits} of {len(parts)} stopped "
+            f"on max_iter. Standardize the features, use a smaller tol (the gap falls with it) or a larger max_iter.",
+            ConvergenceWarning,
+            stacklevel=5,  # the caller of fit: certificate <- _fit <- _validated_fit <- fit
+        )
     return Certificate.from_objectives(
         sum(p.primal for p in parts),
         sum(p.dual for p in parts),
         kkt_violation=max(p.kkt_violation for p in parts),
         n_iter=sum(p.n_iter for p in parts),
         time=time,
-        converged=all(p.converged for p in parts),
+        converged=converged,
         solver=solver,
-        statistics={"n_problems": len(parts), "max_relative_gap": max(relative)},
+        statistics={
+            "n_problems": len(parts),
+            "max_relative_gap": max(relative),
+            "gap_rtol": GAP_RTOL,
+            "n_above_gap_tol": above,
+            "n_budget_hit": budget_hits,
+        },
     )

@@ -25,6 +25,7 @@ from multilabel_core.estimator import MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds
 from .binary import certificate, objectives
+from .limits import check_liblinear_scale, check_libsvm_scale, check_max_iter, check_tol
 from .ovr import check_common, check_gamma, liblinear_model, svc_model
 
 __all__ = ["BASES", "SCORES", "ClassifierChains"]
@@ -61,8 +62,9 @@ class ClassifierChains(MultiLabelEstimator):
         The scores of each chain (module docstring); "auto" is "predict_proba" for the
         logistic base, "decision_function" for the others (which have no probabilities).
     tol, max_iter : float, int or None
-        The base classifier's stopping tolerance and iteration limit; None for its
-        defaults.
+        The base classifier's stopping tolerance (in [2.2e-16, 1), :mod:`.limits`) and
+        iteration limit; None for its defaults (tol 1e-3 for LIBSVM, 1e-4 for LIBLINEAR;
+        max_iter LIBSVM's ``max(10^7, 100 n)``, LIBLINEAR's 1000 or 100).
     random_state : None, int or numpy Generator
         Seeds the chains' orders and the liblinear solvers.
 
@@ -93,8 +95,13 @@ class ClassifierChains(MultiLabelEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
+    method = "classifier_chain"
+
     def _validate_params(self) -> None:
         check_common(self, ("C", "tol", "max_iter", "random_state"))
+        if self.tol is not None:
+            check_tol(self.tol)
+        check_max_iter(self.max_iter)
         check_gamma(self.gamma)
         check_scalar(self.n_chains, "n_chains", kind=numbers.Integral, low=1)
         if self.base not in BASES:
@@ -115,27 +122,35 @@ class ClassifierChains(MultiLabelEstimator):
         return "predict_proba" if self.base == "logistic" else "decision_function"
 
     def _fit(self, X, Y):
-        multioutput = import_sklearn("multioutput", "classifier_chain")
+        multioutput = import_sklearn("multioutput", self.method)
+        # The last link sees X and the other L - 1 labels, each adding at most 1 to ||x_i||^2.
+        predecessors = float(Y.shape[1] - 1)
+        if self.base == "svc":
+            check_libsvm_scale(X, self.C, self.method, gamma=self.gamma, extra_squared_norm=predecessors)
+        else:
+            check_liblinear_scale(X, self.C, self.method, extra_squared_norm=predecessors)
         start = time.perf_counter()
         chain_seeds = seeds(self.random_state, 2 * self.n_chains)
         chains = [
-            multioutput.ClassifierChain(self._base_model(model_seed), order=self.order, random_state=order_seed)
+            multioutput.ClassifierChain(
+                self._base_model(model_seed, X.shape[0]), order=self.order, random_state=order_seed
+            )
             for model_seed, order_seed in zip(chain_seeds[::2], chain_seeds[1::2])
         ]
         self.chains_ = [chain.fit(X, Y) for chain in chains]
         elapsed = time.perf_counter() - start
         self.certificate_ = certificate(
-            self._link_objectives(X, Y), "libsvm" if self.base == "svc" else "liblinear", elapsed
+            self._link_objectives(X, Y), "libsvm" if self.base == "svc" else "liblinear", elapsed, self.method
         )
         self.n_iter_ = self.certificate_.n_iter
 
-    def _base_model(self, seed: int):
+    def _base_model(self, seed: int, n_samples: int):
         # tol=None: LIBSVM's eps 1e-3, LIBLINEAR's 1e-4 (scikit-learn's defaults).
         if self.base == "svc":
             tol = 1e-3 if self.tol is None else self.tol
-            return svc_model("classifier_chain", C=self.C, gamma=self.gamma, tol=tol, max_iter=self.max_iter)
+            return svc_model(self.method, n_samples, C=self.C, gamma=self.gamma, tol=tol, max_iter=self.max_iter)
         tol = 1e-4 if self.tol is None else self.tol
-        return liblinear_model(self.base, "classifier_chain", C=self.C, tol=tol, max_iter=self.max_iter, seed=seed)
+        return liblinear_model(self.base, self.method, C=self.C, tol=tol, max_iter=self.max_iter, seed=seed)
 
     def _link_objectives(self, X, Y):
         """Each link's objectives, on the features it was fitted on: X and its predecessors' true labels."""

@@ -5,7 +5,12 @@ score t_ij is that classifier's ``decision_function`` (the signed distance to it
 separating surface), so ``predict = [t_ij > 0]`` is the classifier's own prediction and
 the scores rank the labels of a row.  This is binary relevance with the solvers users
 reach for first: LIBSVM's kernel SVM (``ovr_svc``) and LIBLINEAR's linear models
-(``ovr_linear``).  Each fit is certified (:mod:`.binary`).
+(``ovr_linear``).  Each fit is certified (:mod:`.binary`), and what the solvers cannot
+compute with is refused before they run (:mod:`.limits`).
+
+The labels are fitted one after the other, from Python: LIBSVM and LIBLINEAR do not
+look at signals, so Ctrl-C (KeyboardInterrupt) takes effect when the binary problem
+being solved is done.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from multilabel_core.estimator import COMMON_PARAMETERS, MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds
 from .binary import certificate, libsvm_objectives, objectives, svc_training_scores
+from .limits import check_liblinear_scale, check_libsvm_scale, check_max_iter, check_tol, libsvm_budget
 
 __all__ = ["GAMMA_RULES", "KERNELS", "LINEAR_MODELS", "OneVsRestLinear", "OneVsRestSVC"]
 
@@ -51,16 +57,19 @@ def check_common(estimator, names) -> None:
 class _OneVsRest(MultiLabelEstimator):
     """Fits one binary model per label.
 
-    Subclasses define ``_binary_models(n_labels)``, the unfitted scikit-learn
-    classifiers, and ``solver``, the solver named in the certificate.
+    Subclasses define ``_binary_models(n_samples, n_labels)``, the unfitted scikit-learn
+    classifiers, ``_check_scale(X)``, the refusal of data the solver cannot compute
+    with (:mod:`.limits`), ``solver``, the solver named in the certificate, and
+    ``method``, the registered name.
     """
 
     def _fit(self, X, Y):
+        self._check_scale(X)
         start = time.perf_counter()
-        models = self._binary_models(Y.shape[1])
+        models = self._binary_models(*Y.shape)
         self.estimators_ = [model.fit(X, Y[:, j]) for j, model in enumerate(models)]
         elapsed = time.perf_counter() - start
-        self.certificate_ = certificate(self._objectives(X, to_signs(Y)), self.solver, elapsed)
+        self.certificate_ = certificate(self._objectives(X, to_signs(Y)), self.solver, elapsed, self.method)
         self.n_iter_ = self.certificate_.n_iter
 
     def _objectives(self, X, signs) -> list:
@@ -88,9 +97,9 @@ class OneVsRestSVC(_OneVsRest):
     coef0 : float, default 0.0
         Constant of the polynomial and sigmoid kernels.
     tol : float, default 1e-3
-        LIBSVM's stopping tolerance (its ``eps``).
+        LIBSVM's stopping tolerance (its ``eps``), in [2.2e-16, 1) (:mod:`.limits`).
     max_iter : int or None, default None
-        Iteration limit per label; None for none.
+        Iteration limit per label; None for LIBSVM's own budget ``max(10^7, 100 n)``.
     cache_size : float, default 200
         LIBSVM's kernel cache, in MB.
 
@@ -99,6 +108,7 @@ class OneVsRestSVC(_OneVsRest):
     """
 
     solver = "libsvm"
+    method = "ovr_svc"
 
     def __init__(
         self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0
@@ -113,7 +123,9 @@ class OneVsRestSVC(_OneVsRest):
         self.cache_size = cache_size
 
     def _validate_params(self) -> None:
-        check_common(self, ("C", "tol", "max_iter"))
+        check_common(self, ("C", "max_iter"))
+        check_tol(self.tol)
+        check_max_iter(self.max_iter)
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
         check_gamma(self.gamma)
@@ -121,9 +133,13 @@ class OneVsRestSVC(_OneVsRest):
         check_scalar(self.coef0, "coef0")
         check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
 
-    def _binary_models(self, n_labels: int) -> list:
+    def _check_scale(self, X) -> None:
+        check_libsvm_scale(X, self.C, self.method, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                           coef0=self.coef0)  # fmt: skip
+
+    def _binary_models(self, n_samples: int, n_labels: int) -> list:
         # LIBSVM's C-SVC is deterministic: no seed to give.
-        return [svc_model("ovr_svc", **self.get_params(deep=False)) for _ in range(n_labels)]
+        return [svc_model(self.method, n_samples, **self.get_params(deep=False)) for _ in range(n_labels)]
 
     def _objectives(self, X, signs) -> list:
         # The labels share X and the kernel: their training scores come from one pass over K.
@@ -144,7 +160,7 @@ class OneVsRestLinear(_OneVsRest):
     C : float, default 1.0
         Weight of the losses.
     tol : float, default 1e-4
-        LIBLINEAR's stopping tolerance.
+        LIBLINEAR's stopping tolerance, in [2.2e-16, 1) (:mod:`.limits`).
     max_iter : int or None, default None
         Iteration limit per label; None is scikit-learn's default (1000 for
         ``linear_svc``, 100 for ``logistic``).
@@ -155,6 +171,7 @@ class OneVsRestLinear(_OneVsRest):
     """
 
     solver = "liblinear"
+    method = "ovr_linear"
 
     def __init__(self, model="linear_svc", C=1.0, tol=1e-4, max_iter=None, random_state=None):
         self.model = model
@@ -165,22 +182,29 @@ class OneVsRestLinear(_OneVsRest):
 
     def _validate_params(self) -> None:
         super()._validate_params()
+        check_tol(self.tol)
+        check_max_iter(self.max_iter)
         if self.model not in LINEAR_MODELS:
             raise ValueError(f"model must be one of {LINEAR_MODELS}, got {self.model!r}")
 
-    def _binary_models(self, n_labels: int) -> list:
+    def _check_scale(self, X) -> None:
+        check_liblinear_scale(X, self.C, self.method)
+
+    def _binary_models(self, n_samples: int, n_labels: int) -> list:
         return [
-            liblinear_model(self.model, "ovr_linear", C=self.C, tol=self.tol, max_iter=self.max_iter, seed=seed)
+            liblinear_model(self.model, self.method, C=self.C, tol=self.tol, max_iter=self.max_iter, seed=seed)
             for seed in seeds(self.random_state, n_labels)
         ]
 
 
-def svc_model(method: str, *, C, gamma, kernel="rbf", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0):
-    """An unfitted ``SVC`` (the parameters of :class:`OneVsRestSVC`) for the baseline ``method``."""
+def svc_model(method: str, n_samples: int, *, C, gamma, kernel="rbf", degree=3, coef0=0.0, tol=1e-3, max_iter=None,
+              cache_size=200.0):  # fmt: skip
+    """An unfitted ``SVC`` (the parameters of :class:`OneVsRestSVC`) for the baseline ``method``, to be fitted
+    on ``n_samples`` rows: max_iter=None is LIBSVM's budget for them (:func:`.limits.libsvm_budget`)."""
     svm = import_sklearn("svm", method)
     return svm.SVC(
         C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, tol=tol,
-        max_iter=-1 if max_iter is None else max_iter, cache_size=cache_size,
+        max_iter=libsvm_budget(n_samples, max_iter), cache_size=cache_size,
     )  # fmt: skip
 
 

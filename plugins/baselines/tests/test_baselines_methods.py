@@ -145,9 +145,9 @@ def test_certificates_close_at_a_tight_tolerance(data, cls, params, sparse):
 def test_an_iteration_limit_is_not_converged(data):
     pytest.importorskip("sklearn")
     X, Y = data
-    with pytest.warns(Warning, match="terminated early"):
+    with pytest.warns(Warning, match="terminated early"), pytest.warns(Warning, match="4 of 4 stopped on max_iter"):
         model = OneVsRestSVC(C=100.0, max_iter=3).fit(X, Y)
-    assert not model.certificate_.converged
+    assert not model.certificate_.converged and model.certificate_.statistics["n_budget_hit"] == 4
 
 
 @pytest.mark.parametrize(
@@ -160,6 +160,8 @@ def test_an_iteration_limit_is_not_converged(data):
         (OneVsRestSVC(degree=0), "degree must be >= 1"),
         (OneVsRestLinear(model="ridge"), "model must be one of"),
         (OneVsRestLinear(tol=-1.0), "tol must be > 0"),
+        (OneVsRestSVC(tol=float("nan")), "tol must be finite"),
+        (ClassifierChains(tol=0.0), "tol must be > 0"),
         (ClassifierChains(base="tree"), "base must be one of"),
         (ClassifierChains(n_chains=3), "an ensemble of chains needs order='random'"),
         (ClassifierChains(order="labels"), "order must be one of"),
