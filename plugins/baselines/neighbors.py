@@ -1,8 +1,9 @@
 """Exact k-nearest-neighbour search in Euclidean distance, for ML-kNN.
 
-Dense rows go to scipy's :class:`~scipy.spatial.cKDTree`, which computes each distance
-directly (no cancellation).  Sparse rows are searched exhaustively, a block of query
-rows at a time, with
+Dense training rows go to scipy's :class:`~scipy.spatial.cKDTree`, which computes each
+distance directly (no cancellation); sparse query rows against them are made dense a
+block of :data:`BLOCK_ENTRIES` entries at a time.  Sparse training rows are searched
+exhaustively, a block of query rows at a time, with
 
     ||a - b||^2 = ||a||^2 + ||b||^2 - 2 a^T b,
 
@@ -41,20 +42,30 @@ def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_j
         )
     if sp.issparse(X_fit):
         return _blocked_search(sp.csr_matrix(X_fit), sp.csr_matrix(X_query), k, exclude_self)
-    return _tree_search(np.asarray(X_fit), np.asarray(X_query), k, exclude_self, n_jobs)
+    # A model fitted on dense rows predicts on CSR/CSC rows too (the estimator contract accepts either).
+    X_query = sp.csr_matrix(X_query) if sp.issparse(X_query) else np.asarray(X_query)
+    return _tree_search(np.asarray(X_fit), X_query, k, exclude_self, n_jobs)
 
 
 def _tree_search(X_fit, X_query, k, exclude_self, n_jobs):
     workers = 1 if n_jobs is None else n_jobs
     needed = k + 1 if exclude_self else k
-    _, index = cKDTree(X_fit).query(X_query, k=needed, workers=workers)
-    index = index.reshape(len(X_query), needed)
+    tree = cKDTree(X_fit)
+    n_query = X_query.shape[0]
+    if sp.issparse(X_query):
+        block = max(1, BLOCK_ENTRIES // max(1, X_query.shape[1]))
+        index = np.empty((n_query, needed), dtype=np.intp)
+        for start in range(0, n_query, block):
+            rows = X_query[start : start + block].toarray()
+            index[start : start + len(rows)] = tree.query(rows, k=needed, workers=workers)[1].reshape(len(rows), needed)
+    else:
+        index = tree.query(X_query, k=needed, workers=workers)[1].reshape(n_query, needed)
     if not exclude_self:
         return index
     # Drop row i from its own list; when ties at distance 0 pushed it out, drop the farthest.
-    own = index == np.arange(len(X_query))[:, None]
+    own = index == np.arange(n_query)[:, None]
     own[~own.any(axis=1), -1] = True
-    return index[~own].reshape(len(X_query), k)
+    return index[~own].reshape(n_query, k)
 
 
 def _blocked_search(X_fit, X_query, k, exclude_self):

@@ -92,6 +92,21 @@ def test_dense_and_sparse_give_the_same_model():
     np.testing.assert_allclose(dense.decision_function(X[:30]), sparse.decision_function(sp.csc_matrix(X[:30])))
 
 
+@pytest.mark.parametrize("to_sparse", [sp.csr_matrix, sp.csc_matrix])
+def test_a_model_fitted_on_dense_rows_predicts_on_sparse_ones(to_sparse, monkeypatch):
+    from multilabel_core_plugins.baselines import neighbors
+
+    data = make_correlated_multilabel(n_samples=120, n_features=10, n_labels=4, random_state=3)
+    X = np.where(np.abs(data.X) > 0.6, data.X, 0.0)
+    model = MLkNN(k=7).fit(X, data.Y)
+    # The same rows, so the same tree queries: the same scores exactly.
+    expected = model.decision_function(X[:30])
+    np.testing.assert_array_equal(model.decision_function(to_sparse(X[:30])), expected)
+    np.testing.assert_array_equal(model.predict(to_sparse(X[:30])), model.predict(X[:30]))
+    monkeypatch.setattr(neighbors, "BLOCK_ENTRIES", 3 * X.shape[1])  # blocks of 3 query rows
+    np.testing.assert_array_equal(model.decision_function(to_sparse(X[:30])), expected)
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [({"k": 0}, "k must be >= 1"), ({"k": 2.5}, "k must be a Integral"), ({"s": 0.0}, "s must be > 0"),
