@@ -129,20 +129,24 @@ def libsvm_budget(n_samples: int, max_iter) -> int:
 def feature_scale(X) -> float:
     """``max_i ||x_i||_2``, computed without overflow or underflow (rows rescaled by the largest entry)."""
     data = X.data if sp.issparse(X) else X
-    largest = float(np.max(np.abs(data))) if data.size else 0.0
+    largest = max(float(data.max()), -float(data.min())) if data.size else 0.0
     if largest == 0.0:
         return 0.0
+    # Squares of entries up to 1e100 sum without overflow, and the largest row's don't underflow
+    # from 1e-100 up: only outside that is the rescaled (slower) computation needed.
+    unscaled = 1e-100 <= largest <= 1e100
+    factor = 1.0 if unscaled else 1.0 / largest
     worst = 0.0
     for start in range(0, X.shape[0], _ROWS_PER_BLOCK):
         block = X[start : start + _ROWS_PER_BLOCK]
         if sp.issparse(block):
-            scaled = block.astype(np.float64) / largest
+            scaled = block.astype(np.float64) * factor
             squares = np.asarray(scaled.multiply(scaled).sum(axis=1)).ravel()
         else:
-            scaled = np.asarray(block, dtype=np.float64) / largest
-            squares = np.einsum("ij,ij->i", scaled, scaled)
+            scaled = np.asarray(block, dtype=np.float64) * factor if not unscaled else block
+            squares = np.einsum("ij,ij->i", scaled, scaled, dtype=np.float64)
         worst = max(worst, float(squares.max()))
-    return largest * math.sqrt(worst)
+    return math.sqrt(worst) if unscaled else largest * math.sqrt(worst)
 
 
 def _check_feature_scale(scale: float, method: str, solver: str) -> None:
@@ -170,7 +174,8 @@ def _check_product(log10_product: float, what: str, C: float, n: int, method: st
         side = "above" if log10_product > math.log10(high) else "below"
         bound = high if side == "above" else low
         raise ValueError(
-            f"{what} = {_power_of_ten(log10_product)} (C = {C:.3g}, n = {n} rows) is {side} {bound:g}: {solver} ({method}) "
+            f"{what} = {_power_of_ten(log10_product)} (C = {C:.3g}, n = {n} rows) is {side} {bound:g}: "
+            f"{solver} ({method}) "
             f"forms products of three factors of that order, which float64 represents only within [1e-100, "
             f"1e100] for each factor (its normal numbers are 2.2e-308 to 1.8e308). {hint}"
         )

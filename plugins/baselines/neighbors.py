@@ -1,8 +1,8 @@
 """Exact k-nearest-neighbour search in Euclidean distance, for ML-kNN.
 
 Dense training rows go to scipy's :class:`~scipy.spatial.cKDTree`, which computes each
-distance directly (no cancellation); sparse query rows against them are made dense a
-block of :data:`BLOCK_ENTRIES` entries at a time.  Sparse training rows are searched
+distance directly (no cancellation), queried a block of rows at a time (sparse query
+rows made dense a block at a time) so that Ctrl-C takes effect between blocks.  Sparse training rows are searched
 exhaustively, a block of query rows at a time, with
 
     ||a - b||^2 = ||a||^2 + ||b||^2 - 2 a^T b,
@@ -52,14 +52,16 @@ def _tree_search(X_fit, X_query, k, exclude_self, n_jobs):
     needed = k + 1 if exclude_self else k
     tree = cKDTree(X_fit)
     n_query = X_query.shape[0]
-    if sp.issparse(X_query):
-        block = max(1, BLOCK_ENTRIES // max(1, X_query.shape[1]))
-        index = np.empty((n_query, needed), dtype=np.intp)
-        for start in range(0, n_query, block):
-            rows = X_query[start : start + block].toarray()
-            index[start : start + len(rows)] = tree.query(rows, k=needed, workers=workers)[1].reshape(len(rows), needed)
-    else:
-        index = tree.query(X_query, k=needed, workers=workers)[1].reshape(n_query, needed)
+    # A block of query rows per call: the tree's queries do not check for signals, and in many
+    # dimensions one query visits most of the n_fit rows, so a call is kept to about
+    # BLOCK_ENTRIES distances and Ctrl-C takes effect between calls.  Sparse rows are made
+    # dense a block at a time.
+    block = max(1, BLOCK_ENTRIES // max(X_fit.shape[0], X_query.shape[1]))
+    index = np.empty((n_query, needed), dtype=np.intp)
+    for start in range(0, n_query, block):
+        rows = X_query[start : start + block]
+        rows = rows.toarray() if sp.issparse(rows) else rows
+        index[start : start + len(rows)] = tree.query(rows, k=needed, workers=workers)[1].reshape(len(rows), needed)
     if not exclude_self:
         return index
     # Drop row i from its own list; when ties at distance 0 pushed it out, drop the farthest.

@@ -103,8 +103,12 @@ def test_a_model_fitted_on_dense_rows_predicts_on_sparse_ones(to_sparse, monkeyp
     expected = model.decision_function(X[:30])
     np.testing.assert_array_equal(model.decision_function(to_sparse(X[:30])), expected)
     np.testing.assert_array_equal(model.predict(to_sparse(X[:30])), model.predict(X[:30]))
-    monkeypatch.setattr(neighbors, "BLOCK_ENTRIES", 3 * X.shape[1])  # blocks of 3 query rows
+    monkeypatch.setattr(neighbors, "BLOCK_ENTRIES", 3 * X.shape[0])  # blocks of 3 query rows
     np.testing.assert_array_equal(model.decision_function(to_sparse(X[:30])), expected)
+    np.testing.assert_array_equal(model.decision_function(X[:30]), expected)
+    blocked = MLkNN(k=7).fit(X, data.Y)  # the training rows' own neighbours, in blocks too
+    np.testing.assert_array_equal(blocked.relevant_counts_, model.relevant_counts_)
+    np.testing.assert_array_equal(blocked.irrelevant_counts_, model.irrelevant_counts_)
 
 
 @pytest.mark.parametrize(
