@@ -28,7 +28,7 @@ import numbers
 import attrs
 import numpy as np
 
-from .validation import check_random_state, check_scalar, check_X, check_Y, to_signs
+from .validation import check_cost, check_scalar, check_seed, check_X, check_Y, to_signs
 from .base import CapabilityError, Kernel, LabelRelation, Loss, Problem, Regularizer, Solver
 from .kernels import PrecomputedKernel
 from .plugins import make_component
@@ -131,13 +131,14 @@ def _optional(check):
 #: The parameters the methods share (one name and one meaning everywhere: docs/estimators.md),
 #: each with its check; ``None`` means "the default" where a check is ``_optional``.
 COMMON_PARAMETERS = {
-    "C": _positive,
+    "C": lambda name, value: check_cost(value, name),
     "lam": _positive,
     "gamma": _optional(_positive),
     "tol": _optional(_positive),
     "max_iter": _optional(_count),
     "n_jobs": _optional(_n_jobs),
-    "random_state": lambda name, value: check_random_state(value),
+    # Validated without drawing: a Generator the user passed is left where it was.
+    "random_state": lambda name, value: check_seed(value, name),
     "fit_intercept": _flag,
     "warm_start": _flag,
 }
@@ -390,9 +391,15 @@ class ComposedEstimator(MultiLabelEstimator):
             parts["regularizer"],
             parts["relation"],
             problem_kernel,
-            C=self._cost(X.shape[0]),
+            C=check_cost(self._cost(X.shape[0]), self._cost_name(X.shape[0])),
             fit_intercept=bool(getattr(self, "fit_intercept", True)),
         )
+
+    def _cost_name(self, n_samples: int) -> str:
+        """How an error names the Problem's C (:meth:`_cost`): ``C`` itself, or where it comes from."""
+        if "C" in self.get_params(deep=False):
+            return "C"
+        return f"the loss weight C that {type(self).__name__}'s parameters give for n = {n_samples} rows"
 
     def _kernel_data(self, X, kernel):
         """The Problem's rows and kernel: the kernel matrix itself when it fits the memory budget.

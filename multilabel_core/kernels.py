@@ -30,17 +30,20 @@ from typing import ClassVar, Iterator
 
 import attrs
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from ._blocks import row_blocks
-from .validation import check_symmetric, check_X, count, positive, real
+from .validation import SYMMETRY_RTOL, check_symmetric, check_X, count, positive, real
 from .base import Kernel
 
 __all__ = [
+    "PSD_RTOL",
     "LinearKernel",
     "PolynomialKernel",
     "PrecomputedKernel",
     "RBFKernel",
+    "check_positive_semidefinite",
     "make_kernel",
     "mean_pairwise_distance",
 ]
@@ -86,6 +89,40 @@ def _squared_norms(X) -> np.ndarray:
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X, X)
+
+
+_STANDARDISE = (
+    "standardise the features (zero mean and unit variance per column; on the command line "
+    "--preprocess standardize) or rescale X"
+)
+
+
+def _check_rbf_scale(X, sq: np.ndarray, name: str, default_width: bool) -> None:
+    """Refuse rows whose scale puts the RBF kernel's squared distances outside float64.
+
+    The kernel is computed from ``||x||^2 + ||z||^2 - 2 x^T z``: entries beyond about 1e154
+    overflow those squares (inf - inf is NaN).  Entries below about 1e-154 underflow them to
+    zero; that matters only for the default width (``default_width``), which is then 0 and
+    its gamma = 1 / (2 width^2) infinite: with a gamma given, such rows are at distance ~0
+    and their kernel values are 1 to float64 precision, which is what is computed.  The
+    error says what the data's scale did and what to do about it.
+    """
+    overflow = not np.all(np.isfinite(sq))
+    if not overflow and not (default_width and float(sq.max()) < np.finfo(np.float64).tiny):
+        return
+    largest = float(abs(X).max())
+    if not overflow and not (0.0 < largest and largest * largest < np.finfo(np.float64).tiny):
+        return
+    what = "overflow to infinity" if overflow else "underflow to zero"
+    subject = (
+        "the RBF width (gamma=None: the mean pairwise distance of the training rows) cannot be computed"
+        if default_width
+        else "the RBF kernel cannot be computed"
+    )
+    raise ValueError(
+        f"{subject}: the scale of {name} (largest |x_ij| = {largest:.3g}) makes its squared distances {what} "
+        f"in float64; {_STANDARDISE}"
+    )
 
 
 def _squared_distances(G: np.ndarray, x_sq: np.ndarray, z_sq: np.ndarray) -> np.ndarray:
@@ -179,10 +216,18 @@ class RBFKernel(Kernel):
     def resolve(self, X) -> "RBFKernel":
         if self.effective_gamma is not None:
             return self
+        X = _rows(X, "X")
+        _check_rbf_scale(X, _squared_norms(X), "X", default_width=True)
         width = mean_pairwise_distance(X)
         if width == 0.0:
             raise ValueError("all rows of X coincide (mean pairwise distance 0): give gamma or width")
-        return RBFKernel(gamma=1.0 / (2.0 * width**2), width=width)
+        gamma = 1.0 / (2.0 * width**2)
+        if not (np.isfinite(gamma) and gamma > 0.0):
+            raise ValueError(
+                f"the RBF width (gamma=None: the mean pairwise distance of the training rows) is {width:.3g}, "
+                f"whose gamma = 1 / (2 width^2) is not representable in float64; {_STANDARDISE}"
+            )
+        return RBFKernel(gamma=gamma, width=width)
 
     def __call__(self, X, Z=None) -> np.ndarray:
         gamma = self.effective_gamma
@@ -190,6 +235,9 @@ class RBFKernel(Kernel):
             raise ValueError("RBFKernel has neither gamma nor width: call resolve(X_train) first")
         X, Z = _pair(X, Z)
         x_sq, z_sq = _squared_norms(X), _squared_norms(Z)
+        _check_rbf_scale(X, x_sq, "X", default_width=False)
+        if Z is not X:
+            _check_rbf_scale(Z, z_sq, "Z", default_width=False)
 
         def transform(rows, G):
             D = _squared_distances(G, x_sq[rows], z_sq)
@@ -233,6 +281,68 @@ class PolynomialKernel(Kernel):
         return self._apply(_squared_norms(X), X.shape[1])
 
 
+#: Most negative eigenvalue a training kernel matrix may have, per row and relative to its
+#: largest entry: K (n, n) is accepted as positive semi-definite when
+#: ``lambda_min(K) >= -n * PSD_RTOL * max |K_ij|``.
+#:
+#: The rounding allowance of one entry is the symmetry rule's, SYMMETRY_RTOL (= 1e-8)
+#: times the largest entry (see that constant for why).  A perturbation E of a PSD matrix
+#: with ``|E_ij| <= r`` moves its eigenvalues by at most ``||E||_2 <= n r`` (Weyl's
+#: inequality; Horn & Johnson, *Matrix Analysis*, 4.3.1), so an honest kernel rounded entry
+#: by entry within that allowance keeps ``lambda_min >= -n r``.  An indefinite matrix such
+#: as -I (lambda_min = -max |K_ij|) is refused for every n < 1e8.  A kernel rounded to
+#: float32 (relative entry errors up to 6e-8) may fall outside: compute kernels in float64.
+PSD_RTOL = SYMMETRY_RTOL
+
+
+def check_positive_semidefinite(K: np.ndarray, name: str = "kernel matrix") -> None:
+    """Refuse a symmetric matrix K with ``lambda_min(K) < -n * PSD_RTOL * max |K_ij|`` (ValueError).
+
+    A kernel method's dual ``max 1^T a - 1/2 a^T Q a`` (Q built from K) is concave only
+    for a positive semi-definite K; on an indefinite one SMO and coordinate descent stop
+    at a point that satisfies their stopping rule without solving anything, and report it
+    converged.  Every kernel method goes through this check for a kernel the user gives as
+    a matrix (:meth:`PrecomputedKernel.resolve`); kernels computed from features by the
+    stock kernels are PSD by construction.
+
+    Cost.  The accept path is one Cholesky factorisation of ``K + shift I``, ``shift = n *
+    PSD_RTOL * max |K_ij|`` (LAPACK potrf: n^3 / 3 flops and one (n, n) copy, about a
+    sixth of a full symmetric eigendecomposition).  Its success is a certificate: Cholesky
+    is backward stable (Higham, *Accuracy and Stability of Numerical Algorithms*, Theorem
+    10.5: the factor is exact for ``K + shift I + dA`` with ``||dA||_2`` of order ``n^2 u max |K_ij|``),
+    so ``lambda_min(K) >= -shift`` up to that term, far below the shift for n < 1e7.  A
+    Lanczos estimate of the smallest eigenvalue (``scipy.sparse.linalg.eigsh``) would cost
+    O(n^2) per iteration but certifies nothing: it may stop short or miss the end of the
+    spectrum.  Only when the factorisation fails is the smallest eigenvalue computed
+    (LAPACK syevr for that one eigenvalue), to decide a borderline case by the rule itself
+    and to name it in the error.
+    """
+    n = K.shape[0]
+    scale = max(float(K.max()), -float(K.min()))
+    if scale == 0.0:
+        return
+    shift = n * PSD_RTOL * scale
+    shifted = K.copy()
+    shifted[np.diag_indices(n)] += shift
+    try:
+        scipy.linalg.cholesky(shifted, lower=True, overwrite_a=True, check_finite=False)
+        return
+    except np.linalg.LinAlgError:
+        pass
+    finally:
+        del shifted
+    smallest = float(scipy.linalg.eigh(K, eigvals_only=True, subset_by_index=[0, 0], check_finite=False)[0])
+    if smallest >= -shift:
+        return
+    raise ValueError(
+        f"the {name} is not positive semi-definite: its most negative eigenvalue is {smallest:.6g}, "
+        f"{smallest / scale:.3g} times its largest entry max |K_ij| = {scale:.3g}, beyond the rounding "
+        f"allowance -n * PSD_RTOL * max |K_ij| = {-shift:.3g} (n = {n}, PSD_RTOL = {PSD_RTOL:g}); kernel "
+        f"methods need a positive semi-definite kernel (their dual is not concave otherwise): compute K from "
+        f"a positive semi-definite kernel function, in float64"
+    )
+
+
 @attrs.frozen
 class PrecomputedKernel(Kernel):
     """The kernel values are the input: ``X`` holds rows ``K[i, j] = k(x_i, x_j^train)``.
@@ -241,11 +351,17 @@ class PrecomputedKernel(Kernel):
     :data:`~multilabel_core.validation.SYMMETRY_RTOL` (the one symmetry rule; K is
     returned exactly symmetric, and not copied when it already is); ``__call__(K, K_train)``
     checks that K has one column per training row (as the rows of K_train).
+    ``resolve(K)``, which every estimator calls once on the training kernel, also requires
+    K to be positive semi-definite within rounding (:func:`check_positive_semidefinite`).
     ``diagonal(K)`` is the diagonal of the square training kernel.  Kernel matrices are dense.
     """
 
     linear: ClassVar[bool] = False
     precomputed: ClassVar[bool] = True
+
+    def resolve(self, X) -> "PrecomputedKernel":
+        check_positive_semidefinite(self(X), "precomputed kernel matrix")
+        return self
 
     def __call__(self, X, Z=None) -> np.ndarray:
         K = check_X(X, name="precomputed kernel", accept_sparse=False).astype(np.float64, copy=False)

@@ -16,11 +16,14 @@ Scalars
     :func:`check_scalar` -- a hyper-parameter's type and range.
     :func:`check_flag` -- True or False.
     :func:`check_random_state` -- None, an int or a numpy Generator, as a Generator.
+    :func:`check_seed` -- the same values, validated without drawing from them.
+    :func:`check_cost` -- a loss weight C within :data:`C_RANGE`.
 
 attrs validators (``attrs.field(validator=positive)``; the error names the field)
     :func:`positive` (finite real > 0), :func:`non_negative` (finite real >= 0),
     :func:`real` (finite real), :func:`count` (integer >= 1), :data:`optional_count`
-    (None or a count), :func:`flag` (True or False).  Combine them with attrs' own:
+    (None or a count), :func:`flag` (True or False), :func:`cost` (a C in :data:`C_RANGE`),
+    :func:`seed` (a random_state, as :func:`check_seed`).  Combine them with attrs' own:
     ``attrs.validators.optional(positive)`` for "None or positive".
 
 Convergence
@@ -44,21 +47,26 @@ import scipy.sparse as sp
 from ._blocks import BLOCK_BUDGET_BYTES, row_blocks
 
 __all__ = [
+    "C_RANGE",
     "SYMMETRY_RTOL",
     "ConvergenceWarning",
     "check_X",
     "check_Y",
+    "check_cost",
     "check_flag",
     "check_random_state",
     "check_scalar",
+    "check_seed",
     "check_signs",
     "check_symmetric",
+    "cost",
     "count",
     "flag",
     "non_negative",
     "optional_count",
     "positive",
     "real",
+    "seed",
     "to_signs",
     "warn_not_converged",
 ]
@@ -301,15 +309,68 @@ def check_flag(value, name: str) -> bool:
     return bool(value)
 
 
+#: The loss weights C the solvers accept: ``C_RANGE[0] <= C <= C_RANGE[1]``.
+#:
+#: The solvers compute with C itself (the dual box [0, C], the primal C sum_i loss_i) and
+#: with its square: the weights are ``W = X^T B`` with dual coefficients B of order C, and
+#: the quantities of the certificates and of the relation steps are quadratic in them
+#: (``||W||^2``, ``W^T W``, ``H = B^T K B``, the Gram of a ranking's label weights), of
+#: order ``C^2 (n ||x||)^2`` times the label (pair) count.  float64 represents normal numbers
+#: from about 2.2e-308 to 1.8e308, so C^2 must stay within about 1e+-308, i.e. C within
+#: about 1e+-154, before any factor of the data.  The range keeps a further margin of
+#: 1e54 on each side for those factors (n ||x|| up to 1e54 against C = 1e100): at
+#: C = 1e300 CMLFS's solve overflowed (an OverflowError, or a Gram of NaN), and at
+#: C = 1e-300 the squared quantities (||W||^2 of order 1e-598) underflow to zero.  Any
+#: practical grid (the papers search 1e-5 to 1e3) is far inside.  Inside the range a
+#: fit at an extreme C can still stop short of its tolerance (a ConvergenceWarning,
+#: ``converged`` false) or, for a learned label covariance, meet a covariance singular to
+#: rounding (a ValueError): reported, never silent.
+C_RANGE = (1e-100, 1e100)
+
+
+def check_cost(value, name: str = "C") -> float:
+    """A loss weight C: a finite real number in :data:`C_RANGE`, else ValueError naming ``name``."""
+    check_scalar(value, name, low=0.0, low_inclusive=False)
+    low, high = C_RANGE
+    if not low <= value <= high:
+        raise ValueError(
+            f"{name} = {value!r} is outside [{low:g}, {high:g}], the range of loss weights C the solvers compute "
+            f"with: they form C^2-sized quantities (||W||^2, W^T W) that must stay representable in float64 "
+            f"(multilabel_core.validation.C_RANGE)"
+        )
+    return float(value)
+
+
+def check_seed(seed, name: str = "random_state"):
+    """``seed`` if it is what :func:`check_random_state` accepts, else ValueError naming ``name``.
+
+    Accepted: None, an int >= 0, a numpy ``SeedSequence``, ``Generator`` or legacy
+    ``RandomState``.  Unlike :func:`check_random_state` it draws nothing, so validating a
+    hyper-parameter leaves a Generator or RandomState the user passed where it was.
+    """
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator, np.random.RandomState)):
+        return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise ValueError(f"{name} must be >= 0 when an int (numpy seeds are non-negative), got {seed!r}")
+        return seed
+    raise ValueError(
+        f"{name} must be None, an int >= 0, or a numpy Generator, SeedSequence or RandomState, got {seed!r}"
+    )
+
+
 def check_random_state(seed) -> np.random.Generator:
-    """None | int | numpy Generator -> numpy Generator (deterministic for an int)."""
-    if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(seed)
+    """None | int | numpy Generator (or SeedSequence, RandomState) -> numpy Generator (deterministic for an int).
+
+    A Generator is returned as it is: its stream goes on from call to call.  A RandomState
+    seeds a new Generator with one draw from it.
+    """
+    check_seed(seed)
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(2**31 - 1))
-    raise ValueError(f"random_state must be None, an int or a numpy Generator, got {seed!r}")
+    return np.random.default_rng(seed)
 
 
 # attrs validators: ``attrs.field(default=1.0, validator=positive)``.  Written on
@@ -331,6 +392,16 @@ def non_negative(instance, attribute, value) -> None:
 def real(instance, attribute, value) -> None:
     """attrs validator: any finite real number (a kernel's coef0)."""
     check_scalar(value, attribute.name)
+
+
+def cost(instance, attribute, value) -> None:
+    """attrs validator: a loss weight C, as :func:`check_cost` (finite, in :data:`C_RANGE`)."""
+    check_cost(value, attribute.name)
+
+
+def seed(instance, attribute, value) -> None:
+    """attrs validator: a ``random_state``, as :func:`check_seed` (None, int >= 0, or a numpy seed object)."""
+    check_seed(value, attribute.name)
 
 
 def count(instance, attribute, value) -> None:

@@ -40,7 +40,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_random_state, check_scalar, check_X, count, positive
+from ..validation import check_random_state, check_scalar, check_X, count, positive, seed
 from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
 from ..certificate import Certificate
 from ..losses import Hinge, SquaredHinge
@@ -425,8 +425,9 @@ class CDSolver(Solver):
         epoch over a shrunk active set is cheap.
     shrinking : bool, default True
     intercept_scaling : float, default 1.0
-    random_state : int, default 0
-        Seed of the permutations (fixed by default: fits are reproducible).
+    random_state : None, int or numpy Generator, default 0
+        Seed of the permutations (fixed by default: fits are reproducible; a Generator's
+        stream goes on from solve to solve).
 
     :meth:`solve` returns a :class:`~multilabel_core.base.Fit` whose solution holds
     ``coef`` (linear kernel; None otherwise), ``intercept``, ``dual_coef`` (n, L) =
@@ -446,9 +447,7 @@ class CDSolver(Solver):
     intercept_scaling: float = attrs.field(
         default=1.0, validator=positive
     )
-    random_state: int = attrs.field(
-        default=0, validator=lambda _, a, v: check_scalar(v, a.name, kind=numbers.Integral, low=0)
-    )
+    random_state: object = attrs.field(default=0, validator=seed)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": SVM_DUAL_CAPABILITIES,

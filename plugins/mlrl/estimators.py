@@ -75,6 +75,10 @@ class _PaperScaled(ComposedEstimator):
     def _objective_scale(self) -> float:
         return self._lam()
 
+    def _cost_name(self, n_samples: int) -> str:
+        lam = "lam1" if "lam1" in self.get_params(deep=False) else "lam"
+        return f"C = 1/(n {lam}) (n = {n_samples} rows, {lam} = {self._lam()!r})"
+
     def _validate_params(self) -> None:
         super()._validate_params()
         check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)

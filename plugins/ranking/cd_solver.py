@@ -29,7 +29,6 @@ either order).
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import ClassVar
 
@@ -38,15 +37,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
-from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import AlternatingSolver, ranking_cd
 from multilabel_core.solvers.ranking import ENGINE_COUNTS
-from multilabel_core.validation import check_random_state, check_scalar, count, flag, positive, warn_not_converged
+from multilabel_core.validation import check_random_state, count, flag, positive, seed, warn_not_converged
 
 from .kernel import SubsetKernel
 from .subsets import feature_scores, lambda_step
 
-__all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "ranking_alternating"]
+__all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "check_two_labels", "ranking_alternating"]
 
 #: LIBLINEAR's default eps, where an alpha-step without a warm-start eps starts.
 FIRST_EPS = 0.1
@@ -54,9 +52,21 @@ FIRST_EPS = 0.1
 SMALLEST_EPS = 1e-9
 
 
-def _seed(instance, attribute, value) -> None:
-    if value is not None:
-        check_scalar(value, attribute.name, kind=numbers.Integral, low=0)
+def check_two_labels(n_labels: int) -> None:
+    """Refuse a Y of fewer than two label columns: a ranking needs a pair of labels to order.
+
+    The pairwise ranking hinge (eq. 1) sums over the pairs (k, l) of a relevant and an
+    irrelevant label of a row; with one label column there is none, problem (6) is its
+    regulariser alone and its optimum W = 0, b = 0 is certified at gap 0 while ranking
+    nothing (and the set-size threshold then decides every row alone).  A one-label task
+    is binary classification, for which the binary methods are made.
+    """
+    if n_labels < 2:
+        raise ValueError(
+            f"ranking methods need at least two labels: Y has {n_labels} label column, so no pair of a relevant "
+            f"and an irrelevant label exists and the pairwise ranking loss (eq. 1) is empty (its optimum, W = 0, "
+            f"would rank nothing); for a single label use a binary method such as br or bsvm"
+        )
 
 
 @attrs.frozen
@@ -79,10 +89,12 @@ class RankingCDSolver(Solver):
     max_iter : int, default 10000
         Most epochs of one ranking_cd call (ConvergenceWarning beyond).
     shrinking : bool, default True
-    random_state : int or None, default 0
-        Seed of the coordinate permutations, drawn afresh at every solve (fixed by
-        default: fits are reproducible, and every model step of an alternation starts
-        the same stream).
+    random_state : None, int or numpy Generator, default 0
+        Seed of the coordinate permutations (anything
+        :func:`multilabel_core.validation.check_seed` accepts).  An int (or None) starts a
+        stream afresh at every solve: an int makes fits reproducible, and every model step
+        of an alternation starts the same stream.  A Generator is drawn from and goes on
+        from solve to solve (and from fit to fit).
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit`; its solution has ``coef`` W
     (d, c) on the raw features, ``intercept`` b, ``dual`` alpha (one entry per pair, in
@@ -102,7 +114,7 @@ class RankingCDSolver(Solver):
     tol: float = attrs.field(default=1e-3, validator=positive)
     max_iter: int = attrs.field(default=10000, validator=count)
     shrinking: bool = attrs.field(default=True, validator=flag)
-    random_state: int | None = attrs.field(default=0, validator=_seed)
+    random_state: object = attrs.field(default=0, validator=seed)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("pairs",),
@@ -112,6 +124,7 @@ class RankingCDSolver(Solver):
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
+        check_two_labels(problem.n_labels)
         if problem.relation.learned:
             raise CapabilityError(
                 f"{type(self).__name__} solves for a fixed label coupling; {type(problem.relation).__name__} is "
@@ -135,10 +148,7 @@ class RankingCDSolver(Solver):
         eps = float(extras.get("eps", FIRST_EPS))
         alpha0 = None if warm_start is None else warm_start.dual
         R_inv = problem.regularizer.label_gram(problem.n_labels)
-        if problem.n_labels == 1:
-            fit = _single_label_fit(X, eps)
-        else:
-            fit, eps = self._alpha_step(X, Y, problem, R_inv, s, alpha0, eps)
+        fit, eps = self._alpha_step(X, Y, problem, R_inv, s, alpha0, eps)
         solution = fit.solution
         beta = solution.extras["beta"]
         V = np.asarray(X.T @ beta)
@@ -229,36 +239,6 @@ def _weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:
     if fit_intercept:
         rows.append(np.asarray(intercept)[None, :])
     return np.vstack(rows)
-
-
-def _single_label_fit(X, eps: float) -> Fit:
-    """The solution when Y has one label column: no pair (k, l) exists, so the dual (7) has no variable.
-
-    Problem (1) is then its regulariser alone, minimised by W = 0, b = 0 with primal and
-    dual objectives 0 -- what :func:`ranking_cd` returns for c >= 2 labels when every row's
-    label set is empty or full; it refuses c = 1, which a one-column Y (a binary task
-    given to a ranking method) still is.  One epoch: the pass that finds nothing to update.
-    """
-    n, d = X.shape
-    no_pairs = np.zeros(0, dtype=np.intp)
-    certificate = Certificate(
-        primal=0.0,
-        dual=0.0,
-        gap=0.0,
-        kkt_violation=0.0,
-        n_iter=1,
-        time=0.0,
-        converged=True,
-        solver="ranking_cd",
-        statistics={"n_pairs": 0, "rows_without_pairs": n, "eps": eps},
-    )
-    solution = Solution(
-        coef=np.zeros((d, 1)),
-        intercept=np.zeros(1),
-        dual=np.zeros(0),
-        extras={"pairs": (no_pairs, no_pairs, no_pairs), "beta": np.zeros((n, 1)), "weight_gram": np.zeros((1, 1))},
-    )
-    return Fit(solution, certificate)
 
 
 def ranking_alternating(tol: float = 1e-3, max_iter: int = 100, cd: RankingCDSolver | None = None, **cd_settings):

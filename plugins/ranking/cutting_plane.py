@@ -74,7 +74,7 @@ from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.solvers import AlternatingSolver
 from multilabel_core.validation import count, positive, warn_not_converged
 
-from .cd_solver import FIRST_EPS, RankingCDSolver
+from .cd_solver import FIRST_EPS, RankingCDSolver, check_two_labels
 from .kernel import SubsetKernel
 from .subsets import violation_scores
 
@@ -162,6 +162,7 @@ class CuttingPlaneSolver(Solver):
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
+        check_two_labels(problem.n_labels)
         if isinstance(problem.kernel, SubsetKernel):
             raise CapabilityError(
                 f"{type(self).__name__} chooses the feature subsets itself: give it the plain linear kernel, "

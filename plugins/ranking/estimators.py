@@ -36,7 +36,7 @@ from multilabel_core.model_selection import iterative_stratification
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import check_scalar
 
-from .cd_solver import RankingCDSolver
+from .cd_solver import RankingCDSolver, check_two_labels
 from .threshold import LinearThreshold, check_regressors
 
 __all__ = ["CMLFS", "MLFS", "PARTS", "CLaRankSVM", "LaRankSVM"]
@@ -70,8 +70,17 @@ class _LabelRanking(ComposedEstimator):
 
     PARTS: dict = {}
     CERTIFICATE_PER_STEP = True
+    #: The fewest label columns ``fit`` accepts: a ranking orders pairs of labels.
+    min_labels = 2
 
     def _fit(self, X, Y):
+        check_two_labels(Y.shape[1])
+        if not np.any(Y.any(axis=1) & ~Y.all(axis=1)):
+            raise ValueError(
+                "ranking methods need a training row with both a relevant and an irrelevant label: in Y every row "
+                "has all its labels or none, so the pairwise ranking loss (eq. 1) has no pair and its optimum, "
+                "W = 0, would rank nothing"
+            )
         super()._fit(X, Y)
         self.threshold_ = LinearThreshold.fit(self._threshold_training_scores(X, Y), Y, self.threshold)
 
@@ -161,7 +170,7 @@ class LaRankSVM(_LabelRanking):
         Most epochs of Algorithm 1 (None: 10000).
     fit_intercept : bool, default True
         The bias as the weight of a constant feature (eq. 1's ``x <- [x; 1]``).
-    random_state : int or None, default 0
+    random_state : None, int or numpy Generator, default 0
         Seed of the coordinate order (and of the folds of ``threshold_cv``).
     threshold : {"sorted_scores", "scores"}, default "sorted_scores"
         Regressors of the set-size threshold t(x) fitted on eq. 34's targets (section 3.8):
@@ -217,7 +226,7 @@ class CLaRankSVM(_LabelRanking):
     max_iter : int or None, default None
         Most alpha-steps (None: 100).
     fit_intercept : bool, default True
-    random_state : int or None, default 0
+    random_state : None, int or numpy Generator, default 0
     threshold, threshold_cv
         As for :class:`LaRankSVM`.
 
@@ -268,7 +277,7 @@ class MLFS(_LabelRanking):
         Most cutting-plane iterations (None: 10).
     fit_intercept : bool, default True
         The bias feature is always kept (never a candidate for selection).
-    random_state : int or None, default 0
+    random_state : None, int or numpy Generator, default 0
     threshold, threshold_cv
         As for :class:`LaRankSVM`.
 

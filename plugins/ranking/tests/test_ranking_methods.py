@@ -21,6 +21,7 @@ from multilabel_core import ComposedEstimator
 from multilabel_core.datasets import load_dataset, make_correlated_multilabel
 from multilabel_core.relations import LearnedCovariance
 from multilabel_core.testing.checks import check_method
+from multilabel_core.testing.rounding import score_rounding_bound
 
 METHODS = ("larank", "clarank", "mlfs", "cmlfs")
 
@@ -107,6 +108,29 @@ def test_the_ranking_cd_solver_is_composable_by_name(data):
     ).fit(X, Y)
     # Exact: LaRankSVM's parts are these, solved by the same code on identical inputs in this process.
     np.testing.assert_array_equal(model.coef_, LaRankSVM(tol=1e-4, max_iter=500).fit(X, Y).coef_)
+
+
+@pytest.mark.parametrize("preset", presets(), ids=METHODS)
+def test_what_the_one_column_sklearn_checks_covered(data, preset):
+    # scikit-learn's estimator checks fit a one-column y, which the family refuses
+    # (tests/test_sklearn_compat.py lists them); the properties they test, on several labels:
+    X, Y = data
+    frozen = np.asfortranarray(X)
+    frozen.flags.writeable = False  # read-only, F-ordered input (memmap and contiguity checks)
+    params = preset.get_params()
+    model = preset.fit(frozen, Y)
+    assert model.get_params() == params  # fit leaves the parameters alone
+    assert all(name.endswith("_") or name.startswith("_") or name in params for name in vars(model))
+    state = dict(vars(model))
+    scores, predictions = model.decision_function(X), model.predict(X)
+    model.decision_threshold(X)
+    assert vars(model).keys() == state.keys() and all(vars(model)[k] is state[k] for k in state)
+    order = np.random.default_rng(0).permutation(len(X))
+    np.testing.assert_array_equal(model.predict(X[order]), predictions[order])
+    np.testing.assert_array_equal(model.predict(X[:7]), predictions[:7])
+    bound = score_rounding_bound(model, X, scores)
+    for sparse in (sp.csr_matrix(X), sp.csc_array(X)):
+        assert np.all(np.abs(model.decision_function(sparse) - scores) <= bound)
 
 
 @pytest.mark.parametrize("solver", ["ranking_cd", "ranking_alternating", "cutting_plane"])
@@ -221,16 +245,66 @@ def test_the_threshold_separates_a_separable_training_set():
     np.testing.assert_array_equal(model.predict(X), Y)
 
 
-def test_rows_without_pairs_and_a_single_label():
+def test_rows_without_pairs_shape_nothing():
     X = np.random.default_rng(0).standard_normal((30, 4))
     Y = np.zeros((30, 3), dtype=int)
     Y[:10] = 1  # full label sets
     Y[10:20, 0] = 1
     model = LaRankSVM().fit(X, Y)  # rows 0-9 and 20-29 have no pair: only rows 10-19 shape the ranking
     assert model.certificate_[-1].statistics["rows_without_pairs"] == 20
-    one_label = LaRankSVM().fit(X, Y[:, :1])
-    assert np.all(one_label.coef_ == 0.0) and one_label.certificate_[-1].primal == 0.0
-    assert len(np.unique(one_label.predict(X))) == 1  # no ranking: the threshold alone decides
+
+
+@pytest.mark.parametrize("preset", presets(), ids=METHODS)
+def test_a_single_label_is_refused(preset):
+    # One label column has no pair to rank: the optimum W = 0 was certified at gap 0 and
+    # the threshold alone labelled every row alike.  The methods refuse it instead.
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    y = (X[:, :1] > 0).astype(int)
+    with pytest.raises(ValueError, match="ranking methods need at least two labels: Y has 1 label column"):
+        preset.fit(X, y)
+
+
+@pytest.mark.parametrize("preset", presets(), ids=METHODS)
+def test_labels_without_any_pair_are_refused(preset):
+    # Two label columns, but every row has both labels or neither: no pair either.
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="a training row with both a relevant and an irrelevant label"):
+        preset.fit(X, np.column_stack([y, y]))
+
+
+@pytest.mark.parametrize("preset", presets(), ids=METHODS)
+def test_what_the_one_column_sklearn_checks_covered(data, preset):
+    # scikit-learn's estimator checks fit a one-column y, which the family refuses
+    # (tests/test_sklearn_compat.py lists them); the properties they test, on several labels:
+    X, Y = data
+    frozen = np.asfortranarray(X)
+    frozen.flags.writeable = False  # read-only, F-ordered input (memmap and contiguity checks)
+    params = preset.get_params()
+    model = preset.fit(frozen, Y)
+    assert model.get_params() == params  # fit leaves the parameters alone
+    assert all(name.endswith("_") or name.startswith("_") or name in params for name in vars(model))
+    state = dict(vars(model))
+    scores, predictions = model.decision_function(X), model.predict(X)
+    model.decision_threshold(X)
+    assert vars(model).keys() == state.keys() and all(vars(model)[k] is state[k] for k in state)
+    order = np.random.default_rng(0).permutation(len(X))
+    np.testing.assert_array_equal(model.predict(X[order]), predictions[order])
+    np.testing.assert_array_equal(model.predict(X[:7]), predictions[:7])
+    bound = score_rounding_bound(model, X, scores)
+    for sparse in (sp.csr_matrix(X), sp.csc_array(X)):
+        assert np.all(np.abs(model.decision_function(sparse) - scores) <= bound)
+
+
+@pytest.mark.parametrize("solver", ["ranking_cd", "ranking_alternating", "cutting_plane"])
+def test_the_ranking_solvers_refuse_a_single_label(solver):
+
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    relation = "independent" if solver == "ranking_cd" else "learned_covariance"
+    regularizer = "frobenius" if solver == "ranking_cd" else "frobenius_label_covariance"
+    model = ComposedEstimator("pairwise_ranking_hinge", regularizer, relation, "linear", solver)
+    with pytest.raises(ValueError, match="ranking methods need at least two labels"):
+        model.fit(X, (X[:, :1] > 0).astype(int))
 
 
 @pytest.mark.parametrize(
