@@ -35,17 +35,18 @@ solvers form is a product of at most three factors of order S, C or R^2.  float6
 normal numbers from 2.2e-308 to 1.8e308, whose cube roots are 2.8e-103 and 5.6e102:
 :data:`SCALE_RANGE` keeps S within [1e-100, 1e100], and the features' scale R within
 :data:`FEATURE_SCALE_RANGE` = [1e-50, 1e50] so that the squared norms and inner products
-of the rows (of order R^2) are within [1e-100, 1e100] too.  (C itself is held to
-``multilabel_core.validation``'s range by the estimators' common checks.)  An X that is
+of the rows (of order R^2) are within [1e-100, 1e100] too.  (C itself goes through the
+estimators' common check of C first; S bounds it for the data at hand.)  An X that is
 zero everywhere has nothing to overflow and is accepted.
 
 The stopping tolerances: both solvers compare a difference of gradient entries of order
 one (LIBSVM's ``m(alpha) - M(alpha)``, LIBLINEAR's projected gradient, or its gradient
 norm relative to the starting one) with ``tol``; those entries carry a rounding error of
 at least float64's machine epsilon 2.2e-16, so a smaller ``tol`` can never be met.  A
-``tol`` of 1 or more stops before the solvers do anything: LIBSVM's stopping quantity
-is 2 at its starting point alpha = 0, and LIBLINEAR's relative rule is then met at
-w = 0.  :data:`TOL_RANGE` is [2.2e-16, 1).
+``tol`` of order 1 accepts the starting point or a step from it: LIBSVM's stopping
+quantity is 2 at alpha = 0 (at ``tol >= 2`` it takes no step and the model has no
+support vector), and LIBLINEAR's relative rule compares with the gradient at w = 0.
+:data:`TOL_RANGE` is [2.2e-16, 1).
 
 Inside these ranges a fit can still stop on its iteration budget or with a duality gap
 above its tolerance (ill-conditioned data); the certificate then says ``converged =
@@ -102,7 +103,7 @@ def check_tol(tol, name: str = "tol") -> float:
         raise ValueError(
             f"{name} = {tol!r} is outside [{low:.3g}, {high:g}), the tolerances LIBSVM and LIBLINEAR can meet: "
             f"their stopping quantities are gradient differences of order 1, rounded to float64's machine epsilon "
-            f"{low:.3g} (a smaller tol is never met), and a tol of 1 or more stops before the first step"
+            f"{low:.3g} (a smaller tol is never met), and a tol of order 1 accepts the starting point or a step from it"
         )
     return float(tol)
 
@@ -119,8 +120,8 @@ def check_max_iter(max_iter, name: str = "max_iter") -> None:
 
 
 def libsvm_budget(n_samples: int, max_iter) -> int:
-    """LIBSVM's iteration budget: ``max_iter``, or for None ``max(10^7, 100 n)`` (LIBSVM 3.2x's own rule,
-    which scikit-learn's copy of LIBSVM leaves out: there None means no limit)."""
+    """LIBSVM's iteration budget: ``max_iter``, or for None ``max(10^7, 100 n)`` (the rule of LIBSVM's later
+    versions and of the project's SMO; scikit-learn's copy of LIBSVM has none, and max_iter=-1 means no limit)."""
     if max_iter is not None:
         return int(max_iter)
     return min(MAX_ITER_LIMIT, max(10**7, 100 * int(n_samples)))
