@@ -331,6 +331,14 @@ def cmd_compare(args) -> None:
         f"report: {result.report['report']}",
     ]
     emit(args, compare_payload(result, diagnosis), lines)
+    failed = [record for record in result.records if record["status"] == "failed"]
+    if failed and len(failed) == len(result.records):
+        # A run that measured nothing is not a success, --strict or not.
+        first = failed[0]
+        raise FailedFitsError(
+            f"every evaluation failed ({len(failed)} of {len(result.records)}); the first: {first['method']} on "
+            f"{first['dataset']}, split {first['split']}: {first['error']} (see {result.report['report']})"
+        )
     if args.strict and diagnosis["failures"]:
         raise FailedFitsError(f"--strict: {failure_summary(diagnosis)} (see {result.report['report']})")
 
