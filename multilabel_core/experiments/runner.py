@@ -33,8 +33,10 @@ sets ``converged`` to false.
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, sleep
 
 import attrs
 import joblib
@@ -201,15 +203,68 @@ def _parallel(n_jobs, client, dataset):
     On a cluster, joblib's dask backend with the dataset's X and Y broadcast to every
     worker once: tasks name them by object identity and receive the workers' copies,
     instead of shipping them with each batch.  Without a client, the ambient backend
-    (loky processes by default, or the caller's ``joblib.parallel_config``).
+    (loky processes by default, or the caller's ``joblib.parallel_config``); loky workers
+    are given :func:`_exit_with_parent`, so that they end with the run even when it is killed.
     """
-    config = (
-        joblib.parallel_config(backend="dask", client=client, scatter=[dataset.X, dataset.Y])
-        if client is not None
-        else contextlib.nullcontext()
-    )
+    if client is not None:
+        config = joblib.parallel_config(backend="dask", client=client, scatter=[dataset.X, dataset.Y])
+    else:
+        config = _loky_exiting_with_parent()
     with config, joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel:
         yield parallel
+
+
+#: Seconds between a loky worker's checks that the process that started it is alive.
+PARENT_POLL_SECONDS = 1.0
+
+
+def _exit_with_parent() -> None:
+    """Loky worker initializer: end this worker within PARENT_POLL_SECONDS of its parent's death.
+
+    loky workers block on their task queue and exit only when the executor shuts them
+    down or after joblib's idle timeout (300 s); the queue does not signal the parent's
+    death, because every worker holds the queue's write end as well.  So after the parent
+    is killed (SIGKILL: no cleanup runs) they, and the resource trackers that wait for
+    them, live on for minutes, and a worker in the middle of a long fit for as long as
+    the fit.  A daemon thread here checks ``os.getppid()``: on POSIX a process whose
+    parent dies is re-parented (to init or a subreaper), so a changed parent id means the
+    run is gone, and the worker exits at once (``os._exit``: nothing of the run is left
+    to flush; its records are written by the parent).  The thread needs the GIL, which
+    the solvers' Cython loops release (``nogil``), as does BLAS.
+
+    Not ``prctl(PR_SET_PDEATHSIG)``: it is Linux only, and it fires when the *thread*
+    that started the worker exits, and loky starts replacement workers from its
+    executor-manager thread.  On Windows the parent id does not change when the parent
+    dies, so there the workers still end at joblib's idle timeout.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mlcore-exit-with-parent", daemon=True).start()
+
+
+def _loky_exiting_with_parent():
+    """The ambient joblib backend, with :func:`_exit_with_parent` as its workers' initializer when it is loky.
+
+    Another backend (threads, a dask client, a custom one), or a loky backend the caller
+    gave its own initializer, is left as it is.
+    """
+    from joblib._parallel_backends import LokyBackend
+
+    backend, _ = joblib.parallel.get_active_backend()
+    if type(backend) is not LokyBackend or "initializer" in backend.backend_kwargs:
+        return contextlib.nullcontext()
+    exiting = LokyBackend(
+        nesting_level=backend.nesting_level,
+        inner_max_num_threads=backend.inner_max_num_threads,
+        **backend.backend_kwargs,
+        initializer=_exit_with_parent,
+    )
+    return joblib.parallel_config(backend=exiting)
 
 
 def split_seeds(seed: int, split: int) -> tuple[int, int]:
