@@ -28,12 +28,28 @@ import numbers
 import attrs
 import numpy as np
 
-from .validation import check_cost, check_scalar, check_seed, check_X, check_Y, to_signs
-from .base import CapabilityError, Kernel, LabelRelation, Loss, Problem, Regularizer, Solver
+from .base import (
+    CapabilityError,
+    Kernel,
+    LabelRelation,
+    Loss,
+    Problem,
+    Regularizer,
+    Solver,
+)
 from .kernels import PrecomputedKernel
 from .plugins import make_component
 from .relations import correlation_from_covariance
 from .solvers.smo import kernel_expansion
+from .validation import (
+    MAX_ITER_LIMIT,
+    check_cost,
+    check_scalar,
+    check_seed,
+    check_X,
+    check_Y,
+    to_signs,
+)
 
 __all__ = ["ComposedEstimator", "MultiLabelEstimator", "NotFittedError"]
 
@@ -106,11 +122,11 @@ def _positive(name, value):
 
 
 def _count(name, value):
-    check_scalar(value, name, kind=numbers.Integral, low=1)
+    check_scalar(value, name, kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
 
 def _n_jobs(name, value):
-    check_scalar(value, name, kind=numbers.Integral)
+    check_scalar(value, name, kind=numbers.Integral, low=-MAX_ITER_LIMIT, high=MAX_ITER_LIMIT)
     if value == 0:
         raise ValueError(f"{name} must be a nonzero int (-1 for all cores) or None, got 0")
 

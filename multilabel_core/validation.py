@@ -38,6 +38,7 @@ change without notice (tests/test_plugin_public_api.py keeps the bundled plugins
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import attrs
@@ -287,11 +288,20 @@ def check_symmetric(M, name: str = "M", *, copy: bool = True) -> np.ndarray:
     return symmetric
 
 
+#: The largest iteration budget the compiled solvers accept: they count steps in C ints.
+MAX_ITER_LIMIT = 2**31 - 1
+_LARGEST_DOUBLE = np.finfo(np.float64).max
+
+
 def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None, low_inclusive=True, high_inclusive=True):
     """Validate a hyper-parameter: type and range, with an error naming it."""
     if isinstance(value, bool) or not isinstance(value, kind):
         raise ValueError(f"{name} must be a {getattr(kind, '__name__', kind)}, got {value!r}")
-    if isinstance(value, numbers.Real) and not np.isfinite(value):
+    if isinstance(value, numbers.Integral):
+        # Python ints are unbounded and finite; one used as a real must still be a double.
+        if kind is not numbers.Integral and abs(value) > _LARGEST_DOUBLE:
+            raise ValueError(f"{name} must be finite, got an integer beyond the float64 range ({value:.3e})")
+    elif isinstance(value, numbers.Real) and not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
@@ -405,8 +415,8 @@ def seed(instance, attribute, value) -> None:
 
 
 def count(instance, attribute, value) -> None:
-    """attrs validator: an integer >= 1 (numpy integers too; not True): max_iter, a rank, a degree."""
-    check_scalar(value, attribute.name, kind=numbers.Integral, low=1)
+    """attrs validator: an integer in [1, MAX_ITER_LIMIT] (numpy integers too; not True): max_iter, a rank, a degree."""
+    check_scalar(value, attribute.name, kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
 
 #: attrs validator: None or a :func:`count` (an optional budget).

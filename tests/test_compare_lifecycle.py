@@ -79,7 +79,9 @@ def test_the_workers_of_a_killed_compare_exit_with_it(tmp_path):
     # only detects a hang: the workers poll their parent every PARENT_POLL_SECONDS.
     argv = [sys.executable, "-m", "multilabel_core.cli", "compare", "mlrl", "--data", "synthetic", "--n-jobs", "2",
             "--grid", "lam=1e-6,1e-5,1e-4,1e-3", "--no-plots", "--quiet", "--out", str(tmp_path / "run")]  # fmt: skip
-    parent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The child runs outside the checkout: an unbuilt multilabel_core/ in the working
+    # directory would shadow the installed package (CI runs from the checkout).
+    parent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     spawned: set[int] = set()
     try:
         deadline = time.monotonic() + 120.0

@@ -13,6 +13,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -31,7 +32,14 @@ from multilabel_core.datasets import (
     read_libsvm,
     read_meka,
 )
-from multilabel_core.testing.malformed_files import BOMB_BYTES, CASES, ERROR, MULAN_ARFF, gzip_bomb, write_case
+from multilabel_core.testing.malformed_files import (
+    BOMB_BYTES,
+    CASES,
+    ERROR,
+    MULAN_ARFF,
+    gzip_bomb,
+    write_case,
+)
 
 PEAK_RSS_LIMIT_MB = 200
 CHILD_TIMEOUT = 120
@@ -63,9 +71,11 @@ def read_in_child(path, reader: str = "load_dataset", **kwargs) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     env.pop(MAX_BYTES_ENV, None)
     code = _CHILD.format(limit=CHILD_ADDRESS_SPACE)
+    # The child runs outside the checkout: an unbuilt multilabel_core/ in the working
+    # directory would shadow the installed package (CI runs from the checkout).
     done = subprocess.run(
         [sys.executable, "-c", code, reader, str(path), json.dumps(kwargs)],
-        capture_output=True, text=True, timeout=CHILD_TIMEOUT, env=env,
+        capture_output=True, text=True, timeout=CHILD_TIMEOUT, env=env, cwd=tempfile.gettempdir(),
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 
@@ -122,9 +123,11 @@ def two_processes(request):
     """Every method fitted with seed 0 in two fresh interpreters, at the same time."""
     here = str(request.path.parent)
     env = dict(os.environ) | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    # The child runs outside the checkout: an unbuilt multilabel_core/ in the working
+    # directory would shadow the installed package (CI runs from the checkout).
     runs = [
         subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(METHODS), here], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=tempfile.gettempdir())
         for _ in range(2)
     ]  # fmt: skip
     outputs = [run.communicate(timeout=300) for run in runs]

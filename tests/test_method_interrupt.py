@@ -18,6 +18,7 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -75,9 +76,11 @@ print("finished", flush=True)
 def interrupt(method: str) -> dict:
     """Fit ``method`` in a subprocess, SIGINT it after ``DELAY`` s of fitting; what happened."""
     n, d, params, *n_labels = LONG_FITS.get(method, DEFAULT_FIT)
+    # The child runs outside the checkout: an unbuilt multilabel_core/ in the working
+    # directory would shadow the installed package (CI runs from the checkout).
     process = subprocess.Popen(
         [sys.executable, "-c", CHILD, json.dumps([method, n, d, params, *(n_labels or [5])])],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(),
     )  # fmt: skip
     try:
         first = process.stdout.readline().strip()

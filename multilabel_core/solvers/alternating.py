@@ -30,7 +30,10 @@ step, ``J_k`` (its certificate's primal), is recorded; the iterations stop when
 
     |J_{k-1} - J_k| <= tol * max(OBJECTIVE_FLOOR, |J_{k-1}|),
 
-or after ``max_iter`` model steps (a ConvergenceWarning).  The objectives are sums over
+or after ``max_iter`` model steps (a ConvergenceWarning).  A model step whose own certificate
+is not converged ends the iterations at once, not converged (a ConvergenceWarning): the
+relation step needs a solved model step, and an inner solver that spent its budget once would
+spend it again on every later step.  The objectives are sums over
 examples of losses of order one, so the floor (1, one example's loss) makes the rule
 absolute only for problems whose whole objective is below one example's loss, where a
 relative change means nothing.  A model step whose objective is above the previous one
@@ -191,6 +194,16 @@ class AlternatingSolver(Solver):
             if not alternates:
                 converged = True
                 break
+            if not fit.certificate.converged:
+                # A relation step on an uncertified model step certifies nothing, and an inner
+                # solver that spent its budget once (an unreachable tolerance) spends it on every
+                # later step too: stop here, not converged.
+                warn_not_converged(
+                    "AlternatingSolver",
+                    f"model step {len(steps)} ({fit.certificate.solver}) did not converge (gap {fit.certificate.gap:.3g}); "
+                    f"the alternation stopped there",
+                )
+                return self._fit(steps, bounds, False, time.perf_counter() - start)
             if problem.relation.learned:
                 factor = weight_factor(fit.solution)
                 bound = _joint_bounds(problem.regularizer, fit, factor)

@@ -36,9 +36,17 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_flag, check_random_state, check_scalar, check_symmetric, check_X, check_Y
 from ..base import Fit, Solution
 from ..certificate import Certificate
+from ..validation import (
+    MAX_ITER_LIMIT,
+    check_flag,
+    check_random_state,
+    check_scalar,
+    check_symmetric,
+    check_X,
+    check_Y,
+)
 from ._augmented import adjoint, product
 from ._cd import solve_dual
 from ._cd_ranking import RankingDual
@@ -240,7 +248,7 @@ def _check_settings(n_labels, n_features, C, R_inv, feature_weights, tol, max_it
         raise ValueError(f"Y has {n_labels} label column: ranking needs at least 2 labels")
     check_scalar(C, "C", low=0.0, low_inclusive=False)
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
-    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
     for name, flag in flags.items():
         check_flag(flag, name)
     R_inv = np.eye(n_labels) if R_inv is None else _check_coupling(R_inv, n_labels)

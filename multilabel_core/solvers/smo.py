@@ -49,9 +49,18 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._blocks import row_blocks
-from ..validation import check_scalar, check_signs, check_symmetric, check_X, flag, optional_count, positive
 from ..base import CapabilityError, Fit, Kernel, Problem, Solution, Solver
 from ..certificate import Certificate
+from ..validation import (
+    MAX_ITER_LIMIT,
+    check_scalar,
+    check_signs,
+    check_symmetric,
+    check_X,
+    flag,
+    optional_count,
+    positive,
+)
 from ._convergence import warn_not_converged
 from ._kernel_cache import KernelColumns
 from ._smo import solve_dual
@@ -313,7 +322,7 @@ def smo_solve(
     alpha = _start(alpha0, C)
     if max_iter is None:
         max_iter = max(10**7, 100 * Y.size)
-    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0, high=MAX_ITER_LIMIT)
     return _solve(columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start)
 
 

@@ -58,9 +58,15 @@ import time
 
 import numpy as np
 
-from ..validation import check_flag, check_random_state, check_scalar, check_X
 from ..base import Fit, Solution
 from ..certificate import Certificate
+from ..validation import (
+    MAX_ITER_LIMIT,
+    check_flag,
+    check_random_state,
+    check_scalar,
+    check_X,
+)
 from ._augmented import adjoint, product
 from ._cd import solve_dual
 from ._cd_svmplus import SVMPlusDual
@@ -221,7 +227,7 @@ def _check_settings(n_labels, n_privileged, C, gamma, tol, max_iter, embedding, 
     check_scalar(C, "C", low=0.0, low_inclusive=False)
     check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
-    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
     for name, flag in flags.items():
         check_flag(flag, name)
     A = None if embedding is None else _check_embedding(embedding, n_labels)

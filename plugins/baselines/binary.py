@@ -69,7 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, xlogy
 
-from multilabel_core.certificate import Certificate
+from multilabel_core.certificate import GAP_RTOL, Certificate
 from multilabel_core.validation import ConvergenceWarning
 
 __all__ = [
@@ -87,10 +87,6 @@ _AT_BOUND = 1e-12
 
 #: Kernel entries computed at once by :func:`svc_training_scores` (32 MB of float64).
 BLOCK_ENTRIES = 2**22
-
-
-#: The largest relative duality gap ``(P - D) / max(1, |P|)`` of a converged binary problem.
-GAP_RTOL = 1e-3
 
 
 class Objectives(NamedTuple):

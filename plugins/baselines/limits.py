@@ -61,7 +61,10 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from multilabel_core.validation import check_scalar
+from multilabel_core.validation import (  # LIBSVM and LIBLINEAR count in a C int too
+    MAX_ITER_LIMIT,
+    check_scalar,
+)
 
 __all__ = [
     "FEATURE_SCALE_RANGE",
@@ -88,9 +91,6 @@ KERNEL_LIMIT = 1e38
 
 #: Accepted ``tol``: ``TOL_RANGE[0] <= tol < TOL_RANGE[1]``.
 TOL_RANGE = (float(np.finfo(np.float64).eps), 1.0)
-
-#: LIBSVM and LIBLINEAR count iterations in a C int.
-MAX_ITER_LIMIT = 2**31 - 1
 
 _ROWS_PER_BLOCK = 4096
 

@@ -44,8 +44,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from multilabel_core.validation import check_scalar
 from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.validation import check_scalar
 
 from .neighbors import nearest_neighbors
 from .ovr import check_common
@@ -124,7 +124,8 @@ class MLkNN(MultiLabelEstimator):
         return np.bincount(cells, minlength=len(self.prior_) * width).reshape(len(self.prior_), width)
 
     def _smoothed(self, counts) -> np.ndarray:
-        return (self.s + counts) / (self.s * (self.n_neighbors_ + 1) + counts.sum(axis=1, keepdims=True))
+        s = float(self.s)  # a Python int beyond int64 (2**70) would otherwise make numpy raise OverflowError
+        return (s + counts) / (s * (self.n_neighbors_ + 1) + counts.sum(axis=1, keepdims=True))
 
     def _decision_function(self, X):
         neighbours = nearest_neighbors(self.X_fit_, X, self.n_neighbors_, n_jobs=self.n_jobs)

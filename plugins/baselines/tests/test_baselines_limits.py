@@ -14,11 +14,20 @@ import textwrap
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from multilabel_core_plugins.baselines import (
+    ClassifierChains,
+    OneVsRestLinear,
+    OneVsRestSVC,
+)
+from multilabel_core_plugins.baselines.binary import GAP_RTOL
+from multilabel_core_plugins.baselines.limits import (
+    FEATURE_SCALE_RANGE,
+    MAX_ITER_LIMIT,
+    TOL_RANGE,
+    feature_scale,
+)
 
 from multilabel_core.datasets import make_correlated_multilabel
-from multilabel_core_plugins.baselines import ClassifierChains, OneVsRestLinear, OneVsRestSVC
-from multilabel_core_plugins.baselines.binary import GAP_RTOL
-from multilabel_core_plugins.baselines.limits import FEATURE_SCALE_RANGE, MAX_ITER_LIMIT, TOL_RANGE, feature_scale
 
 pytest.importorskip("sklearn")
 
@@ -163,9 +172,9 @@ def test_ovr_svc_has_a_finite_iteration_budget():
         (OneVsRestSVC(tol=1.0), r"tol = 1.0 is outside \[2.22e-16, 1\)"),
         (OneVsRestLinear(tol=1e-17), r"tol = 1e-17 is outside"),
         (ClassifierChains(tol=2.0), r"tol = 2.0 is outside"),
-        (OneVsRestSVC(max_iter=MAX_ITER_LIMIT + 1), r"max_iter = 2147483648 is above 2147483647"),
-        (OneVsRestLinear(max_iter=2**40), r"max_iter = \d+ is above 2147483647"),
-        (ClassifierChains(max_iter=2**40), r"max_iter = \d+ is above 2147483647"),
+        (OneVsRestSVC(max_iter=MAX_ITER_LIMIT + 1), r"max_iter must be <= 2147483647"),
+        (OneVsRestLinear(max_iter=2**40), r"max_iter must be <= 2147483647"),
+        (ClassifierChains(max_iter=2**40), r"max_iter must be <= 2147483647"),
     ],
 )
 def test_out_of_range_tolerances_and_budgets_are_refused(estimator, message):
