@@ -40,11 +40,30 @@ def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_j
         raise ValueError(
             f"{k} neighbours{' besides the row itself' if exclude_self else ''} need more than {n_fit} training rows"
         )
+    X_fit, X_query = _common_scale(X_fit, X_query)
     if sp.issparse(X_fit):
         return _blocked_search(sp.csr_matrix(X_fit), sp.csr_matrix(X_query), k, exclude_self)
     # A model fitted on dense rows predicts on CSR/CSC rows too (the estimator contract accepts either).
     X_query = sp.csr_matrix(X_query) if sp.issparse(X_query) else np.asarray(X_query)
     return _tree_search(np.asarray(X_fit), X_query, k, exclude_self, n_jobs)
+
+
+def _common_scale(X_fit, X_query):
+    """Both row sets divided by their largest |entry| when squared distances could leave float64.
+
+    The nearest rows do not change under one positive scale of all rows, but squared distances
+    of rows of order 1e200 overflow (every distance infinite, the neighbours garbage) and of
+    order 1e-200 underflow to 0 (every row a tie).
+    """
+    largest = max(_largest(X_fit), _largest(X_query))
+    if largest == 0.0 or 1e-100 <= largest <= 1e100:
+        return X_fit, X_query
+    return X_fit / largest, X_query / largest
+
+
+def _largest(X) -> float:
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    return float(np.max(np.abs(values))) if values.size else 0.0
 
 
 def _tree_search(X_fit, X_query, k, exclude_self, n_jobs):

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from multilabel_core.validation import check_scalar, to_signs
+from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar, to_signs
 from multilabel_core.estimator import COMMON_PARAMETERS, MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds
@@ -129,7 +129,7 @@ class OneVsRestSVC(_OneVsRest):
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
         check_gamma(self.gamma)
-        check_scalar(self.degree, "degree", kind=numbers.Integral, low=1)
+        check_scalar(self.degree, "degree", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)  # LIBSVM's C int
         check_scalar(self.coef0, "coef0")
         check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
 

@@ -154,3 +154,13 @@ def test_same_predictions_as_scikit_multilearn_ng():
     scores = ours.decision_function(data.X[test])
     assert np.abs(scores).min() > 1e-9, "no tie, where the two MAP rules differ"
     np.testing.assert_array_equal(ours.predict(data.X[test]), theirs.predict(data.X[test]).toarray())
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e300, 1e-300])
+def test_mlknn_neighbours_do_not_depend_on_a_common_scale(scale):
+    """Squared distances of rows scaled 1e200 overflow and of 1e-300 underflow; the neighbours
+    (and so the scores) of rows under one positive scale are those of the unscaled rows."""
+    data = make_correlated_multilabel(n_samples=60, n_features=5, n_labels=3, random_state=0)
+    reference = MLkNN().fit(data.X, data.Y).decision_function(data.X)
+    scaled = MLkNN().fit(data.X * scale, data.Y).decision_function(data.X * scale)
+    np.testing.assert_array_equal(scaled, reference)
