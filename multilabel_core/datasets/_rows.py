@@ -67,6 +67,16 @@ def first_non_number_spelling(tokens) -> int | None:
     return next(k for k, token in enumerate(tokens) if not token.isascii() or "_" in token)
 
 
+def as_numbers(tokens) -> tuple[np.ndarray | None, int | None]:
+    """The tokens as float64 in one numpy conversion, or (None, index of the first that is not a number)."""
+    if first_non_number_spelling(tokens) is None:  # else numpy would read some of them (see is_number)
+        try:
+            return np.array(tokens, dtype=np.float64), None
+        except ValueError:
+            pass
+    return None, next(k for k, token in enumerate(tokens) if not is_number(token))
+
+
 def first_not_digits(tokens) -> int | None:
     """The first token that is not a run of ASCII digits 0-9, or None."""
     if not len(tokens):

@@ -64,7 +64,7 @@ from ._arff_syntax import (
 )
 from ._dataset import ENCODINGS, Dataset, NominalFeature
 from ._files import DataFormatError, check_dense_size, dataset_name, format_number, read_text, strip_suffix, write_lines
-from ._rows import Entries, as_indices, cut, first_non_number_spelling, first_not_digits, is_number, row_starts, shown
+from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
 from ._storage import check_sparse, to_storage
 
 __all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mulan"]
@@ -324,18 +324,11 @@ def _binary_positions(tokens, where: np.ndarray, attribute_of: np.ndarray, attri
 
 def _numbers(tokens, where: np.ndarray, attribute_of: np.ndarray, attributes, entries: Entries) -> np.ndarray:
     """One numpy conversion for all tokens (token k is entry ``where[k]``); on failure, report the first bad one."""
-    values = None
-    if first_non_number_spelling(tokens) is None:  # else numpy would read some of them (see is_number)
-        try:
-            values = np.array(tokens, dtype=np.float64)
-        except ValueError:
-            pass
-    if values is None:
-        bad = next(k for k, token in enumerate(tokens) if not is_number(token))
-    elif not np.all(np.isfinite(values)):
+    values, bad = as_numbers(tokens)
+    if values is not None:
+        if np.all(np.isfinite(values)):
+            return values
         bad = int(np.flatnonzero(~np.isfinite(values))[0])
-    else:
-        return values
     position = where[bad]
     name = attributes[attribute_of[position]].name
     token = str(tokens[bad]).strip()

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from ..validation import check_scalar
 from ._dataset import Dataset, IndexNames
 from ._files import DataFormatError, check_dense_size, dataset_name, format_number, read_text, write_lines
-from ._rows import Entries, as_indices, cut, first_non_number_spelling, first_not_digits, is_number, row_starts, shown
+from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
 from ._storage import check_sparse, to_storage
 
 __all__ = ["MAX_COLUMNS", "read_libsvm", "write_libsvm"]
@@ -152,14 +152,8 @@ def _feature_matrix(index_tokens, value_tokens, n_features, max_columns: int, of
     if big is not None:
         raise entries.error(big, f"feature index {cut(index_tokens[big])} {beyond}")
     indices -= offset
-    values = None
-    if first_non_number_spelling(value_tokens) is None:  # else numpy would read some of them (see is_number)
-        try:
-            values = np.array(value_tokens, dtype=np.float64)
-        except ValueError:
-            pass
+    values, k = as_numbers(value_tokens)
     if values is None:
-        k = next(k for k, v in enumerate(value_tokens) if not is_number(v))
         raise entries.error(k, f"feature entry {cut(index_tokens[k] + ':' + value_tokens[k])} is not index:number")
     checks = [
         (indices < 0, lambda k: f"feature index {index_tokens[k]} is below {offset} (zero_based={not offset})"),

@@ -110,29 +110,6 @@ def test_the_ranking_cd_solver_is_composable_by_name(data):
     np.testing.assert_array_equal(model.coef_, LaRankSVM(tol=1e-4, max_iter=500).fit(X, Y).coef_)
 
 
-@pytest.mark.parametrize("preset", presets(), ids=METHODS)
-def test_what_the_one_column_sklearn_checks_covered(data, preset):
-    # scikit-learn's estimator checks fit a one-column y, which the family refuses
-    # (tests/test_sklearn_compat.py lists them); the properties they test, on several labels:
-    X, Y = data
-    frozen = np.asfortranarray(X)
-    frozen.flags.writeable = False  # read-only, F-ordered input (memmap and contiguity checks)
-    params = preset.get_params()
-    model = preset.fit(frozen, Y)
-    assert model.get_params() == params  # fit leaves the parameters alone
-    assert all(name.endswith("_") or name.startswith("_") or name in params for name in vars(model))
-    state = dict(vars(model))
-    scores, predictions = model.decision_function(X), model.predict(X)
-    model.decision_threshold(X)
-    assert vars(model).keys() == state.keys() and all(vars(model)[k] is state[k] for k in state)
-    order = np.random.default_rng(0).permutation(len(X))
-    np.testing.assert_array_equal(model.predict(X[order]), predictions[order])
-    np.testing.assert_array_equal(model.predict(X[:7]), predictions[:7])
-    bound = score_rounding_bound(model, X, scores)
-    for sparse in (sp.csr_matrix(X), sp.csc_array(X)):
-        assert np.all(np.abs(model.decision_function(sparse) - scores) <= bound)
-
-
 @pytest.mark.parametrize("solver", ["ranking_cd", "ranking_alternating", "cutting_plane"])
 def test_the_solvers_refuse_other_losses(data, solver):
     # The ranking dual (7) has one variable per ranked pair: the loss must enumerate them.
