@@ -49,6 +49,7 @@ from ._blocks import BLOCK_BUDGET_BYTES, row_blocks
 
 __all__ = [
     "C_RANGE",
+    "MAX_ITER_LIMIT",
     "SYMMETRY_RTOL",
     "ConvergenceWarning",
     "check_X",
