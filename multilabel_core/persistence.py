@@ -270,22 +270,31 @@ def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int 
     max_bytes = _payload_cap(max_bytes)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such model file")
+    size = os.path.getsize(path)
+    # Only the first bytes and the last decide the kind of file: nothing more is read before
+    # the checks, so a huge file costs no memory.
     with open(path, "rb") as stream:
-        content = stream.read()
-    if content and any(magic.startswith(content) for magic in _ZIP_MAGIC):
-        raise ValueError(f"{path} is not a multilabel_core model file (truncated or corrupt zip archive: {len(content)} bytes)")
-    if not content.startswith(_ZIP_MAGIC):
+        head = stream.read(8)
+        if size:
+            stream.seek(-1, os.SEEK_END)
+        last = stream.read(1)
+    if head and any(magic.startswith(head) for magic in _ZIP_MAGIC):
+        raise ValueError(f"{path} is not a multilabel_core model file (truncated or corrupt zip archive: {size} bytes)")
+    if not head.startswith(_ZIP_MAGIC):
         if trusted:
             return _load_pickle(path)
-        if content.startswith(_PICKLE_MAGIC) or content.endswith(b"."):  # pickle's STOP opcode ends every pickle
+        if head.startswith(_PICKLE_MAGIC) or last == b".":  # pickle's STOP opcode ends every pickle
             raise ValueError(
                 f"{path} is a pickle (joblib) file, not an mlcore model file: loading it could run any code "
                 f"it contains, so it was not read; load it only if you trust its source, with "
                 f"load_model(path, trusted=True) or mlcore predict --trust, and save it again as an mlcore file"
             )
-        what = "empty" if not content else "not a zip archive"
+        what = "empty" if not head else "not a zip archive"
         raise ValueError(f"{path} is not a multilabel_core model file ({what})")
-    manifest, payload = _read_archive(path, content, max_bytes)
+    if size > max_bytes + _MANIFEST_MAX_BYTES + _CHUNK:  # a member is never much larger compressed than inflated
+        raise _too_large(path, "the file", max_bytes, size)
+    manifest, payload = _read_archive(path, max_bytes)
+    _check_payload_size(path, payload, max_bytes)
     estimator = _rebuild(path, manifest, payload, trusted, trusted_types)
     if manifest["multilabel_core"] != __version__:
         _warn_version(path, manifest["multilabel_core"], manifest["method"])
@@ -306,23 +315,20 @@ def _payload_cap(max_bytes) -> int:
     return cap
 
 
-def _read_archive(path: str, content: bytes, max_bytes: int) -> tuple[dict, bytes]:
+def _read_archive(path: str, max_bytes: int) -> tuple[dict, bytes]:
     """The checked manifest and the payload's bytes; ValueError for anything else."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
+        archive = zipfile.ZipFile(path)
         names = archive.namelist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
         raise ValueError(f"{path} is not a multilabel_core model file (truncated or corrupt zip archive: {_one_line(exc)})") from exc
     with archive:
         if _MANIFEST not in names:
             raise ValueError(f"{path} is not a multilabel_core model file (the archive has no {_MANIFEST})")
-        info = archive.getinfo(_MANIFEST)
-        if info.file_size > _MANIFEST_MAX_BYTES:
-            raise ValueError(f"{path}: {_MANIFEST} declares {info.file_size} bytes; a manifest is at most {_MANIFEST_MAX_BYTES}")
         raw = _read_member(path, archive, _MANIFEST, _MANIFEST_MAX_BYTES)
         try:
             manifest = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # undecodable, not JSON, or nested too deep
             raise ValueError(f"{path}: {_MANIFEST} is not valid JSON ({_one_line(exc)})") from exc
         manifest = _check_manifest(path, manifest)
         if _PAYLOAD not in names:
@@ -345,16 +351,59 @@ def _read_member(path: str, archive: zipfile.ZipFile, name: str, cap: int) -> by
                 chunks.append(chunk)
         return b"".join(chunks)
     except _TooLarge as exc:
-        raise ValueError(
-            f"{path}: {name} inflates to more than {cap} bytes ({exc.args[0]} or more), the cap on a model "
-            f"file's payload; raise it with load_model(..., max_bytes=...) or MULTILABEL_CORE_MODEL_MAX_BYTES "
-            f"if you trust the file"
-        ) from None
+        raise _too_large(path, name, cap, exc.args[0]) from None
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         # zlib.error is an Exception subclass of its own; a cut deflate stream raises it
         raise ValueError(f"{path}: {name} cannot be read from the archive ({_one_line(exc)})") from exc
     except Exception as exc:
         raise ValueError(f"{path}: {name} cannot be read from the archive ({type(exc).__name__}: {_one_line(exc)})") from exc
+
+
+def _too_large(path: str, what: str, cap: int, size: int) -> ValueError:
+    if what == _MANIFEST:
+        return ValueError(f"{path}: {_MANIFEST} holds {size} bytes or more; a manifest is at most {cap}")
+    return ValueError(
+        f"{path}: {what} holds more than {cap} bytes ({size} or more), the cap on a model file's payload; "
+        f"raise it with load_model(..., max_bytes=...) or MULTILABEL_CORE_MODEL_MAX_BYTES if you trust the file"
+    )
+
+
+def _check_payload_size(path: str, payload: bytes, cap: int) -> None:
+    """Refuse a skops payload that would make skops' reader hold more than ``cap`` bytes.
+
+    The payload is itself a zip whose members skops reads whole: ``schema.json`` and one
+    ``.npy`` member per array node, and a schema may name one member many times.  skops writes
+    its members uncompressed, so requiring that bounds ``schema.json`` by the payload's size;
+    the arrays are bounded by summing the member sizes over every reference in the schema.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as inner:
+            infos = {info.filename: info for info in inner.infolist()}
+            packed = [name for name, info in infos.items() if info.compress_type != zipfile.ZIP_STORED]
+            if packed:
+                raise ValueError(f"{path}: the estimator payload has compressed members ({', '.join(packed[:3])}); skops writes none")
+            if "schema.json" not in infos:
+                return  # skops' reader refuses it, with its own message
+            schema = json.loads(inner.read("schema.json"))
+    except (zipfile.BadZipFile, OSError, EOFError, RecursionError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: the estimator payload is corrupt ({type(exc).__name__}: {_one_line(exc)})") from exc
+    total, pending = 0, [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            member = node.get("file")
+            if isinstance(member, str) and member in infos:
+                total += infos[member].file_size
+                if total > cap:
+                    raise _too_large(path, "the estimator's arrays", cap, total)
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+
+
+def _require_estimator(path: str, estimator) -> None:
+    if not all(callable(getattr(estimator, name, None)) for name in ("predict", "decision_function")):
+        raise ValueError(f"{path}: the file holds a {type(estimator).__name__}, not an estimator with predict and decision_function")
 
 
 def _check_manifest(path: str, manifest) -> dict:
@@ -414,6 +463,7 @@ def _rebuild(path: str, manifest: dict, payload: bytes, trusted: bool, extra) ->
             f"{path}: {_MANIFEST} names estimator {manifest['estimator']} but the payload holds a "
             f"{_type_name(type(estimator))}"
         )
+    _require_estimator(path, estimator)
     return estimator
 
 
@@ -435,11 +485,7 @@ def _load_pickle(path: str):
         raise ValueError(f"{path} is not a multilabel_core model file ({type(exc).__name__}: {_one_line(exc)})") from exc
     if not isinstance(content, dict) or content.get("format") != FORMAT or "estimator" not in content:
         raise ValueError(f"{path} is not a multilabel_core model file (no {FORMAT!r} header)")
-    if not all(callable(getattr(content["estimator"], name, None)) for name in ("predict", "decision_function")):
-        raise ValueError(
-            f"{path}: the file's 'estimator' is a {type(content['estimator']).__name__}, not an estimator "
-            f"with predict and decision_function"
-        )
+    _require_estimator(path, content["estimator"])
     if content.get("multilabel_core") != __version__:
         _warn_version(path, content.get("multilabel_core"), content.get("method"))
     return content["estimator"]

@@ -126,6 +126,19 @@ def test_a_gzip_bomb_is_refused_before_it_is_held(tmp_path, unit, head):
     assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
 
 
+def test_a_wide_nominal_attribute_is_refused_before_its_dense_one_hot_columns(tmp_path):
+    """A 450 KB dense file with one nominal attribute of 30000 values: 30000 x 30000 one-hot floats (6.7 GiB)."""
+    levels = ",".join(f"v{k}" for k in range(30000)).encode()
+    rows = b"".join(b"0,v%d\n" % (k % 30000) for k in range(30000))
+    path = tmp_path / "wide.arff"
+    path.write_bytes(b"@relation 'r: -C 1'\n@attribute y {0,1}\n@attribute a {" + levels + b"}\n@data\n" + rows)
+    assert path.stat().st_size < 1_000_000
+    result = read_in_child(path)
+    assert result.get("error") == "DataFormatError", result
+    assert "the feature matrix X (float64) would take 30000 x 30000" in result["message"], result
+    assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
+
+
 def test_the_cap_follows_the_argument_and_the_environment(tmp_path, monkeypatch):
     text = MULAN_ARFF.replace(b"@relation r", b"@relation 'r: -C -2'")
     plain, packed = tmp_path / "d.arff", tmp_path / "p.arff.gz"

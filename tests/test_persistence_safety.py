@@ -109,7 +109,7 @@ def test_the_crafted_pickle_runs_its_command_when_unpickled(tmp_path, how):
     """The payloads below are live: unpickled (what trusted=True does), they create the marker."""
     marker = tmp_path / "ran"
     path = hostile_pickle(tmp_path / "evil.joblib", marker, how)
-    with pytest.raises(ValueError, match="is a int, not an estimator"):  # os.system's exit status
+    with pytest.raises(ValueError, match="holds a int, not an estimator"):  # os.system's exit status
         load_model(path, trusted=True)
     assert marker.exists()
 
@@ -487,7 +487,7 @@ def test_a_payload_over_the_cap_is_refused_before_it_is_inflated(tmp_path, capsy
     path = tmp_path / "bomb.mlcore"
     path.write_bytes(_bomb(model_bytes, 64 << 20))
     assert path.stat().st_size < 1 << 20  # 64 MiB of zeros compress to well under a megabyte
-    with pytest.raises(ValueError, match="inflates to more than 1048576 bytes"):
+    with pytest.raises(ValueError, match="holds more than 1048576 bytes"):
         load_model(path, max_bytes=1 << 20)
     monkeypatch.setenv("MULTILABEL_CORE_MODEL_MAX_BYTES", str(1 << 20))
     assert_one_clear_error(capsys, path, "the cap on a model file's payload")
@@ -522,3 +522,56 @@ def test_a_trusted_pickle_without_an_estimator_is_one_clear_error(tmp_path, caps
         load_model(path, trusted=True)
     code, out, err = cli(capsys, "predict", str(path), "synthetic", "--trust")
     assert code == 2 and err.count("\n") == 1 and "not an estimator" in err
+
+
+def _inner_payload(members: dict[str, bytes], compression=zipfile.ZIP_STORED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as out:
+        for name, content in members.items():
+            out.writestr(name, content)
+    return buffer.getvalue()
+
+
+def test_a_compressed_schema_inside_the_payload_is_refused_before_skops_reads_it(tmp_path, capsys):
+    """skops reads its schema.json whole: a deflated 64 MiB of blanks would inflate past any cap."""
+    payload = _inner_payload({"schema.json": b" " * (64 << 20)}, zipfile.ZIP_DEFLATED)
+    assert len(payload) < 1 << 20
+    path = tmp_path / "schema-bomb.mlcore"
+    path.write_bytes(archive({"manifest.json": manifest(), "estimator.skops": payload}))
+    assert_one_clear_error(capsys, path, "has compressed members")
+
+
+def test_an_array_named_many_times_counts_each_time_against_the_cap(tmp_path):
+    """One stored 64 KiB array referenced 100 times would be read 100 times by skops."""
+    array = io.BytesIO()
+    np.save(array, np.zeros(8192))
+    nodes = [{"__class__": "ndarray", "__module__": "numpy", "__loader__": "NdArrayNode", "type": "numpy", "file": "a.npy"}] * 100
+    schema = {"__class__": "list", "__module__": "builtins", "__loader__": "ListNode", "content": nodes,
+              "protocol": 2, "_skops_version": "0.16.0"}  # fmt: skip
+    payload = _inner_payload({"schema.json": json.dumps(schema).encode(), "a.npy": array.getvalue()})
+    path = tmp_path / "repeated.mlcore"
+    path.write_bytes(archive({"manifest.json": manifest(), "estimator.skops": payload}))
+    with pytest.raises(ValueError, match="the estimator's arrays holds more than 1048576 bytes"):
+        load_model(path, max_bytes=1 << 20)
+
+
+def test_a_file_larger_than_the_cap_is_refused_without_being_read(tmp_path, model_bytes):
+    path = tmp_path / "huge.mlcore"
+    path.write_bytes(model_bytes)
+    with open(path, "r+b") as stream:
+        stream.truncate(1 << 32)  # sparse: 4 GiB on paper, nothing on disk
+    with pytest.raises(ValueError, match="the file holds more than 1048576 bytes"):
+        load_model(path, max_bytes=1 << 20)
+
+
+def test_a_deeply_nested_manifest_is_one_clear_error(tmp_path, capsys):
+    path = tmp_path / "nested.mlcore"
+    path.write_bytes(archive({"manifest.json": b"[" * 50000, "estimator.skops": b""}))
+    assert_one_clear_error(capsys, path, "is not valid JSON")
+
+
+def test_an_archive_holding_no_estimator_is_one_clear_error(tmp_path, capsys):
+    payload = skops.io.dumps([1, 2, 3])
+    path = tmp_path / "list.mlcore"
+    path.write_bytes(archive({"manifest.json": manifest(method=None, estimator="builtins.list"), "estimator.skops": payload}))
+    assert_one_clear_error(capsys, path, "not an estimator with predict and decision_function")

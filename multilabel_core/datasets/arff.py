@@ -373,7 +373,7 @@ def _assemble(path, lines, header: Header, labels: set[int], nominal: str, spars
     feature_positions = [k for k in range(len(header.attributes)) if k not in labels]
     if not feature_positions:
         raise DataFormatError(path, None, "every attribute is a label: no features left")
-    X, names, nominal_features = _features(table.values, header, feature_positions, nominal)
+    X, names, nominal_features = _features(table.values, header, feature_positions, nominal, path, max_bytes)
     label_names = [header.attributes[k].name for k in label_positions]
     X = to_storage(X, sparse, path=path, max_bytes=max_bytes)
     return Dataset(X, Y, names, label_names, dataset_name(path), nominal_features)
@@ -412,10 +412,18 @@ def _labels(table: _Table, header: Header, label_positions: list[int], path, max
     return Y
 
 
-def _features(values, header: Header, positions: list[int], nominal: str):
+def _features(values, header: Header, positions: list[int], nominal: str, path=None, max_bytes=None):
     """X's column blocks in attribute order: runs of numeric attributes, then each nominal one encoded."""
     sparse = sp.issparse(values)
     n = values.shape[0]
+    if not sparse:
+        # A few bytes of header can declare a nominal attribute of many values: dense one-hot
+        # columns are the one part of a dense X the text does not bound.
+        width = sum(
+            len(a.values) if a.nominal and not a.binary and nominal == "onehot" else 1
+            for a in (header.attributes[position] for position in positions)
+        )
+        check_dense_size(path, (n, width), 8, "the feature matrix X (float64)", max_bytes)
     blocks, names, nominal_features, run = [], [], [], []
 
     def flush_run():
