@@ -40,7 +40,15 @@ from importlib.metadata import version as _distribution_version
 from typing import Iterable
 
 from . import __version__
-from .plugins import PluginError, PluginWarning, get_method, get_plugin_manager, list_components, list_methods
+from .plugins import (
+    PluginError,
+    PluginWarning,
+    get_method,
+    get_plugin_manager,
+    list_components,
+    list_methods,
+)
+from .validation import check_byte_cap
 
 __all__ = [
     "FORMAT",
@@ -302,17 +310,7 @@ def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int 
 
 
 def _payload_cap(max_bytes) -> int:
-    source = "max_bytes"
-    if max_bytes is None:
-        max_bytes = os.environ.get("MULTILABEL_CORE_MODEL_MAX_BYTES", MAX_PAYLOAD_BYTES)
-        source = "MULTILABEL_CORE_MODEL_MAX_BYTES" if "MULTILABEL_CORE_MODEL_MAX_BYTES" in os.environ else source
-    try:
-        cap = int(max_bytes)
-    except (TypeError, ValueError):
-        raise ValueError(f"{source} must be a positive integer number of bytes, got {max_bytes!r}") from None
-    if isinstance(max_bytes, bool) or cap < 1:
-        raise ValueError(f"{source} must be a positive integer number of bytes, got {max_bytes!r}")
-    return cap
+    return check_byte_cap(max_bytes, "MULTILABEL_CORE_MODEL_MAX_BYTES", MAX_PAYLOAD_BYTES)
 
 
 def _read_archive(path: str, max_bytes: int) -> tuple[dict, bytes]:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import attrs
 import numpy as np
@@ -54,6 +55,7 @@ __all__ = [
     "ConvergenceWarning",
     "check_X",
     "check_Y",
+    "check_byte_cap",
     "check_cost",
     "check_flag",
     "check_random_state",
@@ -311,6 +313,26 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None, lo
         op = "<=" if high_inclusive else "<"
         raise ValueError(f"{name} must be {op} {high}, got {value!r}")
     return value
+
+
+def check_byte_cap(value, env_var: str, default: int) -> int:
+    """A cap in bytes: ``value``, else the environment variable ``env_var`` (unset or blank: ``default``).
+
+    ValueError naming the argument or the variable when it is not a positive whole number.
+    """
+    name = "max_bytes"
+    if value is None:
+        text = os.environ.get(env_var, "")
+        if not text.strip():
+            return default
+        name, value = f"${env_var}", text
+        try:
+            value = int(text)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive whole number of bytes, got {value!r}")
+    return int(value)
 
 
 def check_flag(value, name: str) -> bool:

@@ -156,7 +156,7 @@ def test_the_cap_follows_the_argument_and_the_environment(tmp_path, monkeypatch)
         load_dataset(plain)
     assert load_dataset(plain, max_bytes=10**6).n_samples == 2  # the argument wins
     monkeypatch.setenv(MAX_BYTES_ENV, "lots")
-    with pytest.raises(ValueError, match=f"\\${MAX_BYTES_ENV} must be a whole number of bytes, got 'lots'"):
+    with pytest.raises(ValueError, match=f"\\${MAX_BYTES_ENV} must be a positive whole number of bytes, got 'lots'"):
         load_dataset(plain)
     monkeypatch.delenv(MAX_BYTES_ENV)
     with pytest.raises(ValueError, match="max_bytes must be a positive whole number"):

@@ -511,7 +511,7 @@ def test_a_lying_size_header_cannot_pass_the_cap(tmp_path, model_bytes):
 def test_a_bad_cap_is_a_clear_error(tmp_path, model_bytes, cap):
     path = tmp_path / "br.mlcore"
     path.write_bytes(model_bytes)
-    with pytest.raises(ValueError, match="max_bytes must be a positive integer"):
+    with pytest.raises(ValueError, match="max_bytes must be a positive whole number"):
         load_model(path, max_bytes=cap)
 
 

@@ -16,6 +16,8 @@ import os
 import zlib
 from pathlib import Path
 
+from ..validation import check_byte_cap
+
 GZIP_SUFFIX = ".gz"
 MAX_BYTES = 256 * 2**20
 MAX_BYTES_ENV = "MULTILABEL_CORE_MAX_BYTES"
@@ -40,20 +42,7 @@ class DataFormatError(ValueError):
 
 def byte_cap(max_bytes=None) -> int:
     """The cap on a data file's text: ``max_bytes``, else ``$MULTILABEL_CORE_MAX_BYTES``, else :data:`MAX_BYTES`."""
-    if max_bytes is None:
-        env = os.environ.get(MAX_BYTES_ENV)
-        if env is None or not env.strip():
-            return MAX_BYTES
-        try:
-            max_bytes = int(env)
-        except ValueError:
-            raise ValueError(f"${MAX_BYTES_ENV} must be a whole number of bytes, got {env!r}") from None
-        where = f"${MAX_BYTES_ENV}"
-    else:
-        where = "max_bytes"
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
-        raise ValueError(f"{where} must be a positive whole number of bytes, got {max_bytes!r}")
-    return max_bytes
+    return check_byte_cap(max_bytes, MAX_BYTES_ENV, MAX_BYTES)
 
 
 def size_text(n_bytes: int) -> str:
