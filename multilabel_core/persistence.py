@@ -40,14 +40,7 @@ from importlib.metadata import version as _distribution_version
 from typing import Iterable
 
 from . import __version__
-from .plugins import (
-    PluginError,
-    PluginWarning,
-    get_method,
-    get_plugin_manager,
-    list_components,
-    list_methods,
-)
+from .plugins import _call_hookimpl, get_method, get_plugin_manager, list_components, list_methods
 from .validation import check_byte_cap
 
 __all__ = [
@@ -105,28 +98,8 @@ def _type_name(cls: type) -> str:
 
 def _declared_types() -> list[type]:
     """Every class declared through the ``register_trusted_types`` hook, plugin by plugin."""
-    declared = []
-    for impl in get_plugin_manager().hook.register_trusted_types.get_hookimpls():
-
-        def register(cls, _plugin=impl.plugin_name):
-            if not isinstance(cls, type):
-                raise PluginError(
-                    f"plugin {_plugin!r}: register() in register_trusted_types expects a class, "
-                    f"got {type(cls).__name__} {cls!r}"
-                )
-            declared.append(cls)
-
-        try:
-            impl.function(register)
-        except PluginError:
-            raise
-        except Exception as exc:  # a broken plugin must not keep every other model from loading
-            warnings.warn(
-                f"multilabel_core plugin {impl.plugin_name!r} failed in register_trusted_types and was skipped: "
-                f"{type(exc).__name__}: {exc}",
-                PluginWarning,
-            )
-    return declared
+    hook = get_plugin_manager().hook.register_trusted_types
+    return [cls for impl in hook.get_hookimpls() for cls in _call_hookimpl(impl, "register_trusted_types", type)]
 
 
 def trusted_types() -> list[str]:

@@ -169,16 +169,16 @@ def _owners(first: str, second: str) -> str:
 
 
 def _call_hookimpl(impl, hook_name: str, record_type: type) -> list:
-    """One plugin's records for one hook, each stamped with the plugin's name."""
+    """One plugin's records for one hook, each stamped with the plugin's name (classes as they are)."""
     received = []
 
     def register(record):
         if not isinstance(record, record_type):
             raise PluginError(
                 f"plugin {impl.plugin_name!r}: register() in {hook_name} expects a "
-                f"{record_type.__name__}, got {type(record).__name__}"
+                f"{'class' if record_type is type else record_type.__name__}, got {type(record).__name__} {record!r}"
             )
-        received.append(attrs.evolve(record, plugin=impl.plugin_name))
+        received.append(record if record_type is type else attrs.evolve(record, plugin=impl.plugin_name))
 
     arguments = {"register": register}
     try:
