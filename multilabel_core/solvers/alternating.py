@@ -31,9 +31,11 @@ step, ``J_k`` (its certificate's primal), is recorded; the iterations stop when
     |J_{k-1} - J_k| <= tol * max(OBJECTIVE_FLOOR, |J_{k-1}|),
 
 or after ``max_iter`` model steps (a ConvergenceWarning).  A model step whose own certificate
-is not converged ends the iterations at once, not converged (a ConvergenceWarning): the
-relation step needs a solved model step, and an inner solver that spent its budget once would
-spend it again on every later step.  The objectives are sums over
+is not converged ends the iterations, not converged (a ConvergenceWarning), when its relative
+gap is already within :data:`~multilabel_core.certificate.GAP_RTOL` (the inner tolerance is
+below what the solver can certify) or the previous step did not converge either (the inner
+budget is too small for any step); otherwise the next, warm-started step goes on from it,
+which usually converges.  The objectives are sums over
 examples of losses of order one, so the floor (1, one example's loss) makes the rule
 absolute only for problems whose whole objective is below one example's loss, where a
 relative change means nothing.  A model step whose objective is above the previous one
@@ -73,6 +75,7 @@ import attrs
 import numpy as np
 
 from ..base import CapabilityError, Fit, LabelRelation, Problem, Solution, Solver
+from ..certificate import within_gap_rtol
 from ..validation import count, positive
 from ._convergence import warn_not_converged
 from .smo import SMOSolver
@@ -194,14 +197,19 @@ class AlternatingSolver(Solver):
             if not alternates:
                 converged = True
                 break
-            if not fit.certificate.converged:
-                # A relation step on an uncertified model step certifies nothing, and an inner
-                # solver that spent its budget once (an unreachable tolerance) spends it on every
-                # later step too: stop here, not converged.
+            if not fit.certificate.converged and (
+                within_gap_rtol(fit.certificate.primal, fit.certificate.dual)
+                or (len(steps) > 1 and not steps[-2][0].certificate.converged)
+            ):
+                # An unconverged step far from its optimum (an inner budget spent) is usually
+                # followed by a warm-started one that converges.  One already within GAP_RTOL
+                # missed a tolerance below its precision (smo_tol=1e-300), and two failures in
+                # a row mean the inner solve cannot get there: every further step would spend
+                # the whole budget again.
                 warn_not_converged(
                     "AlternatingSolver",
-                    f"model step {len(steps)} ({fit.certificate.solver}) did not converge (gap {fit.certificate.gap:.3g}); "
-                    f"the alternation stopped there",
+                    f"model step {len(steps)} ({fit.certificate.solver}) did not converge (gap "
+                    f"{fit.certificate.gap:.3g}) and a further step would not get closer; the alternation stopped there",
                 )
                 return self._fit(steps, bounds, False, time.perf_counter() - start)
             if problem.relation.learned:

@@ -321,7 +321,7 @@ def smo_solve(
     C = _box(C, Y.shape)
     alpha = _start(alpha0, C)
     if max_iter is None:
-        max_iter = max(10**7, 100 * Y.size)
+        max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0, high=MAX_ITER_LIMIT)
     return _solve(columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start)
 
@@ -500,7 +500,7 @@ class SMOSolver(Solver):
         Y = np.asarray(problem.Y, dtype=np.float64)
         C = np.full(Y.shape, float(upper))
         alpha = np.zeros_like(C) if warm_start is None else _warm_alpha(warm_start, Y, omega, upper)
-        max_iter = max(10**7, 100 * Y.size) if self.max_iter is None else int(self.max_iter)
+        max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT) if self.max_iter is None else int(self.max_iter)
         fit = _solve(columns, Y, omega, C, alpha, float(self.tol), max_iter, bool(self.shrinking), False, start)
         B = fit.solution.dual * Y
         KB = K @ B if K is not None else _kernel_times(source, B)

@@ -212,7 +212,8 @@ def _resolved_gamma(X, gamma) -> float:
         variance = float(X.multiply(X).mean()) - mean**2
     else:
         variance = float(np.var(X))
-    return 1.0 / (d * variance) if variance != 0.0 else 1.0
+    # E[x^2] - E[x]^2 cancels to a tiny negative number on constant sparse data: that is zero variance.
+    return 1.0 / (d * variance) if variance > 0.0 else 1.0
 
 
 def _log10_kernel_bound(kernel: str, scale: float, gamma: float, degree: int, coef0: float) -> float:
@@ -237,7 +238,9 @@ def check_libsvm_scale(X, C: float, method: str, *, kernel="rbf", gamma="scale",
     _check_feature_scale(scale, method, "LIBSVM")
     scale = math.sqrt(scale**2 + extra_squared_norm)
     n = X.shape[0]
-    log_kappa = _log10_kernel_bound(kernel, scale, _resolved_gamma(X, gamma), int(degree), float(coef0))
+    # Only the polynomial bound depends on gamma; resolving "scale" costs a pass over X.
+    resolved = _resolved_gamma(X, gamma) if kernel == "poly" else 1.0
+    log_kappa = _log10_kernel_bound(kernel, scale, resolved, int(degree), float(coef0))
     hint = "Use a smaller C, or rescale the features" + (
         ", a smaller gamma or coef0, or a lower degree." if kernel == "poly" else "."
     )
