@@ -133,6 +133,7 @@ _LAZY = {
     "box_kernel_cd": "solvers",
     "ranking_cd": "solvers",
     "svmplus_cd": "solvers",
+    "embedded_hinge_cd": "solvers",
     "ConvergenceWarning": "solvers",
     # estimators
     "MultiLabelEstimator": "estimator",

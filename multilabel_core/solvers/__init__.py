@@ -6,7 +6,7 @@ from .cd import CDSolver, box_kernel_cd, linear_svm_cd
 from .lbfgs import LBFGSSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import KernelSource, SMOSolver, kernel_expansion, relation_statistics, smo_solve
-from .svmplus import privileged_label_features, svmplus_cd
+from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
 
 __all__ = [
     "AlternatingSolver",
@@ -17,6 +17,7 @@ __all__ = [
     "SMOSolver",
     "box_kernel_cd",
     "coupling_inverse",
+    "embedded_hinge_cd",
     "kernel_expansion",
     "linear_svm_cd",
     "privileged_label_features",

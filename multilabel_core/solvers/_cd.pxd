@@ -50,6 +50,17 @@ they must not touch Python objects:
     ``alpha[i]`` and its own per-coordinate state), so that a random visiting order over
     more coordinates than the caches hold does not wait on memory at every visit.
 
+``group_size``, ``enter_group(g)``, ``leave_group(g)`` (optional; no groups by default)
+    A variant whose coordinates share work in groups of ``group_size`` consecutive ones
+    (all the coordinates of one training example, say) sets ``group_size`` in
+    ``__init__``.  The engine then visits the groups in a random order, and the active
+    coordinates of each group one after another in a random order (a random order of
+    the active set that keeps every group together), calling ``enter_group(g)`` before the first
+    and ``leave_group(g)`` after the last: the variant may compute what the group's
+    gradients share on entry and apply the group's deferred updates on leaving.  Every
+    gradient and update the engine asks for (the final checks included) happens between
+    the two calls, and ``refresh`` and ``objective`` outside any group.
+
 The variant's ``__init__`` validates every input (shapes, dtypes through the memoryview
 types, NaN, box) and brings the maintained vectors in line with the starting alpha, so
 that a warm start is just an alpha given to the constructor.  Then, from Cython::
@@ -108,6 +119,10 @@ cdef struct CDStatistics:
 cdef class DualCoordinates:
     """A box-constrained dual: the state (``alpha``) and the methods the engine calls."""
     cdef double[::1] alpha
+    # Coordinates per group (0 or 1: none).  Group g is the coordinates g * group_size ..
+    # (g + 1) * group_size - 1; the engine then visits each group's active coordinates together
+    # (groups in random order, a random order inside each) between enter_group and leave_group.
+    cdef Py_ssize_t group_size
 
     cdef double gradient(self, Py_ssize_t i) noexcept nogil
     cdef double curvature(self, Py_ssize_t i) noexcept nogil
@@ -117,6 +132,8 @@ cdef class DualCoordinates:
     cdef double objective(self) noexcept nogil
     cdef void refresh(self) noexcept nogil
     cdef void prefetch(self, Py_ssize_t i) noexcept nogil
+    cdef void enter_group(self, Py_ssize_t g) noexcept nogil
+    cdef void leave_group(self, Py_ssize_t g) noexcept nogil
 
 
 # Minimise ``problem`` from its current alpha and fill ``statistics``.  Raises (returning

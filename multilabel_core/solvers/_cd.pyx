@@ -86,21 +86,44 @@ cdef double projected_gradient(double gradient, double value, double low, double
     return gradient
 
 
+cdef inline void enter(DualCoordinates problem, Py_ssize_t* current, Py_ssize_t i) noexcept nogil:
+    """Make coordinate i's group the entered one (groups only; ``current`` is -1 outside any)."""
+    cdef Py_ssize_t group
+    if problem.group_size > 1:
+        group = i // problem.group_size
+        if group != current[0]:
+            if current[0] >= 0:
+                problem.leave_group(current[0])
+            problem.enter_group(group)
+            current[0] = group
+
+
+cdef inline void leave(DualCoordinates problem, Py_ssize_t* current) noexcept nogil:
+    if current[0] >= 0:
+        problem.leave_group(current[0])
+        current[0] = -1
+
+
 cdef double max_projected_gradient(DualCoordinates problem) noexcept nogil:
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, current = -1
     cdef double violation = 0.0
     for i in range(problem.alpha.shape[0]):
+        enter(problem, &current, i)
         violation = fmax(violation, fabs(projected_gradient(
             problem.gradient(i), problem.alpha[i], problem.lower(i), problem.upper(i))))
+    leave(problem, &current)
     return violation
 
 
 cdef bint within_tolerance(DualCoordinates problem, double tol) noexcept nogil:
     """Whether every |PG_i| <= tol at the current alpha; stops at the first violation (O(1) from alpha = 0)."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, current = -1
     for i in range(problem.alpha.shape[0]):
+        enter(problem, &current, i)
         if fabs(projected_gradient(problem.gradient(i), problem.alpha[i], problem.lower(i), problem.upper(i))) > tol:
+            leave(problem, &current)
             return False
+    leave(problem, &current)
     return True
 
 
@@ -132,39 +155,84 @@ cdef struct Pass:
     Py_ssize_t visits       # coordinates visited so far in the solve (paces the Ctrl-C checks)
 
 
+cdef struct Groups:
+    # The engine's buffers for a variant with groups (module _cd.pxd, ``group_size``).
+    Py_ssize_t size         # coordinates per group
+    Py_ssize_t count        # number of groups
+    Py_ssize_t* rank        # a random permutation of the groups: group g is visited rank[g]-th
+    Py_ssize_t* starts      # count + 1 offsets of the counting sort
+    Py_ssize_t* scratch     # one entry per coordinate: the sort's output, then the shrunk ones
+
+
+cdef void group_order(Py_ssize_t* index, Py_ssize_t active, Groups* groups, uint64_t* state) noexcept nogil:
+    """Reorder index[0:active] (already shuffled) so that each group is contiguous, groups in random order.
+
+    A stable counting sort on a random rank per group: O(active + groups), and the random
+    order inside each group is the shuffle's.
+    """
+    cdef Py_ssize_t g, s, r
+    for g in range(groups.count):
+        groups.rank[g] = g
+        groups.starts[g] = 0
+    groups.starts[groups.count] = 0
+    shuffle(groups.rank, groups.count, state)
+    for s in range(active):
+        groups.starts[groups.rank[index[s] // groups.size] + 1] += 1
+    for g in range(groups.count):
+        groups.starts[g + 1] += groups.starts[g]
+    for s in range(active):
+        r = groups.rank[index[s] // groups.size]
+        groups.scratch[groups.starts[r]] = index[s]
+        groups.starts[r] += 1
+    for s in range(active):
+        index[s] = groups.scratch[s]
+
+
 cdef int one_epoch(DualCoordinates problem, const Coordinate* coordinates, Py_ssize_t* index, Py_ssize_t* active,
-                   Pass* progress, CDOptions* options, CDStatistics* statistics, uint64_t* state) except -1 nogil:
+                   Pass* progress, CDOptions* options, CDStatistics* statistics, uint64_t* state,
+                   Groups* groups) except -1 nogil:
     """A pass over index[0:active] in random order: shrink, measure PG, take the coordinate steps.
 
     The order is random, so the hardware cannot guess the next coordinate's memory: the
     coordinate PREFETCH_DISTANCE visits ahead is prefetched (its Coordinate, alpha and
     the variant's own data), which keeps the time per visit flat once the per-coordinate
-    state outgrows the caches.
+    state outgrows the caches.  With groups (``groups`` not NULL) each group's coordinates
+    are visited together, and a shrunk coordinate is set aside until the end of the pass
+    (moving another into its place would split that one's group).
     """
-    cdef Py_ssize_t s = 0, i, ahead
+    cdef Py_ssize_t s = 0, i, ahead, kept = 0, set_aside = 0, current = -1
     cdef double G, PG, value, target
     cdef const Coordinate* c
     shuffle(index, active[0], state)
+    if groups != NULL:
+        group_order(index, active[0], groups, state)
     progress.pg_max = -INFINITY
     progress.pg_min = INFINITY
     while s < active[0]:
-        if s + PREFETCH_DISTANCE < active[0]:
+        if groups == NULL and s + PREFETCH_DISTANCE < active[0]:
             ahead = index[s + PREFETCH_DISTANCE]
             cd_prefetch(&coordinates[ahead])
             cd_prefetch(&problem.alpha[ahead])
             problem.prefetch(ahead)
         i = index[s]
         c = &coordinates[i]
+        if groups != NULL:
+            enter(problem, &current, i)
         G = problem.gradient(i)
         value = problem.alpha[i]
         # LIBLINEAR's shrinking: a coordinate at a bound whose gradient pushes it further
         # out than any violation of the last epoch will stay there.
         if options.shrinking and ((value <= c.low and G > progress.shrink_above)
                                   or (value >= c.high and G < progress.shrink_below)):
+            statistics.n_shrunk += 1
+            if groups != NULL:
+                groups.scratch[set_aside] = i
+                set_aside += 1
+                s += 1
+                continue
             active[0] -= 1
             index[s] = index[active[0]]
             index[active[0]] = i
-            statistics.n_shrunk += 1
             continue
         PG = projected_gradient(G, value, c.low, c.high)
         progress.pg_max = larger(progress.pg_max, PG)
@@ -180,11 +248,20 @@ cdef int one_epoch(DualCoordinates problem, const Coordinate* coordinates, Py_ss
             problem.alpha[i] = target
             problem.update(i, target - value)
             statistics.n_updates += 1
+        if groups != NULL:
+            index[kept] = i
+            kept += 1
         s += 1
         progress.visits += 1
         if progress.visits % SIGNAL_CHECK_INTERVAL == 0:
             with gil:
                 PyErr_CheckSignals()
+    if groups != NULL:
+        leave(problem, &current)
+        # The kept ones first, the shrunk ones of this pass after them (before the older ones).
+        for s in range(set_aside):
+            index[kept + s] = groups.scratch[s]
+        active[0] = kept
     return 0
 
 
@@ -192,14 +269,23 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
     cdef Py_ssize_t n = problem.alpha.shape[0], active = n, i, epoch
     cdef Py_ssize_t* index = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
     cdef Coordinate* coordinates = <Coordinate*> malloc(max(n, 1) * sizeof(Coordinate))
+    cdef Groups groups_buffer = Groups(size=problem.group_size, count=0, rank=NULL, starts=NULL, scratch=NULL)
+    cdef Groups* groups = NULL
     cdef uint64_t state = options.seed
     cdef double value
     # Shrinking thresholds start at +-inf: the first pass shrinks nothing.
     cdef Pass progress = Pass(pg_max=NAN, pg_min=NAN, shrink_above=INFINITY, shrink_below=-INFINITY, visits=0)
     statistics[0] = CDStatistics(n_epochs=0, n_updates=0, n_visits=0, n_shrunk=0, n_resets=0, min_active=n,
                                  spread=NAN, converged=False)
+    if problem.group_size > 1:
+        groups = &groups_buffer
+        groups.count = (n + groups.size - 1) // groups.size
+        groups.rank = <Py_ssize_t*> malloc(max(groups.count, 1) * sizeof(Py_ssize_t))
+        groups.starts = <Py_ssize_t*> malloc((groups.count + 1) * sizeof(Py_ssize_t))
+        groups.scratch = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
     try:
-        if index == NULL or coordinates == NULL:
+        if index == NULL or coordinates == NULL or (groups != NULL and (
+                groups.rank == NULL or groups.starts == NULL or groups.scratch == NULL)):
             with gil:
                 raise MemoryError(f"cannot allocate the engine's state for {n} coordinates")
         for i in range(n):
@@ -208,7 +294,7 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
         # A start that is already optimal (a warm start at the optimum) needs no pass.
         statistics.converged = within_tolerance(problem, options.tol)
         for epoch in range(0 if statistics.converged else options.max_iter):
-            one_epoch(problem, coordinates, index, &active, &progress, &options, statistics, &state)
+            one_epoch(problem, coordinates, index, &active, &progress, &options, statistics, &state, groups)
             statistics.n_epochs = epoch + 1
             statistics.n_visits = progress.visits
             statistics.min_active = min(statistics.min_active, active)
@@ -237,6 +323,9 @@ cdef int run_cd(DualCoordinates problem, CDOptions options, CDStatistics* statis
     finally:
         free(index)
         free(coordinates)
+        free(groups_buffer.rank)
+        free(groups_buffer.starts)
+        free(groups_buffer.scratch)
     return 0
 
 
@@ -248,8 +337,9 @@ cdef class DualCoordinates:
             raise TypeError("DualCoordinates is the base of the dual variants; instantiate a subclass")
 
     # Every variant overrides the six methods below; the base class cannot be instantiated.
-    # ``refresh`` and ``prefetch`` are optional: a variant without maintained vectors has
-    # nothing to redo, one without per-coordinate data nothing to ask for.
+    # ``refresh``, ``prefetch`` and the group calls are optional: a variant without maintained
+    # vectors has nothing to redo, one without per-coordinate data nothing to ask for, one
+    # without groups (group_size 0) is never entered.
     cdef double gradient(self, Py_ssize_t i) noexcept nogil:
         return NAN
 
@@ -272,6 +362,12 @@ cdef class DualCoordinates:
         pass
 
     cdef void prefetch(self, Py_ssize_t i) noexcept nogil:
+        pass
+
+    cdef void enter_group(self, Py_ssize_t g) noexcept nogil:
+        pass
+
+    cdef void leave_group(self, Py_ssize_t g) noexcept nogil:
         pass
 
 

@@ -1,15 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The SVM+ dual with privileged features as a variant of the coordinate-descent engine.
+"""The duals of the low-rank multi-label problems as variants of the coordinate-descent engine.
 
-You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, Algorithm 1.
-Notation: rows x_j (j < n), labels i < L with signs y_ji, privileged features
-x~_ij = m_i o x~_j (x~_j a row of the privileged matrix, m_i label i's 0/1 mask: eq. 3
-takes x~_j = y_j and m_i = 1 - e_i), a fixed embedding a_i (column i of A, k x L; A = I
-for the per-label problem, eq. 6, and A = the paper's W for the dictionary problem,
-eq. 10), the learned matrix M (k x d: the per-label weights w_i as rows, or D) and the
-correcting functions w~_i.  The margin of (j, i) is ``a_i^T M x_j`` and its slack
-``w~_i^T x~_ij`` (eq. 4).  The dual (eqs. 7 and 11) in minimisation form, over
-eta = [alpha; beta] >= 0 (no upper bound)::
+You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*: Algorithm 1 (the SVM+ dual with
+privileged label features, eqs. 7 and 11) and the hinge dual of its low-rank baseline
+(problem 2, Yu, Jain, Kar & Dhillon's LEML with the hinge loss).
+Notation: rows x_j (j < n), labels i < L with signs y_ji, a fixed embedding a_i (column i
+of A, k x L; A = I for the per-label problems, eq. 6, and A = the paper's W for the
+dictionary problem, eq. 10), the learned matrix M (k x d: the per-label weights w_i as
+rows, or D).  The margin of (j, i) is ``a_i^T M x_j``.
+
+SVM+ (:class:`SVMPlusDual`).  Privileged features x~_ij = m_i o x~_j (x~_j a row of the
+privileged matrix, m_i label i's 0/1 mask: eq. 3 takes x~_j = y_j and m_i = 1 - e_i) and
+the correcting functions w~_i; the slack of (j, i) is ``w~_i^T x~_ij`` (eq. 4).  The dual
+(eqs. 7 and 11) in minimisation form, over eta = (alpha, beta) >= 0 (no upper bound)::
 
     g(eta) = 1/2 ||M||_F^2 + gamma/2 sum_i ||w~_i||^2 - sum alpha_ji,
     M = sum_ji alpha_ji y_ji a_i x_j^T,   w~_i = 1/gamma sum_j (alpha_ji + beta_ji - C) x~_ij   (eqs. 8-9, 12-13)
@@ -20,8 +23,19 @@ Along one coordinate (Algorithm 1, lines 2, 8 and 13)::
     G(beta_ji)  = w~_i^T x~_ij,                          Q = ||x~_ij||^2 / gamma
 
 and a step delta moves M by ``delta y_ji a_i x_j^T`` (alpha only; line 10) and w~_i by
-``delta / gamma x~_ij`` (both; line 16).  Coordinates are numbered alpha first, then
-beta, each (n, L) in C order: alpha_ji is coordinate j L + i, beta_ji is n L + j L + i.
+``delta / gamma x~_ij`` (both; line 16).
+
+Hinge (:class:`EmbeddedHingeDual`).  The same margins with the hinge's slacks: alpha in
+[0, C], ``g = 1/2 ||M||_F^2 - sum alpha``, ``G(alpha_ji) = y_ji a_i^T M x_j - 1`` and
+``Q = ||a_i||^2 ||x_j||^2``.
+
+Groups.  The coordinates are numbered example by example -- SVM+: alpha_ji is 2 (j L + i),
+beta_ji the next one; hinge: alpha_ji is j L + i -- and each example is an engine group
+(_cd.pxd).  Entering example j computes ``v = M x_j`` (k values, O(k nnz(x_j))); a margin
+is then ``a_i^T v`` (O(k), O(1) for A = I), a step adds ``c a_i`` to a pending ``u`` and
+``c ||x_j||^2 a_i`` to v (O(k)), and leaving applies ``M += u x_j^T`` once (O(k nnz(x_j))).
+An epoch of the dictionary problem thus costs O(n k (nnz(x) + L)) where one step at a time
+would cost O(n L k nnz(x)).
 """
 
 import numpy as np
@@ -33,50 +47,161 @@ from multilabel_core.solvers._cd cimport DualCoordinates, Rows
 from multilabel_core.solvers._cd import _index_array
 
 
-cdef class SVMPlusDual(DualCoordinates):
+cdef class _EmbeddedMargins(DualCoordinates):
+    """What both variants share: the margins ``a_i^T M x_j``, M, and the example groups.
+
+    ``per_pair`` coordinates per (j, i) (2 for SVM+, 1 for the hinge); ``v``, ``u`` the
+    entered example's ``M x_j`` and pending step (length k); ``current`` the entered
+    example (-1: none, and a margin or step is computed from M directly).
+    """
+    cdef Rows rows
+    cdef const double[:, ::1] y
+    cdef const double[:, ::1] A
+    cdef bint identity
+    cdef double[:, ::1] M
+    cdef double[::1] row_norms
+    cdef double[::1] embedding_norms
+    cdef double[::1] v
+    cdef double[::1] u
+    cdef Py_ssize_t current
+    cdef Py_ssize_t n_labels
+    cdef Py_ssize_t per_pair
+
+    cdef void _set_margins(self, Rows rows, const double[:, ::1] y, const double[:, ::1] A, double[:, ::1] M,
+                           double[::1] eta, Py_ssize_t per_pair) except *:
+        self.rows, self.y, self.M, self.alpha = rows, y, M, eta
+        self.identity = A is None
+        if not self.identity:
+            self.A = A
+        self.n_labels, self.per_pair = y.shape[1], per_pair
+        self.group_size = per_pair * y.shape[1]
+        self.embedding_norms = np.ones(y.shape[1]) if self.identity else np.sum(np.square(A), axis=0)
+        self.row_norms = np.empty(rows.n_rows)
+        cdef Py_ssize_t j
+        for j in range(rows.n_rows):
+            self.row_norms[j] = rows.squared_norm(j)
+        self.v = np.zeros(M.shape[0])
+        self.u = np.zeros(M.shape[0])
+        self.current = -1
+
+    cdef inline Py_ssize_t _example(self, Py_ssize_t s) noexcept nogil:
+        return s // self.group_size
+
+    cdef inline Py_ssize_t _label(self, Py_ssize_t s) noexcept nogil:
+        return (s % self.group_size) // self.per_pair
+
+    cdef void enter_group(self, Py_ssize_t j) noexcept nogil:
+        cdef Py_ssize_t r
+        for r in range(self.M.shape[0]):
+            self.v[r] = self.rows.dot(j, &self.M[r, 0])
+            self.u[r] = 0.0
+        self.current = j
+
+    cdef void leave_group(self, Py_ssize_t j) noexcept nogil:
+        cdef Py_ssize_t r
+        for r in range(self.M.shape[0]):
+            if self.u[r] != 0.0:
+                self.rows.axpy(j, self.u[r], &self.M[r, 0])
+                self.u[r] = 0.0
+        self.current = -1
+
+    cdef double _margin(self, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
+        """``a_i^T M x_j``: from v inside example j's group, else from M."""
+        cdef Py_ssize_t r
+        cdef double margin = 0.0
+        if j == self.current:
+            if self.identity:
+                return self.v[i]
+            for r in range(self.A.shape[0]):
+                margin += self.A[r, i] * self.v[r]
+            return margin
+        if self.identity:
+            return self.rows.dot(j, &self.M[i, 0])
+        for r in range(self.A.shape[0]):
+            if self.A[r, i] != 0.0:
+                margin += self.A[r, i] * self.rows.dot(j, &self.M[r, 0])
+        return margin
+
+    cdef void _step(self, Py_ssize_t j, Py_ssize_t i, double delta) noexcept nogil:
+        """M += delta y_ji a_i x_j^T: deferred to leave_group inside example j's group."""
+        cdef Py_ssize_t r
+        cdef double c = delta * self.y[j, i], norm = self.row_norms[j]
+        if j == self.current:
+            if self.identity:
+                self.u[i] += c
+                self.v[i] += c * norm
+            else:
+                for r in range(self.A.shape[0]):
+                    self.u[r] += c * self.A[r, i]
+                    self.v[r] += c * norm * self.A[r, i]
+            return
+        if self.identity:
+            self.rows.axpy(j, c, &self.M[i, 0])
+        else:
+            for r in range(self.A.shape[0]):
+                if self.A[r, i] != 0.0:
+                    self.rows.axpy(j, c * self.A[r, i], &self.M[r, 0])
+
+    cdef void _refresh_margins(self) noexcept nogil:
+        """M = sum_ji alpha_ji y_ji a_i x_j^T summed afresh, example by example."""
+        cdef Py_ssize_t j, i
+        self.M[:, :] = 0.0
+        for j in range(self.rows.n_rows):
+            self.current = j
+            self.u[:] = 0.0
+            for i in range(self.n_labels):
+                self._step(j, i, self.alpha[(j * self.n_labels + i) * self.per_pair])
+            self.leave_group(j)
+
+    cdef double _alpha_curvature(self, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
+        return self.embedding_norms[i] * self.row_norms[j]
+
+    cdef double _half_squared_M(self) noexcept nogil:
+        cdef int size = <int> (self.M.shape[0] * self.M.shape[1]), one = 1
+        return 0.5 * ddot(&size, &self.M[0, 0], &one, &self.M[0, 0], &one)
+
+    cdef double _sum_alpha(self) noexcept nogil:
+        cdef Py_ssize_t s = 0
+        cdef double total = 0.0
+        while s < self.alpha.shape[0]:
+            total += self.alpha[s]
+            s += self.per_pair
+        return total
+
+
+cdef class SVMPlusDual(_EmbeddedMargins):
     """The SVM+ dual of Algorithm 1 on ``rows`` (x_j) and ``privileged`` (x~_j).
 
     Arguments (all C-contiguous float64 unless said): ``y`` (n, L) signs; ``A`` (k, L)
     the embedding, or None for the identity (k = L); ``excluded_indptr``,
     ``excluded`` (np.intp) the columns each mask m_i removes, CSR-like by label (label
     i's are ``excluded[excluded_indptr[i]:excluded_indptr[i + 1]]``; copied); ``C``, ``gamma``
-    > 0; ``eta`` (2 n L) the start [alpha; beta] >= 0, updated in place; ``M`` (k,
-    rows.dimension) and ``W_tilde`` (L, privileged.dimension) the caller's buffers,
-    computed here from ``eta`` and kept up to date by every step.
+    > 0; ``eta`` (2 n L) the start >= 0 (alpha_ji at 2 (j L + i), beta_ji after it),
+    updated in place; ``M`` (k, rows.dimension) and ``W_tilde`` (L, privileged.dimension)
+    the caller's buffers, computed here from ``eta`` and kept up to date by every step.
     """
-    cdef Rows rows
     cdef Rows privileged
-    cdef const double[:, ::1] y
-    cdef const double[:, ::1] A
-    cdef bint identity
     cdef const Py_ssize_t[::1] excluded_indptr
     cdef const Py_ssize_t[::1] excluded
     cdef double C
     cdef double gamma
-    cdef double[:, ::1] M
     cdef double[:, ::1] W_tilde
-    cdef double[::1] row_norms
-    cdef double[::1] embedding_norms
     cdef double[:, ::1] privileged_norms
-    cdef Py_ssize_t n_alpha
 
     def __init__(self, Rows rows not None, Rows privileged not None, const double[:, ::1] y not None,
                  const double[:, ::1] A, const Py_ssize_t[::1] excluded_indptr not None,
                  const Py_ssize_t[::1] excluded not None, double C, double gamma, double[::1] eta not None,
                  double[:, ::1] M not None, double[:, ::1] W_tilde not None):
-        _check_structure(rows, privileged, y, A, excluded_indptr, excluded, C, gamma, eta, M, W_tilde)
-        self.rows, self.privileged, self.y = rows, privileged, y
-        self.identity = A is None
-        if not self.identity:
-            self.A = A
+        _check_margins(rows, y, A, M, eta, 2)
+        _check_privileged(privileged, y, excluded_indptr, excluded, W_tilde)
+        if not (isfinite(C) and C > 0.0 and isfinite(gamma) and gamma > 0.0):
+            raise ValueError(f"C and gamma must be finite numbers > 0, got C={C!r}, gamma={gamma!r}")
+        self._set_margins(rows, y, A, M, eta, 2)
+        self.privileged = privileged
         # Private copies: the indices validated here must not change under the engine.
         self.excluded_indptr, self.excluded = (
             _index_array(excluded_indptr, "excluded_indptr"), _index_array(excluded, "excluded"))
-        self.C, self.gamma = C, gamma
-        self.alpha, self.M, self.W_tilde = eta, M, W_tilde
-        self.n_alpha = y.shape[0] * y.shape[1]
-        self.embedding_norms = np.ones(y.shape[1]) if self.identity else np.sum(np.square(A), axis=0)
-        self.row_norms = np.empty(rows.n_rows)
+        self.C, self.gamma, self.W_tilde = C, gamma, W_tilde
         self.privileged_norms = np.empty((y.shape[0], y.shape[1]))
         cdef double[::1] scratch = np.zeros(privileged.dimension)
         with nogil:
@@ -84,68 +209,51 @@ cdef class SVMPlusDual(DualCoordinates):
             self.refresh()
 
     cdef void refresh(self) noexcept nogil:
-        """M and w~ (eqs. 8-9, 12-13) summed afresh from eta."""
-        cdef Py_ssize_t s
-        self.M[:, :] = 0.0
+        """M and w~ (eqs. 8-9, 12-13) summed afresh from eta (start: w~_i = -C/gamma sum_j x~_ij, line 3)."""
+        cdef Py_ssize_t j, i, s
+        self._refresh_margins()
         self.W_tilde[:, :] = 0.0
-        for s in range(self.alpha.shape[0]):
-            self._move(s, self.alpha[s] - (self.C if s >= self.n_alpha else 0.0))
+        for j in range(self.rows.n_rows):
+            for i in range(self.n_labels):
+                s = 2 * (j * self.n_labels + i)
+                self._move_tilde(j, i, self.alpha[s] + self.alpha[s + 1] - self.C)
 
     cdef void _set_norms(self, double[::1] scratch) noexcept nogil:
-        """||x_j||^2 and ||x~_ij||^2 = ||x~_j||^2 - sum over label i's excluded columns of x~_jt^2."""
+        """||x~_ij||^2 = ||x~_j||^2 - sum over label i's excluded columns of x~_jt^2."""
         cdef Py_ssize_t j, i, e
         cdef double total
         for j in range(self.rows.n_rows):
-            self.row_norms[j] = self.rows.squared_norm(j)
             self.privileged.axpy(j, 1.0, &scratch[0])
             total = self.privileged.squared_norm(j)
-            for i in range(self.y.shape[1]):
+            for i in range(self.n_labels):
                 self.privileged_norms[j, i] = total
                 for e in range(self.excluded_indptr[i], self.excluded_indptr[i + 1]):
                     self.privileged_norms[j, i] -= scratch[self.excluded[e]] * scratch[self.excluded[e]]
             self.privileged.axpy(j, -1.0, &scratch[0])
 
-    cdef void _move(self, Py_ssize_t s, double step) noexcept nogil:
-        """Add ``step`` times coordinate s's column to the maintained vectors.
-
-        The alpha part of the starting state takes ``step = alpha``; the beta part takes
-        ``step = beta - C`` so that the constant ``-C x~_ij`` of w~_i (Algorithm 1, line 3)
-        is added once per (j, i).
-        """
-        cdef Py_ssize_t t = s % self.n_alpha, j = t // self.y.shape[1], i = t % self.y.shape[1], r, e
+    cdef void _move_tilde(self, Py_ssize_t j, Py_ssize_t i, double step) noexcept nogil:
+        """w~_i += step / gamma x~_ij."""
+        cdef Py_ssize_t e
         if step == 0.0:
             return
-        if s < self.n_alpha:
-            if self.identity:
-                self.rows.axpy(j, step * self.y[j, i], &self.M[i, 0])
-            else:
-                for r in range(self.A.shape[0]):
-                    if self.A[r, i] != 0.0:
-                        self.rows.axpy(j, step * self.y[j, i] * self.A[r, i], &self.M[r, 0])
         self.privileged.axpy(j, step / self.gamma, &self.W_tilde[i, 0])
         # w~_i stays zero on the columns m_i removes, so w~_i^T x~_j = w~_i^T (m_i o x~_j).
         for e in range(self.excluded_indptr[i], self.excluded_indptr[i + 1]):
             self.W_tilde[i, self.excluded[e]] = 0.0
 
     cdef double gradient(self, Py_ssize_t s) noexcept nogil:
-        cdef Py_ssize_t t = s % self.n_alpha, j = t // self.y.shape[1], i = t % self.y.shape[1], r
-        cdef double slack = self.privileged.dot(j, &self.W_tilde[i, 0]), margin = 0.0
-        if s >= self.n_alpha:
+        cdef Py_ssize_t j = self._example(s), i = self._label(s)
+        cdef double slack = self.privileged.dot(j, &self.W_tilde[i, 0])
+        if s % 2:
             return slack
-        if self.identity:
-            margin = self.rows.dot(j, &self.M[i, 0])
-        else:
-            for r in range(self.A.shape[0]):
-                if self.A[r, i] != 0.0:
-                    margin += self.A[r, i] * self.rows.dot(j, &self.M[r, 0])
-        return self.y[j, i] * margin + slack - 1.0
+        return self.y[j, i] * self._margin(j, i) + slack - 1.0
 
     cdef double curvature(self, Py_ssize_t s) noexcept nogil:
-        cdef Py_ssize_t t = s % self.n_alpha, j = t // self.y.shape[1], i = t % self.y.shape[1]
+        cdef Py_ssize_t j = self._example(s), i = self._label(s)
         cdef double privileged_part = self.privileged_norms[j, i] / self.gamma
-        if s >= self.n_alpha:
+        if s % 2:
             return privileged_part
-        return self.embedding_norms[i] * self.row_norms[j] + privileged_part
+        return self._alpha_curvature(j, i) + privileged_part
 
     cdef double lower(self, Py_ssize_t s) noexcept nogil:
         return 0.0
@@ -154,43 +262,97 @@ cdef class SVMPlusDual(DualCoordinates):
         return INFINITY
 
     cdef void update(self, Py_ssize_t s, double delta) noexcept nogil:
-        self._move(s, delta)
+        cdef Py_ssize_t j = self._example(s), i = self._label(s)
+        if s % 2 == 0:
+            self._step(j, i, delta)
+        self._move_tilde(j, i, delta)
 
     cdef double objective(self) noexcept nogil:
-        cdef int size_M = <int> (self.M.shape[0] * self.M.shape[1])
         cdef int size_W = <int> (self.W_tilde.shape[0] * self.W_tilde.shape[1]), one = 1
-        cdef Py_ssize_t s
-        cdef double total = 0.5 * ddot(&size_M, &self.M[0, 0], &one, &self.M[0, 0], &one)
-        total += 0.5 * self.gamma * ddot(&size_W, &self.W_tilde[0, 0], &one, &self.W_tilde[0, 0], &one)
-        for s in range(self.n_alpha):
-            total -= self.alpha[s]
-        return total
+        return (self._half_squared_M() - self._sum_alpha()
+                + 0.5 * self.gamma * ddot(&size_W, &self.W_tilde[0, 0], &one, &self.W_tilde[0, 0], &one))
 
 
-def _check_structure(Rows rows, Rows privileged, y, A, excluded_indptr, excluded, double C, double gamma, eta, M,
-                     W_tilde):
-    """Refuse inconsistent arguments before any nogil code indexes with them."""
+cdef class EmbeddedHingeDual(_EmbeddedMargins):
+    """The hinge dual of the low-rank problem (2): alpha_ji in [0, C] at j L + i.
+
+    Arguments as :class:`SVMPlusDual` without the privileged part: ``rows``, ``y`` (n, L),
+    ``A`` (k, L) or None, ``C`` > 0, ``eta`` (n L) the start in [0, C] (updated in place)
+    and ``M`` (k, rows.dimension) the caller's buffer, computed here from ``eta``.
+    """
+    cdef double C
+
+    def __init__(self, Rows rows not None, const double[:, ::1] y not None, const double[:, ::1] A, double C,
+                 double[::1] eta not None, double[:, ::1] M not None):
+        _check_margins(rows, y, A, M, eta, 1)
+        if not (isfinite(C) and C > 0.0):
+            raise ValueError(f"C must be a finite number > 0, got {C!r}")
+        if not np.all(np.asarray(eta) <= C):
+            raise ValueError(f"eta must lie in the box [0, C = {C}]")
+        self._set_margins(rows, y, A, M, eta, 1)
+        self.C = C
+        with nogil:
+            self.refresh()
+
+    cdef void refresh(self) noexcept nogil:
+        self._refresh_margins()
+
+    cdef double gradient(self, Py_ssize_t s) noexcept nogil:
+        cdef Py_ssize_t j = self._example(s), i = self._label(s)
+        return self.y[j, i] * self._margin(j, i) - 1.0
+
+    cdef double curvature(self, Py_ssize_t s) noexcept nogil:
+        return self._alpha_curvature(self._example(s), self._label(s))
+
+    cdef double lower(self, Py_ssize_t s) noexcept nogil:
+        return 0.0
+
+    cdef double upper(self, Py_ssize_t s) noexcept nogil:
+        return self.C
+
+    cdef void update(self, Py_ssize_t s, double delta) noexcept nogil:
+        self._step(self._example(s), self._label(s), delta)
+
+    cdef double objective(self) noexcept nogil:
+        return self._half_squared_M() - self._sum_alpha()
+
+
+def _check_margins(Rows rows, y, A, M, eta, Py_ssize_t per_pair):
+    """Refuse inconsistent margin arguments before any nogil code indexes with them."""
     n, n_labels = y.shape[0], y.shape[1]
     if n < 1 or n_labels < 1:
         raise ValueError(f"y must have at least one row and one label, got shape {(n, n_labels)}")
-    if rows.n_rows != n or privileged.n_rows != n:
-        raise ValueError(f"y has {n} rows but X has {rows.n_rows} and X_priv {privileged.n_rows}")
-    if rows.dimension < 1 or privileged.dimension < 1:
-        raise ValueError("X and X_priv need at least one feature each")
+    if rows.n_rows != n:
+        raise ValueError(f"y has {n} rows but X has {rows.n_rows}")
+    if rows.dimension < 1:
+        raise ValueError("X needs at least one feature")
     k = n_labels if A is None else A.shape[0]
     if A is not None:
         if A.shape[1] != n_labels or k < 1:
             raise ValueError(f"A must have shape (k >= 1, {n_labels}), got {(A.shape[0], A.shape[1])}")
         if not np.all(np.isfinite(np.asarray(A))):
             raise ValueError("A contains NaN or infinity")
-    for name, buffer, shape in (("M", M, (k, rows.dimension)), ("W_tilde", W_tilde, (n_labels, privileged.dimension))):
-        if (buffer.shape[0], buffer.shape[1]) != shape:
-            raise ValueError(f"{name} must have shape {shape}, got {(buffer.shape[0], buffer.shape[1])}")
-    if eta.shape[0] != 2 * n * n_labels:
-        raise ValueError(f"eta must hold 2 n L = {2 * n * n_labels} entries, got {eta.shape[0]}")
+    if (M.shape[0], M.shape[1]) != (k, rows.dimension):
+        raise ValueError(f"M must have shape {(k, rows.dimension)}, got {(M.shape[0], M.shape[1])}")
+    if eta.shape[0] != per_pair * n * n_labels:
+        raise ValueError(f"eta must hold {per_pair} n L = {per_pair * n * n_labels} entries, got {eta.shape[0]}")
     signs = np.asarray(y)
     if not np.all((signs == 1.0) | (signs == -1.0)):
         raise ValueError("y must hold signs -1 and +1 only")
+    if not np.all(np.asarray(eta) >= 0.0) or not np.all(np.isfinite(np.asarray(eta))):
+        raise ValueError("eta must be finite and >= 0")
+
+
+def _check_privileged(Rows privileged, y, excluded_indptr, excluded, W_tilde):
+    n, n_labels = y.shape[0], y.shape[1]
+    if privileged.n_rows != n:
+        raise ValueError(f"y has {n} rows but X_priv has {privileged.n_rows}")
+    if privileged.dimension < 1:
+        raise ValueError("X_priv needs at least one feature")
+    if (W_tilde.shape[0], W_tilde.shape[1]) != (n_labels, privileged.dimension):
+        raise ValueError(
+            f"W_tilde must have shape {(n_labels, privileged.dimension)}, got {(W_tilde.shape[0], W_tilde.shape[1])}"
+        )
     offsets, columns = np.asarray(excluded_indptr), np.asarray(excluded)
     if (offsets.shape[0] != n_labels + 1 or offsets[0] != 0 or offsets[n_labels] != columns.shape[0]
             or np.any(np.diff(offsets) < 0)):
@@ -199,7 +361,3 @@ def _check_structure(Rows rows, Rows privileged, y, A, excluded_indptr, excluded
         )
     if columns.size and (columns.min() < 0 or columns.max() >= privileged.n_columns):
         raise ValueError(f"excluded columns must lie in [0, {privileged.n_columns})")
-    if not (isfinite(C) and C > 0.0 and isfinite(gamma) and gamma > 0.0):
-        raise ValueError(f"C and gamma must be finite numbers > 0, got C={C!r}, gamma={gamma!r}")
-    if not np.all(np.asarray(eta) >= 0.0) or not np.all(np.isfinite(np.asarray(eta))):
-        raise ValueError("eta must be finite and >= 0")

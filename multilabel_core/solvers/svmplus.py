@@ -69,11 +69,11 @@ from ..validation import (
 )
 from ._augmented import adjoint, product
 from ._cd import solve_dual
-from ._cd_svmplus import SVMPlusDual
+from ._cd_svmplus import EmbeddedHingeDual, SVMPlusDual
 from ._convergence import warn_not_converged
 from .cd import _check_signs, _rows
 
-__all__ = ["privileged_label_features", "svmplus_cd"]
+__all__ = ["embedded_hinge_cd", "privileged_label_features", "svmplus_cd"]
 
 
 def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +149,8 @@ def svmplus_cd(
         fit_intercept=fit_intercept, privileged_intercept=privileged_intercept, shrinking=shrinking,
         record_dual=record_dual,
     )
-    eta = np.concatenate([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)])
+    # The engine's layout: example by example, alpha_ji then beta_ji.
+    eta = np.stack([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)], axis=-1).ravel()
 
     rows, privileged = _rows(X, 1.0 if fit_intercept else 0.0), _rows(X_priv, 1.0 if privileged_intercept else 0.0)
     M = np.zeros((Y.shape[1] if A is None else A.shape[0], rows.dimension))
@@ -161,7 +162,8 @@ def svmplus_cd(
             "svmplus_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
         )
 
-    alpha, beta = eta[: Y.size].reshape(Y.shape), eta[Y.size :].reshape(Y.shape)
+    pairs = eta.reshape(*Y.shape, 2)
+    alpha, beta = np.ascontiguousarray(pairs[..., 0]), np.ascontiguousarray(pairs[..., 1])
     primal = _primal_point(X, X_priv, rows.bias, privileged.bias, Y, A, mask, alpha, beta, C, gamma)
     statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
     statistics["primal_infeasibility"] = primal.pop("primal_infeasibility")
@@ -175,7 +177,73 @@ def svmplus_cd(
         coef=primal["W"],
         intercept=primal["intercept"],
         dual=alpha,
-        extras={"beta": beta, **{key: primal[key] for key in ("D", "W_tilde", "intercept_tilde")}},
+        extras={"beta": beta, **{key: primal[key] for key in ("D", "D_intercept", "W_tilde", "intercept_tilde")}},
+    )
+    return Fit(solution, certificate)
+
+
+def embedded_hinge_cd(
+    X, Y, C: float = 1.0, *, embedding=None, fit_intercept: bool = False, tol: float = 0.1, max_iter: int = 1000,
+    shrinking: bool = True, random_state=None, alpha0=None, record_dual: bool = False,
+) -> Fit:
+    """The hinge problem with margins ``a_i^T M x_j`` by dual coordinate descent.
+
+    You et al.'s low-rank problem (2) for a fixed W (A = W: the dictionary step, M = D) or
+    fixed D (A = I on the rows D x_j: L independent hinge SVMs), the hinge's slacks in place
+    of SVM+'s correcting functions::
+
+        min_M  1/2 ||M||_F^2 + C sum_ji max(0, 1 - y_ji a_i^T M x_j),
+
+    whose dual is ``min 1/2 ||M||_F^2 - sum alpha`` over ``0 <= alpha_ji <= C`` with
+    ``M = sum_ji alpha_ji y_ji a_i x_j^T``.  Arguments, ``fit_intercept``, ``tol``,
+    ``max_iter``, ``shrinking``, ``random_state`` and ``record_dual`` as :func:`svmplus_cd`;
+    ``alpha0`` (n, L) in [0, C] a warm start.  The certificate's gap is a true duality gap
+    (the hinge's slacks make every point feasible).  ``solution.extras``: ``"D"`` and
+    ``"D_intercept"`` as :func:`svmplus_cd`.
+    """
+    start = time.perf_counter()
+    X = check_X(X)
+    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    A, _, seed = _check_settings(
+        Y.shape[1], 1, C, 1.0, tol, max_iter, embedding, None, random_state,
+        fit_intercept=fit_intercept, shrinking=shrinking, record_dual=record_dual,
+    )
+    alpha = _check_start(alpha0, "alpha0", Y.shape)
+    if np.any(alpha > C):
+        raise ValueError(f"alpha0 must lie in the box [0, C = {C}]")
+    eta = alpha.ravel().copy()
+    rows = _rows(X, 1.0 if fit_intercept else 0.0)
+    M = np.zeros((Y.shape[1] if A is None else A.shape[0], rows.dimension))
+    run = solve_dual(EmbeddedHingeDual(rows, Y, A, float(C), eta, M), tol=tol, max_iter=max_iter,
+                     shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
+    if not run["converged"]:
+        warn_not_converged(
+            "embedded_hinge_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
+        )
+    alpha = eta.reshape(Y.shape)
+    bias = rows.bias
+    coef = M.T if A is None else M.T @ A
+    margins = Y * product(X, bias, coef)
+    half_norm = 0.5 * float(np.sum(M * M))
+    primal = half_norm + C * float(np.maximum(0.0, 1.0 - margins).sum())
+    dual = float(alpha.sum()) - half_norm
+    statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
+    if record_dual:
+        statistics["dual_trace"] = np.negative(run["dual_trace"])
+    certificate = Certificate(
+        primal=primal, dual=dual, gap=primal - dual, kkt_violation=run["kkt_violation"], n_iter=run["n_epochs"],
+        time=time.perf_counter() - start, converged=run["converged"], solver="embedded_hinge_cd",
+        statistics=statistics,
+    )
+    d = X.shape[1]
+    solution = Solution(
+        coef=np.ascontiguousarray(coef[:d]),
+        intercept=coef[d].copy() if bias > 0.0 else np.zeros(Y.shape[1]),
+        dual=alpha,
+        extras={
+            "D": None if A is None else np.ascontiguousarray(M[:, :d]),
+            "D_intercept": None if A is None or bias == 0.0 else M[:, d].copy(),
+        },
     )
     return Fit(solution, certificate)
 
@@ -214,6 +282,7 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
         "W": np.ascontiguousarray(coef[:d]),
         "intercept": coef[d].copy() if bias > 0.0 else np.zeros(Y.shape[1]),
         "D": None if A is None else np.ascontiguousarray(M[:, :d]),
+        "D_intercept": None if A is None or bias == 0.0 else M[:, d].copy(),
         "W_tilde": np.ascontiguousarray(W_tilde[:d_tilde]),
         "intercept_tilde": W_tilde[d_tilde].copy() if privileged_bias > 0.0 else np.zeros(Y.shape[1]),
         "objectives": objectives,
@@ -258,12 +327,12 @@ def _check_mask(mask, shape) -> np.ndarray:
 
 
 def _check_start(start, name: str, shape) -> np.ndarray:
-    """A fresh flat float64 copy of a warm start (zeros by default), in C order of (n, L)."""
+    """A fresh float64 (n, L) copy of a warm start (zeros by default)."""
     if start is None:
-        return np.zeros(shape[0] * shape[1])
+        return np.zeros(shape)
     start = np.array(start, dtype=np.float64)
     if start.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {start.shape}")
     if not np.all(np.isfinite(start)) or np.any(start < 0.0):
         raise ValueError(f"{name} must be finite and >= 0")
-    return start.ravel()
+    return start

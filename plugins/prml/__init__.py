@@ -1,0 +1,80 @@
+"""The privileged multi-label family: PrML, PrBR and the LEML baseline (You, Xu, Wang, Xu & Tao).
+
+Registered through the ``multilabel_core.plugins`` entry point ``prml``: the methods
+``prml``, ``prbr`` and ``leml``, and the components they compose beside the core's
+(the regulariser ``low_rank``) -- the relation ``privileged_labels``
+(:class:`~.parts.PrivilegedLabels`) and the solvers ``privileged_cd`` (one round of
+Algorithm 2, :class:`~.solver.PrivilegedCDSolver`) and ``prml_alternating`` (the core's
+AlternatingSolver over it).  docs/methods/prml.md describes the formulation, the algorithm,
+the feasibility finding and the reproduction.
+"""
+
+from __future__ import annotations
+
+import multilabel_core
+from multilabel_core.registry import ComponentSpec, MethodSpec
+
+from .estimators import LEML, PARTS, PrBR, PrML
+from .feasibility import infeasible_labels
+from .parts import PrivilegedLabels, resolve_rank
+from .solver import PrivilegedCDSolver, prml_alternating
+
+__all__ = [
+    "CITATION",
+    "DEFAULT_GRIDS",
+    "LEML",
+    "PrBR",
+    "PrML",
+    "PrivilegedCDSolver",
+    "PrivilegedLabels",
+    "infeasible_labels",
+    "prml_alternating",
+    "register_components",
+    "register_methods",
+    "resolve_rank",
+]
+
+CITATION = "You, Xu, Wang, Xu & Tao, Privileged Multi-label Learning, IJCAI 2017"
+
+_C = [1e-3, 1e-2, 0.1, 1.0, 10.0, 20.0]
+_GAMMA2 = [0.1, 0.5, 1.0, 2.0]
+_K = [0.8, 0.85, 0.9, 0.95]
+
+#: The registered grids.  The paper gives ranges only (gamma_2 in 0.1 .. 2, C in 1e-3 .. 20,
+#: gamma_1 = 1, k = ceil(0.9 L)); these grids span them (docs/methods/prml.md).
+DEFAULT_GRIDS = {
+    "prml": {"C": _C, "gamma2": _GAMMA2, "k": _K},
+    "prbr": {"C": _C, "gamma2": _GAMMA2},
+    "leml": {"C": _C, "k": _K},
+}
+
+_METHODS = {
+    "prml": (PrML, "PrML: low-rank Z = D^T W with privileged label features correcting the slacks (problem 5)"),
+    "prbr": (PrBR, "PrBR: one SVM+ per label, the other labels as privileged features (problem 5, W = I)"),
+    "leml": (LEML, "LEML: low-rank Z = D^T W with the hinge (problem 2), PrML's baseline without privileged labels"),
+}
+
+
+@multilabel_core.hookimpl
+def register_methods(register):
+    for name, (estimator, description) in _METHODS.items():
+        citation = CITATION if name != "leml" else (
+            CITATION + "; Yu, Jain, Kar & Dhillon, Large-scale Multi-label Learning with Missing Labels, ICML 2014"
+        )
+        register(
+            MethodSpec(
+                name=name, estimator=estimator, citation=citation, parts=PARTS[name],
+                param_grid=DEFAULT_GRIDS[name], description=description,
+            )
+        )
+
+
+@multilabel_core.hookimpl
+def register_components(register):
+    components = {
+        ("relation", "privileged_labels"): PrivilegedLabels,
+        ("solver", "privileged_cd"): PrivilegedCDSolver,
+        ("solver", "prml_alternating"): prml_alternating,
+    }
+    for (kind, name), factory in components.items():
+        register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))

@@ -1,0 +1,227 @@
+"""PrML, PrBR and LEML: presets over the family's parts (You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*).
+
+============  ================================  ==========================  ==========================================
+method        regulariser                       relation                    solver
+============  ================================  ==========================  ==========================================
+``prml``      LowRank(k, gamma1)                PrivilegedLabels(gamma2)    AlternatingSolver over PrivilegedCDSolver
+``prbr``      Frobenius (W = I)                 PrivilegedLabels(gamma2)    PrivilegedCDSolver (one solve)
+``leml``      LowRank(k, gamma1 = 1)            Independent (hinge slacks)  AlternatingSolver over PrivilegedCDSolver
+============  ================================  ==========================  ==========================================
+
+Every preset uses the hinge loss's margin constraints, a linear kernel and the bias as a
+constant feature of x (the paper absorbs it).  Scores are ``X Z + b`` with Z = D^T W;
+``predict`` is their sign (``[scores > 0]``).  LEML (Yu, Jain, Kar & Dhillon, ICML 2014) is
+problem (2): the paper does not name its loss; the hinge keeps it the same problem as PrML
+without the privileged part.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.plugins import make_component
+from multilabel_core.validation import check_flag, check_scalar
+
+from .parts import resolve_rank
+
+__all__ = ["LEML", "PARTS", "PrBR", "PrML"]
+
+
+def _parts(regularizer: str, relation: str, solver: str) -> dict:
+    return {"loss": "hinge", "regularizer": regularizer, "relation": relation, "kernel": "linear", "solver": solver}
+
+
+#: The registered components each method composes (also its MethodSpec's ``parts``).
+PARTS = {
+    "prml": _parts("low_rank", "privileged_labels", "prml_alternating"),
+    "prbr": _parts("frobenius", "privileged_labels", "privileged_cd"),
+    "leml": _parts("low_rank", "independent", "prml_alternating"),
+}
+
+
+class _Privileged(ComposedEstimator):
+    """What the presets share: building the parts and the fitted attributes.
+
+    Fitted attributes (beside ComposedEstimator's ``coef_`` Z (d, L), ``intercept_``,
+    ``objective_history_``, ``n_iter_``): ``dictionary_`` D (k, d) and
+    ``dictionary_intercept_`` (k,) (the bias column of D), ``label_weights_`` W (k, L) (I for
+    PrBR), ``privileged_weights_`` W~ (L, L) (column i is w~_i over the labels; zero on
+    the labels outside label i's pool) and ``privileged_intercept_`` (L,) (None for LEML),
+    ``privileged_pool_`` (L, L) bool, ``certificate_`` the list of the rounds' certificates
+    (each with the W-step's and D-step's in ``statistics``), ``w_step_certificates_`` and
+    ``d_step_certificates_``, ``block_objective_history_`` objective (5) after every block
+    step (W-step, D-step, W-step, ...).
+    """
+
+    PARTS: dict = {}
+    CERTIFICATE_PER_STEP = True
+
+    def _parts(self) -> dict:
+        self._validate_family_params()
+        settings = {
+            "regularizer": self._regularizer_settings(),
+            "relation": self._relation_settings(),
+            "solver": self._solver_settings(),
+        }
+        return {
+            role: None if (role, name) == ("regularizer", "low_rank") else make_component(
+                role, name, **settings.get(role, {}))
+            for role, name in self.PARTS.items()
+        }
+
+    def _validate_family_params(self) -> None:
+        params = self.get_params(deep=False)
+        for name in ("gamma1", "gamma2", "cd_tol"):
+            if name in params:
+                check_scalar(params[name], name, low=0.0, low_inclusive=False)
+        if "cd_max_iter" in params:
+            check_scalar(params["cd_max_iter"], "cd_max_iter", kind=numbers.Integral, low=1)
+        if "privileged_bias" in params:
+            check_flag(params["privileged_bias"], "privileged_bias")
+        if params.get("n_privileged") is not None:
+            check_scalar(params["n_privileged"], "n_privileged", kind=numbers.Integral, low=1)
+        if "k" in params:
+            resolve_rank(params["k"], 10**9)  # the type and range; the rank against L at fit time
+
+    def _regularizer_settings(self) -> dict:
+        return {}
+
+    def _problem(self, X, Y, parts: dict, kernel):
+        # The rank is a fraction of L (the paper's ceil(0.9 L)) until the labels are known.
+        if self.PARTS["regularizer"] == "low_rank":
+            parts["regularizer"] = make_component(
+                "regularizer", "low_rank", rank=resolve_rank(self.k, Y.shape[1]),
+                gamma=float(getattr(self, "gamma1", 1.0)),
+            )
+        return super()._problem(X, Y, parts, kernel)
+
+    def _relation_settings(self) -> dict:
+        if self.PARTS["relation"] != "privileged_labels":
+            return {}
+        return {"gamma": float(self.gamma2), "n_privileged": self.n_privileged, "bias": bool(self.privileged_bias)}
+
+    def _solver_settings(self) -> dict:
+        rounds = {"cd_tol": self.cd_tol, "cd_max_iter": self.cd_max_iter, "random_state": self.random_state}
+        if self.PARTS["solver"] == "privileged_cd":
+            return {"tol": self.cd_tol, "max_iter": self.cd_max_iter, "random_state": self.random_state}
+        return {"tol": self.tol, "max_iter": self.max_iter, **rounds}
+
+    def _store_fit(self, fit, parts, kernel, X, C) -> None:
+        super()._store_fit(fit, parts, kernel, X, C)
+        extras = fit.solution.extras
+        self.dictionary_ = extras["dictionary"]
+        self.dictionary_intercept_ = extras["dictionary_intercept"]
+        self.label_weights_ = extras["label_weights"]
+        self.privileged_weights_ = extras["privileged_weights"]
+        self.privileged_intercept_ = extras["privileged_intercept"]
+        self.privileged_pool_ = extras["pool"]
+        self.objective_history_ = np.array(self.objective_history_)
+        self.w_step_certificates_ = [c.statistics["w_step"] for c in fit.steps]
+        self.d_step_certificates_ = [c.statistics["d_step"] for c in fit.steps]
+        self.block_objective_history_ = np.array([value for c in fit.steps for value in c.statistics["block_objectives"]])
+
+
+class PrML(_Privileged):
+    """Privileged multi-label learning, problem (5) by Algorithm 2 (registered as ``prml``).
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Weight of the summed slacks (the correcting functions' values).
+    gamma1 : float, default 1.0
+        Weight gamma_1 of ``||W||^2`` (the paper fixes it to 1).
+    gamma2 : float, default 1.0
+        Weight gamma_2 of ``||W~||^2`` (the paper's range: 0.1 .. 2).
+    k : int or float, default 0.9
+        Embedding dimension: an int, or a fraction of the labels (``ceil(k L)``; the paper's 0.9).
+    n_privileged : int or None, default None
+        Pool size K: each label sees the K labels nearest in Hamming distance (section 4.2);
+        None for all other labels (eq. 3).
+    privileged_bias : bool, default True
+        Append a constant 1 to the privileged features (the correcting functions' bias).
+        False is the paper-literal form, which can be infeasible: the fit then raises a
+        ValueError naming the labels (an LP certificate) instead of running CD forever.
+    fit_intercept : bool, default True
+        Append a constant 1 to x (the scores' bias, in D's last column).
+    tol : float, default 1e-3
+        Relative change of objective (5) between rounds that stops the alternation.
+    max_iter : int, default 30
+        Most rounds (W-step + D-step).
+    cd_tol : float, default 0.1
+        Projected-gradient bound of every sub-solve (the KKT conditions of its dual).
+    cd_max_iter : int, default 3000
+        Most epochs of a sub-solve.
+    random_state : None, int or numpy Generator, default 0
+        Seeds the first D and the coordinate orders.
+    warm_start : bool, default False
+        Start from the previous fit's D and dual variables (same data shape).
+    """
+
+    PARTS = PARTS["prml"]
+
+    def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
+                 fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=0.1, cd_max_iter=3000, random_state=0,
+                 warm_start=False):
+        self.C = C
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.k = k
+        self.n_privileged = n_privileged
+        self.privileged_bias = privileged_bias
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cd_tol = cd_tol
+        self.cd_max_iter = cd_max_iter
+        self.random_state = random_state
+        self.warm_start = warm_start
+
+
+class PrBR(_Privileged):
+    """Privileged binary relevance: problem (5) with W = I (the paper's Remark; registered as ``prbr``).
+
+    L independent SVM+ problems on x, each label's slacks modelled by the other labels.
+    Parameters as :class:`PrML` without ``gamma1``, ``k``, ``tol`` and ``max_iter`` (nothing
+    alternates).
+    """
+
+    PARTS = PARTS["prbr"]
+
+    def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=0.1,
+                 cd_max_iter=3000, random_state=0, warm_start=False):
+        self.C = C
+        self.gamma2 = gamma2
+        self.n_privileged = n_privileged
+        self.privileged_bias = privileged_bias
+        self.fit_intercept = fit_intercept
+        self.cd_tol = cd_tol
+        self.cd_max_iter = cd_max_iter
+        self.random_state = random_state
+        self.warm_start = warm_start
+
+
+class LEML(_Privileged):
+    """Low-rank empirical risk minimisation with the hinge, problem (2) (registered as ``leml``).
+
+    Yu, Jain, Kar & Dhillon, *Large-scale multi-label learning with missing labels* (ICML
+    2014), as PrML's baseline: ``1/2 (||D||^2 + ||W||^2) + C sum hinge``, the same
+    alternation as :class:`PrML` without the privileged part.  Parameters as :class:`PrML`
+    without ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias``.
+    """
+
+    PARTS = PARTS["leml"]
+
+    def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=0.1, cd_max_iter=3000,
+                 random_state=0, warm_start=False):
+        self.C = C
+        self.k = k
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cd_tol = cd_tol
+        self.cd_max_iter = cd_max_iter
+        self.random_state = random_state
+        self.warm_start = warm_start

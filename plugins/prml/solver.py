@@ -1,0 +1,311 @@
+"""The family's model step: one round of Algorithm 2 (a W-step, then a D-step) by dual CD.
+
+You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, Algorithm 2.  With the problem's
+regulariser the core's :class:`~multilabel_core.regularizers.LowRank` (Z = D^T W, rank k, its
+``gamma`` the paper's gamma_1), one :meth:`PrivilegedCDSolver.solve`
+is one round of the alternation:
+
+1. **W-step** (section 3.1): D fixed, L independent problems on the rows ``D x_j`` (x with
+   its constant 1 appended when the scores have a bias): SVM+ (6) with ``C / gamma_1`` and
+   ``gamma_2 / gamma_1`` (dual 7, recovery 8-9) under :class:`~.parts.PrivilegedLabels`,
+   the hinge SVM under :class:`~multilabel_core.relations.Independent` (LEML, problem 2);
+2. **D-step** (section 3.2): W fixed, one problem over the L n pairs, margins
+   ``w_i^T D x_j``: SVM+ (10) (dual 11, recovery 12-13; Algorithm 1) or the hinge.
+
+Both run the core's coordinate-descent engine (:func:`~multilabel_core.solvers.svmplus_cd`,
+:func:`~multilabel_core.solvers.embedded_hinge_cd`): a random permutation per epoch that
+keeps each example's coordinates together (the paper samples with replacement and gives no
+stopping rule), stopping when every projected gradient lies in [-tol, tol] (the KKT
+conditions of the dual), at most ``max_iter`` epochs (a ConvergenceWarning).  The solver
+``learns_state`` (D), so the core's :class:`~multilabel_core.solvers.AlternatingSolver`
+repeats the rounds until objective (5) stops decreasing -- every block step decreases it,
+W~ is optimised in both.
+
+With a Frobenius regulariser the scores are ``W = I`` times D (PrBR, the paper's Remark:
+k = L, the D-step splits into L SVM+ problems): one solve, nothing to alternate.
+
+D = 0 is a fixed point of the alternation (K_D = 0 gives w = 0 in eq. 8, then D = 0 in
+eq. 12), so the first round starts from a random D with entries N(0, 1/d) drawn from
+``random_state`` (an int: the same D at every fit).
+
+The paper-literal correcting functions (``PrivilegedLabels(bias=False)``) can make problem
+(6) infeasible, and then its dual is unbounded and CD would only stop at the epoch cap.
+Feasibility is then checked first, per label, by a linear program
+(:func:`~.feasibility.infeasible_labels`), and an infeasible label is a ValueError naming
+it.  A feasible first W-step makes every later step feasible: each step's solution is a
+feasible point of the next one.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import attrs
+import numpy as np
+import scipy.sparse as sp
+
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.certificate import Certificate
+from multilabel_core.regularizers import Frobenius, LowRank
+from multilabel_core.relations import Independent
+from multilabel_core.solvers import AlternatingSolver, embedded_hinge_cd, svmplus_cd
+from multilabel_core.validation import check_random_state, count, flag, positive, seed
+
+from .feasibility import infeasible_labels
+from .parts import PrivilegedLabels
+
+__all__ = ["PrivilegedCDSolver", "prml_alternating"]
+
+
+@attrs.frozen
+class PrivilegedCDSolver(Solver):
+    """PrML, PrBR and LEML's solver: Algorithm 2's rounds by Algorithm 1 (module docstring).
+
+    Solves a :class:`~multilabel_core.base.Problem` with the hinge loss, a linear kernel,
+    a :class:`~multilabel_core.regularizers.LowRank` regulariser (PrML, LEML: one round per call) or
+    :class:`~multilabel_core.regularizers.Frobenius` (PrBR: W = I), and the relation
+    :class:`~.parts.PrivilegedLabels` (SVM+) or
+    :class:`~multilabel_core.relations.Independent` (the hinge's slacks).
+
+    Parameters
+    ----------
+    tol : float, default 0.1
+        Bound on every projected gradient of each sub-solve's dual (LIBLINEAR's default
+        eps); a sub-solve meeting it is converged.
+    max_iter : int, default 3000
+        Most epochs of one sub-solve (ConvergenceWarning beyond).
+    shrinking : bool, default True
+    random_state : None, int or numpy Generator, default 0
+        Seeds the first D and the engine's permutations (an int: reproducible fits).
+
+    ``solve`` returns a :class:`~multilabel_core.base.Fit` whose solution has ``coef`` Z =
+    D^T W (d, L), ``intercept`` (L,) (the bias row of Z), ``dual`` None (the duals are in
+    the extras, see below), and ``extras``: ``"dictionary"`` D (k, d), ``"dictionary_intercept"``
+    (k,), ``"label_weights"`` W (k, L), ``"privileged_weights"`` W~ (L, L) as columns per
+    label and ``"privileged_intercept"`` (L,) (None without privileged labels),
+    ``"pool"`` the (L, L) mask, ``"w_step"`` and ``"d_step"`` the two sub-solves'
+    certificates, ``"block_objectives"`` objective (5) after the W-step and after the
+    D-step, ``"duals"`` the sub-solves' dual variables with the C they were solved at (the
+    next round's warm start).  The certificate's primal is objective (5), its dual the
+    D-step's dual plus ``gamma_1/2 ||W||^2`` (constant in that step), its gap and KKT
+    violation the D-step's; converged when both sub-solves are; its ``statistics`` hold the
+    sub-solves' certificates (``"w_step"``, None for PrBR, and ``"d_step"``) and the
+    ``"block_objectives"``.
+    """
+
+    tol: float = attrs.field(default=0.1, validator=positive)
+    max_iter: int = attrs.field(default=3000, validator=count)
+    shrinking: bool = attrs.field(default=True, validator=flag)
+    random_state: object = attrs.field(default=0, validator=seed)
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
+
+    def check(self, problem: Problem) -> None:
+        super().check(problem)
+        if type(problem.loss).__name__ != "Hinge":
+            raise CapabilityError(
+                f"{type(self).__name__} solves the hinge margin constraints of You et al.'s problems (2) and (5), "
+                f"not {type(problem.loss).__name__}"
+            )
+        if not isinstance(problem.regularizer, LowRank | Frobenius):
+            raise CapabilityError(
+                f"{type(self).__name__} needs the LowRank regulariser (PrML, LEML) or Frobenius (PrBR: W = I), "
+                f"got {type(problem.regularizer).__name__}"
+            )
+        if not isinstance(problem.relation, PrivilegedLabels | Independent):
+            raise CapabilityError(
+                f"{type(self).__name__} needs the PrivilegedLabels relation (SVM+) or Independent (the hinge), "
+                f"got {type(problem.relation).__name__}"
+            )
+        if isinstance(problem.regularizer, LowRank) and problem.regularizer.rank > problem.n_labels:
+            raise ValueError(
+                f"the rank k = {problem.regularizer.rank} exceeds the number of labels L = {problem.n_labels}: "
+                "Z = D^T W has rank <= L"
+            )
+        if isinstance(problem.relation, PrivilegedLabels):
+            problem.relation.pool(problem.Y)
+
+    def learns_state(self, problem: Problem) -> bool:
+        """True for the low-rank problems: D is carried from round to round."""
+        return isinstance(problem.regularizer, LowRank)
+
+    def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
+        self.check(problem)
+        start = time.perf_counter()
+        rng = check_random_state(self.random_state)
+        Y = np.asarray(problem.Y, dtype=np.float64)
+        X = problem.X
+        privileged = problem.relation if isinstance(problem.relation, PrivilegedLabels) else None
+        pool = privileged.pool(Y) if privileged is not None else None
+        warm = _Warm.read(warm_start, problem.C)
+        if isinstance(problem.regularizer, Frobenius):
+            return self._identity(problem, X, Y, privileged, pool, warm, rng, start)
+        return self._round(problem, X, Y, privileged, pool, warm, rng, start)
+
+    # -- the two kinds of solve ---------------------------------------------------------------
+
+    def _identity(self, problem, X, Y, privileged, pool, warm, rng, start) -> Fit:
+        """PrBR (W = I): the L problems of the D-step at once, no alternation."""
+        if privileged is not None and not privileged.bias:
+            _refuse_infeasible(X, Y, pool, problem.fit_intercept, "PrBR")
+        fit = self._sub_solve(X, Y, problem.C, privileged, pool, None, problem.fit_intercept, warm.d_step, rng)
+        solution = fit.solution
+        extras = {
+            "dictionary": solution.coef.T.copy(), "dictionary_intercept": solution.intercept.copy(),
+            "label_weights": np.eye(Y.shape[1]), "pool": pool, "w_step": None, "d_step": fit.certificate,
+            "block_objectives": [fit.certificate.primal],
+            "duals": {"C": problem.C, "d_step": _duals(fit)},
+            **_privileged_extras(fit, privileged),
+        }
+        certificate = attrs.evolve(
+            fit.certificate, time=time.perf_counter() - start, solver=f"{type(self).__name__}(W = I)",
+            statistics={"w_step": None, "d_step": fit.certificate, "block_objectives": [fit.certificate.primal]},
+        )
+        return Fit(Solution(coef=solution.coef, intercept=solution.intercept, dual=None, extras=extras), certificate)
+
+    def _round(self, problem, X, Y, privileged, pool, warm, rng, start) -> Fit:
+        """One round of Algorithm 2: the W-step at the current D, then the D-step at the new W."""
+        regularizer = problem.regularizer
+        k = regularizer.rank
+        dimension = X.shape[1] + bool(problem.fit_intercept)
+        D = warm.dictionary(k, dimension)
+        if D is None:
+            D = rng.standard_normal((k, dimension)) / np.sqrt(dimension)
+        g1 = regularizer.gamma
+        projected = _projected(X, D, problem.fit_intercept)
+        if privileged is not None and not privileged.bias and warm.dictionary(k, dimension) is None:
+            _refuse_infeasible(projected, Y, pool, False, "the first W-step (6)")
+        scaled = attrs.evolve(privileged, gamma=privileged.gamma / g1) if privileged is not None else None
+        w_fit = self._sub_solve(projected, Y, problem.C / g1, scaled, pool, None, False, warm.w_step, rng)
+        W = np.ascontiguousarray(w_fit.solution.coef)  # (k, L): the w_i as columns
+        w_objective = 0.5 * float(np.sum(D * D)) + g1 * w_fit.certificate.primal
+
+        d_fit = self._sub_solve(X, Y, problem.C, privileged, pool, W, problem.fit_intercept, warm.d_step, rng)
+        extras_d = d_fit.solution.extras
+        dictionary = extras_d["D"]
+        dictionary_intercept = extras_d["D_intercept"] if problem.fit_intercept else np.zeros(k)
+        half_w = 0.5 * g1 * float(np.sum(W * W))
+        objective = d_fit.certificate.primal + half_w
+        converged = bool(w_fit.certificate.converged and d_fit.certificate.converged)
+        certificate = Certificate(
+            primal=objective, dual=d_fit.certificate.dual + half_w, gap=d_fit.certificate.gap,
+            kkt_violation=max(w_fit.certificate.kkt_violation, d_fit.certificate.kkt_violation),
+            n_iter=w_fit.certificate.n_iter + d_fit.certificate.n_iter, time=time.perf_counter() - start,
+            converged=converged, solver=type(self).__name__,
+            statistics={"w_step": w_fit.certificate, "d_step": d_fit.certificate,
+                        "block_objectives": [w_objective, objective]},
+        )
+        extras = {
+            "dictionary": dictionary, "dictionary_intercept": dictionary_intercept, "label_weights": W,
+            "pool": pool, "w_step": w_fit.certificate, "d_step": d_fit.certificate,
+            "block_objectives": [w_objective, objective],
+            "duals": {"C": problem.C, "w_step": _duals(w_fit), "d_step": _duals(d_fit)},
+            **_privileged_extras(d_fit, privileged),
+        }
+        solution = Solution(coef=d_fit.solution.coef, intercept=d_fit.solution.intercept, dual=None, extras=extras)
+        return Fit(solution, certificate)
+
+    def _sub_solve(self, X, Y, C, privileged, pool, embedding, fit_intercept, start, rng) -> Fit:
+        """One SVM+ (privileged) or hinge problem by the engine, warm-started from ``start``."""
+        settings = {
+            "embedding": embedding, "fit_intercept": bool(fit_intercept), "tol": self.tol, "max_iter": self.max_iter,
+            "shrinking": self.shrinking, "random_state": int(rng.integers(2**63)),
+        }
+        if privileged is None:
+            alpha0 = None if start is None else np.minimum(start["alpha"], C)
+            return embedded_hinge_cd(X, Y, C, alpha0=alpha0, **settings)
+        return svmplus_cd(
+            X, Y, Y, C, privileged.gamma, privileged_mask=pool, privileged_intercept=privileged.bias,
+            alpha0=None if start is None else start["alpha"], beta0=None if start is None else start["beta"],
+            **settings,
+        )
+
+
+@attrs.frozen
+class _Warm:
+    """What a round continues from: D and the sub-solves' duals, rescaled to the new C."""
+
+    solution: Solution | None
+    ratio: float
+
+    @classmethod
+    def read(cls, warm_start: Solution | None, C: float) -> _Warm:
+        duals = None if warm_start is None else warm_start.extras.get("duals")
+        ratio = 1.0 if duals is None else C / duals["C"]
+        return cls(warm_start if duals is not None else None, ratio)
+
+    def dictionary(self, k: int, dimension: int):
+        if self.solution is None:
+            return None
+        extras = self.solution.extras
+        D = np.column_stack([extras["dictionary"], extras["dictionary_intercept"]]) if dimension > extras[
+            "dictionary"].shape[1] else extras["dictionary"]
+        return D if D.shape == (k, dimension) else None
+
+    def _step(self, name: str):
+        if self.solution is None:
+            return None
+        step = self.solution.extras["duals"].get(name)
+        # The dual variables keep their place in the box when C is rescaled (eq. 7's alpha scale with C).
+        return None if step is None else {key: self.ratio * value for key, value in step.items()}
+
+    @property
+    def w_step(self):
+        return self._step("w_step")
+
+    @property
+    def d_step(self):
+        return self._step("d_step")
+
+
+def _duals(fit: Fit) -> dict:
+    duals = {"alpha": fit.solution.dual}
+    if "beta" in fit.solution.extras:
+        duals["beta"] = fit.solution.extras["beta"]
+    return duals
+
+
+def _privileged_extras(fit: Fit, privileged) -> dict:
+    if privileged is None:
+        return {"privileged_weights": None, "privileged_intercept": None}
+    return {
+        "privileged_weights": fit.solution.extras["W_tilde"],
+        "privileged_intercept": fit.solution.extras["intercept_tilde"],
+    }
+
+
+def _projected(X, D, fit_intercept: bool) -> np.ndarray:
+    """The W-step's rows ``D x_j`` (n, k), x with its constant 1 when the scores have a bias."""
+    d = X.shape[1]
+    rows = X @ D[:, :d].T
+    rows = np.asarray(rows.toarray() if sp.issparse(rows) else rows)
+    if fit_intercept:
+        rows = rows + D[:, d]
+    return np.ascontiguousarray(rows, dtype=np.float64)
+
+
+def _refuse_infeasible(X, Y, pool, fit_intercept: bool, where: str) -> None:
+    labels = infeasible_labels(X, Y, pool, fit_intercept=fit_intercept)
+    if labels:
+        raise ValueError(
+            f"{where} is infeasible for label(s) {labels} with the paper-literal correcting functions "
+            f"(PrivilegedLabels(bias=False), privileged_bias=False): no (w, w~) meets the margin and slack "
+            f"constraints (a linear-programming certificate), so the SVM+ dual is unbounded and coordinate "
+            f"descent would never converge; use privileged_bias=True, the default"
+        )
+
+
+def prml_alternating(tol: float = 1e-3, max_iter: int = 30, **settings) -> AlternatingSolver:
+    """PrML and LEML's solver: the core's AlternatingSolver over :class:`PrivilegedCDSolver` rounds.
+
+    Stops when objective (5) changes by at most ``tol`` relatively between rounds, or after
+    ``max_iter`` rounds; ``settings`` (``cd_tol``, ``cd_max_iter``, ``shrinking``,
+    ``random_state``) go to the rounds' solver.
+    """
+    renamed = {"cd_tol": "tol", "cd_max_iter": "max_iter"}
+    unknown = set(settings) - set(renamed) - {"shrinking", "random_state"}
+    if unknown:
+        raise ValueError(f"unknown settings {sorted(unknown)}; expected cd_tol, cd_max_iter, shrinking, random_state")
+    inner = PrivilegedCDSolver(**{renamed.get(key, key): value for key, value in settings.items()})
+    return AlternatingSolver(inner=inner, tol=tol, max_iter=max_iter)
