@@ -45,6 +45,9 @@ the KKT violation (``statistics["primal_infeasibility"]``), so the gap reported,
 is not a bound before convergence.  SVM+ has no slack variable that could restore
 feasibility (the slacks are the function w~), which is why.
 
+Without privileged features, :func:`embedded_hinge_cd` solves the same margins with the hinge's
+slacks (the low-rank problem 2, LEML; its dual has alpha in [0, C] and no beta).
+
 Limits that switch the privileged part off (tested): with x~_j = e_j (one privileged
 feature per example) the slack is free, and the problem is the SVM with the loss
 ``C h + gamma/2 h^2`` of the hinge h; gamma -> 0 then gives the plain hinge SVM (box
