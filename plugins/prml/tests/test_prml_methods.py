@@ -1,0 +1,160 @@
+"""PrML, PrBR and LEML as registered methods (You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*):
+the core's conformance check, sparse X end to end, input validation, determinism, the feasibility LP of the
+paper-literal correcting functions, and the emotions training split where that form is infeasible.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from multilabel_core_plugins.prml import LEML, PrBR, PrivilegedLabels, PrML, infeasible_labels
+
+from multilabel_core.datasets import load_dataset
+from multilabel_core.solvers.svmplus import svmplus_cd
+from multilabel_core.testing.checks import check_method
+
+# -- conformance -----------------------------------------------------------------------------
+
+
+def test_leml_conforms():
+    check_method("leml")
+
+
+@pytest.mark.parametrize("name", ["prml", "prbr"])
+def test_the_privileged_methods_conform_up_to_their_svmplus_gap(name):
+    """SVM+'s certificate gap is the complementarity residual sum eta G (multilabel_core.solvers.svmplus): at
+    an approximate solution the point (M, w~) may violate a constraint by up to cd_tol, so the gap can be
+    negative by up to cd_tol ||eta||_1 -- relative to the primal, about cd_tol (0.1 by default), which is the
+    gap tolerance allowed here; every other check is the core's as is."""
+    check_method(name, gap_tol=0.1)
+
+
+# -- sparse X ------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:AlternatingSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
+def test_enron_rows_stay_sparse(datasets_dir, monkeypatch):
+    """Fits on CSR rows with densifying forbidden give the dense fits' scores: the same coordinate orders on the
+    same numbers, so they differ by the rounding of the sums only."""
+    dataset = load_dataset("enron", data_home=datasets_dir)
+    rows = np.random.default_rng(0).permutation(dataset.X.shape[0])[:200]
+    X, Y = sp.csr_matrix(dataset.X[rows]), np.asarray(dataset.Y[rows])
+    Y = Y[:, np.argsort(-Y.sum(axis=0), kind="stable")[:5]]  # the 5 most frequent labels
+    models = [PrML(C=0.05, k=2, max_iter=2, cd_tol=1e-2), PrBR(C=0.05, cd_tol=1e-2),
+              LEML(C=0.05, k=2, max_iter=2, cd_tol=1e-2)]
+    X_dense = X.toarray()
+    dense = [model.fit(X_dense, Y).decision_function(X_dense) for model in models]
+
+    def densify(self, *args, **kwargs):
+        raise AssertionError("a sparse X was densified")
+
+    for layout in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
+        monkeypatch.setattr(layout, "toarray", densify)
+        monkeypatch.setattr(layout, "todense", densify)
+    for model, scores in zip(models, dense):
+        sparse_scores = model.fit(X, Y).decision_function(X)
+        np.testing.assert_allclose(sparse_scores, scores, atol=1e-6 * max(1.0, np.abs(scores).max()))
+
+
+# -- input validation and determinism ------------------------------------------------------
+
+
+def _small(seed=0, n=30, d=4, n_labels=3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, (X @ rng.standard_normal((d, n_labels)) > 0).astype(int)
+
+
+@pytest.mark.parametrize("estimator, name", [
+    (PrML(k=0), "k"), (PrML(k=1.5), "k"), (PrML(k="a"), "k"), (PrML(k=4), "k"), (LEML(k=0), "k"),
+    (LEML(k=4), "k"), (PrML(gamma2=0.0), "gamma2"), (PrML(gamma2=-1.0), "gamma2"), (PrBR(gamma2=0.0), "gamma2"),
+    (PrML(n_privileged=0), "n_privileged"), (PrML(n_privileged=3), "n_privileged"),
+    (PrBR(n_privileged=0), "n_privileged"), (PrBR(n_privileged=3), "n_privileged"),
+    (PrML(privileged_bias="yes"), "privileged_bias"), (PrBR(privileged_bias="yes"), "privileged_bias"),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_bad_parameters_are_a_value_error_naming_them(estimator, name):
+    X, Y = _small()  # L = 3
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        estimator.fit(X, Y)
+
+
+@pytest.mark.parametrize("make", [lambda: PrML(k=2, random_state=4), lambda: LEML(k=2, random_state=4),
+                                  lambda: PrBR(random_state=4)], ids=["prml", "leml", "prbr"])
+def test_the_same_random_state_gives_the_same_model(make):
+    X, Y = _small(1)
+    first, second = make().fit(X, Y), make().fit(X, Y)
+    # Exact: the same computation on the same arrays in one process.
+    np.testing.assert_array_equal(first.coef_, second.coef_)
+    np.testing.assert_array_equal(first.intercept_, second.intercept_)
+
+
+# -- the feasibility LP ---------------------------------------------------------------------
+
+
+def test_opposite_privileged_features_on_one_point_are_infeasible():
+    """Two examples at the same x with opposite labels and opposite privileged features: the slacks
+    <w~, y~_j> = +-v must both be >= 0, so v = 0, yet the margins w and -w need slacks summing to 2."""
+    X = np.array([[1.0], [1.0]])
+    Y = np.array([[1.0, 1.0], [-1.0, -1.0]])
+    pool = ~np.eye(2, dtype=bool)
+    assert infeasible_labels(X, Y, pool) == [0, 1]
+    assert infeasible_labels(X, Y, pool, fit_intercept=True) == [0, 1]
+    assert infeasible_labels(sp.csr_matrix(X), Y, pool) == [0, 1]
+    with pytest.raises(ValueError, match=r"infeasible for label\(s\) \[0, 1\]"):
+        PrBR(privileged_bias=False).fit(X, (Y > 0).astype(int))
+    # The correcting functions' bias makes it feasible: CD converges.
+    fit = svmplus_cd(X, Y, Y, 1.0, 1.0, privileged_mask=pool, tol=1e-6, max_iter=10_000, random_state=0)
+    assert fit.certificate.converged
+
+
+@pytest.mark.parametrize("X, Y", [
+    (np.array([[1.0], [-1.0]]), np.array([[1.0, 1.0], [-1.0, -1.0]])),  # opposite features, separable x
+    (np.array([[1.0], [1.0]]), np.array([[1.0, 1.0], [-1.0, 1.0]])),  # one x, equal features: a slack of 1
+], ids=["separable", "equal-features"])
+def test_feasible_pairs_are_not_reported(X, Y):
+    pool = ~np.eye(2, dtype=bool)
+    assert infeasible_labels(X, Y, pool, fit_intercept=True) == []
+    fit = svmplus_cd(X, Y, Y, 1.0, 1.0, privileged_mask=pool, privileged_intercept=False, fit_intercept=True,
+                     tol=1e-6, max_iter=10_000, random_state=0)
+    assert fit.certificate.converged
+
+
+# -- emotions ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def emotions(datasets_dir):
+    dataset = load_dataset("emotions-train", data_home=datasets_dir)
+    assert dataset.label_names[0] == "amazed-suprised"
+    X = np.asarray(dataset.X, dtype=np.float64)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    Y = np.asarray(dataset.Y)
+    return X, Y, np.where(Y > 0, 1.0, -1.0)
+
+
+def test_amazed_with_the_privileged_bias_converges_to_391_5(emotions):
+    """PrBR's problem for label 0 (C = gamma = 1): its optimum is the trivial point w = 0, w~ = the constant 1
+    (every slack 1), of value C n + gamma / 2 = 391.5 -- the linear correcting functions cannot follow single
+    examples' margins.  Converged at tol, primal and dual are within tol ||eta||_1 of it."""
+    X, _, S = emotions
+    pool = PrivilegedLabels().pool(S)
+    tol = 1e-3
+    fit = svmplus_cd(X, S, S[:, 0], 1.0, 1.0, privileged_mask=pool[:1], fit_intercept=True,
+                     privileged_intercept=True, tol=tol, max_iter=100_000, random_state=0)
+    certificate = fit.certificate
+    assert certificate.converged and certificate.kkt_violation <= tol
+    optimum = 1.0 * X.shape[0] + 1.0 / 2
+    assert optimum == 391.5
+    slack = tol * (fit.solution.dual.sum() + fit.solution.extras["beta"].sum())
+    assert certificate.dual == pytest.approx(optimum, abs=slack)
+    assert certificate.primal == pytest.approx(optimum, abs=slack)
+    # Weak duality against the feasible trivial point: the dual never exceeds its value.
+    assert certificate.dual <= optimum * (1 + 1e-12)
+
+
+def test_amazed_is_infeasible_without_the_privileged_bias(emotions):
+    X, Y, S = emotions
+    pool = PrivilegedLabels().pool(S)
+    # Of the six labels only amazed-suprised (0) has no feasible (w, w~) when x carries a bias.
+    assert infeasible_labels(X, S, pool, fit_intercept=True) == [0]
+    with pytest.raises(ValueError, match=r"infeasible for label\(s\) \[0\]"):
+        PrBR(privileged_bias=False).fit(X, Y)
