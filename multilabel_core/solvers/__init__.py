@@ -1,6 +1,6 @@
 """Solvers: thin Python wrappers beside their Cython kernels."""
 
-from ._convergence import ConvergenceWarning
+from ._convergence import SMALLEST_EPS, ConvergenceWarning, tighten_to_relative_gap
 from .alternating import AlternatingSolver
 from .cd import CDSolver, box_kernel_cd, linear_svm_cd
 from .lbfgs import LBFGSSolver
@@ -9,6 +9,7 @@ from .smo import KernelSource, SMOSolver, kernel_expansion, relation_statistics,
 from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
 
 __all__ = [
+    "SMALLEST_EPS",
     "AlternatingSolver",
     "CDSolver",
     "ConvergenceWarning",
@@ -26,4 +27,5 @@ __all__ = [
     "relation_statistics",
     "smo_solve",
     "svmplus_cd",
+    "tighten_to_relative_gap",
 ]

@@ -38,12 +38,16 @@ can only stop at max_iter.  With it, ``w~_i = t e_const`` for a large t is feasi
 
 Certificate.  The primal point (M, w~) built from eta satisfies the constraints exactly
 when every coordinate's gradient is >= 0 (``G(alpha_ji)`` is the margin constraint's
-residual, ``G(beta_ji)`` the slack itself), and then ``primal - dual = sum eta G >= 0`` is
-a duality gap.  At an approximate solution the point may violate a constraint by up to
-the KKT violation (``statistics["primal_infeasibility"]``), so the gap reported,
-``sum eta G``, is the complementarity residual: it tends to 0 with the KKT violation but
-is not a bound before convergence.  SVM+ has no slack variable that could restore
-feasibility (the slacks are the function w~), which is why.
+residual, ``G(beta_ji)`` the slack itself), and then ``primal - dual = sum eta G >= 0``.  At
+an approximate solution the point may violate a constraint by up to the KKT violation
+(``statistics["primal_infeasibility"]``).  With ``privileged_intercept`` (the default) both
+constraints of (j, i) are met by a larger slack, so each label's correcting function is
+raised through its bias by its largest violation: the returned point is feasible, its
+objective is the certificate's ``primal`` and ``gap = primal - dual >= 0`` is a true duality
+gap (weak duality).  Without it no such repair exists (the slacks are the function w~ and
+may be forced to 0): the ``primal`` is then taken at the recovered point and the ``gap`` is
+the complementarity residual ``sum eta G``, which tends to 0 with the KKT violation but is no
+bound.  ``statistics["complementarity"]`` holds that residual in both cases.
 
 Without privileged features, :func:`embedded_hinge_cd` solves the same margins with the hinge's
 slacks (the low-rank problem 2, LEML; its dual has alpha in [0, C] and no beta).
@@ -136,9 +140,10 @@ def svmplus_cd(
         ``"beta"`` (n, L) the other dual variables, ``"D"`` (k, d) the dictionary (eq. 12)
         when an embedding A is given (None otherwise), ``"W_tilde"`` (d~, L) the correcting
         functions w~_i as columns (eqs. 9 and 13) and ``"intercept_tilde"`` (L,) their
-        biases (zeros without ``privileged_intercept``).  ``certificate``: primal (14), dual
-        (max form, -g), gap and KKT violation evaluated from alpha and beta (see the module
-        docstring); ``statistics`` holds the engine's counts and ``primal_infeasibility``,
+        biases (zeros without ``privileged_intercept``; with it, raised to make the point
+        feasible).  ``certificate``: primal (14), dual (max form, -g), gap and KKT violation
+        evaluated from alpha and beta (see the module docstring); ``statistics`` holds the
+        engine's counts, ``primal_infeasibility`` (of the recovered point) and ``complementarity``,
         plus ``dual_trace`` (-g after every epoch, non-decreasing) with ``record_dual``.
     """
     start = time.perf_counter()
@@ -170,6 +175,7 @@ def svmplus_cd(
     primal = _primal_point(X, X_priv, rows.bias, privileged.bias, Y, A, mask, alpha, beta, C, gamma)
     statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
     statistics["primal_infeasibility"] = primal.pop("primal_infeasibility")
+    statistics["complementarity"] = primal.pop("complementarity")
     if record_dual:
         statistics["dual_trace"] = np.negative(run["dual_trace"])
     certificate = Certificate(
@@ -274,13 +280,26 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
     half_norms = 0.5 * float(np.sum(M * M)) + 0.5 * gamma * float(np.sum(W_tilde * W_tilde))
     projected = np.concatenate([np.where(alpha > 0.0, G_alpha, np.minimum(G_alpha, 0.0)).ravel(),
                                 np.where(beta > 0.0, G_beta, np.minimum(G_beta, 0.0)).ravel()])
+    dual = float(alpha.sum()) - half_norms
+    complementarity = float(np.sum(alpha * G_alpha) + np.sum(beta * G_beta))
+    infeasibility = float(max(0.0, -G_alpha.min(), -G_beta.min()))
+    d, d_tilde = X.shape[1], X_priv.shape[1]
+    if privileged_bias > 0.0:
+        # Both constraints of (j, i) ask for a larger slack, so raising label i's correcting
+        # function by its largest violation (through its bias) makes the point feasible; the
+        # certificate then bounds the primal at a feasible point, and primal - dual is a true gap.
+        W_tilde[d_tilde] += np.maximum(0.0, np.maximum(-G_alpha.min(axis=0), -G_beta.min(axis=0))) / privileged_bias
+        Xi = product(X_priv, privileged_bias, W_tilde)
+        primal = 0.5 * float(np.sum(M * M)) + 0.5 * gamma * float(np.sum(W_tilde * W_tilde)) + C * float(Xi.sum())
+        gap = primal - dual
+    else:
+        primal, gap = half_norms + C * float(Xi.sum()), complementarity
     objectives = {
-        "primal": half_norms + C * float(Xi.sum()),
-        "dual": float(alpha.sum()) - half_norms,
-        "gap": float(np.sum(alpha * G_alpha) + np.sum(beta * G_beta)),
+        "primal": primal,
+        "dual": dual,
+        "gap": gap,
         "kkt_violation": float(np.abs(projected).max()),
     }
-    d, d_tilde = X.shape[1], X_priv.shape[1]
     return {
         "W": np.ascontiguousarray(coef[:d]),
         "intercept": coef[d].copy() if bias > 0.0 else np.zeros(Y.shape[1]),
@@ -289,7 +308,8 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
         "W_tilde": np.ascontiguousarray(W_tilde[:d_tilde]),
         "intercept_tilde": W_tilde[d_tilde].copy() if privileged_bias > 0.0 else np.zeros(Y.shape[1]),
         "objectives": objectives,
-        "primal_infeasibility": float(max(0.0, -G_alpha.min(), -G_beta.min())),
+        "primal_infeasibility": infeasibility,
+        "complementarity": complementarity,
     }
 
 

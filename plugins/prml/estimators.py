@@ -74,9 +74,11 @@ class _Privileged(ComposedEstimator):
 
     def _validate_family_params(self) -> None:
         params = self.get_params(deep=False)
-        for name in ("gamma1", "gamma2", "cd_tol"):
+        for name in ("gamma1", "gamma2"):
             if name in params:
                 check_scalar(params[name], name, low=0.0, low_inclusive=False)
+        # A relative duality gap of 1 or more is met by any point: it would certify nothing.
+        check_scalar(params["cd_tol"], "cd_tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
         if "cd_max_iter" in params:
             check_scalar(params["cd_max_iter"], "cd_max_iter", kind=numbers.Integral, low=1)
         if "privileged_bias" in params:
@@ -150,10 +152,10 @@ class PrML(_Privileged):
         Relative change of objective (5) between rounds that stops the alternation.
     max_iter : int, default 30
         Most rounds (W-step + D-step).
-    cd_tol : float, default 0.1
-        Projected-gradient bound of every sub-solve (the KKT conditions of its dual).
-    cd_max_iter : int, default 3000
-        Most epochs of a sub-solve.
+    cd_tol : float, default 1e-4
+        Largest relative duality gap of every sub-solve (W-step, D-step).
+    cd_max_iter : int, default 10000
+        Most epochs of one engine call of a sub-solve.
     random_state : None, int or numpy Generator, default 0
         Seeds the first D and the coordinate orders.
     warm_start : bool, default False
@@ -163,7 +165,7 @@ class PrML(_Privileged):
     PARTS = PARTS["prml"]
 
     def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
-                 fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=0.1, cd_max_iter=3000, random_state=0,
+                 fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-4, cd_max_iter=10000, random_state=0,
                  warm_start=False):
         self.C = C
         self.gamma1 = gamma1
@@ -190,8 +192,8 @@ class PrBR(_Privileged):
 
     PARTS = PARTS["prbr"]
 
-    def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=0.1,
-                 cd_max_iter=3000, random_state=0, warm_start=False):
+    def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-4,
+                 cd_max_iter=10000, random_state=0, warm_start=False):
         self.C = C
         self.gamma2 = gamma2
         self.n_privileged = n_privileged
@@ -214,7 +216,7 @@ class LEML(_Privileged):
 
     PARTS = PARTS["leml"]
 
-    def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=0.1, cd_max_iter=3000,
+    def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-4, cd_max_iter=10000,
                  random_state=0, warm_start=False):
         self.C = C
         self.k = k

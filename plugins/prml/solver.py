@@ -15,8 +15,12 @@ is one round of the alternation:
 Both run the core's coordinate-descent engine (:func:`~multilabel_core.solvers.svmplus_cd`,
 :func:`~multilabel_core.solvers.embedded_hinge_cd`): a random permutation per epoch that
 keeps each example's coordinates together (the paper samples with replacement and gives no
-stopping rule), stopping when every projected gradient lies in [-tol, tol] (the KKT
-conditions of the dual), at most ``max_iter`` epochs (a ConvergenceWarning).  The solver
+stopping rule), each call stopping when every projected gradient lies in [-eps, eps] (the
+KKT conditions of the dual) or after ``max_iter`` epochs (a ConvergenceWarning), eps
+tightened until the sub-solve's relative duality gap meets ``tol``.  The gap is a true one:
+the hinge's slacks make every point feasible, and SVM+'s correcting functions are raised
+through their bias until the point is (``svmplus_cd``); without that bias it is the
+complementarity residual.  The solver
 ``learns_state`` (D), so the core's :class:`~multilabel_core.solvers.AlternatingSolver`
 repeats the rounds until objective (5) stops decreasing -- every block step decreases it,
 W~ is optimised in both.
@@ -49,13 +53,21 @@ from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.regularizers import Frobenius, LowRank
 from multilabel_core.relations import Independent
-from multilabel_core.solvers import AlternatingSolver, embedded_hinge_cd, svmplus_cd
-from multilabel_core.validation import check_random_state, count, flag, positive, seed
+from multilabel_core.solvers import AlternatingSolver, embedded_hinge_cd, svmplus_cd, tighten_to_relative_gap
+from multilabel_core.validation import check_random_state, check_scalar, count, flag, seed
 
 from .feasibility import infeasible_labels
 from .parts import PrivilegedLabels
 
-__all__ = ["PrivilegedCDSolver", "prml_alternating"]
+__all__ = ["FIRST_EPS", "PrivilegedCDSolver", "prml_alternating"]
+
+#: The projected-gradient bound a sub-solve starts at (LIBLINEAR's default eps).
+FIRST_EPS = 0.1
+
+
+def _relative_gap(instance, attribute, value) -> None:
+    """attrs validator: a relative duality gap in (0, 1); any point meets 1 or more, which certifies nothing."""
+    check_scalar(value, attribute.name, low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
 
 
 @attrs.frozen
@@ -70,11 +82,14 @@ class PrivilegedCDSolver(Solver):
 
     Parameters
     ----------
-    tol : float, default 0.1
-        Bound on every projected gradient of each sub-solve's dual (LIBLINEAR's default
-        eps); a sub-solve meeting it is converged.
-    max_iter : int, default 3000
-        Most epochs of one sub-solve (ConvergenceWarning beyond).
+    tol : float, default 1e-4
+        Largest relative duality gap ``gap / max(1, |primal|)`` of each sub-solve.  The engine
+        stops on a projected-gradient bound eps (LIBLINEAR's rule), whose meaning in
+        objective terms depends on C and the data: a sub-solve runs at eps = 0.1, then
+        eps / 10, ... warm-started, until its certificate meets ``tol``
+        (:func:`~multilabel_core.solvers.tighten_to_relative_gap`).
+    max_iter : int, default 10000
+        Most epochs of one engine call (ConvergenceWarning beyond).
     shrinking : bool, default True
     random_state : None, int or numpy Generator, default 0
         Seeds the first D and the engine's permutations (an int: reproducible fits).
@@ -94,8 +109,8 @@ class PrivilegedCDSolver(Solver):
     ``"block_objectives"``.
     """
 
-    tol: float = attrs.field(default=0.1, validator=positive)
-    max_iter: int = attrs.field(default=3000, validator=count)
+    tol: float = attrs.field(default=1e-4, validator=_relative_gap)
+    max_iter: int = attrs.field(default=10000, validator=count)
     shrinking: bool = attrs.field(default=True, validator=flag)
     random_state: object = attrs.field(default=0, validator=seed)
 
@@ -207,19 +222,27 @@ class PrivilegedCDSolver(Solver):
         return Fit(solution, certificate)
 
     def _sub_solve(self, X, Y, C, privileged, pool, embedding, fit_intercept, start, rng) -> Fit:
-        """One SVM+ (privileged) or hinge problem by the engine, warm-started from ``start``."""
+        """One SVM+ (privileged) or hinge problem to the relative gap ``tol``, warm-started from ``start``."""
         settings = {
-            "embedding": embedding, "fit_intercept": bool(fit_intercept), "tol": self.tol, "max_iter": self.max_iter,
-            "shrinking": self.shrinking, "random_state": int(rng.integers(2**63)),
+            "embedding": embedding, "fit_intercept": bool(fit_intercept), "max_iter": self.max_iter,
+            "shrinking": self.shrinking,
         }
-        if privileged is None:
-            alpha0 = None if start is None else np.minimum(start["alpha"], C)
-            return embedded_hinge_cd(X, Y, C, alpha0=alpha0, **settings)
-        return svmplus_cd(
-            X, Y, Y, C, privileged.gamma, privileged_mask=pool, privileged_intercept=privileged.bias,
-            alpha0=None if start is None else start["alpha"], beta0=None if start is None else start["beta"],
-            **settings,
-        )
+
+        def solve(eps, previous):
+            duals = start if previous is None else _duals(previous)
+            seed = int(rng.integers(2**63))
+            if privileged is None:
+                # A warm start from another C keeps its place in the box (scaled by the ratio); min() is round-off.
+                alpha0 = None if duals is None else np.minimum(duals["alpha"], C)
+                return embedded_hinge_cd(X, Y, C, alpha0=alpha0, tol=eps, random_state=seed, **settings)
+            return svmplus_cd(
+                X, Y, Y, C, privileged.gamma, privileged_mask=pool, privileged_intercept=privileged.bias,
+                alpha0=None if duals is None else duals["alpha"], beta0=None if duals is None else duals["beta"],
+                tol=eps, random_state=seed, **settings,
+            )
+
+        fit, _ = tighten_to_relative_gap(solve, FIRST_EPS, self.tol, name=type(self).__name__)
+        return fit
 
 
 @attrs.frozen

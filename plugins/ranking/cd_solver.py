@@ -37,9 +37,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
-from multilabel_core.solvers import AlternatingSolver, ranking_cd
+from multilabel_core.solvers import SMALLEST_EPS, AlternatingSolver, ranking_cd, tighten_to_relative_gap
 from multilabel_core.solvers.ranking import ENGINE_COUNTS
-from multilabel_core.validation import check_random_state, count, flag, positive, seed, warn_not_converged
+from multilabel_core.validation import check_random_state, count, flag, positive, seed
 
 from .kernel import SubsetKernel
 from .subsets import feature_scores, lambda_step
@@ -48,8 +48,6 @@ __all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "check_two_labels", "
 
 #: LIBLINEAR's default eps, where an alpha-step without a warm-start eps starts.
 FIRST_EPS = 0.1
-#: The tightest eps an alpha-step tries: below it the gap is round-off, not progress.
-SMALLEST_EPS = 1e-9
 
 
 def check_two_labels(n_labels: int) -> None:
@@ -180,9 +178,9 @@ class RankingCDSolver(Solver):
         and that eps.
         """
         rng = check_random_state(self.random_state)
-        epochs, counts = 0, dict.fromkeys(ENGINE_COUNTS, 0)
-        while True:
-            fit = ranking_cd(
+
+        def solve(eps, start):
+            return ranking_cd(
                 X,
                 Y,
                 float(problem.C),
@@ -193,28 +191,10 @@ class RankingCDSolver(Solver):
                 max_iter=self.max_iter,
                 shrinking=bool(self.shrinking),
                 random_state=rng,
-                alpha0=alpha0,
+                alpha0=alpha0 if start is None else start.solution.dual,
             )
-            epochs += fit.certificate.n_iter
-            counts = {key: total + fit.certificate.statistics[key] for key, total in counts.items()}
-            reached = fit.certificate.relative_gap <= self.tol
-            if reached or not fit.certificate.converged or eps / 10.0 < SMALLEST_EPS:
-                break
-            eps, alpha0 = eps / 10.0, fit.solution.dual
-        if fit.certificate.converged and not reached:
-            # ranking_cd warns for its own max_iter; this is the other way to stop short.
-            warn_not_converged(
-                type(self).__name__,
-                f"relative duality gap {fit.certificate.relative_gap:.3g} > tol={self.tol:g} at the smallest "
-                f"eps={eps:g} (below it the gap is round-off)",
-            )
-        certificate = attrs.evolve(
-            fit.certificate,
-            n_iter=epochs,
-            converged=bool(fit.certificate.converged and reached),
-            statistics=fit.certificate.statistics | counts | {"eps": eps},
-        )
-        return Fit(fit.solution, certificate), eps
+
+        return tighten_to_relative_gap(solve, eps, self.tol, name=type(self).__name__, counts=ENGINE_COUNTS)
 
 
 def _subset_weights(kernel, extras) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -169,23 +169,39 @@ def _data(seed, n=40, d=4, n_labels=3):
     return X, (X @ rng.standard_normal((d, n_labels)) > 0).astype(int)
 
 
-@pytest.mark.parametrize("seed", [1, 5])  # draws on which (5) descends far from its start (122 to 94 and 84)
-def test_objective_5_never_increases_across_block_steps(seed):
+def test_objective_5_never_increases_across_block_steps():
     """Each block step minimises (5) over its block (W, w~ or D, w~) from the previous point, which is
-    feasible for it; the values are the sub-solves' primals at cd_tol, so they may rise by the sub-solves'
-    precision only: cd_tol relative to the objective."""
-    X, Y = _data(seed)
-    cd_tol = 1e-3
-    model = PrML(k=2, cd_tol=cd_tol, cd_max_iter=20_000, tol=1e-8, max_iter=30).fit(X, Y)
+    feasible for it; the values are the sub-solves' primals at feasible points within a relative gap cd_tol
+    of their blocks' optima, so a value may exceed the previous one by cd_tol relative to it at most.
+
+    The draw (seed 4, C = 10, k = L) is one on which (5) leaves its start: on most draws the first W-step
+    already lands on the trivial point w = 0, every slack 1 (value C n L + L/2), a fixed point of the
+    alternation (docs/methods/prml.md)."""
+    X, Y = _data(4)
+    cd_tol = 1e-5
+    model = PrML(C=10.0, k=3, cd_tol=cd_tol, cd_max_iter=50_000, tol=1e-8, max_iter=30).fit(X, Y)
     blocks = model.block_objective_history_
-    assert len(blocks) == 2 * len(model.objective_history_) >= 6
-    assert blocks[-1] < 0.8 * blocks[0]
+    assert len(blocks) == 2 * len(model.objective_history_) >= 4
+    assert blocks[-1] < 0.6 * blocks[0]
     assert all(c.converged for c in model.d_step_certificates_ + model.w_step_certificates_)
     slack = cd_tol * np.abs(blocks).max()
     assert np.all(np.diff(blocks) <= slack), np.diff(blocks)
     assert np.all(np.diff(model.objective_history_) <= slack)
     # The round's objective is the D-step's value.
     np.testing.assert_allclose(model.objective_history_, blocks[1::2], rtol=1e-12)
+
+
+def test_a_w_step_at_the_trivial_point_ends_the_alternation_there():
+    """With noisy labels the optimum of the W-step is w = 0 with every slack 1: the correcting functions are
+    linear in y~, so examples sharing a privileged vector share a slack, which must cover the worst hinge
+    among them.  Then the D-step sees W = 0 and returns D = 0, and the alternation cannot move: the value is
+    C n L + L/2 (w~ = its bias 1 per label)."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((40, 4)), (rng.random((40, 3)) < 0.5).astype(int)
+    model = PrML(C=1.0, k=3, cd_tol=1e-6, cd_max_iter=50_000).fit(X, Y)
+    n, L = Y.shape
+    np.testing.assert_allclose(model.objective_history_[-1], 1.0 * n * L + L / 2, rtol=1e-5)
+    assert np.abs(model.coef_).max() < 1e-3
 
 
 # -- the Remark: PrBR ----------------------------------------------------------------------
