@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The PrML reproduction (You, Xu, Wang, Xu & Tao, Privileged Multi-label Learning, Table 2): every run of
+# README.md beside this script, from the repository root, then the report (REPRODUCTION.md).  Each run resumes
+# where it stopped (the results store), so rerunning only completes missing work; delete runs/NAME to recompute it.
+# Options: DATA_HOME (default ../shared/datasets beside the checkout), N_JOBS (2), PYTHON, MLCORE.
+#
+# One BLAS thread per process: the family's small dense products between its Cython sweeps are slower with
+# OpenBLAS's spinning worker threads on few shared cores; use N_JOBS for parallelism instead.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
+N_JOBS="${N_JOBS:-2}"
+HERE=benchmarks/reproductions/prml
+MLCORE="${MLCORE:-mlcore}"
+PYTHON="${PYTHON:-python}"
+
+echo "== yeast: 3 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), standardised"
+"$MLCORE" compare --config "$HERE/yeast.toml" --data-home "$DATA_HOME" --out "$HERE/runs/yeast" \
+    --n-jobs "$N_JOBS" --quiet
+
+echo "== enron: 1 split, fixed hyper-parameters, sparse X"
+"$MLCORE" compare --config "$HERE/enron.toml" --data-home "$DATA_HOME" --out "$HERE/runs/enron" \
+    --n-jobs "$N_JOBS" --quiet
+
+echo "== report"
+"$PYTHON" "$HERE/tables.py" > /dev/null
+echo "wrote $HERE/REPRODUCTION.md"
