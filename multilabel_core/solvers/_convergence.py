@@ -36,35 +36,42 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
     Coordinate-descent engines stop on a projected-gradient bound eps (LIBLINEAR's rule), whose
     meaning in objective terms depends on C and the data; a caller that wants a relative
     duality gap instead tightens eps, each call warm-started from the previous Fit (``start``,
-    None for the first).  It stops when the gap is reached, when a call does not converge
-    (its own ConvergenceWarning was issued), or below :data:`SMALLEST_EPS` (a
-    ConvergenceWarning from ``name``).
+    None for the first).  It stops when the gap is reached -- the certificate then holds, even
+    if that call spent its epoch budget before its own eps -- when a call spends its budget
+    short of the gap, or below :data:`SMALLEST_EPS`.  The calls' ConvergenceWarnings are held
+    back and the outcome is reported once: nothing when the gap was reached, else one
+    ConvergenceWarning from ``name``.
 
     Returns ``(fit, eps)``: the last call's Fit, its certificate's ``n_iter`` and the named
-    ``counts`` of its statistics summed over the calls, ``converged`` only when the gap was
+    ``counts`` of its statistics summed over the calls, ``converged`` exactly when the gap was
     reached, ``statistics["eps"]`` the last eps; and that eps.
     """
     import attrs  # the certificate is an attrs class; imported here to keep this module light
 
     epochs, totals, start = 0, dict.fromkeys(counts, 0), None
     while True:
-        fit = solve(eps, start)
+        with warnings.catch_warnings(record=True) as held:
+            warnings.simplefilter("always", ConvergenceWarning)
+            fit = solve(eps, start)
+        for warning in held:
+            if not issubclass(warning.category, ConvergenceWarning):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         epochs += fit.certificate.n_iter
         totals = {key: total + fit.certificate.statistics[key] for key, total in totals.items()}
         reached = fit.certificate.relative_gap <= rtol
         if reached or not fit.certificate.converged or eps / 10.0 < SMALLEST_EPS:
             break
         eps, start = eps / 10.0, fit
-    if fit.certificate.converged and not reached:
+    if not reached:
+        budget = "" if fit.certificate.converged else f", the last call at eps={eps:g} spent its epoch budget"
+        smallest = f" at the smallest eps={eps:g} (below it the gap is round-off)" if fit.certificate.converged else ""
         warn_not_converged(
-            name,
-            f"relative duality gap {fit.certificate.relative_gap:.3g} > tol={rtol:g} at the smallest eps={eps:g} "
-            "(below it the gap is round-off)",
+            name, f"relative duality gap {fit.certificate.relative_gap:.3g} > tol={rtol:g}{smallest}{budget}"
         )
     certificate = attrs.evolve(
         fit.certificate,
         n_iter=epochs,
-        converged=bool(fit.certificate.converged and reached),
+        converged=bool(reached),
         statistics=fit.certificate.statistics | totals | {"eps": eps},
     )
     return type(fit)(fit.solution, certificate), eps

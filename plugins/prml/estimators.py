@@ -152,7 +152,7 @@ class PrML(_Privileged):
         Relative change of objective (5) between rounds that stops the alternation.
     max_iter : int, default 30
         Most rounds (W-step + D-step).
-    cd_tol : float, default 1e-4
+    cd_tol : float, default 1e-3
         Largest relative duality gap of every sub-solve (W-step, D-step).
     cd_max_iter : int, default 10000
         Most epochs of one engine call of a sub-solve.
@@ -165,7 +165,7 @@ class PrML(_Privileged):
     PARTS = PARTS["prml"]
 
     def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
-                 fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-4, cd_max_iter=10000, random_state=0,
+                 fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000, random_state=0,
                  warm_start=False):
         self.C = C
         self.gamma1 = gamma1
@@ -192,7 +192,7 @@ class PrBR(_Privileged):
 
     PARTS = PARTS["prbr"]
 
-    def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-4,
+    def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-3,
                  cd_max_iter=10000, random_state=0, warm_start=False):
         self.C = C
         self.gamma2 = gamma2
@@ -216,7 +216,7 @@ class LEML(_Privileged):
 
     PARTS = PARTS["leml"]
 
-    def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-4, cd_max_iter=10000,
+    def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
                  random_state=0, warm_start=False):
         self.C = C
         self.k = k

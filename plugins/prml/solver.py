@@ -82,7 +82,7 @@ class PrivilegedCDSolver(Solver):
 
     Parameters
     ----------
-    tol : float, default 1e-4
+    tol : float, default 1e-3
         Largest relative duality gap ``gap / max(1, |primal|)`` of each sub-solve.  The engine
         stops on a projected-gradient bound eps (LIBLINEAR's rule), whose meaning in
         objective terms depends on C and the data: a sub-solve runs at eps = 0.1, then
@@ -109,7 +109,7 @@ class PrivilegedCDSolver(Solver):
     ``"block_objectives"``.
     """
 
-    tol: float = attrs.field(default=1e-4, validator=_relative_gap)
+    tol: float = attrs.field(default=1e-3, validator=_relative_gap)
     max_iter: int = attrs.field(default=10000, validator=count)
     shrinking: bool = attrs.field(default=True, validator=flag)
     random_state: object = attrs.field(default=0, validator=seed)
