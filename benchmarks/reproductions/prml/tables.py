@@ -58,7 +58,8 @@ def read_runs() -> tuple[dict, dict, list]:
 
 
 def fmt(mean, std) -> str:
-    return f"{mean:.3f} ± {std:.3f}"
+    # One split has no spread: show the value alone rather than "± nan".
+    return f"{mean:.3f}" if math.isnan(std) else f"{mean:.3f} ± {std:.3f}"
 
 
 def ours(summary, dataset, method, metric):
