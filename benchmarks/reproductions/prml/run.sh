@@ -23,6 +23,9 @@ echo "== enron: 1 split, fixed hyper-parameters, sparse X"
 "$MLCORE" compare --config "$HERE/enron.toml" --data-home "$DATA_HOME" --out "$HERE/runs/enron" \
     --n-jobs "$N_JOBS" --quiet
 
+echo "== converged PrML fits on a yeast half (README finding 2)"
+"$PYTHON" "$HERE/converged_fit.py" --data-home "$DATA_HOME"
+
 echo "== report"
 "$PYTHON" "$HERE/tables.py" > /dev/null
 echo "wrote $HERE/REPRODUCTION.md"
