@@ -106,10 +106,11 @@ class _Privileged(ComposedEstimator):
         return {"gamma": float(self.gamma2), "n_privileged": self.n_privileged, "bias": bool(self.privileged_bias)}
 
     def _solver_settings(self) -> dict:
-        rounds = {"cd_tol": self.cd_tol, "cd_max_iter": self.cd_max_iter, "random_state": self.random_state}
+        common = {"random_state": self.random_state, "n_jobs": self.n_jobs}
         if self.PARTS["solver"] == "privileged_cd":
-            return {"tol": self.cd_tol, "max_iter": self.cd_max_iter, "random_state": self.random_state}
-        return {"tol": self.tol, "max_iter": self.max_iter, **rounds}
+            return {"tol": self.cd_tol, "max_iter": self.cd_max_iter, **common}
+        return {"tol": self.tol, "max_iter": self.max_iter, "cd_tol": self.cd_tol, "cd_max_iter": self.cd_max_iter,
+                **common}
 
     def _store_fit(self, fit, parts, kernel, X, C) -> None:
         super()._store_fit(fit, parts, kernel, X, C)
@@ -158,6 +159,9 @@ class PrML(_Privileged):
         Most epochs of one engine call of a sub-solve.
     random_state : None, int or numpy Generator, default 0
         Seeds the first D and the coordinate orders.
+    n_jobs : int or None, default None
+        Threads for the L independent problems of a W-step (PrBR: of its one step); None is 1,
+        -1 every core.  The result does not depend on it.
     warm_start : bool, default False
         Start from the previous fit's D and dual variables (same data shape).
     """
@@ -166,7 +170,7 @@ class PrML(_Privileged):
 
     def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
                  fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000, random_state=0,
-                 warm_start=False):
+                 n_jobs=None, warm_start=False):
         self.C = C
         self.gamma1 = gamma1
         self.gamma2 = gamma2
@@ -179,6 +183,7 @@ class PrML(_Privileged):
         self.cd_tol = cd_tol
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.warm_start = warm_start
 
 
@@ -193,7 +198,7 @@ class PrBR(_Privileged):
     PARTS = PARTS["prbr"]
 
     def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-3,
-                 cd_max_iter=10000, random_state=0, warm_start=False):
+                 cd_max_iter=10000, random_state=0, n_jobs=None, warm_start=False):
         self.C = C
         self.gamma2 = gamma2
         self.n_privileged = n_privileged
@@ -202,6 +207,7 @@ class PrBR(_Privileged):
         self.cd_tol = cd_tol
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.warm_start = warm_start
 
 
@@ -217,7 +223,7 @@ class LEML(_Privileged):
     PARTS = PARTS["leml"]
 
     def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
-                 random_state=0, warm_start=False):
+                 random_state=0, n_jobs=None, warm_start=False):
         self.C = C
         self.k = k
         self.fit_intercept = fit_intercept
@@ -226,4 +232,5 @@ class LEML(_Privileged):
         self.cd_tol = cd_tol
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.warm_start = warm_start

@@ -156,3 +156,19 @@ def test_amazed_is_infeasible_without_the_privileged_bias(emotions):
     assert infeasible_labels(X, S, pool, fit_intercept=True) == [0]
     with pytest.raises(ValueError, match=r"infeasible for label\(s\) \[0\]"):
         PrBR(privileged_bias=False).fit(X, Y)
+
+
+def test_threads_do_not_change_the_fit():
+    """The W-step's per-label solves draw their seeds before any runs: n_jobs changes the time, not the result."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((50, 5))
+    Y = (X @ rng.standard_normal((5, 4)) + 0.3 * rng.standard_normal((50, 4)) > 0).astype(int)
+    for make in (lambda **kw: PrML(C=1.0, k=3, max_iter=3, **kw), lambda **kw: PrBR(C=1.0, **kw),
+                 lambda **kw: LEML(C=1.0, k=3, max_iter=3, **kw)):
+        serial, threaded = make(n_jobs=None).fit(X, Y), make(n_jobs=2).fit(X, Y)
+        np.testing.assert_array_equal(serial.coef_, threaded.coef_)  # same code, same numbers, one process
+
+
+def test_n_jobs_is_validated():
+    with pytest.raises(ValueError, match="n_jobs"):
+        PrML(n_jobs=0).fit(np.eye(4), np.array([[1, 0], [0, 1], [1, 1], [0, 0]]))
