@@ -30,7 +30,7 @@ def warn_not_converged(solver: str, reason: str) -> None:
 SMALLEST_EPS = 1e-9
 
 
-def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts=()):
+def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts=(), warn: bool = True):
     """Run ``solve(eps, start)`` at eps, eps / 10, ... until the certificate's relative gap is at most ``rtol``.
 
     Coordinate-descent engines stop on a projected-gradient bound eps (LIBLINEAR's rule), whose
@@ -38,9 +38,11 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
     duality gap instead tightens eps, each call warm-started from the previous Fit (``start``,
     None for the first).  It stops when the gap is reached -- the certificate then holds, even
     if that call spent its epoch budget before its own eps -- when a call spends its budget
-    short of the gap, or below :data:`SMALLEST_EPS`.  The calls' ConvergenceWarnings are held
-    back and the outcome is reported once: nothing when the gap was reached, else one
-    ConvergenceWarning from ``name``.
+    short of the gap, or below :data:`SMALLEST_EPS`.  The outcome is reported once: nothing
+    when the gap was reached, else one ConvergenceWarning from ``name`` (``warn=False``: none,
+    for a caller that reports a combined outcome).  ``solve`` itself should not warn (the
+    engine wrappers take ``warn=False``): a call that stops at its budget is this function's
+    to report.
 
     Returns ``(fit, eps)``: the last call's Fit, its certificate's ``n_iter`` and the named
     ``counts`` of its statistics summed over the calls, ``converged`` exactly when the gap was
@@ -50,19 +52,14 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
 
     epochs, totals, start = 0, dict.fromkeys(counts, 0), None
     while True:
-        with warnings.catch_warnings(record=True) as held:
-            warnings.simplefilter("always", ConvergenceWarning)
-            fit = solve(eps, start)
-        for warning in held:
-            if not issubclass(warning.category, ConvergenceWarning):
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        fit = solve(eps, start)
         epochs += fit.certificate.n_iter
         totals = {key: total + fit.certificate.statistics[key] for key, total in totals.items()}
         reached = fit.certificate.relative_gap <= rtol
         if reached or not fit.certificate.converged or eps / 10.0 < SMALLEST_EPS:
             break
         eps, start = eps / 10.0, fit
-    if not reached:
+    if warn and not reached:
         budget = "" if fit.certificate.converged else f", the last call at eps={eps:g} spent its epoch budget"
         smallest = f" at the smallest eps={eps:g} (below it the gap is round-off)" if fit.certificate.converged else ""
         warn_not_converged(

@@ -99,6 +99,7 @@ def coupling_inverse(D, mu: float) -> np.ndarray:
 def ranking_cd(
     X, Y, C: float = 1.0, R_inv=None, feature_weights=None, *, fit_intercept: bool = False, tol: float = 0.1,
     max_iter: int = 1000, shrinking: bool = True, random_state=None, alpha0=None, record_dual: bool = False,
+    warn: bool = True,
 ) -> Fit:
     """Solve the ranking dual (7) for fixed R^-1 and feature weights by Algorithm 1.
 
@@ -131,6 +132,9 @@ def ranking_cd(
     record_dual : bool
         Record the dual objective (7), -g(alpha), after every epoch in
         ``certificate.statistics["dual_trace"]`` (non-decreasing).
+    warn : bool, default True
+        Issue a ConvergenceWarning when ``max_iter`` is reached (a caller that reports the
+        outcome itself passes False).
 
     Returns
     -------
@@ -155,7 +159,7 @@ def ranking_cd(
     Y = check_Y(Y, n_samples=X.shape[0])
     R_inv, weights, seed = _check_settings(Y.shape[1], X.shape[1], C, R_inv, feature_weights, tol, max_iter,
                                            random_state, fit_intercept=fit_intercept, shrinking=shrinking,
-                                           record_dual=record_dual)
+                                           record_dual=record_dual, warn=warn)
     pair_row, pair_k, pair_l = ranking_pairs(Y)
     pairs_of_row = Y.sum(axis=1, dtype=np.int64) * (Y.shape[1] - Y.sum(axis=1, dtype=np.int64))
     # Rows without pairs get the finite bound C; no variable ever reads it.
@@ -168,7 +172,7 @@ def ranking_cd(
     buffers = np.zeros((2, Y.shape[1], rows.dimension))
     problem = RankingDual(rows, pair_row, pair_k, pair_l, box, R_inv, alpha, buffers[0], buffers[1])
     run = solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
-    if not run["converged"]:
+    if warn and not run["converged"]:
         warn_not_converged(
             "ranking_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
         )

@@ -96,7 +96,7 @@ def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
 def svmplus_cd(
     X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
     fit_intercept: bool = False, privileged_intercept: bool = True, tol: float = 0.1, max_iter: int = 1000,
-    shrinking: bool = True, random_state=None, alpha0=None, beta0=None, record_dual: bool = False,
+    shrinking: bool = True, random_state=None, alpha0=None, beta0=None, record_dual: bool = False, warn: bool = True,
 ) -> Fit:
     """Solve the SVM+ dual (7)/(11) by Algorithm 1 (see the module docstring for the symbols).
 
@@ -130,6 +130,9 @@ def svmplus_cd(
         Warm start (>= 0).
     record_dual : bool
         Record -g after every epoch in ``certificate.statistics["dual_trace"]``.
+    warn : bool, default True
+        Issue a ConvergenceWarning when ``max_iter`` is reached (a caller that reports the
+        outcome itself, as :func:`tighten_to_relative_gap`'s callers do, passes False).
 
     Returns
     -------
@@ -155,7 +158,7 @@ def svmplus_cd(
     A, mask, seed = _check_settings(
         Y.shape[1], X_priv.shape[1], C, gamma, tol, max_iter, embedding, privileged_mask, random_state,
         fit_intercept=fit_intercept, privileged_intercept=privileged_intercept, shrinking=shrinking,
-        record_dual=record_dual,
+        record_dual=record_dual, warn=warn,
     )
     # The engine's layout: example by example, alpha_ji then beta_ji.
     eta = np.stack([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)], axis=-1).ravel()
@@ -165,7 +168,7 @@ def svmplus_cd(
     W_tilde = np.zeros((Y.shape[1], privileged.dimension))
     problem = SVMPlusDual(rows, privileged, Y, A, *_exclusions(mask), float(C), float(gamma), eta, M, W_tilde)
     run = solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
-    if not run["converged"]:
+    if warn and not run["converged"]:
         warn_not_converged(
             "svmplus_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
         )
@@ -193,7 +196,7 @@ def svmplus_cd(
 
 def embedded_hinge_cd(
     X, Y, C: float = 1.0, *, embedding=None, fit_intercept: bool = False, tol: float = 0.1, max_iter: int = 1000,
-    shrinking: bool = True, random_state=None, alpha0=None, record_dual: bool = False,
+    shrinking: bool = True, random_state=None, alpha0=None, record_dual: bool = False, warn: bool = True,
 ) -> Fit:
     """The hinge problem with margins ``a_i^T M x_j`` by dual coordinate descent.
 
@@ -215,7 +218,7 @@ def embedded_hinge_cd(
     Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
     A, _, seed = _check_settings(
         Y.shape[1], 1, C, 1.0, tol, max_iter, embedding, None, random_state,
-        fit_intercept=fit_intercept, shrinking=shrinking, record_dual=record_dual,
+        fit_intercept=fit_intercept, shrinking=shrinking, record_dual=record_dual, warn=warn,
     )
     alpha = _check_start(alpha0, "alpha0", Y.shape)
     if np.any(alpha > C):
@@ -225,7 +228,7 @@ def embedded_hinge_cd(
     M = np.zeros((Y.shape[1] if A is None else A.shape[0], rows.dimension))
     run = solve_dual(EmbeddedHingeDual(rows, Y, A, float(C), eta, M), tol=tol, max_iter=max_iter,
                      shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
-    if not run["converged"]:
+    if warn and not run["converged"]:
         warn_not_converged(
             "embedded_hinge_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
         )

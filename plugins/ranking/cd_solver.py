@@ -192,6 +192,7 @@ class RankingCDSolver(Solver):
                 shrinking=bool(self.shrinking),
                 random_state=rng,
                 alpha0=alpha0 if start is None else start.solution.dual,
+                warn=False,
             )
 
         return tighten_to_relative_gap(solve, eps, self.tol, name=type(self).__name__, counts=ENGINE_COUNTS)
