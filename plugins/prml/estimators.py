@@ -162,15 +162,17 @@ class PrML(_Privileged):
     n_jobs : int or None, default None
         Threads for the L independent problems of a W-step (PrBR: of its one step); None is 1,
         -1 every core.  The result does not depend on it.
-    warm_start : bool, default False
-        Start from the previous fit's D and dual variables (same data shape).
+
+    There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
+    point's D may end at another local solution than a cold fit; a grid search fits every
+    point from the seeded start.  PrBR, which is convex, has one.
     """
 
     PARTS = PARTS["prml"]
 
     def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
                  fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000, random_state=0,
-                 n_jobs=None, warm_start=False):
+                 n_jobs=None):
         self.C = C
         self.gamma1 = gamma1
         self.gamma2 = gamma2
@@ -184,7 +186,6 @@ class PrML(_Privileged):
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
-        self.warm_start = warm_start
 
 
 class PrBR(_Privileged):
@@ -192,7 +193,9 @@ class PrBR(_Privileged):
 
     L independent SVM+ problems on x, each label's slacks modelled by the other labels.
     Parameters as :class:`PrML` without ``gamma1``, ``k``, ``tol`` and ``max_iter`` (nothing
-    alternates).
+    alternates), and ``warm_start`` (default False): start from the previous fit's dual
+    variables, rescaled to the new C.  The problem is strictly convex in the scores' weights
+    (Theorem 1), so a warm fit ends where a cold one does, within the certificates' gaps.
     """
 
     PARTS = PARTS["prbr"]
@@ -217,13 +220,14 @@ class LEML(_Privileged):
     Yu, Jain, Kar & Dhillon, *Large-scale multi-label learning with missing labels* (ICML
     2014), as PrML's baseline: ``1/2 (||D||^2 + ||W||^2) + C sum hinge``, the same
     alternation as :class:`PrML` without the privileged part.  Parameters as :class:`PrML`
-    without ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias``.
+    without ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias`` (and, as
+    PrML, without ``warm_start``: the problem is not convex).
     """
 
     PARTS = PARTS["leml"]
 
     def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
-                 random_state=0, n_jobs=None, warm_start=False):
+                 random_state=0, n_jobs=None):
         self.C = C
         self.k = k
         self.fit_intercept = fit_intercept
@@ -233,4 +237,3 @@ class LEML(_Privileged):
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
-        self.warm_start = warm_start
