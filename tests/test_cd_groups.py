@@ -23,7 +23,7 @@ from hypothesis.extra import numpy as hnp
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.solvers.svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
 from multilabel_core.testing.checks import assert_kkt, assert_matches_reference, check_duality_gap
-from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
@@ -91,23 +91,6 @@ def _margin_matrix(problem) -> np.ndarray:
     return np.outer(y, y) * (A.T @ A)[np.ix_(i, i)] * (X @ X.T)[np.ix_(j, j)]
 
 
-def explicit_svmplus_dual(problem):
-    """(H, p, constant) of g(eta) = 1/2 eta^T H eta + p^T eta + constant over eta = [alpha; beta] >= 0."""
-    Y = problem["Y"]
-    n, n_labels = Y.shape
-    X_priv = _dense(problem["X_priv"], problem.get("privileged_intercept", True))
-    mask = np.ones((n_labels, problem["X_priv"].shape[1]), dtype=bool) if problem["privileged_mask"] is None \
-        else problem["privileged_mask"]
-    mask = np.hstack([mask, np.ones((n_labels, X_priv.shape[1] - mask.shape[1]), dtype=bool)])
-    j, i = np.divmod(np.arange(n * n_labels), n_labels)
-    psi = X_priv[j] * mask[i]
-    K = (i[:, None] == i[None, :]) * (psi @ psi.T)
-    gamma, C = problem["gamma"], problem["C"]
-    H = np.block([[_margin_matrix(problem) + K / gamma, K / gamma], [K / gamma, K / gamma]])
-    linear = C / gamma * K.sum(axis=1)
-    return H, np.concatenate([-1.0 - linear, -linear]), C**2 / (2.0 * gamma) * K.sum()
-
-
 def _eta(fit) -> np.ndarray:
     return np.concatenate([fit.solution.dual.ravel(), fit.solution.extras["beta"].ravel()])
 
@@ -169,7 +152,7 @@ def test_hinge_matches_the_reference_qp(problem):
 @given(svmplus_problems())
 def test_grouped_svmplus_matches_the_reference_qp(problem):
     fit = _tight(svmplus_cd, problem, random_state=0)
-    H, p, constant = explicit_svmplus_dual(problem)
+    H, p, constant = svmplus_dual_matrices(**problem)
     reference = solve_box_qp_reference(H, p, 0.0, np.inf)
     eta = _eta(fit)
     value = 0.5 * eta @ H @ eta + p @ eta + constant

@@ -28,7 +28,7 @@ from hypothesis.extra import numpy as hnp
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.solvers.svmplus import privileged_label_features, svmplus_cd
 from multilabel_core.testing.checks import assert_dual_ascent, assert_kkt, assert_matches_reference, check_duality_gap
-from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
@@ -64,33 +64,6 @@ def svmplus_problems(draw):
     }
 
 
-def _dense(matrix, constant: bool) -> np.ndarray:
-    dense = matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=np.float64)
-    return np.hstack([dense, np.ones((dense.shape[0], 1))]) if constant else dense
-
-
-def explicit_dual(problem):
-    """(H, p, constant) of g(eta) = 1/2 eta^T H eta + p^T eta + constant for ``problem``."""
-    Y = problem["Y"]
-    n, n_labels = Y.shape
-    X = _dense(problem["X"], problem["fit_intercept"])
-    X_priv = _dense(problem["X_priv"], problem.get("privileged_intercept", True))
-    A = np.eye(n_labels) if problem["embedding"] is None else problem["embedding"]
-    mask = np.ones((n_labels, problem["X_priv"].shape[1]), dtype=bool) if problem["privileged_mask"] is None \
-        else problem["privileged_mask"]
-    mask = np.hstack([mask, np.ones((n_labels, X_priv.shape[1] - mask.shape[1]), dtype=bool)])
-    j, i = np.divmod(np.arange(n * n_labels), n_labels)
-    y = Y[j, i]
-    Q_M = np.outer(y, y) * (A.T @ A)[np.ix_(i, i)] * (X @ X.T)[np.ix_(j, j)]
-    psi = X_priv[j] * mask[i]
-    K = (i[:, None] == i[None, :]) * (psi @ psi.T)
-    gamma, C = problem["gamma"], problem["C"]
-    H = np.block([[Q_M + K / gamma, K / gamma], [K / gamma, K / gamma]])
-    linear = C / gamma * K.sum(axis=1)
-    p = np.concatenate([-1.0 - linear, -linear])
-    return H, p, C**2 / (2.0 * gamma) * K.sum()
-
-
 def eta(result) -> np.ndarray:
     return np.concatenate([result.solution.dual.ravel(), result.solution.extras["beta"].ravel()])
 
@@ -98,7 +71,7 @@ def eta(result) -> np.ndarray:
 @given(svmplus_problems())
 def test_matches_reference_qp_with_kkt_and_gap(problem):
     result = solved(problem, random_state=0)
-    H, p, constant = explicit_dual(problem)
+    H, p, constant = svmplus_dual_matrices(**problem)
     reference = solve_box_qp_reference(H, p, 0.0, np.inf)
     x = eta(result)
     value = 0.5 * x @ H @ x + p @ x + constant

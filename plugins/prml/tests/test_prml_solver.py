@@ -22,7 +22,7 @@ from multilabel_core_plugins.prml import PrBR, PrivilegedLabels, PrML
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.solvers.svmplus import svmplus_cd
 from multilabel_core.testing.checks import assert_kkt, assert_matches_reference
-from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
@@ -55,29 +55,6 @@ def solved(problem, **options):
     return fit
 
 
-def explicit_dual(problem):
-    """(H, p, constant) of dual (11), g(eta) = 1/2 eta^T H eta + p^T eta + constant over eta = [alpha; beta] >= 0.
-
-    Coordinate s = (j, i) in C order of (n, L); phi_s = a_i (x) [x_j; 1], psi_s = [m_i o y_j; 1].
-    """
-    Y = problem["Y"]
-    n, n_labels = Y.shape
-    X = np.hstack([np.asarray(problem["X"].toarray() if hasattr(problem["X"], "toarray") else problem["X"]),
-                   np.ones((n, 1))])
-    X_priv = np.hstack([problem["X_priv"], np.ones((n, 1))])
-    mask = np.hstack([problem["privileged_mask"], np.ones((n_labels, 1), dtype=bool)])
-    A = problem["embedding"]
-    j, i = np.divmod(np.arange(n * n_labels), n_labels)
-    y = Y[j, i]
-    Q_M = np.outer(y, y) * (A.T @ A)[np.ix_(i, i)] * (X @ X.T)[np.ix_(j, j)]
-    psi = X_priv[j] * mask[i]
-    K = (i[:, None] == i[None, :]) * (psi @ psi.T)
-    gamma, C = problem["gamma"], problem["C"]
-    H = np.block([[Q_M + K / gamma, K / gamma], [K / gamma, K / gamma]])
-    linear = C / gamma * K.sum(axis=1)
-    return H, np.concatenate([-1.0 - linear, -linear]), C**2 / (2.0 * gamma) * K.sum()
-
-
 def _eta(fit):
     return np.concatenate([fit.solution.dual.ravel(), fit.solution.extras["beta"].ravel()])
 
@@ -101,7 +78,7 @@ def _assert_same_solution(first, second, tol):
 @given(d_steps())
 def test_the_d_step_matches_the_reference_qp_of_dual_11(problem):
     fit = solved(problem, random_state=0)
-    H, p, constant = explicit_dual(problem)
+    H, p, constant = svmplus_dual_matrices(**problem)
     reference = solve_box_qp_reference(H, p, 0.0, np.inf)
     eta = _eta(fit)
     value = 0.5 * eta @ H @ eta + p @ eta + constant
