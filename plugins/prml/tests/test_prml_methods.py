@@ -30,10 +30,11 @@ def test_the_privileged_methods_conform(name):
 
 
 @pytest.mark.filterwarnings("ignore:AlternatingSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
-def test_enron_rows_stay_sparse(datasets_dir, monkeypatch):
+@pytest.mark.parametrize("name", ["enron", "bibtex"])
+def test_sparse_text_rows_stay_sparse(name, datasets_dir, monkeypatch):
     """Fits on CSR rows with densifying forbidden give the dense fits' scores: the same coordinate orders on the
     same numbers, so they differ by the rounding of the sums only."""
-    dataset = load_dataset("enron", data_home=datasets_dir)
+    dataset = load_dataset(name, data_home=datasets_dir)
     rows = np.random.default_rng(0).permutation(dataset.X.shape[0])[:200]
     X, Y = sp.csr_matrix(dataset.X[rows]), np.asarray(dataset.Y[rows])
     Y = Y[:, np.argsort(-Y.sum(axis=0), kind="stable")[:5]]  # the 5 most frequent labels
