@@ -61,11 +61,8 @@ class _Privileged(ComposedEstimator):
 
     def _parts(self) -> dict:
         self._validate_family_params()
-        settings = {
-            "regularizer": self._regularizer_settings(),
-            "relation": self._relation_settings(),
-            "solver": self._solver_settings(),
-        }
+        # The low-rank regulariser is built in _problem, once L is known.
+        settings = {"relation": self._relation_settings(), "solver": self._solver_settings()}
         return {
             role: None if (role, name) == ("regularizer", "low_rank") else make_component(
                 role, name, **settings.get(role, {}))
@@ -87,9 +84,6 @@ class _Privileged(ComposedEstimator):
             check_scalar(params["n_privileged"], "n_privileged", kind=numbers.Integral, low=1)
         if "k" in params:
             resolve_rank(params["k"], 10**9)  # the type and range; the rank against L at fit time
-
-    def _regularizer_settings(self) -> dict:
-        return {}
 
     def _problem(self, X, Y, parts: dict, kernel):
         # The rank is a fraction of L (the paper's ceil(0.9 L)) until the labels are known.

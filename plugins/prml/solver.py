@@ -198,11 +198,12 @@ class PrivilegedCDSolver(Solver):
         k = regularizer.rank
         dimension = X.shape[1] + bool(problem.fit_intercept)
         D = warm.dictionary(k, dimension)
-        if D is None:
+        first_round = D is None
+        if first_round:
             D = rng.standard_normal((k, dimension)) / np.sqrt(dimension)
         g1 = regularizer.gamma
         projected = _projected(X, D, problem.fit_intercept)
-        if privileged is not None and not privileged.bias and warm.dictionary(k, dimension) is None:
+        if privileged is not None and not privileged.bias and first_round:
             _refuse_infeasible(projected, Y, pool, False, "the first W-step (6)")
         scaled = attrs.evolve(privileged, gamma=privileged.gamma / g1) if privileged is not None else None
         w_fit = self._per_label(projected, Y, problem.C / g1, scaled, pool, False, warm.w_step, rng)
