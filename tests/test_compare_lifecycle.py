@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,6 +38,7 @@ def test_the_loky_workers_get_the_parent_watch_and_other_backends_are_left_alone
     with runner._loky_exiting_with_parent():
         backend, _ = joblib.parallel.get_active_backend()
         assert backend.backend_kwargs["initializer"] is runner._exit_with_parent
+        assert backend.backend_kwargs["initargs"] == (os.getpid(),)
     with joblib.parallel_config(backend="threading"), runner._loky_exiting_with_parent():
         backend, _ = joblib.parallel.get_active_backend()
         assert "initializer" not in getattr(backend, "backend_kwargs", {})
@@ -105,3 +107,18 @@ def test_the_workers_of_a_killed_compare_exit_with_it(tmp_path):
         for pid in spawned:  # only the processes this test started, by their id
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_whose_parent_died_before_its_initializer_exits():
+    # A worker may reach its initializer only after the run was killed (it imports the methods
+    # first); it then compares its parent with the run's id given at the executor's creation,
+    # not with os.getppid() of that moment, which is already the new parent's.
+    code = (
+        "import os, time\n"
+        "from multilabel_core.experiments.runner import _exit_with_parent\n"
+        "_exit_with_parent(os.getppid() + 1)  # not the parent: as if the run had died\n"
+        "time.sleep(30)\n"
+    )
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), timeout=60)
+    assert result.returncode == 1 and time.monotonic() - start < 20

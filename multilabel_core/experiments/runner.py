@@ -218,8 +218,12 @@ def _parallel(n_jobs, client, dataset):
 PARENT_POLL_SECONDS = 1.0
 
 
-def _exit_with_parent() -> None:
+def _exit_with_parent(parent: int) -> None:
     """Loky worker initializer: end this worker within PARENT_POLL_SECONDS of its parent's death.
+
+    ``parent`` is the run's process id, taken when the executor is made: a worker may reach
+    its initializer only after the run was killed (importing the methods takes a while), and
+    then ``os.getppid()`` is already its new parent's, which would never change again.
 
     loky workers block on their task queue and exit only when the executor shuts them
     down or after joblib's idle timeout (300 s); the queue does not signal the parent's
@@ -237,8 +241,6 @@ def _exit_with_parent() -> None:
     executor-manager thread.  On Windows the parent id does not change when the parent
     dies, so there the workers still end at joblib's idle timeout.
     """
-    parent = os.getppid()
-
     def watch() -> None:
         while os.getppid() == parent:
             sleep(PARENT_POLL_SECONDS)
@@ -263,6 +265,7 @@ def _loky_exiting_with_parent():
         inner_max_num_threads=backend.inner_max_num_threads,
         **backend.backend_kwargs,
         initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
     )
     return joblib.parallel_config(backend=exiting)
 
