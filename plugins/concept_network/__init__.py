@@ -1,0 +1,100 @@
+"""The max-margin concept network with label- and pair-specific kernels (Zhang, Xue, Fan, Huang, Wu & Liu).
+
+Registered through the ``multilabel_core.plugins`` entry point ``concept_network``: the method
+``concept_network`` (:class:`~.estimator.ConceptNetwork`) and the label relation of the same name
+(:class:`~.graph.ConceptNetworkRelation`, the co-occurrence graph).  docs/methods/concept-network.md
+describes the model, the derived dual, the kernel learning, Nystrom, inference and the reproduction.
+"""
+
+from __future__ import annotations
+
+import multilabel_core
+from multilabel_core.registry import ComponentSpec, MethodSpec
+
+from .estimator import ClippingWarning, ConceptNetwork, InferenceWarning, local_features
+from .graph import ConceptGraph, ConceptNetworkRelation, concept_graph, edge_statistic
+from .inference import InferenceResult, global_score, infer
+from .kernels import EigenBasis, LearnedKernels, learn_kernels, top_eigenpairs
+
+__all__ = [
+    "CITATION",
+    "DEFAULT_GRID",
+    "PARTS",
+    "ClippingWarning",
+    "ConceptGraph",
+    "ConceptNetwork",
+    "ConceptNetworkRelation",
+    "EigenBasis",
+    "InferenceResult",
+    "InferenceWarning",
+    "LearnedKernels",
+    "concept_graph",
+    "edge_statistic",
+    "global_score",
+    "infer",
+    "learn_kernels",
+    "local_features",
+    "register_components",
+    "register_methods",
+    "register_trusted_types",
+    "top_eigenpairs",
+]
+
+CITATION = (
+    "Zhang, Xue, Fan, Huang, Wu & Liu, Multi-Kernel Multi-Label Learning with Max-Margin Concept Network, IJCAI 2011"
+)
+
+#: The parts the method composes: per-label hinge SVMs (5)-(7), the Frobenius norm of theta, the
+#: concept network as the label relation, the RBF base kernel, and the dual coordinate-descent engine.
+PARTS = {
+    "loss": "hinge",
+    "regularizer": "frobenius",
+    "relation": "concept_network",
+    "kernel": "rbf",
+    "solver": "cd",
+}
+
+#: The registered grid (the runner searches it by inner cross-validation on the training part):
+#: lambda over two decades, sigma from "no network" to equal weight, and two thresholds P0.  Why
+#: these values: docs/methods/concept-network.md, "Defaults and grid".
+DEFAULT_GRID = {
+    "C": [0.1, 1.0, 10.0],
+    "sigma": [0.0, 0.5, 1.0],
+    "threshold": [0.02, 0.05, 0.1],
+}
+
+
+@multilabel_core.hookimpl
+def register_methods(register):
+    register(
+        MethodSpec(
+            name="concept_network",
+            estimator=ConceptNetwork,
+            citation=CITATION,
+            parts=PARTS,
+            param_grid=DEFAULT_GRID,
+            description=(
+                "Max-margin concept network: per-label SVMs on learned label and label-pair kernels, "
+                "labels inferred jointly by ICM"
+            ),
+        )
+    )
+
+
+@multilabel_core.hookimpl
+def register_components(register):
+    register(
+        ComponentSpec(
+            "relation",
+            "concept_network",
+            ConceptNetworkRelation,
+            description=ConceptNetworkRelation.__doc__.strip().splitlines()[0],
+        )
+    )
+
+
+@multilabel_core.hookimpl
+def register_trusted_types(register):
+    # A fitted ConceptNetwork keeps these records of its fit (none is a registered component).
+    for cls in (ConceptGraph, EigenBasis, LearnedKernels):
+        register(cls)

@@ -1,0 +1,196 @@
+"""Label- and pair-specific kernels on a shared eigenbasis, and their Nystrom extension.
+
+Zhang et al., *Multi-Kernel Multi-Label Learning with Max-Margin Concept Network*, sections 3-4.
+The base kernel K (n x n, an RBF Gram matrix of the training rows) is truncated to its top m
+eigenpairs, ``K ~ sum_k eta_k u_k u_k^T``.  The learned kernels share that basis,
+
+    K_l = sum_k omega_lk u_k u_k^T,        K_lt = sum_k zeta_ltk u_k u_k^T,
+
+with the weights maximising (12) and (14).  Both are separable concave quadratics in each
+weight, so their stationary points are the maximisers:
+
+    (12)  d/d omega_lk [omega_lk c_lk - gamma_l (omega_lk - eta_k)^2] = 0
+          ->  omega_lk = eta_k + c_lk / (2 gamma_l),            c_lk = (Y_l^T u_k)^2 >= 0;
+    (14)  zeta_ltk = eta_k + b_ltk / (2 Upsilon_lt),            b_ltk = (Y_l^T u_k)(u_k^T Y_t).
+
+omega_lk >= eta_k > 0, so K_l is positive semi-definite.  b_ltk has either sign, and a negative
+zeta_ltk would make K_lt indefinite (the local duals (8) would lose their concavity): zeta is
+clipped at 0, a deviation from the paper, counted in :attr:`LearnedKernels.n_clipped`.
+
+Trade-offs.  The paper's gamma_l and Upsilon_lt have the units of (Y^T u)^2 / eta, which grow
+with the number of rows and of a label's positives.  They are set here from dimensionless
+parameters: ``gamma_l = site_tradeoff * sum_k c_lk / sum_k eta_k`` and
+``Upsilon_lt = edge_tradeoff * sum_k |b_ltk| / sum_k eta_k``, so that the label term adds
+``sum_k |omega_lk - eta_k| = sum_k eta_k / (2 site_tradeoff)``: at ``site_tradeoff = 1`` half the
+trace of the truncated base kernel, whatever the label's frequency and the number of rows.  The
+paper's values are kept (``site_gamma``, ``edge_upsilon``).
+
+Nystrom (eq. 17).  For a new row x, ``phi_k(x) = (1 / eta_k) sum_i K(x, x_i) u_k(i)``, which gives
+``phi_k(x_i) = u_k(i)`` at the training rows since K u_k = eta_k u_k; then (eq. 18)
+``K_l(x, x_i) = sum_k omega_lk phi_k(x) u_k(i)``.  An eigenpair with a tiny eta_k amplifies the
+error of u_k by 1 / eta_k, so the basis keeps only the eigenpairs with ``eta_k >= eig_rtol eta_1``
+(:func:`top_eigenpairs`).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import attrs
+import numpy as np
+import scipy.linalg
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+from multilabel_core.validation import check_scalar
+
+__all__ = ["EigenBasis", "LearnedKernels", "learn_kernels", "site_weights", "edge_weights", "top_eigenpairs"]
+
+#: Below this many rows the dense symmetric eigensolver is cheaper than ARPACK's Lanczos iteration.
+DENSE_EIGH_ROWS = 200
+
+
+@attrs.frozen(eq=False)
+class EigenBasis:
+    """The top eigenpairs of the training Gram matrix: ``values`` (m,) descending, ``vectors`` (n, m).
+
+    ``n_requested`` is the m asked for, ``n_dropped`` how many of those were dropped by the
+    ``eig_rtol`` rule, ``method`` the eigensolver ("eigsh" or "eigh") and ``time`` its seconds.
+    """
+
+    values: np.ndarray
+    vectors: np.ndarray
+    n_requested: int
+    n_dropped: int
+    eig_rtol: float
+    method: str
+    time: float
+
+    @property
+    def n_components(self) -> int:
+        return self.values.shape[0]
+
+    def extend(self, K_new) -> np.ndarray:
+        """The Nystrom eigenfunctions (eq. 17) at new rows: ``(K_new U) / eta``, (n_new, m).
+
+        ``K_new`` is the base kernel between the new rows and the training rows (n_new, n).
+        At the training rows themselves (``K_new = K``) this returns ``U`` up to the
+        truncation's round-off.
+        """
+        K_new = np.asarray(K_new, dtype=np.float64)
+        if K_new.ndim != 2 or K_new.shape[1] != self.vectors.shape[0]:
+            raise ValueError(f"K_new must be (n_new, {self.vectors.shape[0]}), got shape {K_new.shape}")
+        return (K_new @ self.vectors) / self.values
+
+
+def top_eigenpairs(K, n_components: int, *, eig_rtol: float = 1e-3, random_state=0) -> EigenBasis:
+    """The top ``n_components`` eigenpairs of the symmetric PSD matrix K with ``eta_k >= eig_rtol eta_1``.
+
+    ARPACK's Lanczos iteration (``scipy.sparse.linalg.eigsh``, ``which="LA"``) costs
+    O(n^2 m) per restart for m << n, against O(n^3) for a full ``eigh``; the full dense solver
+    is used only below :data:`DENSE_EIGH_ROWS` rows or when m >= n - 1 (where ARPACK cannot
+    run), asking LAPACK for the top m pairs only.  The starting vector is drawn from
+    ``random_state``, so the basis is reproducible (eigenvectors are defined up to sign:
+    each is oriented so that its largest-magnitude entry is positive).
+    """
+    K = np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    if K.ndim != 2 or K.shape != (n, n) or n < 2:
+        raise ValueError(f"K must be a square Gram matrix of at least 2 rows, got shape {K.shape}")
+    check_scalar(n_components, "n_components", kind=numbers.Integral, low=1)
+    check_scalar(eig_rtol, "eig_rtol", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    m = min(int(n_components), n)
+    start = time.perf_counter()
+    if n <= DENSE_EIGH_ROWS or m >= n - 1:
+        values, vectors = scipy.linalg.eigh(K, subset_by_index=[n - m, n - 1])
+        method = "eigh"
+    else:
+        v0 = np.random.default_rng(random_state).uniform(-1.0, 1.0, n)
+        try:
+            values, vectors = eigsh(K, k=m, which="LA", v0=v0)
+        except ArpackNoConvergence as exc:  # a clear error, not a partial basis
+            raise ValueError(
+                f"ARPACK found {len(exc.eigenvalues)} of the top {m} eigenpairs of the {n} x {n} kernel: "
+                "lower n_components"
+            ) from None
+        method = "eigsh"
+    order = np.argsort(values)[::-1]
+    values, vectors = values[order], vectors[:, order]
+    if not values[0] > 0.0:
+        raise ValueError("the kernel matrix has no positive eigenvalue (is the kernel a Gram matrix?)")
+    keep = values >= eig_rtol * values[0]
+    values, vectors = values[keep], vectors[:, keep]
+    rows = np.argmax(np.abs(vectors), axis=0)
+    vectors = vectors * np.sign(vectors[rows, np.arange(vectors.shape[1])])
+    return EigenBasis(
+        values=values,
+        vectors=np.ascontiguousarray(vectors),
+        n_requested=m,
+        n_dropped=int(m - keep.sum()),
+        eig_rtol=float(eig_rtol),
+        method=method,
+        time=time.perf_counter() - start,
+    )
+
+
+def site_weights(projections: np.ndarray, eta: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """omega (L, m), the maximiser of (12): ``eta_k + (Y_l^T u_k)^2 / (2 gamma_l)``.
+
+    ``projections`` is ``U^T Y`` (m, L); ``gamma`` (L,) positive (a label with no positive has
+    ``Y_l^T u_k = 0`` and keeps omega_l = eta whatever gamma_l).
+    """
+    return eta[None, :] + (projections.T**2) / (2.0 * gamma[:, None])
+
+
+def edge_weights(projections: np.ndarray, eta: np.ndarray, edges: np.ndarray, upsilon: np.ndarray):
+    """zeta (E, m) for the ordered pairs ``edges`` (E, 2), the maximiser of (14), and the unclipped values.
+
+    Returns ``(clipped, raw)``: ``raw = eta_k + (Y_l^T u_k)(u_k^T Y_t) / (2 Upsilon_lt)`` and
+    ``clipped = max(raw, 0)``.
+    """
+    left, right = projections[:, edges[:, 0]].T, projections[:, edges[:, 1]].T
+    raw = eta[None, :] + left * right / (2.0 * upsilon[:, None])
+    return np.maximum(raw, 0.0), raw
+
+
+@attrs.frozen(eq=False)
+class LearnedKernels:
+    """omega (L, m) and zeta (E, m) of the ordered edges, with the trade-offs and the clipping count.
+
+    ``site_gamma`` (L,) and ``edge_upsilon`` (E,) are the paper's gamma_l and Upsilon_lt;
+    ``n_clipped`` counts the zeta_ltk set to 0 (over all ordered edges and k), ``n_edge_weights``
+    the zeta_ltk in all.
+    """
+
+    omega: np.ndarray
+    zeta: np.ndarray
+    site_gamma: np.ndarray
+    edge_upsilon: np.ndarray
+    n_clipped: int
+
+    @property
+    def n_edge_weights(self) -> int:
+        return int(self.zeta.size)
+
+
+def learn_kernels(basis: EigenBasis, Y, edges: np.ndarray, site_tradeoff: float, edge_tradeoff: float) -> LearnedKernels:
+    """The closed forms of (12) and (14) with the dimensionless trade-offs of the module docstring."""
+    Y = np.asarray(Y, dtype=np.float64)
+    eta = basis.values
+    projections = basis.vectors.T @ Y  # (m, L): Y_l^T u_k
+    trace = float(eta.sum())
+    site_mass = (projections**2).sum(axis=0)
+    # A label without a positive gives c_l = 0: any gamma leaves omega = eta; 1 keeps it finite.
+    site_gamma = np.where(site_mass > 0.0, site_tradeoff * site_mass / trace, 1.0)
+    omega = site_weights(projections, eta, site_gamma)
+    edges = np.asarray(edges, dtype=np.intp).reshape(-1, 2)
+    edge_mass = np.abs(projections[:, edges[:, 0]] * projections[:, edges[:, 1]]).sum(axis=0)
+    edge_upsilon = np.where(edge_mass > 0.0, edge_tradeoff * edge_mass / trace, 1.0)
+    zeta, raw = edge_weights(projections, eta, edges, edge_upsilon)
+    return LearnedKernels(
+        omega=omega,
+        zeta=zeta,
+        site_gamma=site_gamma,
+        edge_upsilon=edge_upsilon,
+        n_clipped=int(np.count_nonzero(raw < 0.0)),
+    )
