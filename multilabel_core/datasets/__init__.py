@@ -4,6 +4,7 @@ statistics and synthetic data.
 - :mod:`.arff`: Mulan (ARFF + XML label file) and MEKA (``-C L`` relation) readers/writers;
 - :mod:`.libsvm`: the LibSVM multi-label format;
 - :mod:`.loading`: :func:`load_dataset` by path or by name (data folders, then the cache);
+  ``A+B`` joins two datasets' rows (:mod:`.combine`: :func:`concatenate`);
 - :mod:`.fetch`: :func:`fetch_dataset` downloads registered datasets, checksums verified;
 - :mod:`.stats`: :func:`describe`, the statistics of MLRL Table I;
 - :mod:`.synthetic`: :func:`make_correlated_multilabel`, data with a known label covariance.
@@ -15,6 +16,7 @@ from ._dataset import Dataset, IndexNames, NominalFeature
 from ._files import MAX_BYTES, MAX_BYTES_ENV, DataFormatError
 from ._storage import DENSE_ABOVE
 from .arff import read_meka, read_mulan, write_meka, write_mulan
+from .combine import concatenate
 from .fetch import cache_dir, fetch_dataset
 from .libsvm import MAX_COLUMNS, read_libsvm, write_libsvm
 from .loading import load_dataset
@@ -31,6 +33,7 @@ __all__ = [
     "IndexNames",
     "NominalFeature",
     "cache_dir",
+    "concatenate",
     "describe",
     "fetch_dataset",
     "label_covariance",

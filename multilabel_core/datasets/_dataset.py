@@ -166,6 +166,10 @@ class Dataset:
     nominal_features : how nominal source attributes were encoded into columns of X
         (see :class:`NominalFeature`); empty when every feature is numeric.  Writers use
         it to write such attributes back as nominal ones.
+    parts : the row counts of the datasets this one joins, in order (a Mulan train file
+        then its test file: ``(391, 202)``), made by :func:`~multilabel_core.datasets.concatenate`;
+        empty for a dataset from one source.  The experiments' ``given`` protocol splits
+        at these boundaries.
     """
 
     X: np.ndarray | sp.csr_matrix = attrs.field(converter=_as_features)
@@ -178,10 +182,12 @@ class Dataset:
     )
     name: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
     nominal_features: tuple[NominalFeature, ...] = attrs.field(default=(), converter=tuple)
+    parts: tuple[int, ...] = attrs.field(default=(), converter=tuple)
 
     def __attrs_post_init__(self):
         if self.Y.shape[0] != self.n_samples:
             raise ValueError(f"Y has {self.Y.shape[0]} rows but X has {self.n_samples}")
+        self._check_parts()
         for kind, names, count in (
             ("feature", self.feature_names, self.n_features),
             ("label", self.label_names, self.n_labels),
@@ -192,6 +198,17 @@ class Dataset:
                 duplicate = next(n for n in names if names.count(n) > 1)
                 raise ValueError(f"{kind} name {duplicate!r} is used twice; names must be distinct")
         self._check_nominal_features()
+
+    def _check_parts(self):
+        if not self.parts:
+            return
+        counts = all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in self.parts)
+        if len(self.parts) < 2 or not counts or sum(self.parts) != self.n_samples:
+            raise ValueError(
+                f"parts must be two or more positive row counts summing to the {self.n_samples} rows, "
+                f"got {self.parts!r}"
+            )
+        object.__setattr__(self, "parts", tuple(int(size) for size in self.parts))
 
     def _check_nominal_features(self):
         taken = set()
@@ -223,7 +240,8 @@ class Dataset:
     def __repr__(self) -> str:
         storage = f"sparse CSR, {self.X.nnz} stored values" if self.is_sparse else "dense"
         nominal = f", {len(self.nominal_features)} nominal features" if self.nominal_features else ""
+        parts = f", parts {' + '.join(map(str, self.parts))}" if self.parts else ""
         return (
             f"Dataset(name={self.name!r}, n_samples={self.n_samples}, n_features={self.n_features}, "
-            f"n_labels={self.n_labels}, X {storage}{nominal})"
+            f"n_labels={self.n_labels}, X {storage}{nominal}{parts})"
         )

@@ -10,6 +10,10 @@ A bare name (no folder, no known suffix) is looked up as ``NAME.arff`` (+ ``NAME
 then ``NAME.svm`` / ``NAME.libsvm`` / ``NAME.txt`` (each also ``.gz``) in these folders,
 in order: ``data_home``, the folder in the environment variable ``MULTILABEL_CORE_DATA``,
 then the download cache of :func:`~.fetch.fetch_dataset`.
+
+A name (or path) that is not a file and holds ``+`` joins datasets: ``emotions-train+emotions-test``
+loads each part as above and stacks their rows (:func:`~.combine.concatenate`: the parts must
+have the same features and labels), remembering where each part ends (``Dataset.parts``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 from pathlib import Path
 
 from ._dataset import Dataset
+from .combine import concatenate
 from ._files import strip_suffix
 from ._storage import check_sparse
 from .arff import mulan_xml_path, read_meka, read_mulan
@@ -41,12 +46,19 @@ def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", spars
     default ``$MULTILABEL_CORE_MAX_BYTES`` or 256 MiB (:func:`~._files.byte_cap`).
     Raises ValueError for an unknown name, listing the folders searched, and
     :class:`~._files.DataFormatError` (a ValueError) for a malformed file.
+    ``A+B`` (not itself a file) is the rows of A then those of B, each loaded with
+    these arguments (module docstring); ValueError when they do not fit together.
     """
     sparse = check_sparse(sparse)
     text = os.fspath(name_or_path)
     path = Path(text)
     if path.is_file():
         return load_file(path, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
+    if "+" in text:
+        names = text.split("+")
+        if not all(names):
+            raise ValueError(f"{text!r}: an empty dataset name beside '+'; join datasets as NAME1+NAME2")
+        return concatenate([load_dataset(n, data_home, nominal=nominal, sparse=sparse, max_bytes=max_bytes) for n in names])
     if os.sep in text or "/" in text or _format_of(path) is not None:
         raise ValueError(f"no such data file: {path}")
     folders = search_path(data_home)
