@@ -10,7 +10,7 @@ An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is in
 (``.yaml``/``.yml``), with the keys of :data:`FILE_KEYS`::
 
     methods = ["br"]
-    datasets = ["emotions", "yeast"]
+    datasets = ["emotions", "yeast"]   # "emotions-train+emotions-test": two files' rows joined
     protocol = "kfold"
     preprocess = "standardize"
     seed = 0
@@ -182,8 +182,10 @@ class Experiment:
         point of the grid).
     datasets : names, file paths or :class:`~multilabel_core.datasets.Dataset` objects
         A string is loaded by :func:`~multilabel_core.datasets.load_dataset` (with
-        ``data_home``); ``"synthetic"`` is the embedded correlated dataset drawn with
-        ``seed``.  Records name a dataset as given (a Dataset by its ``name``).
+        ``data_home``); ``"A+B"`` joins two files' rows and remembers where A ends
+        (``Dataset.parts``, which the ``given`` protocol splits at); ``"synthetic"`` is
+        the embedded correlated dataset drawn with ``seed``.  Records name a dataset as
+        given (a Dataset by its ``name``).
     protocol : name in :data:`~multilabel_core.experiments.protocols.PROTOCOLS`
     protocol_params : the protocol's parameters; missing ones take its defaults.
     preprocess : None or a name of :data:`~.preprocessing.PREPROCESSORS`
@@ -326,13 +328,21 @@ def _is_plain(value) -> bool:
 
 
 def fingerprint(dataset) -> dict:
-    """Shape and SHA-256 of a dataset's X and Y: a changed data file is a changed configuration."""
+    """Shape and SHA-256 of a dataset's X and Y: a changed data file is a changed configuration.
+
+    A joined dataset (``A+B``) also gives its part sizes, which decide the ``given``
+    protocol's split; a dataset of one file has none, so its fingerprint is unchanged.
+    """
     digest = hashlib.sha256()
     X = dataset.X
-    parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (X,)
-    for part in (*parts, dataset.Y):
-        digest.update(np.ascontiguousarray(part).tobytes())
-    return {"shape": [int(X.shape[0]), int(X.shape[1]), int(dataset.Y.shape[1])], "sha256": digest.hexdigest()}
+    arrays = (X.data, X.indices, X.indptr) if sp.issparse(X) else (X,)
+    for array in (*arrays, dataset.Y):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    described = {"shape": [int(X.shape[0]), int(X.shape[1]), int(dataset.Y.shape[1])], "sha256": digest.hexdigest()}
+    parts = getattr(dataset, "parts", ())
+    if parts:
+        described["parts"] = [int(size) for size in parts]
+    return described
 
 
 # -------------------------------------------------------------- experiment file

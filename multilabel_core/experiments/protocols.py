@@ -1,7 +1,7 @@
 """The papers' evaluation protocols: how a dataset is cut into training and test parts.
 
 Every protocol is a function ``protocol(Y, *, seed=0, **params)`` of the (n, L) label
-matrix alone, returning a list of splits of row indices (sorted int arrays):
+matrix, returning a list of splits of row indices (sorted int arrays):
 
 * ``(train, test)`` for the supervised protocols;
 * ``(train, test, unlabeled)`` for the semi-supervised one, where the model also sees
@@ -10,7 +10,10 @@ matrix alone, returning a list of splits of row indices (sorted int arrays):
 
 An int ``seed`` makes the splits reproducible: the same seed gives the same splits on
 every machine, whatever the method, so methods are compared on matched splits (the
-paired t-tests of the reports need that).
+paired t-tests of the reports need that).  A protocol whose function also takes the
+keyword ``parts`` receives the row counts of the files a joined dataset was read from
+(``Dataset.parts``, e.g. ``(391, 202)`` for ``emotions-train+emotions-test``; empty for
+a dataset of one file): the runner supplies it, it is not a protocol parameter.
 
 =====================  =========================================================  ==========
 name                   protocol                                                   paper
@@ -20,6 +23,9 @@ repeated_fixed_train   ``n_train`` random training rows, every label in both    
                        parts, repeated
 fixed_ratio            a fraction of the rows for training, repeated              PrML, LIEML
 semi_supervised        a fraction labelled, the rest unlabelled and evaluated     SSMLRL
+given                  the split the data come with: a joined dataset's first     MKML
+                       part for training, the second for testing, or the first
+                       ``n_train`` rows for training and the rest for testing
 =====================  =========================================================  ==========
 
 :data:`PROTOCOLS` maps each name to its :class:`Protocol` (its defaults are the papers'
@@ -43,6 +49,7 @@ __all__ = [
     "Protocol",
     "fixed_ratio",
     "get_protocol",
+    "given",
     "kfold",
     "repeated_fixed_train",
     "semi_supervised",
@@ -150,6 +157,50 @@ def semi_supervised(
     check_scalar(labeled_fraction, "labeled_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     splits = fixed_ratio(Y, train_fraction=labeled_fraction, n_repeats=n_repeats, stratify=stratify, seed=seed)
     return [(labeled, unlabeled, unlabeled) for labeled, unlabeled in splits]
+
+
+def given(
+    Y, *, n_train: int | None = None, parts: tuple = (), seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The one split the data come with: the first rows for training, the rest for testing.
+
+    Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network
+    (IJCAI 2011), section 5: the standard Mulan train/test files ("593 songs (391 for
+    training and 202 for test)"; scene 1211/1196, yeast 1500/917), and on the Yahoo
+    sets "5000 documents (2,000 for training and 3,000 for testing)", taken here as the
+    first 2000 rows (the paper does not say which).  Without ``n_train`` the dataset must
+    be joined from two files (``emotions-train+emotions-test``, ``parts`` = their row
+    counts): the first file's rows train, the second's test.  With ``n_train`` the first ``n_train`` rows train and
+    the others test, on any dataset; on a joined one ``n_train`` must fall at the
+    boundary between two files.
+
+    ``seed`` is ignored: the split is fixed by the data (the runner still derives each
+    split's inner-fold and estimator seeds from it, as for every protocol).
+    """
+    Y = check_Y(Y)
+    n = Y.shape[0]
+    parts = tuple(int(size) for size in parts)
+    if parts and (any(size < 1 for size in parts) or sum(parts) != n):
+        raise ValueError(f"parts {parts} must be positive row counts summing to the {n} rows of Y")
+    boundaries = np.cumsum(parts)[:-1].tolist()
+    if n_train is None:
+        if len(parts) != 2:
+            how = (
+                "name the dataset as its training and test files joined by '+' (emotions-train+emotions-test), "
+                "or give n_train=N (the first N rows train, the rest test)"
+            )
+            if parts:
+                how = f"the dataset joins {len(parts)} files; give n_train at one of their boundaries {boundaries}"
+            raise ValueError(f"no split given: {how}")
+        n_train = parts[0]
+    check_scalar(n_train, "n_train", kind=numbers.Integral, low=1, high=n - 1)
+    if parts and n_train not in boundaries:
+        fix = "leave n_train out to split there" if len(parts) == 2 else "give one of them"
+        raise ValueError(
+            f"n_train={n_train} disagrees with the joined dataset's parts {' + '.join(map(str, parts))}: "
+            f"the training part ends at row {' or '.join(map(str, boundaries))}; {fix}"
+        )
+    return [(np.arange(n_train), np.arange(n_train, n))]
 
 
 # ------------------------------------------------------------ fixed training size
@@ -289,8 +340,10 @@ def _split_with_train_carriers(Y, n_first: int, stratify: bool, rng) -> tuple[np
 class Protocol:
     """A named protocol: its split function, the paper it comes from and its defaults.
 
-    ``split(Y, seed=0, **params)`` returns the splits; ``defaults`` are the keyword
-    parameters of the split function (the papers' settings), read from its signature.
+    ``split(Y, seed=0, parts=(), **params)`` returns the splits; ``defaults`` are the
+    keyword parameters of the split function (the papers' settings), read from its
+    signature.  ``parts`` (a joined dataset's part sizes) reaches only a function that
+    takes it (:attr:`uses_parts`).
     """
 
     name: str
@@ -301,7 +354,13 @@ class Protocol:
     @property
     def defaults(self) -> dict:
         parameters = inspect.signature(self.function).parameters.values()
-        return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "seed"}
+        return {
+            p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in ("seed", "parts")
+        }
+
+    @property
+    def uses_parts(self) -> bool:
+        return "parts" in inspect.signature(self.function).parameters
 
     def params(self, given=None) -> dict:
         """``given`` completed with the defaults; unknown names refused, listing the valid ones."""
@@ -314,9 +373,10 @@ class Protocol:
             )
         return {**self.defaults, **given}
 
-    def split(self, Y, seed: int = 0, **params) -> list[tuple]:
+    def split(self, Y, seed: int = 0, *, parts=(), **params) -> list[tuple]:
         check_scalar(seed, "seed", kind=numbers.Integral, low=0)
-        return self.function(Y, seed=seed, **self.params(params))
+        extra = {"parts": tuple(parts)} if self.uses_parts else {}
+        return self.function(Y, seed=seed, **extra, **self.params(params))
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -338,6 +398,12 @@ PROTOCOLS: dict[str, Protocol] = {
             semi_supervised,
             "Zhang & Yeung, MLRL section 6 (SSMLRL): 20% labelled, 80% unlabelled and evaluated, 10 times",
             transductive=True,
+        ),
+        Protocol(
+            "given",
+            given,
+            "Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network (MKML), IJCAI 2011: "
+            "the standard Mulan train/test splits, and the first 2000 rows of a Yahoo set for training",
         ),
     )
 }

@@ -142,15 +142,17 @@ def run_experiment(
 def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progress=True, new_run=False, plots=None):
     """Run an :class:`~.config.Experiment` (see :func:`run_experiment`)."""
     datasets = experiment.load_datasets()
-    store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run)
-    resumed = len(store.records)
     protocol = get_protocol(experiment.protocol)
+    # Split before the store is opened: a protocol that refuses a dataset leaves no results folder behind.
     splits = {}
     for name, dataset in datasets.items():
         try:
-            splits[name] = protocol.split(dataset.Y, experiment.seed, **experiment.protocol_params)
+            parts = getattr(dataset, "parts", ())  # a Dataset look-alike given from Python may have none
+            splits[name] = protocol.split(dataset.Y, experiment.seed, parts=parts, **experiment.protocol_params)
         except ValueError as exc:
             raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
+    store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run)
+    resumed = len(store.records)
     groups = {
         name: [_Group(experiment, name, dataset, method, splits[name], store.finished) for method in experiment.methods]
         for name, dataset in datasets.items()
