@@ -220,12 +220,14 @@ SUMMARY_METRICS = ["average_precision", "ranking_loss", "one_error", "coverage",
 
 
 def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
-    """Mean +- std over the splits of each (dataset, method): one row each."""
+    """Mean +- std over the splits of each (dataset, method): one row each (the value alone for one split,
+    as under the ``given`` protocol: one value has no spread)."""
     from .experiments.stats import summarize
 
     cells = {}
     for row in summarize(records, metrics):
-        cells.setdefault((row["dataset"], row["method"]), {})[row["metric"]] = f"{row['mean']:.4f} +- {row['std']:.4f}"
+        cell = f"{row['mean']:.4f}" if row["n"] == 1 else f"{row['mean']:.4f} +- {row['std']:.4f}"
+        cells.setdefault((row["dataset"], row["method"]), {})[row["metric"]] = cell
     rows = [[dataset, method, *[cell[m] for m in metrics]] for (dataset, method), cell in cells.items()]
     return table(["dataset", "method", *metrics], rows)
 
@@ -534,7 +536,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", nargs="+", default=None, metavar="DATA", help="dataset names or files")
     add_sparse_option(p, None)
     p.add_argument(
-        "--protocol", default=None, help="kfold (default), repeated_fixed_train, fixed_ratio or semi_supervised"
+        "--protocol", default=None,
+        help="kfold (default), repeated_fixed_train, fixed_ratio, semi_supervised or given (the data's own split: "
+        "the files of --data TRAIN+TEST, or --protocol-param n_train=N for the first N rows)",
     )
     p.add_argument("--protocol-param", action="append", default=[], metavar="NAME=VALUE", help="e.g. n_splits=5")
     p.add_argument("--preprocess", default=None, choices=sorted(PREPROCESSORS),
