@@ -1,8 +1,8 @@
 """Experiments: the papers' protocols, hyper-parameter search, a resumable results store,
 the runner behind ``mlcore compare``, and the statistics, reports and plots of its results.
 
-- :mod:`.protocols`: k-fold, repeated fixed-size training sets, fixed-ratio and
-  semi-supervised splits (:data:`~.protocols.PROTOCOLS`);
+- :mod:`.protocols`: k-fold, repeated fixed-size training sets, fixed-ratio,
+  semi-supervised and given (the data's own train/test) splits (:data:`~.protocols.PROTOCOLS`);
 - :mod:`.preprocessing`: feature scalers fitted on each training part only;
 - :mod:`.search`: inner cross-validation over a method's grid;
 - :mod:`.store`: ``config.json`` + ``results.jsonl``, resume and configuration checks;
@@ -27,6 +27,7 @@ _LAZY = {
     "repeated_fixed_train": "protocols",
     "fixed_ratio": "protocols",
     "semi_supervised": "protocols",
+    "given": "protocols",
     "SearchError": "search",
     "expand_grid": "search",
     "search_params": "search",
