@@ -17,6 +17,7 @@ An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is in
     selection_metric = "average_precision"
     inner_cv = 3
     sparse = "auto"   # or true / false: how file datasets hold their features
+    constant_labels = "refuse"   # or "predict_constant": labels of one value in a training part
 
     [protocol_params]
     n_splits = 10
@@ -50,6 +51,7 @@ from .. import __version__
 from ..validation import check_scalar
 from ..datasets._storage import check_sparse, to_storage
 from ..metrics import METRICS, check_metric_names
+from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels
 from .preprocessing import check_preprocess
 from .protocols import get_protocol
 
@@ -79,6 +81,7 @@ FILE_KEYS = (
     "seed",
     "data_home",
     "sparse",
+    "constant_labels",
     "report",
 )
 REPORT_KEYS = ("reference", "reference_method", "alpha")
@@ -206,6 +209,10 @@ class Experiment:
         Whether datasets loaded by name or path hold their features CSR or dense
         (:func:`~multilabel_core.datasets.load_dataset`'s ``sparse``).  Not hashed as such:
         the datasets' fingerprints already differ between a CSR and a dense X.
+    constant_labels : "refuse" or "predict_constant"
+        What a label that takes one value in a training part (outer, or inner fold of the
+        search) does (:mod:`.constant_labels`): fail that fit, as the methods do, or be
+        predicted at that value while the method is fitted on the other labels.
     reference, reference_method, alpha : report settings (not hashed), passed to
         :func:`multilabel_core.experiments.report.write_report`.
     """
@@ -221,6 +228,9 @@ class Experiment:
     seed: int = attrs.field(default=0, validator=_check_scalar_field(numbers.Integral, low=0))
     data_home: str | None = None
     sparse: object = attrs.field(default="auto", converter=check_sparse)
+    constant_labels: str = attrs.field(
+        default=DEFAULT_CONSTANT_LABELS, validator=lambda _, __, value: check_constant_labels(value)
+    )
     reference: str | None = None
     reference_method: str | None = None
     alpha: float = attrs.field(
@@ -294,6 +304,8 @@ class Experiment:
             "inner_cv": self.inner_cv,
             "seed": self.seed,
             "metrics": list(METRICS),
+            # Left out at its default, so the stores written before the option existed still resume.
+            **({} if self.constant_labels == DEFAULT_CONSTANT_LABELS else {"constant_labels": self.constant_labels}),
         }
 
 

@@ -20,6 +20,10 @@ dask.distributed cluster with ``scheduler``, and give the same records as a seri
 run: every random choice is seeded from ``(seed, split)`` (:func:`split_seeds`) and
 results are collected in task order.
 
+Labels that take one value in a training part follow the experiment's ``constant_labels``
+option (:mod:`.constant_labels`): refused (the split fails, as the methods refuse them) or
+predicted at that value; every record names them, with the inner folds' ones.
+
 Failures never stop the run, and none is lost: an exception in any inner fold of any grid
 point is kept in the split's ``search`` (that point's ``status``, ``error`` and, per fold,
 ``fold_errors``) and the point is never chosen; a search where every point failed, or an
@@ -47,6 +51,7 @@ from ..metrics import check_metric_names, evaluate
 from ..model_selection import _uses_precomputed_kernel
 from ..solvers import ConvergenceWarning
 from .config import Experiment
+from .constant_labels import DEFAULT_CONSTANT_LABELS, PartialModel, constant_columns, embed_square
 from .protocols import get_protocol
 from .report import write_report
 from .search import (
@@ -54,7 +59,7 @@ from .search import (
     SearchError,
     describe_warnings,
     expand_grid,
-    fit_on_rows,
+    fit_model,
     prepared,
     recording_warnings,
     rows_of,
@@ -102,6 +107,7 @@ def run_experiment(
     alpha=0.05,
     new_run=False,
     plots=None,
+    constant_labels=DEFAULT_CONSTANT_LABELS,
 ) -> ExperimentResult:
     """Run ``methods`` on ``datasets`` under ``protocol``; store and report in ``out_dir``.
 
@@ -135,6 +141,7 @@ def run_experiment(
         reference=reference,
         reference_method=reference_method,
         alpha=alpha,
+        constant_labels=constant_labels,
     )
     return run(experiment, out_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, new_run=new_run, plots=plots)
 
@@ -324,6 +331,7 @@ class _Group:
                 metric=self.experiment.selection_metric,
                 seed=inner_seed,
                 preprocess=self.experiment.preprocess,
+                constant_labels=self.experiment.constant_labels,
             )
         except Exception as exc:  # e.g. fewer training rows than inner folds
             self.failures[s] = f"{type(exc).__name__}: inner search: {exc}"
@@ -344,10 +352,11 @@ class _Group:
                     bar.update(1)
             ready = [s for s in batch if s not in self.failures]
             X, Y = self.dataset.X, self.dataset.Y
-            preprocess = self.experiment.preprocess
+            preprocess, constant_labels = self.experiment.preprocess, self.experiment.constant_labels
             tasks = [
                 joblib.delayed(evaluate_split)(
-                    self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]), preprocess=preprocess
+                    self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]), preprocess=preprocess,
+                    constant_labels=constant_labels,
                 )
                 for s in ready
             ]
@@ -376,6 +385,19 @@ class _Group:
             start += n
         return chosen
 
+    def _constant_labels(self, train, s) -> dict:
+        """The record's ``constant_labels``: the option, and the labels constant in the training part
+        and in each inner fold's training part."""
+        indices, values = constant_columns(self.dataset.Y[train])
+        inner = self.searches.get(s)
+        return {
+            "option": self.experiment.constant_labels,
+            "indices": indices.tolist(),
+            "values": values.tolist(),
+            "count": int(indices.size),
+            "inner_folds": [] if inner is None else inner.fold_constants,
+        }
+
     def _record(self, s, params, search, outcome) -> dict:
         train, test, _ = _parts(self.splits[s])
         return {
@@ -401,6 +423,8 @@ class _Group:
             "certificates": outcome["certificates"],
             "converged": outcome["converged"],
             "label_correlation": outcome["label_correlation"],
+            "concept_graph": outcome["concept_graph"],
+            "constant_labels": self._constant_labels(train, s),
             "warnings": outcome["warnings"],
         }
 
@@ -423,31 +447,34 @@ def _outcome(error: str | None = None) -> dict:
         "certificates": [],
         "converged": None,
         "label_correlation": None,
+        "concept_graph": None,
         "warnings": [],
     }
 
 
-def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, preprocess=None) -> dict:
+def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, preprocess=None,
+                   constant_labels=DEFAULT_CONSTANT_LABELS) -> dict:
     """Fit a copy of ``estimator`` with ``params`` on rows ``train``; measure it on rows ``test``.
 
     One task of the runner.  With ``preprocess`` the features are first scaled by that
-    scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`).  Returns the
-    outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics`` (every metric),
-    ``fit_time``, ``predict_time``, ``n_unlabeled``, ``certificates``, ``converged``,
-    ``label_correlation``, ``warnings``.
+    scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`); ``constant_labels``
+    handles the labels that take one value in the rows ``train`` (:mod:`.constant_labels`).
+    Returns the outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics``
+    (every metric), ``fit_time``, ``predict_time``, ``n_unlabeled``, ``certificates``,
+    ``converged``, ``label_correlation``, ``concept_graph``, ``warnings``.
     """
     outcome = _outcome()
-    model = None
+    model = predictor = None
     with recording_warnings() as caught:
         try:
             model = type(estimator)(**{**estimator.get_params(deep=False), **params})
             X = prepared(model, X, train, preprocess)
             start = perf_counter()
-            outcome["n_unlabeled"] = fit_on_rows(model, X, Y, train, unlabeled)
+            predictor, outcome["n_unlabeled"] = fit_model(model, X, Y, train, unlabeled, constant_labels)
             outcome["fit_time"] = perf_counter() - start
             start = perf_counter()
             X_test = rows_of(X, test, train, _uses_precomputed_kernel(model))
-            scores, predictions = model.decision_function(X_test), model.predict(X_test)
+            scores, predictions = predictor.decision_function(X_test), predictor.predict(X_test)
             outcome["predict_time"] = perf_counter() - start
             outcome["metrics"] = evaluate(Y[test], scores, predictions, check_metric_names(None))
         except Exception as exc:  # a failing method is recorded, the run goes on
@@ -457,9 +484,40 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
     not_converged = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     if outcome["certificates"] or not_converged:
         outcome["converged"] = not not_converged and all(c["converged"] for c in outcome["certificates"])
-    correlation = getattr(model, "label_correlation_", None)
-    outcome["label_correlation"] = None if correlation is None else jsonable(np.asarray(correlation))
+    outcome["label_correlation"] = _label_correlation(model, predictor)
+    outcome["concept_graph"] = _concept_graph(model, predictor)
     return outcome
+
+
+def _in_data_labels(matrix, predictor, fill):
+    """An L' x L' matrix of a model fitted on some labels, placed among all the data's labels
+    (``fill`` for the labels predicted constant, which the model never saw)."""
+    if not isinstance(predictor, PartialModel):
+        return np.asarray(matrix)
+    return embed_square(matrix, predictor.fitted, predictor.n_labels, fill)
+
+
+def _label_correlation(model, predictor):
+    """The fitted ``label_correlation_`` (JSON lists; null rows and columns for constant labels), or None."""
+    correlation = getattr(model, "label_correlation_", None) if predictor is not None else None
+    if correlation is None:
+        return None
+    return jsonable(_in_data_labels(np.asarray(correlation, dtype=np.float64), predictor, np.nan))
+
+
+def _concept_graph(model, predictor):
+    """``concept_graph_.as_dict()`` of a model that learns a concept network (duck-typed), JSON-safe, or None.
+
+    For a model fitted on some labels only, ``statistic`` is null and ``adjacency`` 0 in the
+    rows and columns of the labels predicted constant.
+    """
+    graph = getattr(model, "concept_graph_", None) if predictor is not None else None
+    if graph is None:
+        return None
+    described = dict(graph.as_dict())
+    described["statistic"] = _in_data_labels(np.asarray(described["statistic"], dtype=np.float64), predictor, np.nan)
+    described["adjacency"] = _in_data_labels(np.asarray(described["adjacency"], dtype=np.int64), predictor, 0)
+    return jsonable(described)
 
 
 def _certificates(model) -> list[dict]:

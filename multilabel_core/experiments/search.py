@@ -27,6 +27,12 @@ rows only, like the model, and the held-out fold is scaled with those statistics
 Transductive training parts (the semi-supervised protocol) keep their meaning inside:
 an inner fit also receives, as unlabelled rows, its held-out fold together with the
 outer unlabelled rows, when the estimator's ``fit`` accepts ``X_unlabeled``.
+
+Labels constant in an inner training part (a rare label whose relevant rows all fall in
+the held-out fold) follow the experiment's ``constant_labels`` option, as the outer fit
+does (:mod:`.constant_labels`): under ``"refuse"`` the method raises and that fold fails the
+grid point; under ``"predict_constant"`` the fold's model is fitted on the other labels and
+the constant ones are predicted at their inner training value.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from joblib import Parallel, delayed
 from ..validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
 from ..model_selection import IterativeStratifiedKFold, _take_rows, _uses_precomputed_kernel
+from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels, constant_columns, fit_labels
 from .preprocessing import check_preprocess, preprocessed
 
 __all__ = [
@@ -51,6 +58,7 @@ __all__ = [
     "accepts_unlabeled",
     "describe_warnings",
     "expand_grid",
+    "fit_model",
     "fit_on_rows",
     "inner_folds",
     "prepared",
@@ -112,13 +120,35 @@ def fit_on_rows(model, X, Y, fit_rows, unlabeled_rows=None):
     The unlabelled rows' features go to ``fit(..., X_unlabeled=...)`` when given and the
     estimator accepts them.  Returns the number of unlabelled rows passed.
     """
+    return _fit_rows(model, X, Y[fit_rows], fit_rows, unlabeled_rows)
+
+
+def _fit_rows(model, X, Y_fit, fit_rows, unlabeled_rows):
+    """:func:`fit_on_rows` with the training rows' labels ``Y_fit`` given (some columns of them, maybe)."""
     precomputed = _uses_precomputed_kernel(model)
     X_fit = rows_of(X, fit_rows, fit_rows, precomputed)
     if unlabeled_rows is not None and accepts_unlabeled(model):
-        model.fit(X_fit, Y[fit_rows], X_unlabeled=rows_of(X, unlabeled_rows, fit_rows, precomputed))
+        model.fit(X_fit, Y_fit, X_unlabeled=rows_of(X, unlabeled_rows, fit_rows, precomputed))
         return len(unlabeled_rows)
-    model.fit(X_fit, Y[fit_rows])
+    model.fit(X_fit, Y_fit)
     return 0
+
+
+def fit_model(model, X, Y, fit_rows, unlabeled_rows=None, constant_labels=DEFAULT_CONSTANT_LABELS):
+    """Fit ``model`` on rows ``fit_rows`` as :func:`fit_on_rows`, labels constant there handled by
+    ``constant_labels`` (:func:`~.constant_labels.fit_labels`).
+
+    Returns ``(predictor, n_unlabeled)``: the fitted model itself, or a
+    :class:`~.constant_labels.PartialModel` around it that predicts the constant labels.
+    """
+    passed = []
+
+    def fit(Y_fit):
+        passed.append(_fit_rows(model, X, Y_fit, fit_rows, unlabeled_rows))
+        return model
+
+    predictor = fit_labels(fit, Y[fit_rows], constant_labels)
+    return predictor, passed[0]
 
 
 def rows_of(X, rows, fit_rows, precomputed: bool):
@@ -145,7 +175,8 @@ def describe_warnings(caught) -> list[str]:
     return list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
 
 
-def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, metric, warm_start, preprocess=None):
+def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, metric, warm_start, preprocess=None,
+                 constant_labels=DEFAULT_CONSTANT_LABELS):
     """Fit and score each grid point of ``points`` on one inner fold (one task).
 
     Returns one ``(score, error, warnings)`` per point: the selection metric on the
@@ -153,7 +184,8 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
     or None, and the warnings raised.  With ``warm_start`` one estimator object goes
     along the points in order.  ``preprocess`` names the scaler fitted on ``fit_rows``
     (:func:`~.preprocessing.preprocessed`); a failure to apply it, or to make the
-    estimator, fails every point.  Never raises: every exception is a failed point.
+    estimator, fails every point.  ``constant_labels`` handles the labels constant in
+    ``fit_rows`` (module docstring).  Never raises: every exception is a failed point.
     """
     # Any exception, not only ValueError: a task that raised would end the whole run.
     try:
@@ -171,9 +203,9 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
                     model.set_params(**point)
                 else:
                     model = type(estimator)(**{**base, **point})
-                fit_on_rows(model, X, Y, fit_rows, unlabeled_rows)
+                predictor, _ = fit_model(model, X, Y, fit_rows, unlabeled_rows, constant_labels)
                 X_score = rows_of(X, score_rows, fit_rows, _uses_precomputed_kernel(model))
-                score = _metric_value(metric, Y[score_rows], model, X_score)
+                score = _metric_value(metric, Y[score_rows], predictor, X_score)
             except Exception as exc:  # a failing grid point is recorded, the search goes on
                 error = f"{type(exc).__name__}: {exc}"
         results.append((score, error, describe_warnings(caught)))
@@ -204,14 +236,17 @@ class InnerSearch:
     """
 
     def __init__(self, estimator, grid, Y, train, unlabeled=None, *, inner_cv=3, metric="average_precision", seed=0,
-                 preprocess=None):
+                 preprocess=None, constant_labels=DEFAULT_CONSTANT_LABELS):
         check_preprocess(preprocess)
         self.estimator = estimator
         self.points = expand_grid(grid)
         self.metric = metric
         self.preprocess = preprocess
+        self.constant_labels = check_constant_labels(constant_labels)
         self.warm_start = supports_warm_start(estimator)
         self.folds = inner_folds(Y, np.asarray(train), unlabeled, inner_cv, seed)
+        #: The labels constant in each inner training part, fold by fold (for the record).
+        self.fold_constants = [constant_columns(Y[fit_rows])[0].tolist() for fit_rows, _, _ in self.folds]
         # Warm starts go along the whole grid in one task; otherwise each point is a task.
         self.chunks = [self.points] if self.warm_start else [[point] for point in self.points]
 
@@ -223,7 +258,8 @@ class InnerSearch:
         """joblib ``delayed`` calls, fold by fold; X and Y are passed whole (see docs/experiments.md)."""
         return [
             delayed(score_points)(
-                self.estimator, X, Y, fit_rows, score_rows, pool, chunk, self.metric, self.warm_start, self.preprocess
+                self.estimator, X, Y, fit_rows, score_rows, pool, chunk, self.metric, self.warm_start, self.preprocess,
+                self.constant_labels,
             )
             for fit_rows, score_rows, pool in self.folds
             for chunk in self.chunks
@@ -279,12 +315,14 @@ def _better(score: float, incumbent: float, greater: bool) -> bool:
 
 
 def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv=3, metric="average_precision",
-                  seed=0, n_jobs=None, preprocess=None) -> tuple[dict, list[dict]]:
+                  seed=0, n_jobs=None, preprocess=None,
+                  constant_labels=DEFAULT_CONSTANT_LABELS) -> tuple[dict, list[dict]]:
     """Choose the grid point of ``grid`` for ``estimator`` by inner cross-validation.
 
     ``train`` are the rows to search on (default: all rows); ``unlabeled`` the outer
     unlabelled rows of a transductive part; ``preprocess`` a scaler name fitted in each
-    inner fold on its training rows.  Returns ``(chosen params, search record)``,
+    inner fold on its training rows; ``constant_labels`` how labels constant in an inner
+    training part are handled (module docstring).  Returns ``(chosen params, search record)``,
     the record holding for each point its ``params``, mean ``score``, ``status``,
     ``error`` (the first), ``fold_scores`` and ``fold_errors``.  Tasks run through joblib with ``n_jobs``.
     """
@@ -293,5 +331,5 @@ def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv
     check_metric_names([metric])
     train = np.arange(X.shape[0]) if train is None else train
     search = InnerSearch(estimator, grid, Y, train, unlabeled, inner_cv=inner_cv, metric=metric, seed=seed,
-                         preprocess=preprocess)
+                         preprocess=preprocess, constant_labels=constant_labels)
     return search.choose(Parallel(n_jobs=n_jobs)(search.tasks(X, Y)))
