@@ -234,11 +234,26 @@ def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
 
 def diagnose(records) -> dict:
     """A run's failed fits (``failures``: grid points of the inner searches and whole splits), their
-    ``counts`` and its ``grid_edges`` (:mod:`.experiments.diagnostics`), read once for the summary
-    line, the JSON and ``--strict``."""
-    from .experiments.diagnostics import failure_counts, failures, grid_edge_counts
+    ``counts``, its ``grid_edges`` and its ``constant_labels`` per dataset (:mod:`.experiments.diagnostics`),
+    read once for the summary lines, the JSON and ``--strict``."""
+    from .experiments.diagnostics import constant_label_counts, failure_counts, failures, grid_edge_counts
 
-    return {"failures": failures(records), "counts": failure_counts(records), "grid_edges": grid_edge_counts(records)}
+    return {
+        "failures": failures(records),
+        "counts": failure_counts(records),
+        "grid_edges": grid_edge_counts(records),
+        "constant_labels": constant_label_counts(records),
+    }
+
+
+def constant_label_lines(diagnosis: dict) -> list[str]:
+    """Which labels were constant in a training part, per dataset, and what was done (never silent)."""
+    from .experiments.diagnostics import constant_labels_sentence
+
+    rows = diagnosis["constant_labels"]
+    if not rows:
+        return ["labels constant in a training part: none"]
+    return [f"labels constant in a training part: {constant_labels_sentence(row)}" for row in rows]
 
 
 def failure_lines(diagnosis: dict) -> list[str]:
@@ -278,6 +293,7 @@ def compare_payload(result, diagnosis: dict) -> dict:
         **diagnosis["counts"],
         "grid_edges": diagnosis["grid_edges"],
         "failures": diagnosis["failures"],
+        "constant_labels": diagnosis["constant_labels"],
         "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
         "plots": [str(path) for path in result.report["plots"]],
     }
@@ -305,6 +321,7 @@ def cmd_compare(args) -> None:
         seed=args.seed,
         data_home=args.data_home,
         sparse=args.sparse,
+        constant_labels=args.constant_labels,
         reference=args.reference,
         reference_method=args.reference_method,
         alpha=args.alpha,
@@ -326,6 +343,7 @@ def cmd_compare(args) -> None:
         + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
         failure_summary(diagnosis),
+        *constant_label_lines(diagnosis),
         "",
         *summary_table(result.records),
         *failure_lines(diagnosis),
@@ -544,6 +562,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preprocess", default=None, choices=sorted(PREPROCESSORS),
                    help="feature scaling fitted on each training part only (default: none)")
     p.add_argument("--out", required=True, help="results folder (created, or resumed)")
+    # Checked by Experiment rather than by argparse choices: a bad value is one line on stderr, like any bad input.
+    p.add_argument("--constant-labels", default=None, metavar="{refuse,predict_constant}",
+                   help="a label of one value in a training part: refuse (default; the fit fails) or predict_constant "
+                   "(fit the other labels, predict it at that value)")
     p.add_argument("--grid", action="append", default=[], metavar="[METHOD.]NAME=v1,v2,...",
                    help="grid values replacing the registered grid (every method, or METHOD's)")
     p.add_argument("--config", default=None, metavar="FILE", help="experiment file (TOML, or YAML with PyYAML)")

@@ -12,6 +12,9 @@ command line count the same things:
 * **grid edges** -- a chosen value of a numeric hyper-parameter searched over three or
   more values that is the lowest or the highest of them: the best value may lie outside
   the grid, which should then be widened in that direction.
+* **constant labels** -- labels that take one value in a training part (or in an inner
+  fold's), refused or predicted constant as the run's ``constant_labels`` option says
+  (:mod:`.constant_labels`): per dataset, which labels, in how many splits.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import numbers
 from .stats import group_records
 
 __all__ = [
-    "failed_stage", "failure_counts", "failures", "grid_edge_counts", "grid_edges", "is_number", "n_grid_edges",
+    "constant_label_counts", "constant_labels_sentence", "failed_stage", "failure_counts", "failures",
+    "grid_edge_counts", "grid_edges", "is_number", "n_grid_edges",
     "search_summary",
 ]
 
@@ -177,3 +181,63 @@ def grid_edge_counts(records) -> list[dict]:
 def n_grid_edges(edge_counts) -> int:
     """How many chosen values lie at a grid edge, over the rows of :func:`grid_edge_counts`."""
     return sum(row["lowest"] + row["highest"] for row in edge_counts)
+
+
+def constant_label_counts(records) -> list[dict]:
+    """Per dataset whose records name constant labels: how many, in how many splits, and how handled.
+
+    Each row: ``dataset``, ``option`` (the run's ``constant_labels``), ``labels`` (every label
+    constant in some split's training part, sorted), ``n_labels`` (how many),
+    ``n_splits`` (splits of the dataset), ``n_splits_constant`` (splits whose training part
+    has a constant label), ``n_inner_folds`` and ``n_inner_folds_constant`` (the same over
+    the inner folds of the searches), ``label_names`` (of ``labels``).  The constant labels
+    depend on the split only, so each split is read once, from its first record.  Datasets
+    without any constant label, and records written before the option existed, give no row.
+    """
+    per_split: dict = {}
+    for record in records:
+        info = record.get("constant_labels")
+        if info is not None:
+            per_split.setdefault(record["dataset"], {}).setdefault(record["split"], (info, record))
+    rows = []
+    for dataset, splits in per_split.items():
+        labels = sorted({j for info, _ in splits.values() for j in info["indices"]})
+        folds = [fold for info, _ in splits.values() for fold in info.get("inner_folds") or []]
+        if not labels and not any(folds):
+            continue
+        info, record = next(iter(splits.values()))
+        names = record.get("label_names") or []
+        rows.append({
+            "dataset": dataset,
+            "option": info["option"],
+            "labels": labels,
+            "label_names": [str(names[j]) if j < len(names) else str(j) for j in labels],
+            "n_labels": len(labels),
+            "n_splits": len(splits),
+            "n_splits_constant": sum(info["count"] > 0 for info, _ in splits.values()),
+            "n_inner_folds": len(folds),
+            "n_inner_folds_constant": sum(bool(fold) for fold in folds),
+        })
+    return rows
+
+
+def constant_labels_sentence(row: dict) -> str:
+    """One line of :func:`constant_label_counts` for people: what was constant, and what was done."""
+    pairs = zip(row["labels"], row["label_names"])
+    shown = ", ".join(f"{j} ({name})" if name != str(j) else str(j) for j, name in pairs)
+    outer = (
+        f"{row['n_labels']} label(s) constant in the training part of {row['n_splits_constant']} of "
+        f"{row['n_splits']} split(s)" + (f": {shown}" if shown else "")
+    )
+    inner = (
+        f"; in {row['n_inner_folds_constant']} of {row['n_inner_folds']} inner fold(s) of the searches"
+        if row["n_inner_folds_constant"] else ""
+    )
+    if row["option"] == "predict_constant":
+        done = "predicted at their training value, not learned (constant_labels = predict_constant)"
+    else:
+        done = (
+            "refused (constant_labels = refuse): those fits fail; constant_labels = predict_constant "
+            "(--constant-labels predict_constant) predicts them at their training value instead"
+        )
+    return f"{row['dataset']}: {outer}{inner}; {done}"

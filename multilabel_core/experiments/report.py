@@ -7,7 +7,8 @@ docs/experiments.md) into
   the papers' significance markers; the win/tie/loss table of MLRL Table VII; the same
   tests against the best ecosystem baseline of each dataset; the papers' values beside
   ours; runs, convergence, the chosen hyper-parameters (with the grid points that
-  failed and the choices at a grid edge), every failed fit, and plots;
+  failed and the choices at a grid edge), the labels constant in a training part (the
+  metric rows they touch marked), every failed fit, and plots;
 * ``summary.csv`` and ``summary.json`` -- the same numbers, one row per
   (dataset, method, metric), with the t-test and the reference values;
 * ``splits.csv`` -- one row per record and metric, the raw material of every table.
@@ -26,6 +27,8 @@ from pathlib import Path
 
 from ..metrics import METRICS
 from .diagnostics import (
+    constant_label_counts,
+    constant_labels_sentence,
     failure_counts,
     failures as failure_rows,
     grid_edge_counts,
@@ -63,6 +66,7 @@ SPLIT_COLUMNS = (
     "predict_time", "n_train", "n_test", "converged", "params", "error",
 )  # fmt: skip
 MISSING = "—"  # a table cell without a value (no successful split, no reference number)
+CONSTANT_MARK = "†"  # a metric row whose values rest on labels predicted constant
 
 
 # ------------------------------------------------------------------- formatting
@@ -145,7 +149,13 @@ def _mean_std(row: dict, n_expected: int) -> str:
     return text + (f" (n={row['n']})" if row["n"] < n_expected else "")
 
 
-def _results_lines(summary, comparison, baseline) -> list[str]:
+def _constant_marked(constant_rows) -> dict:
+    """dataset -> its row of :func:`~.diagnostics.constant_label_counts`, for the datasets whose
+    metrics rest on labels predicted constant (in the final fits or the searches' folds)."""
+    return {row["dataset"]: row for row in constant_rows if row["option"] == "predict_constant"}
+
+
+def _results_lines(summary, comparison, baseline, constant_rows=()) -> list[str]:
     lines = ["", "## Results", "", "Mean ± standard deviation over the splits (ddof = 1); ↑ higher is better, ↓ lower."]
     lines.append("(n=k): only k splits gave a value; — : none did.")
     if comparison is not None:
@@ -156,6 +166,12 @@ def _results_lines(summary, comparison, baseline) -> list[str]:
         )
     if baseline is not None:
         lines.append("(best baseline): the best ecosystem baseline on the dataset (see below).")
+    marked = _constant_marked(constant_rows)
+    if marked:
+        lines.append(
+            f"{CONSTANT_MARK}: some labels were constant in a training part and predicted at that value, not learned "
+            "(constant_labels = predict_constant); the note under the table says which (see Constant labels)."
+        )
     for dataset in in_order(summary, "dataset"):
         rows = [r for r in summary if r["dataset"] == dataset]
         methods = in_order(rows, "method")
@@ -169,18 +185,22 @@ def _results_lines(summary, comparison, baseline) -> list[str]:
             roles = [role for role, name in (("reference", reference), ("best baseline", best)) if name == method]
             return f"{method} ({', '.join(roles)})" if roles else method
 
-        lines += ["", f"### {dataset}", "", *_dataset_table(rows, methods, comparison, header)]
+        mark = CONSTANT_MARK if dataset in marked else ""
+        lines += ["", f"### {dataset}", "", *_dataset_table(rows, methods, comparison, header, mark)]
+        if mark:
+            lines += ["", f"{CONSTANT_MARK} {constant_labels_sentence(marked[dataset])}."]
     return lines
 
 
-def _dataset_table(rows, methods, comparison, header) -> list[str]:
+def _dataset_table(rows, methods, comparison, header, mark: str = "") -> list[str]:
     """One dataset's table: a row per metric, a column per method (``header(method)`` names it),
-    each cell ``mean ± std`` with the marker of ``comparison``'s verdict on it."""
+    each cell ``mean ± std`` with the marker of ``comparison``'s verdict on it; ``mark`` ends each
+    metric's name (the constant-labels footnote)."""
     n_expected = max(r["n"] for r in rows)
     cells = {(r["method"], r["metric"]): r for r in rows}
     body = []
     for metric in in_order(rows, "metric"):
-        line = [f"{metric} {_direction(metric)}"]
+        line = [f"{metric} {_direction(metric)}" + (f" {mark}" if mark else "")]
         for method in methods:
             verdict = comparison.verdict(rows[0]["dataset"], method, metric) if comparison is not None else None
             marker = f" {verdict.marker}" if verdict is not None and verdict.marker else ""
@@ -297,6 +317,19 @@ def _runs_lines(runs) -> list[str]:
         "convergence is known, and the largest duality gaps over all certificates."
     )
     return lines + [intro, "", *markdown_table(header, rows)]
+
+
+def _constant_label_lines(constant_rows) -> list[str]:
+    lines = ["", "## Constant labels", ""]
+    if not constant_rows:
+        return lines + ["No label took a single value in a training part (nor in an inner fold of a search)."]
+    intro = (
+        "Labels that take one value (never or always relevant) in a training part cannot be learned; the "
+        "experiment option constant_labels decides: refuse (the fit fails, as the methods refuse them) or "
+        "predict_constant (the method is fitted on the other labels, these are predicted at their training value, "
+        "scored below -- or above -- every learned label; docs/experiments.md)."
+    )
+    return lines + [intro, "", *(f"- {constant_labels_sentence(row)}." for row in constant_rows)]
 
 
 def _failed_fits_sentence(counts: dict) -> str:
@@ -588,12 +621,16 @@ def write_report(
     counts = failure_counts(records)
     edge_counts = grid_edge_counts(records)
     n_edges = n_grid_edges(edge_counts)
+    constant_rows = constant_label_counts(records)
     config = _read_config(out_dir / "config.json")
     plots_written = _plots(records, out_dir / "plots", plots)
 
     title = title or "Experiment report"
     n_datasets = len(in_order(records, "dataset"))
-    lines = [*_heading_lines(records, title, config, counts, n_edges), *_results_lines(summary, comparison, baseline)]
+    lines = [
+        *_heading_lines(records, title, config, counts, n_edges),
+        *_results_lines(summary, comparison, baseline, constant_rows),
+    ]
     if comparison is not None:
         lines += _win_tie_loss_lines(comparison, n_datasets)
     if baseline is not None:
@@ -604,6 +641,7 @@ def write_report(
         *_runs_lines(runs),
         *_hyperparameter_lines(records),
         *_grid_edge_lines(edge_counts),
+        *_constant_label_lines(constant_rows),
         *_failure_lines(failures, counts),
         *_plot_lines(plots_written, out_dir),
     ]
@@ -638,6 +676,7 @@ def write_report(
         ],
         "grid_edges": edge_counts,
         "n_grid_edges": n_edges,
+        "constant_labels": constant_rows,
         "plots": [p.relative_to(out_dir).as_posix() for p in plots_written],
     }
     paths = {
