@@ -11,6 +11,7 @@ from multilabel_core.experiments import plots as plots_module
 from multilabel_core.experiments.plots import (
     PLOT_EXTRA,
     matplotlib_available,
+    plot_concept_graph,
     plot_convergence,
     plot_label_correlation,
     plot_metric_vs_param,
@@ -250,3 +251,114 @@ def test_with_matplotlib_the_default_report_has_plots(tmp_path):
     assert matplotlib_available()
     assert len(write_report(records(), tmp_path)["plots"]) == 3
     assert write_report(records(), tmp_path / "none", plots=False)["plots"] == []
+
+
+# ------------------------------------------------------------------ concept graphs
+STATISTIC = np.array([[0.0, 0.3, 0.01, 0.0], [0.3, 0.0, 0.2, 0.04], [0.01, 0.2, 0.0, 0.06], [0.0, 0.04, 0.06, 0.0]])
+
+
+class Graph:
+    """What a fitted concept_network exposes as ``concept_graph_``."""
+
+    def __init__(self, statistic, threshold=0.05):
+        self.statistic, self.threshold = np.asarray(statistic), threshold
+        self.adjacency = self.statistic > threshold
+
+    def as_dict(self):
+        return {"adjacency": self.adjacency.astype(int).tolist(), "statistic": self.statistic.tolist(),
+                "threshold": self.threshold}  # fmt: skip
+
+
+def graph_records(statistics, thresholds=None):
+    thresholds = thresholds or [0.05] * len(statistics)
+    return [
+        {**make_record("cn", "emotions", k), "label_correlation": None, "certificates": [], "search": [],
+         "concept_graph": Graph(statistic, threshold).as_dict()}
+        for k, (statistic, threshold) in enumerate(zip(statistics, thresholds))
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def drawn_graphs(monkeypatch):
+    """The arguments of every plot_concept_graph call of plots_from_records (then drawn for real)."""
+    calls = []
+    original = plots_module.plot_concept_graph
+
+    def spy(graph, names, path, title=None, **kwargs):
+        calls.append({"graph": graph, "names": names, "title": title})
+        return original(graph, names, path, title, **kwargs)
+
+    monkeypatch.setattr(plots_module, "plot_concept_graph", spy)
+    return calls
+
+
+def test_concept_graph_heatmap_from_the_object_or_its_dict(tmp_path):
+    assert_png(plot_concept_graph(Graph(STATISTIC), LABELS, tmp_path / "object.png"))
+    assert_png(plot_concept_graph(Graph(STATISTIC).as_dict(), None, tmp_path / "dict.png", "emotions"))
+
+
+@pytest.mark.parametrize(
+    "graph, names, message",
+    [
+        ({"statistic": np.zeros((2, 3)), "adjacency": np.zeros((2, 3))}, None, "square"),
+        ({"statistic": np.zeros((2, 2)), "adjacency": np.zeros((3, 3))}, None, "adjacency has shape"),
+        ({"statistic": np.full((2, 2), 0.7), "adjacency": np.zeros((2, 2))}, None, r"\[0, 1/2\]"),
+        ({"statistic": np.full((2, 2), np.nan), "adjacency": np.zeros((2, 2))}, None, "NaN"),
+        ({"statistic": np.zeros((2, 2)), "adjacency": np.full((2, 2), 2)}, None, "0/1"),
+        ({"statistic": np.zeros((2, 2))}, None, "needs adjacency"),
+        (Graph(STATISTIC), ["one"], "1 label names for a 4 x 4"),
+    ],
+)
+def test_concept_graph_rejects_bad_input(tmp_path, graph, names, message):
+    with pytest.raises(ValueError, match=message):
+        plot_concept_graph(graph, names, tmp_path / "x.png")
+
+
+def test_one_learned_graph_is_drawn_as_it_is_with_its_threshold(tmp_path, drawn_graphs):
+    written = plots_from_records(graph_records([STATISTIC, STATISTIC]), tmp_path)
+    assert [p.name for p in written] == ["concept_graph_emotions_cn.png"]
+    assert_png(written[0])
+    (call,) = drawn_graphs
+    np.testing.assert_array_equal(call["graph"]["statistic"], STATISTIC)
+    np.testing.assert_array_equal(call["graph"]["adjacency"], STATISTIC > 0.05)
+    assert call["names"] == LABELS and call["graph"]["threshold"] == 0.05
+    assert call["title"] == "cn on emotions: concept graph (the same in all 2 splits), 3 edges (outlined), threshold P0 = 0.05"
+
+
+def test_splits_that_differ_give_the_mean_statistic_and_the_edges_of_at_least_half(tmp_path, drawn_graphs):
+    second = STATISTIC.copy()
+    second[1, 3] = second[3, 1] = 0.1  # an edge in 2 of 3 splits: kept
+    third = STATISTIC.copy()
+    third[0, 2] = third[2, 0] = 0.2  # an edge in 1 of 3 splits: not kept
+    plots_from_records(graph_records([STATISTIC, second, third], thresholds=[0.05, 0.05, 0.02]), tmp_path)
+    (call,) = drawn_graphs
+    np.testing.assert_allclose(call["graph"]["statistic"], (STATISTIC + second + third) / 3, rtol=1e-12)
+    edges = {tuple(e) for e in np.argwhere(np.triu(call["graph"]["adjacency"], 1))}
+    # (2, 3) has 0.06: an edge at threshold 0.05 and 0.02 alike; (1, 3) at 0.1 in two splits and 0.04 in one.
+    assert edges == {(0, 1), (1, 2), (2, 3), (1, 3)}
+    assert "statistic averaged over 3 splits" in call["title"] and "present in at least half of them" in call["title"]
+    assert "thresholds P0 = 0.02, 0.05 (chosen per split)" in call["title"]
+
+
+def test_labels_predicted_constant_in_every_split_are_left_out_and_named(tmp_path, drawn_graphs):
+    run = graph_records([STATISTIC, STATISTIC])
+    for record in run:  # label 3 predicted constant: null row and column, no edge (runner._concept_graph)
+        graph = record["concept_graph"]
+        graph["statistic"] = [[None if 3 in (i, j) else v for j, v in enumerate(row)]
+                              for i, row in enumerate(graph["statistic"])]  # fmt: skip
+        graph["adjacency"] = [[0 if 3 in (i, j) else v for j, v in enumerate(row)]
+                              for i, row in enumerate(graph["adjacency"])]  # fmt: skip
+    written = plots_from_records(run, tmp_path)
+    assert_png(written[0])
+    (call,) = drawn_graphs
+    assert call["names"] == LABELS[:3] and call["graph"]["statistic"].shape == (3, 3)
+    assert call["title"].endswith("; left out, predicted constant in every split: quiet-still")
+
+
+def test_a_learned_correlation_with_labels_predicted_constant_is_still_drawn(tmp_path):
+    run = [make_record("mlrl", "emotions", k) for k in range(2)]
+    run[0]["label_correlation"] = [[None if 3 in (i, j) else v for j, v in enumerate(row)]
+                                   for i, row in enumerate(CORRELATION.tolist())]  # fmt: skip
+    written = plots_from_records(run, tmp_path)
+    assert written[0].name == "correlation_emotions_mlrl.png"
+    assert_png(written[0])

@@ -250,3 +250,59 @@ def test_an_impossible_inner_search_is_a_failed_record(tmp_path):
     for record in result.records:
         assert record["status"] == "failed" and record["params"] == {} and record["search"] == []
         assert record["error"].startswith("ValueError: inner search: n_splits=10 is larger than the number of rows")
+
+
+class LearnedGraph:
+    """A concept graph as concept_network exposes it (never imported here: the runner duck-types it)."""
+
+    def __init__(self, Y, threshold=0.05):
+        together = Y.T.astype(float) @ Y
+        counts = np.diag(together)
+        p_t_given_l, p_l_given_t = together / counts[:, None], together / counts[None, :]
+        self.statistic = p_t_given_l * p_l_given_t / (p_t_given_l + p_l_given_t)
+        np.fill_diagonal(self.statistic, 0.0)
+        self.threshold = threshold
+        self.adjacency = self.statistic > threshold
+
+    def as_dict(self):
+        return {"adjacency": self.adjacency.astype(int).tolist(), "statistic": self.statistic.tolist(),
+                "threshold": self.threshold}  # fmt: skip
+
+
+class GraphRidge(Ridge):
+    """Ridge that also exposes ``concept_graph_`` (numpy arrays) after fit."""
+
+    def _fit(self, X, Y):
+        super()._fit(X, Y)
+        self.concept_graph_ = LearnedGraph(Y)
+
+
+def test_a_learned_concept_graph_is_recorded_and_drawn(tmp_path):
+    result = compare(tmp_path, methods={"graph": GraphRidge(), "br": make_method("br")}, grids={"br": {"C": [1.0]}},
+                     plots=True)  # fmt: skip
+    for record in result.records:
+        if record["method"] == "br":
+            assert record["concept_graph"] is None
+            continue
+        graph = record["concept_graph"]
+        assert set(graph) == {"adjacency", "statistic", "threshold"} and graph["threshold"] == 0.05
+        statistic, adjacency = np.array(graph["statistic"]), np.array(graph["adjacency"])
+        assert statistic.shape == adjacency.shape == (4, 4) and 0.0 <= statistic.min() and statistic.max() <= 0.5
+        np.testing.assert_array_equal(adjacency, statistic > 0.05)
+    assert result.records == read_records(result.out_dir), "JSON-safe: the store reads back what was recorded"
+    assert "concept_graph_synthetic_graph.png" in [p.name for p in result.report["plots"]]
+
+
+def test_a_concept_graph_fitted_without_the_constant_labels_is_placed_among_all_labels():
+    Y = DATA.Y.copy()
+    Y[:100, 2] = 0  # label 2 never relevant in the training rows
+    outcome = evaluate_split(GraphRidge(), {}, DATA.X, Y, np.arange(100), np.arange(100, 150),
+                             constant_labels="predict_constant")  # fmt: skip
+    assert outcome["status"] == "ok", outcome["error"]
+    statistic, adjacency = np.array(outcome["concept_graph"]["statistic"]), outcome["concept_graph"]["adjacency"]
+    assert statistic.shape == (4, 4)
+    assert all(statistic[2, j] is None and statistic[j, 2] is None for j in range(4))
+    assert all(adjacency[2][j] == 0 == adjacency[j][2] for j in range(4))
+    fitted = [0, 1, 3]
+    expected = LearnedGraph(Y[:100][:, fitted]).statistic
+    np.testing.assert_allclose(statistic[np.ix_(fitted, fitted)].astype(float), expected, rtol=1e-12)

@@ -1,4 +1,4 @@
-"""PNG figures of an experiment: learned label correlations, convergence, hyper-parameter curves.
+"""PNG figures of an experiment: learned label correlations and concept graphs, convergence, hyper-parameter curves.
 
 matplotlib is the optional ``plot`` extra; every function here raises ImportError
 naming it when matplotlib is missing.  Figures are drawn on a
@@ -10,6 +10,10 @@ The figures (docs/reports.md shows them):
 
 * :func:`plot_label_correlation` -- a heatmap of a label correlation matrix, as MLRL
   Tables VIII-X print it, with a diverging colormap centred at 0.
+* :func:`plot_concept_graph` -- a learned concept network (Zhang et al., Multi-Kernel
+  Multi-Label Learning with Max-Margin Concept Network, IJCAI 2011, section 2): the pair
+  statistic ``p(t|l) p(l|t) / (p(t|l) + p(l|t))`` as a heatmap, the edges (statistic above
+  the threshold P0) outlined.
 * :func:`plot_convergence` -- the duality gap (log scale) and the primal objective at
   each certificate of a fit: per outer step of an alternating method (MLRL Figure 1
   plots the objective per outer step) or per solve.
@@ -33,7 +37,9 @@ from .stats import check_records, group_records, in_order
 
 __all__ = [
     "PLOT_EXTRA",
+    "concept_graph_summary",
     "matplotlib_available",
+    "plot_concept_graph",
     "plot_convergence",
     "plot_label_correlation",
     "plot_metric_vs_param",
@@ -46,6 +52,10 @@ PLOT_EXTRA = "pip install 'multilabel-core[plot]'"
 _MAX_ANNOTATED_LABELS = 20
 # A hyper-parameter axis is logarithmic when its positive values span this ratio (two decades).
 _LOG_AXIS_RATIO = 100.0
+# The largest value of the concept-network statistic: half the harmonic mean of two probabilities.
+_MAX_CONCEPT_STATISTIC = 0.5
+# An averaged graph keeps an edge present in at least this share of the splits that fitted both labels.
+_EDGE_SHARE = 0.5
 
 
 # ------------------------------------------------------------------ matplotlib
@@ -78,23 +88,41 @@ def _save(figure, path) -> Path:
 
 
 # ------------------------------------------------------------ label correlation
-def plot_label_correlation(matrix, label_names, path, title=None) -> Path:
+def _check_cells(matrix: np.ndarray, what: str, allow_missing: bool) -> None:
+    """Finite entries; with ``allow_missing``, NaN too (a cell without a value), but not only NaN."""
+    missing = np.isnan(matrix) if allow_missing else np.zeros(matrix.shape, dtype=bool)
+    if (~np.isfinite(matrix) & ~missing).any() or missing.all():
+        raise ValueError(f"the {what} has NaN or infinite entries")
+
+
+def _annotate(ax, matrix: np.ndarray, white_above: float) -> None:
+    for (i, j), value in np.ndenumerate(matrix):
+        if np.isnan(value):
+            ax.text(j, i, "—", ha="center", va="center", fontsize="x-small", color="grey")
+            continue
+        colour = "white" if abs(value) > white_above else "black"
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize="x-small", color=colour)
+
+
+def plot_label_correlation(matrix, label_names, path, title=None, *, allow_missing=False) -> Path:
     """Heatmap of an L x L label correlation matrix, written as PNG to ``path``.
 
     The colormap is diverging (blue negative, red positive) and symmetric about 0,
     its limits +-max|matrix|.  Each cell shows its value when L <= 20.
     ``label_names`` names the rows and columns (None: L1..LL as in MLRL Table VIII).
+    NaN entries are refused, unless ``allow_missing``: then they are cells without a
+    value (blank, "—"), as an average over splits leaves a pair of labels that no split
+    fitted together (labels predicted constant, experiments.constant_labels).
     """
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
         raise ValueError(f"a label correlation matrix must be square and non-empty, got shape {matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError("the label correlation matrix has NaN or infinite entries")
+    _check_cells(matrix, "label correlation matrix", allow_missing)
     L = matrix.shape[0]
     names = [f"L{j + 1}" for j in range(L)] if label_names is None else [str(n) for n in label_names]
     if len(names) != L:
         raise ValueError(f"{len(names)} label names for a {L} x {L} matrix")
-    limit = float(np.abs(matrix).max()) or 1.0
+    limit = float(np.nanmax(np.abs(matrix))) or 1.0
     side = max(4.0, 0.55 * L + 2.0)
     figure = _figure(figsize=(side + 1.0, side))
     ax = figure.add_subplot()
@@ -103,11 +131,143 @@ def plot_label_correlation(matrix, label_names, path, title=None) -> Path:
     ax.set_xticks(range(L), names, rotation=45, ha="right", fontsize="small")
     ax.set_yticks(range(L), names, fontsize="small")
     if L <= _MAX_ANNOTATED_LABELS:
-        for (i, j), value in np.ndenumerate(matrix):
-            colour = "white" if abs(value) > 0.6 * limit else "black"
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize="x-small", color=colour)
+        _annotate(ax, matrix, 0.6 * limit)
     ax.set_title(title or "label correlation")
     return _save(figure, path)
+
+
+# ---------------------------------------------------------------- concept graph
+def _graph_fields(graph) -> tuple[np.ndarray, np.ndarray, object]:
+    """``(statistic, adjacency, threshold)`` of a ``ConceptGraph``-like object or of its ``as_dict()``."""
+    if isinstance(graph, Mapping):
+        missing = [key for key in ("statistic", "adjacency") if key not in graph]
+        if missing:
+            raise ValueError(f"a concept graph needs {', '.join(missing)}")
+        statistic, adjacency, threshold = graph["statistic"], graph["adjacency"], graph.get("threshold")
+    else:
+        statistic, adjacency, threshold = graph.statistic, graph.adjacency, getattr(graph, "threshold", None)
+    return np.asarray(statistic, dtype=np.float64), np.asarray(adjacency), threshold
+
+
+def plot_concept_graph(graph, label_names, path, title=None, *, allow_missing=False) -> Path:
+    """A concept network as a heatmap of its pair statistic, its edges outlined; PNG to ``path``.
+
+    ``graph`` is a fitted model's ``concept_graph_`` (``statistic`` (L, L) in [0, 1/2],
+    ``adjacency`` (L, L) bool, ``threshold``) or its ``as_dict()``.  The colormap runs
+    from 0 to 1/2 (the largest value of the statistic), the threshold P0 is a red line on
+    the colour bar, and each edge l ~ t is a red outline around its cell.  Each cell shows
+    its value when L <= 20.  ``label_names`` names the rows and columns (None: L1..LL).
+    ``allow_missing`` as for :func:`plot_label_correlation` (NaN statistic: no value).
+    """
+    statistic, adjacency, threshold = _graph_fields(graph)
+    if statistic.ndim != 2 or statistic.shape[0] != statistic.shape[1] or statistic.shape[0] == 0:
+        raise ValueError(f"a concept graph's statistic must be square and non-empty, got shape {statistic.shape}")
+    if adjacency.shape != statistic.shape:
+        raise ValueError(f"a concept graph's adjacency has shape {adjacency.shape}, its statistic {statistic.shape}")
+    _check_cells(statistic, "concept graph's statistic", allow_missing)
+    low, high = float(np.nanmin(statistic)), float(np.nanmax(statistic))
+    if low < 0.0 or high > _MAX_CONCEPT_STATISTIC:
+        raise ValueError(f"the concept graph's statistic lies in [0, 1/2]; got values in [{low:g}, {high:g}]")
+    if not np.all((adjacency == 0) | (adjacency == 1)):
+        raise ValueError("the concept graph's adjacency must hold 0/1 (or bool) entries")
+    adjacency = adjacency.astype(bool)
+    L = statistic.shape[0]
+    names = [f"L{j + 1}" for j in range(L)] if label_names is None else [str(n) for n in label_names]
+    if len(names) != L:
+        raise ValueError(f"{len(names)} label names for a {L} x {L} concept graph")
+    from matplotlib.patches import Rectangle
+
+    side = max(6.0, 0.55 * L + 2.0)  # wide enough for a two-line title over a few labels
+    figure = _figure(figsize=(side + 1.0, side))
+    ax = figure.add_subplot()
+    image = ax.imshow(statistic, cmap="Blues", vmin=0.0, vmax=_MAX_CONCEPT_STATISTIC)
+    colorbar = figure.colorbar(image, ax=ax, shrink=0.8)
+    colorbar.set_label("p(t|l) p(l|t) / (p(t|l) + p(l|t))")
+    if threshold is not None:
+        colorbar.ax.axhline(float(threshold), color="red", linewidth=2)
+    # Inset frames: two neighbouring edges keep their own outlines instead of sharing a border.
+    for i, j in np.argwhere(adjacency):
+        ax.add_patch(Rectangle((j - 0.42, i - 0.42), 0.84, 0.84, fill=False, edgecolor="red", linewidth=1.5))
+    ax.set_xticks(range(L), names, rotation=45, ha="right", fontsize="small")
+    ax.set_yticks(range(L), names, fontsize="small")
+    if L <= _MAX_ANNOTATED_LABELS:
+        _annotate(ax, statistic, 0.6 * _MAX_CONCEPT_STATISTIC)
+    n_edges = int(np.count_nonzero(np.triu(adjacency, 1)))
+    default = f"concept graph: {n_edges} edges (outlined)" + (
+        "" if threshold is None else f", threshold P0 = {float(threshold):g}"
+    )
+    ax.set_title(title or default, fontsize="small")
+    return _save(figure, path)
+
+
+def _fitted_labels(matrices: np.ndarray) -> np.ndarray:
+    """(splits, L) bool: the labels each split's model was fitted on.
+
+    A label predicted constant (experiments.constant_labels) has a null row and column in
+    its record, read here as NaN; the diagonal holds a number for every fitted label.
+    """
+    return np.isfinite(np.diagonal(matrices, axis1=1, axis2=2))
+
+
+def _mean_over_fitted(matrices: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+    """The mean of each entry over the splits that fitted both of its labels (NaN where none did)."""
+    both = fitted[:, :, None] & fitted[:, None, :]
+    total = np.where(both, matrices, 0.0).sum(axis=0)
+    count = both.sum(axis=0)
+    return np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
+
+
+def _kept_labels(names, kept: np.ndarray) -> tuple[list, str]:
+    """The names of the labels shown, and a title note naming those left out (never fitted)."""
+    names = list(names) if names is not None else [f"L{j + 1}" for j in range(len(kept))]
+    left_out = [str(name) for name, keep in zip(names, kept) if not keep]
+    note = f"; left out, predicted constant in every split: {', '.join(left_out)}" if left_out else ""
+    return [name for name, keep in zip(names, kept) if keep], note
+
+
+def concept_graph_summary(records) -> dict:
+    """The concept graph drawn for one method on one dataset, from its records' ``concept_graph``.
+
+    Returns ``statistic`` and ``adjacency`` over the labels fitted in at least one split,
+    ``labels`` (their indices), ``thresholds`` (distinct, in order), ``n_splits``,
+    ``identical`` (every split learned the same graph) and ``n_fitted`` (per entry, the
+    splits that fitted both labels).  When the splits differ, ``statistic`` is the mean over
+    those splits and ``adjacency`` marks the edges present in at least half of them.
+    """
+    graphs = [record["concept_graph"] for record in records]
+    statistic = np.array([np.asarray(g["statistic"], dtype=np.float64) for g in graphs])
+    adjacency = np.array([np.asarray(g["adjacency"], dtype=np.float64) for g in graphs])
+    fitted = _fitted_labels(statistic)
+    both = fitted[:, :, None] & fitted[:, None, :]
+    n_fitted = both.sum(axis=0)
+    mean = _mean_over_fitted(statistic, fitted)
+    share = np.divide(np.where(both, adjacency, 0.0).sum(axis=0), n_fitted, out=np.zeros(mean.shape),
+                      where=n_fitted > 0)  # fmt: skip
+    identical = all(
+        np.array_equal(statistic[0], s, equal_nan=True) and np.array_equal(adjacency[0], a)
+        for s, a in zip(statistic, adjacency)
+    )
+    kept = np.flatnonzero(fitted.any(axis=0))
+    index = np.ix_(kept, kept)
+    thresholds = list(dict.fromkeys(g.get("threshold") for g in graphs))
+    return {
+        "statistic": mean[index],
+        "adjacency": share[index] >= _EDGE_SHARE,
+        "labels": kept,
+        "thresholds": thresholds,
+        "n_splits": len(graphs),
+        "identical": identical,
+        "n_fitted": n_fitted[index],
+    }
+
+
+def _threshold_text(thresholds) -> str:
+    known = sorted(float(t) for t in thresholds if t is not None)
+    if not known:
+        return "threshold unknown"
+    if len(known) == 1:
+        return f"threshold P0 = {known[0]:g}"
+    return f"thresholds P0 = {', '.join(f'{t:g}' for t in known)} (chosen per split)"
 
 
 # ------------------------------------------------------------------ convergence
@@ -271,11 +431,37 @@ def _searched(records) -> list[tuple[str, str]]:
     return [key for key, seen in values.items() if all(map(is_number, seen)) and len(set(seen)) > 1]
 
 
+def _plot_learned_graph(records, dataset, method, path) -> Path:
+    """The concept graph of one method on one dataset (one split's, or the splits' summary)."""
+    summary = concept_graph_summary(records)
+    kept = np.zeros(len(records[0]["concept_graph"]["statistic"]), dtype=bool)
+    kept[summary["labels"]] = True
+    names, note = _kept_labels(records[0].get("label_names"), kept)
+    n_edges = int(np.count_nonzero(np.triu(summary["adjacency"], 1)))
+    threshold = _threshold_text(summary["thresholds"])
+    n = summary["n_splits"]
+    if n == 1 or summary["identical"]:
+        learned = "" if n == 1 else f" (the same in all {n} splits)"
+        title = f"{method} on {dataset}: concept graph{learned}, {n_edges} edges (outlined), {threshold}"
+    else:
+        title = (
+            f"{method} on {dataset}: concept graph, statistic averaged over {n} splits;\n"
+            f"outlined: the {n_edges} edges present in at least half of them; {threshold}"
+        )
+    graph = {"statistic": summary["statistic"], "adjacency": summary["adjacency"], "threshold": None}
+    if len(summary["thresholds"]) == 1 and summary["thresholds"][0] is not None:
+        graph["threshold"] = summary["thresholds"][0]
+    return plot_concept_graph(graph, names, path, title + note, allow_missing=True)
+
+
 def plots_from_records(records, out_dir) -> list[Path]:
     """Every figure the records support, as PNG files in ``out_dir``; returns their paths.
 
     * ``correlation_DATASET_METHOD.png`` -- the mean over the successful splits of the
       learned ``label_correlation``, for each method that learns one;
+    * ``concept_graph_DATASET_METHOD.png`` -- the learned ``concept_graph``, for each
+      method that learns one (:func:`concept_graph_summary`: the statistic averaged and the
+      edges of at least half the splits when the splits differ, as the title says);
     * ``convergence_DATASET_METHOD.png`` -- a curve per split, for each method whose
       fits produce two or more certificates (one certificate is not a curve; the
       report's convergence table covers those);
@@ -290,11 +476,17 @@ def plots_from_records(records, out_dir) -> list[Path]:
         name = f"{_slug(dataset)}_{_slug(method)}"
         learned = [r for r in ok if r.get("label_correlation") is not None]
         if learned:
-            mean = np.mean([np.asarray(r["label_correlation"], dtype=np.float64) for r in learned], axis=0)
-            title = f"{method} on {dataset}: label correlation, mean of {len(learned)} splits"
-            written.append(
-                plot_label_correlation(mean, learned[0].get("label_names"), out_dir / f"correlation_{name}.png", title)
-            )
+            matrices = np.array([np.asarray(r["label_correlation"], dtype=np.float64) for r in learned])
+            fitted = _fitted_labels(matrices)
+            kept = fitted.any(axis=0)
+            names, note = _kept_labels(learned[0].get("label_names"), kept)
+            mean = _mean_over_fitted(matrices, fitted)[np.ix_(kept, kept)]
+            title = f"{method} on {dataset}: label correlation, mean of {len(learned)} splits{note}"
+            path = out_dir / f"correlation_{name}.png"
+            written.append(plot_label_correlation(mean, names, path, title, allow_missing=True))
+        graphs = [r for r in ok if r.get("concept_graph") is not None]
+        if graphs:
+            written.append(_plot_learned_graph(graphs, dataset, method, out_dir / f"concept_graph_{name}.png"))
         if any(len(r.get("certificates") or []) > 1 for r in ok):
             curves = {f"split {r['split']}": r["certificates"] for r in ok if r.get("certificates")}
             title = f"{method} on {dataset}: convergence"
