@@ -11,10 +11,11 @@ from __future__ import annotations
 import multilabel_core
 from multilabel_core.registry import ComponentSpec, MethodSpec
 
-from .estimator import ClippingWarning, ConceptNetwork, InferenceWarning, local_features
+from .estimator import PARTS, ConceptNetwork, InferenceWarning
 from .graph import ConceptGraph, ConceptNetworkRelation, concept_graph, edge_statistic
 from .inference import InferenceResult, global_score, infer
 from .kernels import EigenBasis, LearnedKernels, learn_kernels, top_eigenpairs
+from .solver import ClippingWarning, ConceptNetworkSolver, local_features
 
 __all__ = [
     "CITATION",
@@ -24,6 +25,7 @@ __all__ = [
     "ConceptGraph",
     "ConceptNetwork",
     "ConceptNetworkRelation",
+    "ConceptNetworkSolver",
     "EigenBasis",
     "InferenceResult",
     "InferenceWarning",
@@ -43,16 +45,6 @@ __all__ = [
 CITATION = (
     "Zhang, Xue, Fan, Huang, Wu & Liu, Multi-Kernel Multi-Label Learning with Max-Margin Concept Network, IJCAI 2011"
 )
-
-#: The parts the method composes: per-label hinge SVMs (5)-(7), the Frobenius norm of theta, the
-#: concept network as the label relation, the RBF base kernel, and the dual coordinate-descent engine.
-PARTS = {
-    "loss": "hinge",
-    "regularizer": "frobenius",
-    "relation": "concept_network",
-    "kernel": "rbf",
-    "solver": "cd",
-}
 
 #: The registered grid (the runner searches it by inner cross-validation on the training part): lambda over
 #: two decades, sigma from "no network" (0) to equal weight, and three thresholds P0 (on the scene training
@@ -84,14 +76,11 @@ def register_methods(register):
 
 @multilabel_core.hookimpl
 def register_components(register):
-    register(
-        ComponentSpec(
-            "relation",
-            "concept_network",
-            ConceptNetworkRelation,
-            description=ConceptNetworkRelation.__doc__.strip().splitlines()[0],
-        )
-    )
+    for kind, name, factory in (
+        ("relation", "concept_network", ConceptNetworkRelation),
+        ("solver", "concept_network_cd", ConceptNetworkSolver),
+    ):
+        register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))
 
 
 @multilabel_core.hookimpl

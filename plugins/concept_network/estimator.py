@@ -36,48 +36,42 @@ eigenfunctions by Nystrom (eq. 17-18) and their labels by inference (:mod:`.infe
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
 
 import numpy as np
 
-from multilabel_core.certificate import Certificate
-from multilabel_core.estimator import MultiLabelEstimator
-from multilabel_core.kernels import RBFKernel
-from multilabel_core.solvers import ConvergenceWarning, linear_svm_cd
-from multilabel_core.validation import MAX_ITER_LIMIT, check_random_state, check_scalar, check_seed
+from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.plugins import make_component
+from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
 
-from .graph import ConceptGraph, check_threshold, concept_graph
+from .graph import ConceptNetworkRelation
 from .inference import INFERENCE, InferenceResult, infer
-from .kernels import EigenBasis, LearnedKernels, learn_kernels, top_eigenpairs
+from .solver import ConceptNetworkSolver
 
-__all__ = ["ClippingWarning", "ConceptNetwork", "InferenceWarning", "local_features"]
-
-
-class ClippingWarning(UserWarning):
-    """Negative pair-kernel weights zeta_ltk of (14) were set to 0 (the warning counts them)."""
+__all__ = ["ConceptNetwork", "InferenceWarning"]
 
 
 class InferenceWarning(UserWarning):
     """Inference stopped for some rows without a fixed point: a cycle (ICM) or the sweep cap."""
 
 
-def local_features(basis_vectors, omega_l, zetas, neighbour_labels, Y, *, eps, sigma, eps_edge) -> np.ndarray:
-    """The rows ``[(1 + eps) phi_l(x^i) ; sigma a_t^i phi_lt(x^i) for t in N_l]`` (n, m (1 + |N_l|)).
-
-    ``basis_vectors`` is U (n, m) at the training rows (or the Nystrom eigenfunctions at other
-    rows), ``omega_l`` (m,), ``zetas`` (|N_l|, m) in the order of ``neighbour_labels``; Y the
-    {0, 1} labels that give a_t^i.  Delta Psi_l^i is s_i times row i.
-    """
-    blocks = [(1.0 + eps) * basis_vectors * np.sqrt(omega_l)]
-    for zeta, t in zip(zetas, neighbour_labels):
-        a = np.where(np.asarray(Y)[:, t] > 0, 1.0 + eps_edge, -eps_edge)
-        blocks.append(sigma * a[:, None] * basis_vectors * np.sqrt(zeta))
-    return np.hstack(blocks)
+#: The parts the method composes (also its MethodSpec's ``parts``): per-label SVMs (5)-(7) with the hinge, the
+#: Frobenius norm of theta, the concept network as the label relation, the RBF base kernel, and the solver.
+PARTS = {
+    "loss": "hinge",
+    "regularizer": "frobenius",
+    "relation": "concept_network",
+    "kernel": "rbf",
+    "solver": "concept_network_cd",
+}
 
 
-class ConceptNetwork(MultiLabelEstimator):
+class ConceptNetwork(ComposedEstimator):
     """Multi-kernel multi-label learning with a max-margin concept network (registered as ``concept_network``).
+
+    A preset over :data:`PARTS`: the relation :class:`~.graph.ConceptNetworkRelation` (P0) and the solver
+    :class:`~.solver.ConceptNetworkSolver` are built from the parameters below; fitting is the composed
+    estimator's, prediction is inference (:mod:`.inference`).
 
     Parameters (the paper "tunes" them and gives no values; each default's reason is in
     docs/methods/concept-network.md)
@@ -122,8 +116,13 @@ class ConceptNetwork(MultiLabelEstimator):
     site_coef_ : (L, m), edge_coef_ : (E, m) -- the models in the eigenfunction coordinates:
         ``v_l^T phi_l(x) = phi(x) . site_coef_[l]`` and ``w_lt^T phi_lt(x) = phi(x) . edge_coef_[e]``.
     dual_ : (n, L) the alpha of (8); certificate_ : the summed certificate of the L local duals
-        (per-label values in ``statistics``); kernel_ : the resolved base RBF kernel; X_fit_.
+        (per-label values in ``statistics``); kernel_ : the resolved base RBF kernel; X_fit_;
+        and the composed estimator's ``dual_coef_``, ``parts_``, ``solution_``.
     """
+
+    PARTS = PARTS
+    #: The local models have no bias (eq. 5-7); not a parameter.
+    fit_intercept = False
 
     def __init__(
         self,
@@ -159,94 +158,35 @@ class ConceptNetwork(MultiLabelEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    # -- validation ---------------------------------------------------------------------
+    # -- the parts ----------------------------------------------------------------------
 
     def _validate_params(self) -> None:
         super()._validate_params()
-        check_scalar(self.sigma, "sigma", low=0.0)
-        for name in ("eps", "eps_edge"):
-            check_scalar(getattr(self, name), name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-        check_threshold(self.threshold)
-        for name in ("site_tradeoff", "edge_tradeoff"):
-            check_scalar(getattr(self, name), name, low=0.0, low_inclusive=False)
-        check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        check_scalar(self.eig_rtol, "eig_rtol", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
         if self.inference not in INFERENCE:
             raise ValueError(f"inference must be one of {INFERENCE}, got {self.inference!r}")
         check_scalar(self.max_sweeps, "max_sweeps", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        check_seed(self.random_state)
+        check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
-    # -- fit ----------------------------------------------------------------------------
+    def _parts(self) -> dict:
+        settings = {
+            "relation": {"threshold": self.threshold},
+            "kernel": {} if self.gamma is None else {"gamma": self.gamma},
+            "solver": {
+                name: getattr(self, name)
+                for name in ("sigma", "eps", "eps_edge", "site_tradeoff", "edge_tradeoff", "n_components", "eig_rtol",
+                             "tol", "max_iter", "random_state")
+            },  # fmt: skip
+        }
+        return {role: make_component(role, name, **settings.get(role, {})) for role, name in self.PARTS.items()}
 
-    def _fit(self, X, Y):
-        rng = check_random_state(self.random_state)
-        eigen_seed, cd_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
-        graph = concept_graph(Y, self.threshold)
-        kernel = RBFKernel(gamma=self.gamma).resolve(X)
-        basis = top_eigenpairs(kernel(X), self.n_components, eig_rtol=self.eig_rtol, random_state=eigen_seed)
-        edges = graph.edges
-        kernels = learn_kernels(basis, Y, edges, self.site_tradeoff, self.edge_tradeoff)
-        if kernels.n_clipped:
-            warnings.warn(
-                f"ConceptNetwork: {kernels.n_clipped} of {kernels.n_edge_weights} pair-kernel weights zeta_ltk of "
-                "(14) were negative and clipped at 0 so that every K_lt stays positive semi-definite",
-                ClippingWarning,
-                stacklevel=4,
-            )
-        self._solve_local_models(basis, kernels, graph, Y, cd_seed)
-        self.concept_graph_ = graph
-        self.basis_ = basis
-        self.learned_kernels_ = kernels
-        self.kernel_ = kernel
-        self.X_fit_ = X.copy()
-
-    def _solve_local_models(self, basis: EigenBasis, kernels: LearnedKernels, graph: ConceptGraph, Y, seed) -> None:
-        n, n_labels = Y.shape
-        m = basis.n_components
-        edges = graph.edges
-        # Row of edges for each (l, t): the local model of l owns the contiguous rows with edges[:, 0] == l.
-        first = np.searchsorted(edges[:, 0], np.arange(n_labels + 1)) if edges.size else np.zeros(n_labels + 1, int)
-        site_coef, edge_coef = np.zeros((n_labels, m)), np.zeros((len(edges), m))
-        dual = np.zeros((n, n_labels))
-        seeds = check_random_state(seed).integers(0, 2**31 - 1, size=n_labels)
-        certificates, unconverged = [], []
-        start = time.perf_counter()
-        for label in range(n_labels):
-            rows = np.arange(first[label], first[label + 1])
-            if self.sigma == 0.0:
-                rows = rows[:0]  # the edge features are all zero: no edge weight to learn
-            features = local_features(
-                basis.vectors, kernels.omega[label], kernels.zeta[rows], edges[rows, 1], Y,
-                eps=self.eps, sigma=self.sigma, eps_edge=self.eps_edge,
-            )  # fmt: skip
-            signs = 2.0 * Y[:, [label]] - 1.0
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", ConvergenceWarning)
-                fit = linear_svm_cd(
-                    features, signs, C=self.C, loss="hinge", fit_intercept=False,
-                    tol=self.tol, max_iter=self.max_iter, random_state=int(seeds[label]),
-                )  # fmt: skip
-            for record in caught:
-                if not issubclass(record.category, ConvergenceWarning):
-                    warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
-            theta = fit.solution.coef[:, 0]
-            site_coef[label] = theta[:m] * np.sqrt(kernels.omega[label])
-            for j, row in enumerate(rows):
-                edge_coef[row] = theta[m * (j + 1) : m * (j + 2)] * np.sqrt(kernels.zeta[row])
-            dual[:, label] = fit.solution.dual[:, 0]
-            certificates.append(fit.certificate)
-            if not fit.certificate.converged:
-                unconverged.append(label)
-        self.site_coef_, self.edge_coef_, self.dual_ = site_coef, edge_coef, dual
-        self.certificate_ = _combined(certificates, time.perf_counter() - start)
-        if unconverged:
-            warnings.warn(
-                f"ConceptNetwork did not converge: {len(unconverged)} of {n_labels} local models (labels "
-                f"{unconverged[:10]}{'...' if len(unconverged) > 10 else ''}) stopped at max_iter={self.max_iter} "
-                f"epochs or above a relative duality gap of 1e-3; increase max_iter or lower C",
-                ConvergenceWarning,
-                stacklevel=5,
-            )
+    def _store_fit(self, fit, parts, kernel, X, C) -> None:
+        super()._store_fit(fit, parts, kernel, X, C)
+        extras = fit.solution.extras
+        self.concept_graph_ = extras["graph"]
+        self.basis_ = extras["basis"]
+        self.learned_kernels_ = extras["kernels"]
+        self.site_coef_, self.edge_coef_ = extras["site_coef"], extras["edge_coef"]
+        self.dual_ = fit.solution.dual
 
     # -- prediction ---------------------------------------------------------------------
 
@@ -289,25 +229,3 @@ class ConceptNetwork(MultiLabelEstimator):
         sweep cap (counted in an :class:`InferenceWarning`) keep their last labelling.
         """
         return self._inferred(self._validate_test_X(X)).labels
-
-
-def _combined(certificates: list[Certificate], seconds: float) -> Certificate:
-    """One certificate for the L local duals: primal and dual summed, per-label values in statistics."""
-    primal = np.array([c.primal for c in certificates])
-    dual = np.array([c.dual for c in certificates])
-    return Certificate.from_objectives(
-        primal.sum(),
-        dual.sum(),
-        kkt_violation=max(c.kkt_violation for c in certificates),
-        n_iter=max(c.n_iter for c in certificates),
-        time=seconds,
-        converged=all(c.converged for c in certificates),
-        solver="concept_network_cd",
-        statistics={
-            "primal": primal.tolist(),
-            "dual": dual.tolist(),
-            "n_epochs": [int(c.n_iter) for c in certificates],
-            "converged": [bool(c.converged) for c in certificates],
-            "relative_gap": [float(c.relative_gap) for c in certificates],
-        },
-    )
