@@ -19,9 +19,9 @@ run --config "$HERE/fixed.toml" --out "$HERE/runs/fixed"
 echo "== fixed split: yahoo-arts-mkml, the first 2000 rows train, the other 3000 test (sparse, features as given)"
 run --config "$HERE/yahoo.toml" --out "$HERE/runs/fixed-yahoo"
 
-echo "== sigma = 0 (no network), the rest of the grid searched as before"
-run --config "$HERE/fixed.toml" --grid concept_network.sigma=0 --out "$HERE/runs/sigma0" concept_network
-run --config "$HERE/yahoo.toml" --grid concept_network.sigma=0 --out "$HERE/runs/sigma0-yahoo" concept_network
+echo "== sigma = 0 (no network), C searched as before (P0 changes nothing without the edge terms)"
+run --config "$HERE/fixed.toml" --grid concept_network.sigma=0 --grid concept_network.C=0.1,1,10 --out "$HERE/runs/sigma0" concept_network
+run --config "$HERE/yahoo.toml" --grid concept_network.sigma=0 --grid concept_network.C=0.1,1,10 --out "$HERE/runs/sigma0-yahoo" concept_network
 
 echo "== 10 random splits of the same sizes"
 for spec in emotions:391 yeast:1500 scene:1211; do
