@@ -44,9 +44,7 @@ from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
 
-from .graph import ConceptNetworkRelation
 from .inference import INFERENCE, InferenceResult, infer
-from .solver import ConceptNetworkSolver
 
 __all__ = ["ConceptNetwork", "InferenceWarning"]
 
@@ -165,7 +163,6 @@ class ConceptNetwork(ComposedEstimator):
         if self.inference not in INFERENCE:
             raise ValueError(f"inference must be one of {INFERENCE}, got {self.inference!r}")
         check_scalar(self.max_sweeps, "max_sweeps", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
     def _parts(self) -> dict:
         settings = {
@@ -192,8 +189,7 @@ class ConceptNetwork(ComposedEstimator):
 
     def eigenfunctions(self, X) -> np.ndarray:
         """phi(x) (n, m): the Nystrom eigenfunctions (eq. 17) of the base kernel at the rows X."""
-        X = self._validate_test_X(X)
-        return self.basis_.extend(self.kernel_(X, self.X_fit_))
+        return self._eigenfunctions(self._validate_test_X(X))
 
     def site_scores(self, X) -> np.ndarray:
         """g (n, L), ``g_l = v_l^T phi_l(x)``: the site potentials (the start of ICM)."""
@@ -201,14 +197,22 @@ class ConceptNetwork(ComposedEstimator):
 
     def infer(self, X) -> InferenceResult:
         """Run inference on the rows X: labels, per-label scores and the per-row counts (sweeps, cycles, cap)."""
-        phi = self.eigenfunctions(X)
+        return self._infer(self._validate_test_X(X))
+
+    # The methods below take rows already validated (predict and decision_function validate them once).
+
+    def _eigenfunctions(self, X) -> np.ndarray:
+        return self.basis_.extend(self.kernel_(X, self.X_fit_))
+
+    def _infer(self, X) -> InferenceResult:
+        phi = self._eigenfunctions(X)
         return infer(
             phi @ self.site_coef_.T, phi @ self.edge_coef_.T, self.concept_graph_.edges,
             eps=self.eps, sigma=self.sigma, eps_edge=self.eps_edge, method=self.inference, max_sweeps=self.max_sweeps,
         )  # fmt: skip
 
     def _inferred(self, X) -> InferenceResult:
-        result = self.infer(X)
+        result = self._infer(X)
         if result.n_cycled or result.n_hit_cap:
             warnings.warn(
                 f"ConceptNetwork {self.inference} inference: {result.n_cycled} of {result.labels.shape[0]} rows "

@@ -111,11 +111,11 @@ def infer(G, F, edges, *, eps: float, sigma: float, eps_edge: float, method: str
     while active.any() and sweep < max_sweeps:
         sweep += 1
         rows = np.flatnonzero(active)
-        Ya = Y[rows]
+        Ga, Fa, Ya = G[rows], F[rows], Y[rows]
         for label in range(n_labels):
             if not table[label]:
                 continue
-            gain = _gains(label, G[rows], F[rows], Ya, table, eps, sigma, eps_edge)
+            gain = _gains(label, Ga, Fa, Ya, table, eps, sigma, eps_edge)
             if method == "icm":
                 Ya[:, label] = gain > 0.0
             else:

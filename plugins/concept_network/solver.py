@@ -20,7 +20,6 @@ eigenbasis, the learned kernels and the models in eigenfunction coordinates (``s
 
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 from typing import ClassVar
@@ -31,7 +30,7 @@ import numpy as np
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import ConvergenceWarning, linear_svm_cd
-from multilabel_core.validation import MAX_ITER_LIMIT, check_random_state, check_scalar, count, positive, seed
+from multilabel_core.validation import check_random_state, check_scalar, count, non_negative, positive, seed
 
 from .kernels import learn_kernels, top_eigenpairs
 
@@ -58,10 +57,6 @@ def local_features(basis_vectors, omega_l, zetas, neighbour_labels, Y, *, eps, s
 
 def _open_unit(instance, attribute, value) -> None:
     check_scalar(value, attribute.name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-
-
-def _non_negative(instance, attribute, value) -> None:
-    check_scalar(value, attribute.name, low=0.0)
 
 
 @attrs.frozen
@@ -92,7 +87,7 @@ class ConceptNetworkSolver(Solver):
     whose ``label_gram(L)`` is the identity (the Frobenius norm of theta, as in (2) and (5)).
     """
 
-    sigma: float = attrs.field(default=1.0, validator=_non_negative)
+    sigma: float = attrs.field(default=1.0, validator=non_negative)
     eps: float = attrs.field(default=0.5, validator=_open_unit)
     eps_edge: float = attrs.field(default=0.5, validator=_open_unit)
     site_tradeoff: float = attrs.field(default=1.0, validator=positive)
@@ -117,7 +112,6 @@ class ConceptNetworkSolver(Solver):
                 f"{type(self).__name__} solves the local models of (5) under 1/2 ||theta||^2; "
                 f"{type(problem.regularizer).__name__}.label_gram is not the identity"
             )
-        check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
