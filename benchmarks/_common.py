@@ -24,8 +24,28 @@ def median_time(fn, repeat: int = 5) -> tuple[float, object]:
     return float(np.median(times)), result
 
 
+def best_time(fn, repeat: int) -> tuple[float, object]:
+    """Smallest wall time of ``fn()`` over ``repeat`` runs (noise from other jobs only adds), and its last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def _cell(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def markdown_table(title, header, rows) -> str:
+    """The table as RESULTS.md writes it: the title, a blank line, then the markdown rows."""
+    lines = [title, "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows])
+
+
 def print_table(header, rows) -> None:
-    cells = [header] + [[f"{v:.4g}" if isinstance(v, float) else str(v) for v in r] for r in rows]
+    cells = [header] + [[_cell(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     for k, r in enumerate(cells):
         print("  ".join(c.rjust(w) for c, w in zip(r, widths)))

@@ -31,22 +31,13 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from _common import data_dir, print_table
+from _common import best_time, data_dir, markdown_table, print_table
 from multilabel_core import make_method
 from multilabel_core.datasets import load_dataset
 from multilabel_core.kernels import RBFKernel
 from multilabel_core_plugins.concept_network import ConceptNetwork, top_eigenpairs
 
 PARTS = ("time", "scaling")
-
-
-def _best(fn, repeat):
-    best, result = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def _datasets():
@@ -65,14 +56,14 @@ def part_time(repeat):
     rows = []
     for name, X, Y, X_test in _datasets():
         model = ConceptNetwork()
-        fit_cn, model = _best(lambda: model.fit(X, Y), repeat)
-        kernel_s, _ = _best(lambda: model.kernel_(X), repeat)
+        fit_cn, model = best_time(lambda: model.fit(X, Y), repeat)
+        kernel_s, _ = best_time(lambda: model.kernel_(X), repeat)
         eigen_s = model.basis_.time
         solve_s = model.certificate_.statistics["local_time"]
-        predict_cn, _ = _best(lambda: model.predict(X_test), repeat)
+        predict_cn, _ = best_time(lambda: model.predict(X_test), repeat)
         bsvm = make_method("bsvm")
-        fit_b, bsvm = _best(lambda: bsvm.fit(X, Y), repeat)
-        predict_b, _ = _best(lambda: bsvm.predict(X_test), repeat)
+        fit_b, bsvm = best_time(lambda: bsvm.fit(X, Y), repeat)
+        predict_b, _ = best_time(lambda: bsvm.predict(X_test), repeat)
         rows.append([
             name, X.shape[0], Y.shape[1], model.concept_graph_.n_edges, model.basis_.n_components, fit_cn,
             kernel_s, eigen_s, eigen_s / fit_cn, solve_s, predict_cn, fit_b, predict_b, fit_cn / fit_b,
@@ -98,9 +89,9 @@ def part_scaling(repeat):
         X, Y = X_all[rows_], Y_all[rows_]
         Y = Y[:, (Y.min(axis=0) == 0) & (Y.max(axis=0) == 1)]
         K = RBFKernel().resolve(X)(X)
-        eigen_s, basis = _best(lambda: top_eigenpairs(K, 100), repeat)
+        eigen_s, basis = best_time(lambda: top_eigenpairs(K, 100), repeat)
         model = ConceptNetwork()
-        _, model = _best(lambda: model.fit(X, Y), 1)
+        _, model = best_time(lambda: model.fit(X, Y), 1)
         solve_s = model.certificate_.statistics["local_time"]
         epochs = sum(model.certificate_.statistics["n_epochs"])
         eigen_times.append(eigen_s)
@@ -111,13 +102,6 @@ def part_scaling(repeat):
                  _slope(sizes, epoch_times)])  # fmt: skip
     header = ["n", "L", "m", "eigensolver", "eigen s", "solves s", "epochs (sum)", "ms / epoch"]
     return "2. time against n on yahoo-arts-mkml subsamples (log-log slopes in the last row)", header, rows
-
-
-def _markdown(title, header, rows):
-    cells = [[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row] for row in rows]
-    lines = [title, "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
 
 
 def main():
@@ -138,7 +122,7 @@ def main():
             print(title)
             print_table(header, rows)
             print()
-            tables.append(_markdown(title, header, rows))
+            tables.append(markdown_table(title, header, rows))
     if args.append:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         heading = (f"\n### bench_concept_network.py tables ({time.strftime('%Y-%m-%d %H:%M')}, at {commit}): "

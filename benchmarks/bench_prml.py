@@ -50,7 +50,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-from _common import data_dir, print_table
+from _common import best_time, data_dir, markdown_table, print_table
 from multilabel_core import ConvergenceWarning
 from multilabel_core.datasets import load_dataset
 from multilabel_core.solvers import embedded_hinge_cd, svmplus_cd
@@ -73,21 +73,10 @@ def rank(L: int) -> int:
     return math.ceil(0.9 * L)
 
 
-def best_time(fn, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def table(title: str, header: list, rows: list) -> None:
     print(f"\n{title}")
     print_table(header, rows)
-    cell = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)  # noqa: E731
-    MARKDOWN.extend(["", f"{title}", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)])
-    MARKDOWN.extend("| " + " | ".join(cell(v) for v in row) + " |" for row in rows)
+    MARKDOWN.extend(["", markdown_table(title, header, rows)])
 
 
 def step_epochs(certificates, name: str) -> tuple[list, list, float]:
