@@ -4,13 +4,10 @@
 # report (REPRODUCTION.md).  Each run resumes where it stopped (the results store); delete runs/NAME to recompute.
 # Options: DATA_HOME (default ../shared/datasets beside the checkout), N_JOBS (2), MLCORE, PYTHON.
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
+N_JOBS_DEFAULT=2
+source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
-N_JOBS="${N_JOBS:-2}"
 HERE=benchmarks/reproductions/concept_network
-MLCORE="${MLCORE:-mlcore}"
-PYTHON="${PYTHON:-python}"
 run() { "$MLCORE" compare "$@" --data-home "$DATA_HOME" --n-jobs "$N_JOBS" --quiet --reference "$HERE/reference_tables.csv"; }
 
 echo "== fixed splits: the Mulan train/test files of emotions, yeast and scene"

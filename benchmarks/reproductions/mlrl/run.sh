@@ -4,11 +4,9 @@
 # missing work; delete runs/NAME to recompute it.  Environment: DATA_HOME (default ../shared/datasets
 # beside the checkout), N_JOBS (default 1), MLCORE and PYTHON (default `mlcore` and `python` on PATH).
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
-DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
-N_JOBS="${N_JOBS:-1}"
+N_JOBS_DEFAULT=1
+source "$(dirname "$0")/../setup.sh"
 HERE=benchmarks/reproductions/mlrl
-MLCORE="${MLCORE:-mlcore}"
 
 for run in supervised supervised_lowgrid semi_supervised semi_supervised_lowgrid rcv1 rcv1_lowlam mtrl; do
     echo "== $run"
@@ -17,10 +15,10 @@ for run in supervised supervised_lowgrid semi_supervised semi_supervised_lowgrid
 done
 
 echo "== kernel-width convention (emotions, evidence)"
-"${PYTHON:-python}" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/runs/kernel_width.md"
+"$PYTHON" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/runs/kernel_width.md"
 
 echo "== how close the fits are to the optimum of (6): the joint certificate (evidence)"
-"${PYTHON:-python}" "$HERE/joint_gap.py" --data-home "$DATA_HOME" | tee "$HERE/runs/joint_gap.md"
+"$PYTHON" "$HERE/joint_gap.py" --data-home "$DATA_HOME" | tee "$HERE/runs/joint_gap.md"
 
 echo "== the tables of docs/methods/mlrl.md (runs/tables.md)"
-"${PYTHON:-python}" "$HERE/tables.py" > "$HERE/runs/tables.md"
+"$PYTHON" "$HERE/tables.py" > "$HERE/runs/tables.md"

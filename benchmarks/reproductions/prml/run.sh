@@ -7,13 +7,10 @@
 # One BLAS thread per process: the family's small dense products between its Cython sweeps are slower with
 # OpenBLAS's spinning worker threads on few shared cores; use N_JOBS for parallelism instead.
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
+N_JOBS_DEFAULT=2
+source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
-N_JOBS="${N_JOBS:-2}"
 HERE=benchmarks/reproductions/prml
-MLCORE="${MLCORE:-mlcore}"
-PYTHON="${PYTHON:-python}"
 
 echo "== yeast: 3 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), standardised"
 "$MLCORE" compare --config "$HERE/yeast.toml" --data-home "$DATA_HOME" --out "$HERE/runs/yeast" \

@@ -9,13 +9,10 @@
 # with few (shared) cores, make every fit 2-5 times slower.  One thread per process is faster here; use N_JOBS
 # for parallelism instead.
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
+N_JOBS_DEFAULT=1
+source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-DATA_HOME="${DATA_HOME:-$(cd .. && pwd)/shared/datasets}"
-N_JOBS="${N_JOBS:-1}"
 HERE=benchmarks/reproductions/ranking
-MLCORE="${MLCORE:-mlcore}"
-PYTHON="${PYTHON:-python}"
 
 echo "== table2: scene and yeast"
 "$MLCORE" compare --config "$HERE/table2.toml" --data-home "$DATA_HOME" --out "$HERE/runs/table2" \
