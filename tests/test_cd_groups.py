@@ -18,13 +18,12 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.solvers.svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
 from multilabel_core.testing.checks import assert_kkt, assert_matches_reference, assert_svmplus_matches_reference, check_duality_gap
 from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
-from multilabel_core.testing.strategies import feature_matrices, sign_matrices
+from multilabel_core.testing.strategies import feature_matrices, label_embeddings, sign_matrices, svmplus_problems
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
 
@@ -39,14 +38,6 @@ def _tight(solver, problem, **options):
 
 
 @st.composite
-def embeddings(draw, n_labels):
-    if not draw(st.booleans()):
-        return None
-    k = draw(st.integers(1, 3))
-    return draw(hnp.arrays(np.float64, (k, n_labels), elements=st.floats(-2.0, 2.0)))
-
-
-@st.composite
 def hinge_problems(draw):
     """Keyword arguments of :func:`embedded_hinge_cd`: dense or sparse rows, A or I."""
     n, n_labels = draw(st.integers(3, 7)), draw(st.integers(1, 3))
@@ -54,24 +45,8 @@ def hinge_problems(draw):
         "X": draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0)),
         "Y": draw(sign_matrices(n, n_labels)),
         "C": draw(st.floats(0.1, 5.0)),
-        "embedding": draw(embeddings(n_labels)),
+        "embedding": draw(label_embeddings(n_labels)),
         "fit_intercept": draw(st.booleans()),
-    }
-
-
-@st.composite
-def svmplus_problems(draw):
-    """Keyword arguments of :func:`svmplus_cd`: eq. 3's label features or drawn ones, A or I."""
-    n, n_labels = draw(st.integers(3, 7)), draw(st.integers(1, 3))
-    X = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0))
-    Y = draw(sign_matrices(n, n_labels))
-    if n_labels > 1 and draw(st.booleans()):
-        X_priv, mask = privileged_label_features(Y)
-    else:
-        X_priv, mask = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0)), None
-    return {
-        "X": X, "X_priv": X_priv, "Y": Y, "C": draw(st.floats(0.1, 5.0)), "gamma": draw(st.floats(0.2, 5.0)),
-        "embedding": draw(embeddings(n_labels)), "privileged_mask": mask, "fit_intercept": draw(st.booleans()),
     }
 
 

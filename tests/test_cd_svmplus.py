@@ -23,13 +23,12 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 from multilabel_core.solvers import ConvergenceWarning
 from multilabel_core.solvers.svmplus import privileged_label_features, svmplus_cd
 from multilabel_core.testing.checks import assert_dual_ascent, assert_svmplus_matches_reference, check_duality_gap
 from multilabel_core.testing.reference import solve_box_qp_reference
-from multilabel_core.testing.strategies import feature_matrices, sign_matrices
+from multilabel_core.testing.strategies import feature_matrices, sign_matrices, svmplus_problems
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
 
@@ -41,27 +40,6 @@ def solved(problem, **options):
         result = svmplus_cd(**problem, **TIGHT, **options)
     assume(result.certificate.converged)
     return result
-
-
-@st.composite
-def svmplus_problems(draw):
-    """Keyword arguments of :func:`svmplus_cd`: dense or sparse rows, eq. 3 or drawn privileged features, A or I."""
-    n, n_labels = draw(st.integers(3, 7)), draw(st.integers(1, 3))
-    X = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0))
-    Y = draw(sign_matrices(n, n_labels))
-    if n_labels > 1 and draw(st.booleans()):
-        X_priv, mask = privileged_label_features(Y)
-    else:
-        X_priv = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0))
-        mask = None
-    embedding = None
-    if draw(st.booleans()):
-        k = draw(st.integers(1, 3))
-        embedding = draw(hnp.arrays(np.float64, (k, n_labels), elements=st.floats(-2.0, 2.0)))
-    return {
-        "X": X, "X_priv": X_priv, "Y": Y, "C": draw(st.floats(0.1, 5.0)), "gamma": draw(st.floats(0.2, 5.0)),
-        "embedding": embedding, "privileged_mask": mask, "fit_intercept": draw(st.booleans()),
-    }
 
 
 @given(svmplus_problems())
