@@ -47,6 +47,7 @@ def register_components(register):
             "cd": solvers.CDSolver,
             "smo": solvers.SMOSolver,
             "alternating": solvers.AlternatingSolver,
+            "irwls": solvers.IRWLSSolver,
         },
     }
     for kind, factories in stock.items():
@@ -61,8 +62,9 @@ def register_trusted_types(register):
     from .base import Fit, Solution
     from .certificate import Certificate
     from .estimator import ComposedEstimator
+    from .solvers import FPCStage
 
-    for cls in (Certificate, Fit, Solution, ComposedEstimator):
+    for cls in (Certificate, Fit, Solution, ComposedEstimator, FPCStage):
         register(cls)
 
 

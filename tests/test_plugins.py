@@ -123,7 +123,7 @@ def test_stock_components_are_registered_by_the_core():
         "regularizer": {"frobenius", "label_covariance", "frobenius_label_covariance", "low_rank", "nuclear_norm"},
         "relation": {"independent", "learned_covariance"},
         "kernel": {"linear", "rbf", "poly", "precomputed"},
-        "solver": {"lbfgs", "cd", "smo", "alternating"},
+        "solver": {"lbfgs", "cd", "smo", "alternating", "irwls"},
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error", PluginWarning)

@@ -3,6 +3,8 @@
 from ._convergence import SMALLEST_EPS, ConvergenceWarning, tighten_to_relative_gap
 from .alternating import AlternatingSolver
 from .cd import CDSolver, box_kernel_cd, linear_svm_cd
+from .fpc import SVT_METHODS, FPCStage, Shrinkage, fixed_point_continuation, singular_value_threshold
+from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import KernelSource, SMOSolver, kernel_expansion, relation_statistics, smo_solve
@@ -10,21 +12,29 @@ from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
 
 __all__ = [
     "SMALLEST_EPS",
+    "SVT_METHODS",
     "AlternatingSolver",
     "CDSolver",
     "ConvergenceWarning",
+    "FPCStage",
+    "IRWLSSolver",
     "KernelSource",
     "LBFGSSolver",
     "SMOSolver",
+    "Shrinkage",
     "box_kernel_cd",
     "coupling_inverse",
     "embedded_hinge_cd",
+    "fixed_point_continuation",
+    "irwls_msvr",
     "kernel_expansion",
     "linear_svm_cd",
+    "msvr_objective",
     "privileged_label_features",
     "ranking_cd",
     "ranking_pairs",
     "relation_statistics",
+    "singular_value_threshold",
     "smo_solve",
     "svmplus_cd",
     "tighten_to_relative_gap",
