@@ -35,10 +35,7 @@ __all__ = [
     "stacked_objective",
 ]
 
-CITATION = (
-    "Tao, Xu & Geng, Labeling Information Enhancement for Multi-label Learning with Low-Rank Subspace, "
-    "PRICAI 2018"
-)
+CITATION = "Tao, Xu & Geng, Labeling Information Enhancement for Multi-label Learning with Low-Rank Subspace"
 
 #: lambda as in the paper's experiments ({0.1, 1, 10, 100}, chosen by inner cross-validation) and the
 #: tube radius the paper leaves out, at the MSVR default 0.1 and at 1 (a tube that leaves rows whose

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The LIEML reproduction (Tao, Xu & Geng, Labeling Information Enhancement for Multi-label Learning with
+# Low-Rank Subspace, Tables 2-4): every run of README.md beside this script, from the repository root.  Each run
+# resumes where it stopped (the results store), so rerunning only completes missing work; delete runs/NAME to
+# recompute it.  Options: DATA_HOME (default ../shared/datasets beside the checkout), N_JOBS (2), PYTHON, MLCORE.
+#
+# One BLAS thread per process: label enhancement is thousands of small BLAS-3 calls, which OpenBLAS's worker
+# threads slow down on few shared cores; use N_JOBS for parallelism instead.
+set -euo pipefail
+N_JOBS_DEFAULT=2
+source "$(dirname "$0")/../setup.sh"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+HERE=benchmarks/reproductions/lieml
+
+echo "== emotions, yeast, scene: 3 random 50/50 splits, 3-fold inner search on lambda, standardised"
+"$MLCORE" compare --config "$HERE/small.toml" --data-home "$DATA_HOME" --out "$HERE/runs/small" \
+    --n-jobs "$N_JOBS" --quiet
