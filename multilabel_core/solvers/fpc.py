@@ -145,12 +145,12 @@ def _gram_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage | None:
     wide = A.shape[0] <= A.shape[1]
     G = A @ A.T if wide else A.T @ A
     largest = scipy.linalg.eigh(G, eigvals_only=True, subset_by_index=(len(G) - 1, len(G) - 1), driver="evr")[0]
-    if largest > GRAM_SPREAD_LIMIT * threshold**2:
+    if largest > GRAM_SPREAD_LIMIT * threshold * threshold:
         return None
-    if largest <= threshold**2:
+    if largest <= threshold * threshold:
         p, n = A.shape
         return Shrinkage(np.zeros_like(A), np.zeros((p, 0)), np.zeros(0), np.zeros((0, n)), "gram", threshold)
-    w, vectors = scipy.linalg.eigh(G, subset_by_value=(threshold**2, np.inf), driver="evr")
+    w, vectors = scipy.linalg.eigh(G, subset_by_value=(threshold * threshold, np.inf), driver="evr")
     order = np.argsort(w)[::-1]
     s, vectors = np.sqrt(w[order]), vectors[:, order]
     if wide:

@@ -10,8 +10,11 @@ Prediction: label j is relevant iff f_j(x) > 0; ranking by f.
 
 from __future__ import annotations
 
+import numbers
+
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.plugins import make_component
+from multilabel_core.validation import MAX_ITER_LIMIT, check_cost, check_scalar
 
 __all__ = ["LIEML", "LIEMLRawLabels"]
 
@@ -35,13 +38,21 @@ class _Regressor(ComposedEstimator):
     #: T2 has the bias m (eq. 8); not a parameter.
     fit_intercept = True
 
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        check_cost(self.gamma1, "gamma1")
+        check_scalar(self.gamma2, "gamma2", low=0.0, high=1e100)
+        check_scalar(self.epsilon, "epsilon", low=0.0, high=1e100)
+        check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
+        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+
     def _regressor_parts(self) -> dict:
         return {
-            "loss": make_component("loss", "epsilon_insensitive", epsilon=self.epsilon),
+            "loss": make_component("loss", "epsilon_insensitive", epsilon=float(self.epsilon)),
             "regularizer": make_component("regularizer", "frobenius"),
             "kernel": make_component("kernel", "rbf", **({} if self.gamma is None else {"gamma": self.gamma})),
             "solver": make_component(
-                "solver", "lieml_irwls", gamma2=self.gamma2, tol=self.tol, max_iter=self.max_iter
+                "solver", "lieml_irwls", gamma2=float(self.gamma2), tol=float(self.tol), max_iter=int(self.max_iter)
             ),
         }
 
@@ -127,6 +138,13 @@ class LIEML(_Regressor):
         self.accelerate = accelerate
         self.tol = tol
         self.max_iter = max_iter
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        check_scalar(self.lam, "lam", low=0.0, high=1e100, low_inclusive=False)
+        # mu_min is a floor under the continuation's mu_1 = 0.25 sigma_max(Z0); 1e100 bounds it far above any data.
+        check_scalar(self.mu_min, "mu_min", low=0.0, high=1e100, low_inclusive=False)
+        check_scalar(self.fpc_max_iter, "fpc_max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
     def _parts(self) -> dict:
         relation = make_component(
