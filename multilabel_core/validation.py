@@ -67,6 +67,7 @@ __all__ = [
     "count",
     "flag",
     "non_negative",
+    "open_unit",
     "optional_count",
     "positive",
     "real",
@@ -420,6 +421,11 @@ def positive(instance, attribute, value) -> None:
 def non_negative(instance, attribute, value) -> None:
     """attrs validator: a finite real number >= 0 (a margin epsilon, a coupling mu)."""
     check_scalar(value, attribute.name, low=0.0)
+
+
+def open_unit(instance, attribute, value) -> None:
+    """attrs validator: a finite real number in the open interval (0, 1) (a decay factor, a relative cut)."""
+    check_scalar(value, attribute.name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
 
 
 def real(instance, attribute, value) -> None:

@@ -141,6 +141,20 @@ class Solver(ABC):
                         f"{type(part).__name__} does not provide"
                     )
 
+    def require_identity_label_gram(self, problem: Problem, objective: str) -> None:
+        """Raise :class:`CapabilityError` unless the regulariser's ``label_gram(L)`` is the identity.
+
+        For solvers of label-separable problems under ``1/2 ||W||_F^2`` (the Frobenius norm);
+        ``objective`` names what the solver solves, for the error.
+        """
+        n_labels = problem.n_labels
+        gram = np.asarray(problem.regularizer.label_gram(n_labels), dtype=np.float64)
+        if gram.shape != (n_labels, n_labels) or not np.array_equal(gram, np.eye(n_labels)):
+            raise CapabilityError(
+                f"{type(self).__name__} solves {objective}; "
+                f"{type(problem.regularizer).__name__}.label_gram is not the identity"
+            )
+
     @abstractmethod
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         """Solve ``problem`` (from ``warm_start`` when given, e.g. the previous point of a grid).

@@ -27,10 +27,10 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.base import Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import ConvergenceWarning, linear_svm_cd
-from multilabel_core.validation import check_random_state, check_scalar, count, non_negative, positive, seed
+from multilabel_core.validation import check_random_state, count, non_negative, open_unit, positive, seed
 
 from .kernels import learn_kernels, top_eigenpairs
 
@@ -53,10 +53,6 @@ def local_features(basis_vectors, omega_l, zetas, neighbour_labels, Y, *, eps, s
         a = np.where(np.asarray(Y)[:, t] > 0, 1.0 + eps_edge, -eps_edge)
         blocks.append(sigma * a[:, None] * basis_vectors * np.sqrt(zeta))
     return np.hstack(blocks)
-
-
-def _open_unit(instance, attribute, value) -> None:
-    check_scalar(value, attribute.name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
 
 
 @attrs.frozen
@@ -88,12 +84,12 @@ class ConceptNetworkSolver(Solver):
     """
 
     sigma: float = attrs.field(default=1.0, validator=non_negative)
-    eps: float = attrs.field(default=0.5, validator=_open_unit)
-    eps_edge: float = attrs.field(default=0.5, validator=_open_unit)
+    eps: float = attrs.field(default=0.5, validator=open_unit)
+    eps_edge: float = attrs.field(default=0.5, validator=open_unit)
     site_tradeoff: float = attrs.field(default=1.0, validator=positive)
     edge_tradeoff: float = attrs.field(default=1.0, validator=positive)
     n_components: int = attrs.field(default=100, validator=count)
-    eig_rtol: float = attrs.field(default=1e-3, validator=_open_unit)
+    eig_rtol: float = attrs.field(default=1e-3, validator=open_unit)
     tol: float = attrs.field(default=1e-3, validator=positive)
     max_iter: int = attrs.field(default=100000, validator=count)
     random_state: object = attrs.field(default=0, validator=seed)
@@ -106,12 +102,7 @@ class ConceptNetworkSolver(Solver):
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
-        gram = np.asarray(problem.regularizer.label_gram(problem.n_labels), dtype=np.float64)
-        if gram.shape != (problem.n_labels,) * 2 or not np.array_equal(gram, np.eye(problem.n_labels)):
-            raise CapabilityError(
-                f"{type(self).__name__} solves the local models of (5) under 1/2 ||theta||^2; "
-                f"{type(problem.regularizer).__name__}.label_gram is not the identity"
-            )
+        self.require_identity_label_gram(problem, "the local models of (5) under 1/2 ||theta||^2")
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)

@@ -27,7 +27,7 @@ from scipy.special import expit, xlogy
 from multilabel_core.base import LabelRelation
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import SVT_METHODS, fixed_point_continuation
-from multilabel_core.validation import check_scalar, check_signs, check_X, check_Y, count, flag, positive, to_signs
+from multilabel_core.validation import check_scalar, check_signs, check_X, check_Y, count, flag, open_unit, positive, to_signs
 
 __all__ = ["LabelEnhancement", "LowRankEnhancement", "enhance_labels", "stacked_objective"]
 
@@ -154,10 +154,6 @@ def _svt_method(instance, attribute, value) -> None:
         raise ValueError(f"{attribute.name} must be one of {SVT_METHODS}, got {value!r}")
 
 
-def _open_unit(instance, attribute, value) -> None:
-    check_scalar(value, attribute.name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-
-
 @attrs.frozen
 class LowRankEnhancement(LabelRelation):
     """Label enhancement on the low-rank stacked matrix [U; X; 1] (LIEML's label relation).
@@ -172,7 +168,7 @@ class LowRankEnhancement(LabelRelation):
 
     lam: float = attrs.field(default=1.0, validator=positive)
     mu_min: float = attrs.field(default=1e-5, validator=positive)
-    eta_mu: float = attrs.field(default=0.25, validator=_open_unit)
+    eta_mu: float = attrs.field(default=0.25, validator=open_unit)
     stage_tol: float = attrs.field(default=1e-5, validator=positive)
     max_iter: int = attrs.field(default=20000, validator=count)
     svt: str = attrs.field(default="auto", validator=_svt_method)

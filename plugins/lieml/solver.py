@@ -64,12 +64,7 @@ class LIEMLSolver(Solver):
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
-        gram = np.asarray(problem.regularizer.label_gram(problem.n_labels), dtype=np.float64)
-        if gram.shape != (problem.n_labels,) * 2 or not np.array_equal(gram, np.eye(problem.n_labels)):
-            raise CapabilityError(
-                f"{type(self).__name__} solves T2 under 1/2 sum_j ||theta_j||^2; "
-                f"{type(problem.regularizer).__name__}.label_gram is not the identity"
-            )
+        self.require_identity_label_gram(problem, "T2 under 1/2 sum_j ||theta_j||^2")
         if hasattr(problem.relation, "enhance") and problem.kernel.precomputed:
             raise CapabilityError(
                 f"{type(self).__name__} enhances the labels from the raw rows X; a precomputed kernel hides them"
