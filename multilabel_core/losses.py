@@ -26,7 +26,7 @@ from ._blocks import row_blocks
 from .validation import check_scalar, non_negative
 from .base import Loss
 
-__all__ = ["DOMAIN_TOL", "EpsilonInsensitive", "Hinge", "Logistic", "PairwiseRankingHinge", "SquaredHinge"]
+__all__ = ["DOMAIN_TOL", "EpsilonInsensitive", "Hinge", "Logistic", "PairwiseRankingHinge", "SquaredHinge", "tube_weights"]
 
 #: Distance outside a conjugate's domain still accepted as round-off.
 DOMAIN_TOL = 1e-12
@@ -252,13 +252,18 @@ class EpsilonInsensitive(Loss):
         return self.irwls_weights(Y, T)[:, None] * (T - Y)
 
     def irwls_weights(self, Y, T) -> np.ndarray:
-        """``a_i = Omega_1'(r_i) / r_i`` (eq. 13): 0 inside the tube, 2 (r_i - epsilon) / r_i outside.
-
-        With epsilon = 0, Omega_1(r) = r^2 and a_i = 2 for every row, r_i = 0 included.
-        """
+        """``a_i = Omega_1'(r_i) / r_i`` (eq. 13) at the residual rows of (Y, T): :func:`tube_weights`."""
         Y, T = _pair(Y, T)
-        radius = np.linalg.norm(Y - T, axis=1)
-        if self.epsilon == 0.0:
-            return np.full(len(radius), 2.0)
-        outside = radius > self.epsilon
-        return np.divide(2.0 * (radius - self.epsilon), radius, out=np.zeros(len(radius)), where=outside)
+        return tube_weights(np.linalg.norm(Y - T, axis=1), self.epsilon)
+
+
+def tube_weights(radius: np.ndarray, epsilon: float) -> np.ndarray:
+    """The IRWLS weights ``a_i = Omega_1'(r_i) / r_i`` of MSVR (LIEML eq. 13) at the residual norms r_i.
+
+    0 inside the tube (r_i < epsilon), 2 (r_i - epsilon) / r_i outside.  With epsilon = 0,
+    Omega_1(r) = r^2 and a_i = 2 for every row, r_i = 0 included.
+    """
+    if epsilon == 0.0:
+        return np.full(len(radius), 2.0)
+    outside = radius > epsilon
+    return np.divide(2.0 * (radius - epsilon), radius, out=np.zeros(len(radius)), where=outside)

@@ -50,7 +50,7 @@ import scipy.linalg
 from threadpoolctl import threadpool_limits
 
 from ..base import Fit, Solution
-from ..certificate import GAP_RTOL, Certificate
+from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
 from ..validation import MAX_ITER_LIMIT, check_scalar
 from ._convergence import ConvergenceWarning
 
@@ -177,15 +177,22 @@ class FPCStage:
 
 @attrs.frozen(eq=False)
 class _Point:
+    """Z with its exact SVD (the certificate's subgradient guess needs the vectors)."""
+
     Z: np.ndarray
     nuclear: float
-    left: np.ndarray  # the SVD of Z (for the certificate's subgradient)
+    left: np.ndarray
     values: np.ndarray
     right: np.ndarray
 
 
-def _nuclear_norm_after_reset(shrunk: Shrinkage, Z: np.ndarray, fixed: np.ndarray) -> _Point:
-    """``||Z||_*`` and the SVD of Z = S(A) with the rows ``fixed`` reset, in O((p + n) k |F|).
+def _exact_point(Z: np.ndarray) -> _Point:
+    U, s, Vt = np.linalg.svd(Z, full_matrices=False)
+    return _Point(Z, float(s.sum()), U, s, Vt)
+
+
+def _singular_values_after_reset(shrunk: Shrinkage, Z: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """The singular values of Z = S(A) with the rows ``fixed`` reset, in O((p + n) k |F|).
 
     Z = B + E_F C with B = U diag(s') V^T the shrunk matrix (SVD known) and C the change of the
     rows F.  Its columns lie in span(U, E_F) and its rows in span(V, C^T); with the orthonormal
@@ -206,12 +213,11 @@ def _nuclear_norm_after_reset(shrunk: Shrinkage, Z: np.ndarray, fixed: np.ndarra
     core = np.zeros((k + len(fixed), k + len(fixed)))
     core[:k, :k] = np.diag(shrunk_values)
     core += np.vstack([U[fixed].T, Q1x[fixed].T]) @ np.hstack([CV, change @ Q2x])
-    Uc, s, Vct = np.linalg.svd(core)
-    return _Point(Z, float(s.sum()), np.hstack([U, Q1x]) @ Uc, s, Vct @ np.vstack([Vt, Q2x.T]))
+    return np.linalg.svd(core, compute_uv=False)
 
 
-def _lower_bound(point: _Point, f_value, gradient, mu, fixed, fixed_values, objective, f_low, f_conjugate):
-    """A lower bound on the optimum at mu, and ``||Lambda||_2 / mu - 1`` for the subgradient guess Lambda.
+def _lower_bound(point: _Point, f_at_point, gradient, mu, fixed, fixed_values, objective, f_low, f_conjugate) -> float:
+    """A lower bound on the optimum at mu from the subgradient guess Lambda at ``point``.
 
     Lambda = -(G + E_F v) with v = -G_F - mu (U V^T)_F (module docstring).  With ``f_conjugate``,
     the Fenchel dual value at s Lambda, s = min(1, mu / ||Lambda||_2), which is dual feasible
@@ -221,21 +227,19 @@ def _lower_bound(point: _Point, f_value, gradient, mu, fixed, fixed_values, obje
     """
     Z, s = point.Z, point.values
     G = gradient(Z)
-    nonzero = s > max(Z.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
+    nonzero = s > _rank_tolerance(s, Z.shape)
     uv_fixed = (point.left[fixed][:, nonzero]) @ point.right[nonzero]
     v = -G[fixed] - mu * uv_fixed
     H = G.copy()
     H[fixed] += v
     spectral = _spectral_norm(H)
-    excess = max(0.0, spectral / mu - 1.0)
     if f_conjugate is not None:
         scale = min(1.0, mu / spectral) if spectral > 0.0 else 1.0
         M = scale * G
         M[fixed] = 0.0
-        return -float(f_conjugate(M)) + scale * float(np.vdot(-H[fixed], fixed_values)), excess
+        return -float(f_conjugate(M)) + scale * float(np.vdot(-H[fixed], fixed_values))
     radius = max(0.0, objective - f_low) / mu
-    bound = f_value - float(np.vdot(G, Z)) - float(np.vdot(v, fixed_values)) - radius * max(0.0, spectral - mu)
-    return bound, excess
+    return f_at_point - float(np.vdot(G, Z)) - float(np.vdot(v, fixed_values)) - radius * max(0.0, spectral - mu)
 
 
 def _shrinkage_bound(A, Z, shrunk_fixed, step, fixed, fixed_values, f_conjugate) -> float:
@@ -335,6 +339,17 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
         mu_start = eta_mu * float(np.linalg.norm(Z, 2))
     mu = max(float(mu_start), float(mu_min))
 
+    def certify(Z, f_now, mu, A=None, shrunk_fixed=None):
+        """The exact point, T at mu and the best lower bound (the shrinkage's too when A is the step that made Z)."""
+        # Evaluated on an exact SVD of Z: the per-step nuclear norm assumes the shrinkage's singular
+        # vectors orthonormal, which the Gram route gives only to eps * spread.
+        exact = _exact_point(Z)
+        objective = f_now + mu * exact.nuclear
+        bound = _lower_bound(exact, f_now, f_gradient, mu, fixed, fixed_values, objective, f_low, f_conjugate)
+        if f_conjugate is not None and A is not None:
+            bound = max(bound, _shrinkage_bound(A, Z, shrunk_fixed, step, fixed, fixed_values, f_conjugate))
+        return exact, objective, bound
+
     nuclear = float(np.linalg.svd(Z, compute_uv=False).sum())
     stages: list[FPCStage] = []
     total, svt_time, n_gram, n_full = 0, 0.0, 0, 0
@@ -365,8 +380,8 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
             Z = shrunk.matrix
             shrunk_fixed = Z[fixed].copy()
             Z[fixed] = fixed_values
-            point = _nuclear_norm_after_reset(shrunk, Z, fixed)
-            nuclear = point.nuclear
+            values = _singular_values_after_reset(shrunk, Z, fixed)
+            nuclear = float(values.sum())
             f_now = f_value(Z)
             history.append(f_now + mu * nuclear)
             total, k = total + 1, k + 1
@@ -374,34 +389,22 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
                 momentum = 1.0
             settled = abs(history[-1] - history[-2]) < stage_tol
             if last and (settled or k % check_every == 0):
-                exact = _exact_point(Z)
-                value = f_now + mu * exact.nuclear
-                bound, _ = _lower_bound(exact, f_now, f_gradient, mu, fixed, fixed_values, value, f_low, f_conjugate)
-                if f_conjugate is not None:
-                    bound = max(bound, _shrinkage_bound(A, Z, shrunk_fixed, step, fixed, fixed_values, f_conjugate))
-                reached = value - bound <= gap_tol * max(1.0, abs(value))
-                if settled and reached:
+                _, value, bound = certify(Z, f_now, mu, A, shrunk_fixed)
+                if settled and within_gap_rtol(value, bound, gap_tol):
                     break
             elif settled and not last:
                 break
-        stages.append(FPCStage(mu, k, history, _rank(point), fallbacks))
+        stages.append(FPCStage(mu, k, history, _numerical_rank(values, Z.shape), fallbacks))
         if last or total >= max_iter:
             break
         mu = max(eta_mu * mu, mu_min)
 
-    if not last:
-        # The budget ran out before the last stage: certify the point for the problem at mu_min anyway.
-        mu = mu_min
-    # The certificate is evaluated on an exact SVD of Z: the per-step nuclear norm assumes the
-    # shrinkage's singular vectors orthonormal, which the Gram route gives only to eps * spread.
-    point = _exact_point(Z)
-    objective = f_value(Z) + mu * point.nuclear
-    bound, _ = _lower_bound(point, f_value(Z), f_gradient, mu, fixed, fixed_values, objective, f_low, f_conjugate)
-    if f_conjugate is not None and last:
-        bound = max(bound, _shrinkage_bound(A, Z, shrunk_fixed, step, fixed, fixed_values, f_conjugate))
+    # When the budget ran out before the last stage, the point is certified for the problem at mu_min
+    # anyway; the shrinkage's subgradient then belongs to a larger mu and does not bound it.
+    point, objective, bound = certify(Z, f_value(Z), mu_min, *((A, shrunk_fixed) if last else ()))
     # The gradient mapping ||Z - W|| / tau of the last step: 0 exactly at a fixed point.
     kkt = float(np.linalg.norm(Z - W)) / step
-    converged = bool(last and objective - bound <= gap_tol * max(1.0, abs(objective)))
+    converged = bool(last and within_gap_rtol(objective, bound, gap_tol))
     certificate = Certificate.from_objectives(
         objective,
         bound,
@@ -428,7 +431,7 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
             ConvergenceWarning,
             stacklevel=3,
         )
-    rank = _rank(point)
+    rank = _numerical_rank(point.values, Z.shape)
     solution = Solution(
         coef=Z,
         intercept=np.zeros(0),
@@ -443,11 +446,6 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
     return Fit(solution, certificate, history=history)
 
 
-def _exact_point(Z: np.ndarray) -> _Point:
-    U, s, Vt = np.linalg.svd(Z, full_matrices=False)
-    return _Point(Z, float(s.sum()), U, s, Vt)
-
-
 def _spectral_norm(H: np.ndarray) -> float:
     """``||H||_2`` from the largest eigenvalue of the Gram matrix of the shorter side (accurate for the top value)."""
     G = H @ H.T if H.shape[0] <= H.shape[1] else H.T @ H
@@ -455,7 +453,10 @@ def _spectral_norm(H: np.ndarray) -> float:
     return float(np.sqrt(max(top, 0.0)))
 
 
-def _rank(point: _Point) -> int:
-    """The numerical rank of Z (singular values above ``max(p, n) eps sigma_max``)."""
-    s = point.values
-    return int(np.count_nonzero(s > max(point.Z.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)))
+def _rank_tolerance(values: np.ndarray, shape) -> float:
+    """Singular values at or below ``max(p, n) eps sigma_max`` are round-off."""
+    return max(shape) * np.finfo(np.float64).eps * (values[0] if values.size else 0.0)
+
+
+def _numerical_rank(values: np.ndarray, shape) -> int:
+    return int(np.count_nonzero(values > _rank_tolerance(values, shape)))

@@ -48,21 +48,12 @@ import numpy as np
 import scipy.linalg
 
 from ..base import CapabilityError, Fit, Problem, Solution, Solver
-from ..certificate import GAP_RTOL, Certificate
+from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
+from ..losses import tube_weights
 from ..validation import MAX_ITER_LIMIT, check_scalar, count, positive
 from ._convergence import ConvergenceWarning
 
 __all__ = ["IRWLSSolver", "irwls_msvr", "msvr_objective"]
-
-
-def _tube_weights(residual_norms: np.ndarray, epsilon: float) -> np.ndarray:
-    """a_i of eq. 13: 0 inside the tube, 2 (r - eps) / r outside (2 everywhere when eps = 0)."""
-    if epsilon == 0.0:
-        return np.full(len(residual_norms), 2.0)
-    outside = residual_norms > epsilon
-    return np.divide(
-        2.0 * (residual_norms - epsilon), residual_norms, out=np.zeros(len(residual_norms)), where=outside
-    )
 
 
 def msvr_objective(K, beta, m, U, S=None, *, gamma1=1.0, gamma2=0.0, epsilon=0.1) -> float:
@@ -82,7 +73,7 @@ def _objective(beta, KB, F, U, S, gamma1, gamma2, epsilon) -> float:
 def _dual_bound(beta, KB, F, U, S, gamma1, gamma2, epsilon) -> tuple[float, float]:
     """The lower bound D(beta) of the module docstring and the fixed-point residual max |beta - target|."""
     E = U - F
-    a = _tube_weights(np.linalg.norm(E, axis=1), epsilon)
+    a = tube_weights(np.linalg.norm(E, axis=1), epsilon)
     hinge_part = gamma2 * (S * F <= 0.0) * S if gamma2 else np.zeros_like(beta)
     # c - b with c = -beta and b = -hinge_part: the argument of psi*.
     rest = hinge_part - beta
@@ -172,7 +163,7 @@ def irwls_msvr(
     while iteration < max_iter:
         iteration += 1
         E = U - F
-        a = _tube_weights(np.linalg.norm(E, axis=1), epsilon)
+        a = tube_weights(np.linalg.norm(E, axis=1), epsilon)
         system[:n, :n] = gamma1 * a[:, None] * K
         system[np.diag_indices(n)] += 1.0
         system[:n, n] = gamma1 * a
@@ -189,10 +180,11 @@ def irwls_msvr(
         beta_new -= beta_new.mean(axis=0)
         KB_new = K @ beta_new
         eta, accepted = 1.0, False
-        for reduction in range(max_backtracks + 1):
+        for _ in range(max_backtracks + 1):
             beta_try = beta + eta * (beta_new - beta)
             KB_try = KB + eta * (KB_new - KB)
-            F_try = KB_try + (m + eta * (m_new - m))
+            m_try = m + eta * (m_new - m)
+            F_try = KB_try + m_try
             value = _objective(beta_try, KB_try, F_try, U, S, gamma1, gamma2, epsilon)
             if value < objective:
                 accepted = True
@@ -205,13 +197,13 @@ def irwls_msvr(
             stopped = True
             break
         decrease = objective - value
-        beta, KB, F, m, objective = beta_try, KB_try, F_try, m + eta * (m_new - m), value
+        beta, KB, F, m, objective = beta_try, KB_try, F_try, m_try, value
         history.append(objective)
         if decrease < tol:
             stopped = True
             break
     bound, residual = _dual_bound(beta, KB, F, U, S, gamma1, gamma2, epsilon)
-    converged = bool(objective - bound <= gap_tol * max(1.0, abs(objective)))
+    converged = within_gap_rtol(objective, bound, gap_tol)
     certificate = Certificate.from_objectives(
         objective,
         bound,
@@ -225,7 +217,7 @@ def irwls_msvr(
             "n_jitter": n_jitter,
             "line_search_failed": bool(n_failed),
             "stopped_by_rule": stopped,
-            "n_support": int(np.count_nonzero(_tube_weights(np.linalg.norm(U - F, axis=1), epsilon))),
+            "n_support": int(np.count_nonzero(tube_weights(np.linalg.norm(U - F, axis=1), epsilon))),
         },
     )
     if warn and not converged:
@@ -268,12 +260,7 @@ class IRWLSSolver(Solver):
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
-        gram = np.asarray(problem.regularizer.label_gram(problem.n_labels), dtype=np.float64)
-        if not np.array_equal(gram, np.eye(problem.n_labels)):
-            raise CapabilityError(
-                f"{type(self).__name__} solves MSVR under 1/2 ||Theta||^2; "
-                f"{type(problem.regularizer).__name__}.label_gram is not the identity"
-            )
+        self.require_identity_label_gram(problem, "MSVR under 1/2 ||Theta||^2")
         if not problem.fit_intercept:
             raise CapabilityError(f"{type(self).__name__} fits the bias m of MSVR: fit_intercept must be True")
 
