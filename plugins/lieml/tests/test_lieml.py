@@ -104,8 +104,8 @@ def test_lieml_conforms(name):
 
 
 @pytest.mark.parametrize("dataset", ["medical", "enron"])
-def test_sparse_text_data_fit_as_the_dense_copy(dataset):
-    data = load_dataset(dataset)
+def test_sparse_text_data_fit_as_the_dense_copy(dataset, datasets_dir):
+    data = load_dataset(dataset, data_home=datasets_dir)
     assert sp.issparse(data.X)
     rows = np.arange(120)
     X, Y = data.X[rows], np.asarray(data.Y.toarray() if sp.issparse(data.Y) else data.Y)[rows]
