@@ -142,6 +142,36 @@ def test_fpc_accelerated_reaches_the_plain_iterations_point():
     assert fast.certificate.n_iter < plain.certificate.n_iter
 
 
+def test_fpc_stops_and_says_so_at_a_fixed_point_short_of_the_optimum():
+    # M's rows have a nonzero mean: moving Z[:-1] towards it along the ones row costs the nuclear
+    # norm only at second order, so the optimum with the last row held at 1 is not Z[:-1] = 0.  At a
+    # mu that shrinks the whole of A = [M; 1] to zero, every step resets to [0; 1], the same point:
+    # the iteration cannot close the gap and must stop there rather than run out its budget.
+    rng = np.random.default_rng(0)
+    M = 1.0 + 0.1 * rng.standard_normal((4, 12))
+    Z0 = np.vstack([M, np.ones((1, 12))])
+
+    def f_value(Z):
+        return 0.5 * float(((Z[:-1] - M) ** 2).sum())
+
+    def f_gradient(Z):
+        G = np.zeros_like(Z)
+        G[:-1] = Z[:-1] - M
+        return G
+
+    mu = 2.0 * float(np.linalg.norm(Z0, 2))
+    with pytest.warns(mlc.solvers.ConvergenceWarning, match="stopped moving"):
+        fit = fixed_point_continuation(Z0, f_value, f_gradient, step=1.0, mu_min=mu, fixed_rows=[4], max_iter=5000)
+    assert fit.certificate.statistics["stalled"] and not fit.certificate.converged
+    assert fit.certificate.n_iter <= 3
+    np.testing.assert_array_equal(fit.solution.coef[:-1], 0.0)
+    # The gap is real: a small step of Z[:-1] towards the rows' means lowers the objective.
+    nudged = Z0.copy()
+    nudged[:-1] = 1e-3 * M.mean(axis=1, keepdims=True)
+    objective = f_value(nudged) + mu * np.linalg.svd(nudged, compute_uv=False).sum()
+    assert objective < fit.certificate.primal
+
+
 def test_fpc_budget_is_reported():
     Z0, value, gradient, conjugate = _completion_problem(0)
     with pytest.warns(mlc.solvers.ConvergenceWarning, match="did not converge"):

@@ -56,6 +56,7 @@ from ._convergence import ConvergenceWarning
 
 __all__ = [
     "GRAM_SPREAD_LIMIT",
+    "STALL_RTOL",
     "SVT_METHODS",
     "FPCStage",
     "Shrinkage",
@@ -72,6 +73,9 @@ SVT_METHODS = ("auto", "gram", "full")
 #: ``eps * sigma_max^2`` (eps = 2.2e-16), a relative error of ``eps * spread``; at 1e10 that is
 #: 2e-6 on eigenvalues at the threshold, 1e-6 on their singular values, and less above it.
 GRAM_SPREAD_LIMIT = 1e10
+#: A shrinkage step that moves Z by at most this much relative to ||Z||_F (rounding) has reached a
+#: fixed point of shrink-then-reset; the last stage ends there, certified or not.
+STALL_RTOL = 1e3 * float(np.finfo(np.float64).eps)
 
 
 @attrs.frozen(eq=False)
@@ -357,7 +361,7 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
         last = mu <= mu_min
         f_now = f_value(Z)
         history = [f_now + mu * nuclear]
-        k, fallbacks = 0, 0
+        k, fallbacks, stalled = 0, 0, False
         # Momentum restarts at each stage and whenever T rises (adaptive restart).
         previous, momentum = Z, 1.0
         while total < max_iter:
@@ -388,9 +392,13 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
             if accelerate and history[-1] > history[-2]:
                 momentum = 1.0
             settled = abs(history[-1] - history[-2]) < stage_tol
-            if last and (settled or k % check_every == 0):
+            # A step that returns its own input (to rounding) repeats forever: with the held rows,
+            # shrink-then-reset can have fixed points short of the constrained optimum, where no
+            # further step can close the gap.
+            stalled = float(np.linalg.norm(Z - previous)) <= STALL_RTOL * max(1.0, float(np.linalg.norm(Z)))
+            if last and (settled or stalled or k % check_every == 0):
                 _, value, bound = certify(Z, f_now, mu, A, shrunk_fixed)
-                if settled and within_gap_rtol(value, bound, gap_tol):
+                if (settled and within_gap_rtol(value, bound, gap_tol)) or stalled:
                     break
             elif settled and not last:
                 break
@@ -421,13 +429,20 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
             "n_fallbacks": sum(stage.n_fallbacks for stage in stages),
             "mu_min": float(mu_min),
             "step": float(step),
+            "stalled": bool(last and stalled),
         },
     )
     if warn and not converged:
         warnings.warn(
             f"fixed_point_continuation did not converge: {total} shrinkage steps over {len(stages)} stages "
             f"(max_iter={max_iter}), relative gap {certificate.relative_gap:.3g} > gap_tol={gap_tol:g}"
-            + ("" if last else f"; the budget ran out at mu={stages[-1].mu:.3g} before mu_min={mu_min:g}"),
+            + ("" if last else f"; the budget ran out at mu={stages[-1].mu:.3g} before mu_min={mu_min:g}")
+            + (
+                "; the iterate stopped moving: a fixed point of shrink-then-reset that is not the optimum with the "
+                "held rows, which more steps cannot improve (a smaller mu_min moves off it)"
+                if last and stalled
+                else ""
+            ),
             ConvergenceWarning,
             stacklevel=3,
         )
