@@ -6,7 +6,10 @@ Prints markdown tables, ratios measured in the same run:
 1. label enhancement on a half of yeast and of enron (lambda = 1): the paper's plain FPC with a full SVD per step
    against the truncated (Gram subset) shrinkage, and against truncated + momentum (the default), steps and time;
 2. IRWLS iterations and time on the enhanced labels;
-3. whole lieml fits on enron (sparse, 53 labels) and cal500 (174 labels): time and peak resident memory.
+3. whole lieml fits on all of enron (1702 x 1001 sparse, 53 labels) and cal500 (502 x 68, 174 labels): time and
+   peak resident memory;
+4. label-enhancement time against n (row subsamples of yeast and enron) and against t (the most frequent t labels
+   of enron), with the log-log slopes (time ~ n^a, ~ t^b), per run and per step.
 Label enhancement runs on one BLAS thread (it pins it itself).
 """
 
@@ -26,12 +29,13 @@ from multilabel_core.kernels import RBFKernel
 from multilabel_core.solvers import irwls_msvr
 
 
-def half(name, rows=None):
+def half(name, rows=None, whole=False):
+    """A random half of the data set (or ``rows`` of it, or all of it), constant labels dropped, dense X standardised."""
     data = load_dataset(name, data_home=data_dir())
     Y = np.asarray(data.Y.toarray() if hasattr(data.Y, "toarray") else data.Y)
-    order = np.random.default_rng(0).permutation(data.X.shape[0])[: data.X.shape[0] // 2]
-    if rows:
-        order = order[:rows]
+    order = np.random.default_rng(0).permutation(data.X.shape[0])
+    if rows or not whole:
+        order = order[: rows or data.X.shape[0] // 2]
     X, Y = data.X[order], Y[order]
     keep = (Y.sum(axis=0) > 0) & (Y.sum(axis=0) < len(order))
     if not hasattr(X, "toarray"):
@@ -74,13 +78,47 @@ def irwls_rows(names):
 def fit_rows(names):
     rows = []
     for name in names:
-        X, Y = half(name)
+        X, Y = half(name, whole=True)
         start = time.perf_counter()
         model = LIEML(lam=1.0).fit(X, Y)
         seconds = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         rows.append([name, f"{X.shape[0]} x {X.shape[1]}", Y.shape[1], f"{seconds:.1f}", f"{peak:.0f}",
                      model.rank_, model.certificate_.converged])  # fmt: skip
+    return rows
+
+
+def slope(sizes, seconds) -> float:
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
+
+
+def _timed_enhancement(X, Y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        result = enhance_labels(X, Y, lam=1.0)
+        return time.perf_counter() - start, result.certificate.n_iter
+
+
+def scaling_rows(plans):
+    """``plans``: (data, what varies, sizes); one row per (data, size) and a slope row per plan."""
+    rows = []
+    for name, varying, sizes in plans:
+        seconds, steps = [], []
+        for size in sizes:
+            if varying == "n":
+                X, Y = half(name, rows=size, whole=True)
+            else:
+                X, Y = half(name)
+                Y = Y[:, np.argsort(-Y.sum(axis=0), kind="stable")[:size]]
+            took, n_steps = _timed_enhancement(X, Y)
+            seconds.append(took)
+            steps.append(n_steps)
+            rows.append([name, varying, f"n = {X.shape[0]}, t = {Y.shape[1]}", n_steps, f"{took:.2f}",
+                         f"{1000 * took / n_steps:.1f}"])  # fmt: skip
+        per_step = np.asarray(seconds) / np.asarray(steps)
+        rows.append([name, varying, f"slope in {varying}", f"{slope(sizes, steps):.2f}", f"{slope(sizes, seconds):.2f}",
+                     f"{slope(sizes, per_step):.2f}"])  # fmt: skip
     return rows
 
 
@@ -97,6 +135,11 @@ def main():
         print()
         print(markdown_table("## Whole lieml fits (lambda = 1)", ["data", "rows x features", "labels", "seconds", "peak RSS MB (process)", "rank of Z",
                               "certified"], fit_rows(["enron", "cal500"])))  # fmt: skip
+        print()
+        plans = [("yeast", "n", [300, 600, 1200, 2400]), ("enron", "n", [200, 400, 800, 1600]),
+                 ("enron", "t", [6, 13, 26, 52])]  # fmt: skip
+        print(markdown_table("## Label-enhancement time against n and t (lambda = 1; slope rows: log-log slopes of steps, seconds, ms/step)",
+                             ["data", "varies", "size", "steps", "seconds", "ms per step"], scaling_rows(plans)))  # fmt: skip
 
 
 if __name__ == "__main__":

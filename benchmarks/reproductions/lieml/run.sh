@@ -12,6 +12,8 @@ source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 HERE=benchmarks/reproductions/lieml
 
-echo "== emotions, yeast, scene: 3 random 50/50 splits, 3-fold inner search on lambda, standardised"
-"$MLCORE" compare --config "$HERE/small.toml" --data-home "$DATA_HOME" --out "$HERE/runs/small" \
-    --n-jobs "$N_JOBS" --quiet
+for run in small text cal500; do
+    echo "== $run: $(sed -n 's/^datasets = //p' "$HERE/$run.toml")"
+    "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
+        --n-jobs "$N_JOBS" --quiet
+done
