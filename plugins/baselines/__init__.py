@@ -9,9 +9,11 @@ them under the same splits, and the reports test every method against the best o
 - ``ovr_svc``: one scikit-learn ``SVC`` per label (LIBSVM's kernel SVM);
 - ``ovr_linear``: one ``LinearSVC`` or liblinear ``LogisticRegression`` per label;
 - ``classifier_chain``: scikit-learn's ``ClassifierChain``, or an ensemble of chains;
-- ``mlknn``: ML-kNN (Zhang & Zhou 2007), written here on scipy's neighbour search.
+- ``mlknn``: ML-kNN (Zhang & Zhou 2007), written here on scipy's neighbour search;
+- ``label_powerset``, ``rakel`` (RAkEL-d and RAkEL-o) and ``ecc`` (bagged chains in random
+  orders): the papers' own baselines, over any scikit-learn classifier (:mod:`.ensembles`).
 
-The first three need scikit-learn (``pip install 'multilabel-core[baselines]'``); it is
+All but ``mlknn`` need scikit-learn (``pip install 'multilabel-core[baselines]'``); it is
 imported when they are fitted, never by this module, so the family registers (and
 ``mlcore methods`` lists it) without it.  docs/methods/baselines.md describes them.
 """
@@ -25,10 +27,21 @@ from multilabel_core.registry import MethodSpec
 # on emotions, yeast and scene: it searches br's grid (docs/methods/br.md, "Default grid").
 from ..br import C_GRID as _LINEAR_C_GRID
 from .chain import ClassifierChains
+from .ensembles import EnsembleClassifierChains, LabelPowerset, Powerset, RAkEL
 from .mlknn import MLkNN
 from .ovr import OneVsRestLinear, OneVsRestSVC
 
-__all__ = ["PLUGIN", "ClassifierChains", "MLkNN", "OneVsRestLinear", "OneVsRestSVC", "register_methods"]
+__all__ = [
+    "PLUGIN",
+    "ClassifierChains",
+    "EnsembleClassifierChains",
+    "LabelPowerset",
+    "MLkNN",
+    "OneVsRestLinear",
+    "OneVsRestSVC",
+    "RAkEL",
+    "register_methods",
+]
 
 #: The plugin name the family registers under (its entry-point name): the reports know
 #: a method as an ecosystem baseline by it.
@@ -77,6 +90,35 @@ METHODS = (
         param_grid={"k": [5, 10, 15, 20]},
         description="multi-label k nearest neighbours with Bayesian label counts (smoothing s = 1)",
     ),
+    MethodSpec(
+        name="label_powerset",
+        estimator=LabelPowerset,
+        citation=(
+            "Tsoumakas & Katakis, Multi-label classification: an overview, International Journal of Data "
+            "Warehousing and Mining 3(3), 2007"
+        ),
+        param_grid={"C": _C_GRID},
+        description="each distinct label set one class of a scikit-learn classifier (logistic regression); needs scikit-learn",
+    ),
+    MethodSpec(
+        name="rakel",
+        estimator=RAkEL,
+        citation=(
+            "Tsoumakas, Katakis & Vlahavas, Random k-labelsets for multilabel classification, IEEE TKDE 23(7), 2011"
+        ),
+        param_grid={"C": _C_GRID},
+        description="label powersets on random k-label subsets (RAkEL-d; overlap=True for RAkEL-o), k = 3; needs scikit-learn",
+    ),
+    MethodSpec(
+        name="ecc",
+        estimator=EnsembleClassifierChains,
+        citation=(
+            "Read, Pfahringer, Holmes & Frank, Classifier chains for multi-label classification, "
+            "Machine Learning 85(3), 2011 (ensembles of classifier chains)"
+        ),
+        param_grid={"C": _C_GRID},
+        description="10 classifier chains on bootstrap samples in random orders, voting; needs scikit-learn",
+    ),
 )
 
 
@@ -84,3 +126,9 @@ METHODS = (
 def register_methods(register):
     for spec in METHODS:
         register(spec)
+
+
+@multilabel_core.hookimpl
+def register_trusted_types(register):
+    # A fitted label powerset (of LP and of each RAkEL subset) keeps its label sets in one.
+    register(Powerset)

@@ -13,9 +13,20 @@ import multilabel_core
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.testing.checks import check_duality_gap, check_method
 from multilabel_core.testing.rounding import gamma
-from multilabel_core_plugins.baselines import METHODS, PLUGIN, ClassifierChains, MLkNN, OneVsRestLinear, OneVsRestSVC
+from multilabel_core_plugins.baselines import (
+    METHODS,
+    PLUGIN,
+    ClassifierChains,
+    EnsembleClassifierChains,
+    LabelPowerset,
+    MLkNN,
+    OneVsRestLinear,
+    OneVsRestSVC,
+    RAkEL,
+)
 
-NAMES = ["ovr_svc", "ovr_linear", "classifier_chain", "mlknn"]
+NAMES = ["ovr_svc", "ovr_linear", "classifier_chain", "mlknn", "label_powerset", "rakel", "ecc"]
+NEED_SKLEARN = {"ovr_svc", "ovr_linear", "classifier_chain", "label_powerset", "rakel", "ecc"}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +38,9 @@ def data():
 def test_registration():
     specs = {spec.name: spec for spec in multilabel_core.list_methods() if spec.plugin == PLUGIN}
     assert list(specs) == sorted(NAMES) and [spec.name for spec in METHODS] == NAMES
-    assert [specs[name].estimator for name in NAMES] == [OneVsRestSVC, OneVsRestLinear, ClassifierChains, MLkNN]
+    assert [specs[name].estimator for name in NAMES] == [
+        OneVsRestSVC, OneVsRestLinear, ClassifierChains, MLkNN, LabelPowerset, RAkEL, EnsembleClassifierChains
+    ]  # fmt: skip
     assert specs["ovr_svc"].param_grid == {"C": [0.1, 1, 10, 100], "gamma": ["scale", 0.001, 0.01, 0.1]}
     assert specs["mlknn"].param_grid == {"k": [5, 10, 15, 20]} and "Zhang & Zhou" in specs["mlknn"].citation
     assert specs["ovr_linear"].param_grid == multilabel_core.get_method("br").param_grid, "the same model as br"
@@ -187,11 +200,11 @@ def test_without_scikit_learn_the_family_registers_and_names_the_extra(tmp_path)
 
         assert main(["methods"]) == 0
         names = {spec.name for spec in multilabel_core.list_methods() if spec.plugin == "baselines"}
-        assert names == {"ovr_svc", "ovr_linear", "classifier_chain", "mlknn"}, names
+        assert names == {"ovr_svc", "ovr_linear", "classifier_chain", "mlknn", "label_powerset", "rakel", "ecc"}, names
         rng = np.random.default_rng(0)
         X = rng.standard_normal((40, 3))
         Y = (X[:, :2] > 0).astype(int)
-        for name in ("ovr_svc", "ovr_linear", "classifier_chain"):
+        for name in ("ovr_svc", "ovr_linear", "classifier_chain", "label_powerset", "rakel", "ecc"):
             try:
                 multilabel_core.make_method(name).fit(X, Y)
             except ImportError as exc:
@@ -211,6 +224,6 @@ def test_without_scikit_learn_the_family_registers_and_names_the_extra(tmp_path)
     *_, demo, last = result.stdout.strip().splitlines()
     assert last == "ok"
     demo = json.loads(demo)
-    assert set(demo["unavailable"]) == {"ovr_svc", "ovr_linear", "classifier_chain"} and demo["failures"] == []
+    assert set(demo["unavailable"]) == NEED_SKLEARN and demo["failures"] == []
     assert "multilabel-core[baselines]" in demo["unavailable"]["ovr_svc"]
     assert {row["method"] for row in demo["summary"]} >= {"br", "mlknn"}

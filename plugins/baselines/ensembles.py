@@ -1,0 +1,317 @@
+"""Label powerset, RAkEL and ensembles of classifier chains, over any scikit-learn classifier.
+
+The baselines the multi-label papers compare against (PrML and LIEML among them) and that
+scikit-multilearn users reach for first:
+
+* **Label powerset (LP)**: every distinct label set of the training rows is one class of a
+  multi-class problem (Tsoumakas & Katakis, Multi-label classification: an overview, 2007).
+* **RAkEL** (Tsoumakas, Katakis & Vlahavas, Random k-labelsets for multilabel
+  classification, IEEE TKDE 23(7), 2011): an LP on each of several random k-label subsets;
+  RAkEL-d cuts the labels into disjoint subsets, RAkEL-o draws ``n_subsets`` distinct,
+  overlapping ones (2L by default, the paper's recommendation) and every label votes in
+  each subset that holds it.
+* **ECC** (Read, Pfahringer, Holmes & Frank, Classifier chains for multi-label
+  classification, Machine Learning 85(3), 2011): ``n_chains`` chains, each in a random
+  label order and fitted on a bootstrap sample of the rows, voting.
+
+Each model is a clone of ``classifier`` (scikit-learn's ``LogisticRegression`` at ``C`` by
+default, as in those papers).
+
+*Scores.*  Each member votes 0/1 for each of its labels (the labels of the LP's most
+probable class; a chain's prediction) and gives a probability (the LP's marginal
+``P(j in Y | x)``, the sum of its classes' probabilities that contain j; a chain link's
+probability).  With v_j the share of label j's M_j votes that say relevant and p_j the
+mean probability,
+
+    score_j = (v_j - 1/2) + (p_j - 1/2) / (M_j + 1).
+
+The second term is smaller than half a vote (|.| < 1 / (2 M_j)), so ``score_j > 0`` is the
+members' majority (ties broken by the probability), which is what LP, RAkEL and ECC
+predict; within equal votes the probability orders the labels, so the scores serve the
+ranking measures.  A classifier without ``predict_proba`` gives its 0/1 votes as its
+probabilities.
+
+These methods solve no problem of their own with a certificate (a multi-class base's
+optimality is not checked here): ``certified = False``.  Convergence warnings of the base
+classifier pass through to the runner, which counts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.validation import MAX_ITER_LIMIT, check_random_state, check_scalar
+
+from ._sklearn import import_sklearn, seeds
+from .ovr import check_common
+
+__all__ = ["EnsembleClassifierChains", "LabelPowerset", "Powerset", "RAkEL", "bootstrap_rows", "label_subsets", "vote_scores"]
+
+#: Tries at drawing a bootstrap sample in which every label has both values, per chain.
+BOOTSTRAP_TRIES = 100
+
+
+def vote_scores(votes, probabilities, counts) -> np.ndarray:
+    """``(v - 1/2) + (p - 1/2) / (M + 1)`` from the summed votes and probabilities (module docstring).
+
+    ``votes`` and ``probabilities`` (n, L) are sums over the ``counts`` (L,) members voting on
+    each label; every count must be positive.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    share, mean = votes / counts, probabilities / counts
+    return (share - 0.5) + (mean - 0.5) / (counts + 1.0)
+
+
+class _Ensemble(MultiLabelEstimator):
+    """What the three share: the base classifier, its validation and the probabilities."""
+
+    certified = False
+
+    def _validate_base(self) -> None:
+        check_common(self, ("C", "random_state"))
+        if self.classifier is not None:
+            if not (hasattr(self.classifier, "fit") and hasattr(self.classifier, "predict")):
+                raise ValueError(
+                    f"classifier must be a scikit-learn classifier (with fit and predict), got {self.classifier!r}"
+                )
+            if self.C != 1.0:
+                raise ValueError("C sets the default LogisticRegression; with your own classifier, set C on it")
+        if self.max_iter is not None:
+            check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+
+    def _new_classifier(self, seed: int):
+        if self.classifier is None:
+            linear_model = import_sklearn("linear_model", self.method)
+            return linear_model.LogisticRegression(C=self.C, max_iter=self.max_iter or 1000, random_state=seed)
+        model = import_sklearn("base", self.method).clone(self.classifier)
+        if "random_state" in model.get_params():
+            model.set_params(random_state=seed)
+        return model
+
+
+def _powerset_classes(Y):
+    """The distinct rows of Y (the classes, C x k) and each row's class index."""
+    classes, index = np.unique(Y, axis=0, return_inverse=True)
+    return classes, index.reshape(-1)
+
+
+class Powerset:
+    """One LP: a multi-class model over the label sets of its labels, or the one set seen."""
+
+    def __init__(self, model, labels, X, Y):
+        self.labels = labels
+        self.sets, classes = _powerset_classes(Y[:, labels])
+        # A subset whose rows all carry one label set has nothing to learn: that set, with probability 1.
+        self.model = model.fit(X, classes) if len(self.sets) > 1 else None
+
+    def votes_and_probabilities(self, X):
+        n = X.shape[0]
+        if self.model is None:
+            mode = np.broadcast_to(self.sets[0], (n, len(self.labels))).astype(np.float64)
+            return mode, mode
+        if hasattr(self.model, "predict_proba"):
+            proba = self.model.predict_proba(X)
+            # The model's classes are the indices of the sets it saw, in its own order.
+            sets = self.sets[self.model.classes_.astype(np.intp)].astype(np.float64)
+            return sets[np.argmax(proba, axis=1)], proba @ sets
+        mode = self.sets[self.model.predict(X).astype(np.intp)].astype(np.float64)
+        return mode, mode
+
+
+class LabelPowerset(_Ensemble):
+    """Label powerset over a scikit-learn classifier (registered as ``label_powerset``).
+
+    Parameters
+    ----------
+    classifier : scikit-learn classifier or None, default None
+        The multi-class model (cloned); None is ``LogisticRegression(C=C)``.
+    C : float, default 1.0
+        C of the default logistic regression (leave at 1 with your own classifier).
+    max_iter : int or None, default None
+        Iterations of the default logistic regression's lbfgs (None: 1000).
+    random_state : None, int or numpy Generator
+        Seeds the classifier.
+
+    Fitted attributes: ``powerset_`` (the fitted LP), ``n_classes_`` (distinct label sets).
+    Scores: module docstring (the most probable set's labels first, each group by its
+    marginal probability).
+    """
+
+    method = "label_powerset"
+
+    def __init__(self, classifier=None, C=1.0, max_iter=None, random_state=None):
+        self.classifier = classifier
+        self.C = C
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        self._validate_base()
+
+    def _fit(self, X, Y):
+        (seed,) = seeds(self.random_state, 1)
+        self.powerset_ = Powerset(self._new_classifier(seed), np.arange(Y.shape[1]), X, Y)
+        self.n_classes_ = len(self.powerset_.sets)
+
+    def _decision_function(self, X):
+        votes, probabilities = self.powerset_.votes_and_probabilities(X)
+        return vote_scores(votes, probabilities, np.ones(votes.shape[1]))
+
+
+def label_subsets(n_labels: int, k: int, overlap: bool, n_subsets, rng) -> list[np.ndarray]:
+    """RAkEL's label subsets: a random partition into subsets of k (the last may be smaller), and
+    for RAkEL-o further distinct random k-subsets up to ``n_subsets``.
+
+    RAkEL-o as published draws its subsets at random and may leave a label out (it is then never
+    predicted); starting from a partition guarantees every label at least one vote (a deviation).
+    """
+    order = rng.permutation(n_labels)
+    subsets = [np.sort(order[i : i + k]) for i in range(0, n_labels, k)]
+    if not overlap:
+        return subsets
+    available = sum(1 for _ in itertools.islice(itertools.combinations(range(n_labels), k), n_subsets + 1))
+    target = max(len(subsets), min(n_subsets, available))
+    seen = {tuple(s) for s in subsets}
+    while len(subsets) < target:
+        candidate = tuple(np.sort(rng.choice(n_labels, size=k, replace=False)))
+        if candidate not in seen:
+            seen.add(candidate)
+            subsets.append(np.asarray(candidate))
+    return subsets
+
+
+class RAkEL(_Ensemble):
+    """RAkEL-d or RAkEL-o over a scikit-learn classifier (registered as ``rakel``).
+
+    Parameters
+    ----------
+    k : int, default 3
+        Labels per subset (the paper's default); k >= L is one label powerset.
+    overlap : bool, default False
+        False: RAkEL-d (disjoint subsets); True: RAkEL-o (``n_subsets`` overlapping ones).
+    n_subsets : int or None, default None
+        RAkEL-o's number of subsets; None is 2L (Tsoumakas et al.'s recommendation), at most
+        the number of distinct k-subsets.  Must stay None for RAkEL-d.
+    classifier, C, max_iter, random_state
+        As :class:`LabelPowerset`; ``random_state`` also draws the subsets.
+
+    Fitted attributes: ``subsets_`` (label indices of each LP), ``powersets_``, ``votes_per_label_``
+    (how many subsets hold each label).
+    """
+
+    method = "rakel"
+
+    def __init__(self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, random_state=None):
+        self.k = k
+        self.overlap = overlap
+        self.n_subsets = n_subsets
+        self.classifier = classifier
+        self.C = C
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        self._validate_base()
+        check_scalar(self.k, "k", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+        if not isinstance(self.overlap, (bool, np.bool_)):
+            raise ValueError(f"overlap must be True or False, got {self.overlap!r}")
+        if self.n_subsets is not None:
+            if not self.overlap:
+                raise ValueError("n_subsets applies to RAkEL-o (overlap=True); RAkEL-d's subsets partition the labels")
+            check_scalar(self.n_subsets, "n_subsets", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+
+    def _fit(self, X, Y):
+        n_labels = Y.shape[1]
+        rng = check_random_state(self.random_state)
+        k = min(self.k, n_labels)
+        n_subsets = (2 * n_labels if self.n_subsets is None else self.n_subsets) if self.overlap else None
+        self.subsets_ = label_subsets(n_labels, k, bool(self.overlap), n_subsets, rng)
+        model_seeds = seeds(rng, len(self.subsets_))
+        self.powersets_ = [Powerset(self._new_classifier(s), labels, X, Y) for s, labels in zip(model_seeds, self.subsets_)]
+        self.votes_per_label_ = np.bincount(np.concatenate(self.subsets_), minlength=n_labels)
+
+    def _decision_function(self, X):
+        votes = np.zeros((X.shape[0], len(self.votes_per_label_)))
+        probabilities = np.zeros_like(votes)
+        for powerset in self.powersets_:
+            v, p = powerset.votes_and_probabilities(X)
+            votes[:, powerset.labels] += v
+            probabilities[:, powerset.labels] += p
+        return vote_scores(votes, probabilities, self.votes_per_label_)
+
+
+def bootstrap_rows(Y, rng) -> np.ndarray:
+    """A bootstrap sample of the rows in which every label has both values (redrawn up to
+    :data:`BOOTSTRAP_TRIES` times; a ValueError when none is found, e.g. a label with one positive)."""
+    n = Y.shape[0]
+    for _ in range(BOOTSTRAP_TRIES):
+        rows = rng.integers(0, n, size=n)
+        positives = Y[rows].sum(axis=0)
+        if np.all((positives > 0) & (positives < n)):
+            return rows
+    counts = Y.sum(axis=0)
+    rare = int(np.argmin(np.minimum(counts, n - counts)))
+    raise ValueError(
+        f"no bootstrap sample in {BOOTSTRAP_TRIES} draws kept both values of every label (label {rare} has "
+        f"{min(counts[rare], n - counts[rare])} rows of its rarer value): use bootstrap=False"
+    )
+
+
+class EnsembleClassifierChains(_Ensemble):
+    """An ensemble of classifier chains with bagging and random orders (registered as ``ecc``).
+
+    Parameters
+    ----------
+    n_chains : int, default 10
+        Chains in the ensemble (Read et al.'s default).
+    bootstrap : bool, default True
+        Fit each chain on a bootstrap sample of the rows (Read et al.'s bagging); False fits
+        every chain on all rows (then only the orders differ).
+    classifier, C, max_iter, random_state
+        As :class:`LabelPowerset` (the classifier of every link); ``random_state`` also draws
+        the orders and samples.
+
+    Fitted attributes: ``chains_`` (fitted scikit-learn ``ClassifierChain`` objects),
+    ``samples_`` (each chain's training rows).
+    """
+
+    method = "ecc"
+
+    def __init__(self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, random_state=None):
+        self.n_chains = n_chains
+        self.bootstrap = bootstrap
+        self.classifier = classifier
+        self.C = C
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        self._validate_base()
+        check_scalar(self.n_chains, "n_chains", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+        if not isinstance(self.bootstrap, (bool, np.bool_)):
+            raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
+
+    def _fit(self, X, Y):
+        multioutput = import_sklearn("multioutput", self.method)
+        rng = check_random_state(self.random_state)
+        self.chains_, self.samples_ = [], []
+        for model_seed, order_seed in zip(*[iter(seeds(rng, 2 * self.n_chains))] * 2):
+            rows = bootstrap_rows(Y, rng) if self.bootstrap else np.arange(Y.shape[0])
+            chain = multioutput.ClassifierChain(self._new_classifier(model_seed), order="random", random_state=order_seed)
+            self.chains_.append(chain.fit(X[rows], Y[rows]))
+            self.samples_.append(rows)
+
+    def _decision_function(self, X):
+        if sp.issparse(X):
+            X = X.tocsr()
+        votes = sum(chain.predict(X).astype(np.float64) for chain in self.chains_)
+        if all(hasattr(chain, "predict_proba") and hasattr(chain.estimators_[0], "predict_proba") for chain in self.chains_):
+            probabilities = sum(chain.predict_proba(X) for chain in self.chains_)
+        else:
+            probabilities = votes
+        return vote_scores(votes, probabilities, np.full(votes.shape[1], float(len(self.chains_))))
