@@ -29,7 +29,10 @@ The second term is smaller than half a vote (|.| < 1 / (2 M_j)), so ``score_j > 
 members' majority (ties broken by the probability), which is what LP, RAkEL and ECC
 predict; within equal votes the probability orders the labels, so the scores serve the
 ranking measures.  A classifier without ``predict_proba`` gives its 0/1 votes as its
-probabilities.
+probabilities.  ``scores="probability"`` scores by the mean probability alone, ``p_j - 1/2``:
+the order scikit-multilearn's ``predict_proba`` gives (on emotions a little better for the
+ranking measures, benchmarks/RESULTS.md), at the price of predicting the probability's
+majority instead of the members' vote.
 
 These methods solve no problem of their own with a certificate (a multi-class base's
 optimality is not checked here): ``certified = False``.  Convergence warnings of the base
@@ -51,6 +54,9 @@ from ._sklearn import import_sklearn, seeds
 from .ovr import check_common
 
 __all__ = ["EnsembleClassifierChains", "LabelPowerset", "Powerset", "RAkEL", "bootstrap_rows", "label_subsets", "vote_scores"]
+
+#: How the members' outputs become scores (module docstring).
+SCORES = ("vote", "probability")
 
 #: Tries at drawing a bootstrap sample in which every label has both values, per chain.
 BOOTSTRAP_TRIES = 100
@@ -74,6 +80,8 @@ class _Ensemble(MultiLabelEstimator):
 
     def _validate_base(self) -> None:
         check_common(self, ("C", "random_state"))
+        if self.scores not in SCORES:
+            raise ValueError(f"scores must be one of {SCORES}, got {self.scores!r}")
         if self.classifier is not None:
             if not (hasattr(self.classifier, "fit") and hasattr(self.classifier, "predict")):
                 raise ValueError(
@@ -83,6 +91,11 @@ class _Ensemble(MultiLabelEstimator):
                 raise ValueError("C sets the default LogisticRegression; with your own classifier, set C on it")
         if self.max_iter is not None:
             check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+
+    def _scores(self, votes, probabilities, counts) -> np.ndarray:
+        if self.scores == "probability":
+            return probabilities / np.asarray(counts, dtype=np.float64) - 0.5
+        return vote_scores(votes, probabilities, counts)
 
     def _new_classifier(self, seed: int):
         if self.classifier is None:
@@ -134,6 +147,9 @@ class LabelPowerset(_Ensemble):
         C of the default logistic regression (leave at 1 with your own classifier).
     max_iter : int or None, default None
         Iterations of the default logistic regression's lbfgs (None: 1000).
+    scores : {"vote", "probability"}, default "vote"
+        The members' vote share with the probability breaking ties, or the probability
+        alone (module docstring).
     random_state : None, int or numpy Generator
         Seeds the classifier.
 
@@ -144,8 +160,9 @@ class LabelPowerset(_Ensemble):
 
     method = "label_powerset"
 
-    def __init__(self, classifier=None, C=1.0, max_iter=None, random_state=None):
+    def __init__(self, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None):
         self.classifier = classifier
+        self.scores = scores
         self.C = C
         self.max_iter = max_iter
         self.random_state = random_state
@@ -160,7 +177,7 @@ class LabelPowerset(_Ensemble):
 
     def _decision_function(self, X):
         votes, probabilities = self.powerset_.votes_and_probabilities(X)
-        return vote_scores(votes, probabilities, np.ones(votes.shape[1]))
+        return self._scores(votes, probabilities, np.ones(votes.shape[1]))
 
 
 def label_subsets(n_labels: int, k: int, overlap: bool, n_subsets, rng) -> list[np.ndarray]:
@@ -197,7 +214,7 @@ class RAkEL(_Ensemble):
     n_subsets : int or None, default None
         RAkEL-o's number of subsets; None is 2L (Tsoumakas et al.'s recommendation), at most
         the number of distinct k-subsets.  Must stay None for RAkEL-d.
-    classifier, C, max_iter, random_state
+    classifier, C, max_iter, scores, random_state
         As :class:`LabelPowerset`; ``random_state`` also draws the subsets.
 
     Fitted attributes: ``subsets_`` (label indices of each LP), ``powersets_``, ``votes_per_label_``
@@ -206,7 +223,10 @@ class RAkEL(_Ensemble):
 
     method = "rakel"
 
-    def __init__(self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, random_state=None):
+    def __init__(
+        self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None
+    ):
+        self.scores = scores
         self.k = k
         self.overlap = overlap
         self.n_subsets = n_subsets
@@ -242,7 +262,7 @@ class RAkEL(_Ensemble):
             v, p = powerset.votes_and_probabilities(X)
             votes[:, powerset.labels] += v
             probabilities[:, powerset.labels] += p
-        return vote_scores(votes, probabilities, self.votes_per_label_)
+        return self._scores(votes, probabilities, self.votes_per_label_)
 
 
 def bootstrap_rows(Y, rng) -> np.ndarray:
@@ -272,7 +292,7 @@ class EnsembleClassifierChains(_Ensemble):
     bootstrap : bool, default True
         Fit each chain on a bootstrap sample of the rows (Read et al.'s bagging); False fits
         every chain on all rows (then only the orders differ).
-    classifier, C, max_iter, random_state
+    classifier, C, max_iter, scores, random_state
         As :class:`LabelPowerset` (the classifier of every link); ``random_state`` also draws
         the orders and samples.
 
@@ -282,7 +302,10 @@ class EnsembleClassifierChains(_Ensemble):
 
     method = "ecc"
 
-    def __init__(self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, random_state=None):
+    def __init__(
+        self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None
+    ):
+        self.scores = scores
         self.n_chains = n_chains
         self.bootstrap = bootstrap
         self.classifier = classifier
@@ -314,4 +337,4 @@ class EnsembleClassifierChains(_Ensemble):
             probabilities = sum(chain.predict_proba(X) for chain in self.chains_)
         else:
             probabilities = votes
-        return vote_scores(votes, probabilities, np.full(votes.shape[1], float(len(self.chains_))))
+        return self._scores(votes, probabilities, np.full(votes.shape[1], float(len(self.chains_))))

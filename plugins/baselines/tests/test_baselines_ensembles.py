@@ -54,6 +54,15 @@ def test_label_powerset_predicts_the_most_probable_label_set(data):
             np.testing.assert_array_equal(np.argsort(scores[i, group]), np.argsort(marginal[i, group]))
 
 
+def test_probability_scores_are_the_marginals(data):
+    X, Y = data
+    model = LabelPowerset(scores="probability", random_state=0).fit(X, Y)
+    sets, classes = np.unique(Y, axis=0, return_inverse=True)
+    reference = LogisticRegression(max_iter=1000, random_state=0).fit(X, classes.ravel())
+    marginal = reference.predict_proba(X) @ sets[reference.classes_]
+    np.testing.assert_allclose(model.decision_function(X), marginal - 0.5, rtol=1e-10, atol=1e-12)
+
+
 @settings(max_examples=30, deadline=None)
 @given(n_labels=st.integers(1, 12), k=st.integers(1, 5), extra=st.integers(0, 30), seed=st.integers(0, 1000))
 def test_rakel_subsets_partition_or_cover_the_labels(n_labels, k, extra, seed):
@@ -122,6 +131,7 @@ def test_any_scikit_learn_classifier_serves(data, cls, classifier):
         (EnsembleClassifierChains(n_chains=0), "n_chains must be"),
         (EnsembleClassifierChains(bootstrap=1), "bootstrap must be True or False"),
         (LabelPowerset(max_iter=0), "max_iter must be"),
+        (RAkEL(scores="soft"), "scores must be one of"),
     ],
 )
 def test_bad_parameters_are_refused_in_fit(data, estimator, message):
