@@ -84,7 +84,7 @@ def main(names) -> None:
                              f"{flips:.4f} | {ap_raw:.4f} | {ap_le:.4f} | {seconds:.1f} | "
                              f"{'yes' if le.certificate.converged else 'no'} (gap {le.certificate.relative_gap:.1g}) |")
                 print(lines[-1], flush=True)
-    (HERE / "enhancement_effect.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                (HERE / "enhancement_effect.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
