@@ -107,6 +107,12 @@ class _Ensemble(MultiLabelEstimator):
         return model
 
 
+def largest_n_iter(models) -> int:
+    """The largest ``n_iter_`` of fitted scikit-learn models (0 for models without one)."""
+    counts = [int(np.max(getattr(m, "n_iter_", 0))) for m in models if m is not None]
+    return max(counts, default=0)
+
+
 def _powerset_classes(Y):
     """The distinct rows of Y (the classes, C x k) and each row's class index."""
     classes, index = np.unique(Y, axis=0, return_inverse=True)
@@ -150,10 +156,11 @@ class LabelPowerset(_Ensemble):
     scores : {"vote", "probability"}, default "vote"
         The members' vote share with the probability breaking ties, or the probability
         alone (module docstring).
-    random_state : None, int or numpy Generator
+    random_state : None, int or numpy Generator, default None
         Seeds the classifier.
 
-    Fitted attributes: ``powerset_`` (the fitted LP), ``n_classes_`` (distinct label sets).
+    Fitted attributes: ``powerset_`` (the fitted LP), ``n_classes_`` (distinct label sets),
+    ``n_iter_`` (the classifier's, when it reports one).
     Scores: module docstring (the most probable set's labels first, each group by its
     marginal probability).
     """
@@ -174,6 +181,7 @@ class LabelPowerset(_Ensemble):
         (seed,) = seeds(self.random_state, 1)
         self.powerset_ = Powerset(self._new_classifier(seed), np.arange(Y.shape[1]), X, Y)
         self.n_classes_ = len(self.powerset_.sets)
+        self.n_iter_ = largest_n_iter([self.powerset_.model])
 
     def _decision_function(self, X):
         votes, probabilities = self.powerset_.votes_and_probabilities(X)
@@ -215,16 +223,17 @@ class RAkEL(_Ensemble):
         RAkEL-o's number of subsets; None is 2L (Tsoumakas et al.'s recommendation), at most
         the number of distinct k-subsets.  Must stay None for RAkEL-d.
     classifier, C, max_iter, scores, random_state
-        As :class:`LabelPowerset`; ``random_state`` also draws the subsets.
+        As :class:`LabelPowerset`; ``random_state`` (default 0: the same subsets at every fit) also
+        draws the subsets.
 
     Fitted attributes: ``subsets_`` (label indices of each LP), ``powersets_``, ``votes_per_label_``
-    (how many subsets hold each label).
+    (how many subsets hold each label), ``n_iter_`` (the largest of the classifiers').
     """
 
     method = "rakel"
 
     def __init__(
-        self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None
+        self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0
     ):
         self.scores = scores
         self.k = k
@@ -254,6 +263,7 @@ class RAkEL(_Ensemble):
         model_seeds = seeds(rng, len(self.subsets_))
         self.powersets_ = [Powerset(self._new_classifier(s), labels, X, Y) for s, labels in zip(model_seeds, self.subsets_)]
         self.votes_per_label_ = np.bincount(np.concatenate(self.subsets_), minlength=n_labels)
+        self.n_iter_ = largest_n_iter([powerset.model for powerset in self.powersets_])
 
     def _decision_function(self, X):
         votes = np.zeros((X.shape[0], len(self.votes_per_label_)))
@@ -293,17 +303,17 @@ class EnsembleClassifierChains(_Ensemble):
         Fit each chain on a bootstrap sample of the rows (Read et al.'s bagging); False fits
         every chain on all rows (then only the orders differ).
     classifier, C, max_iter, scores, random_state
-        As :class:`LabelPowerset` (the classifier of every link); ``random_state`` also draws
-        the orders and samples.
+        As :class:`LabelPowerset` (the classifier of every link); ``random_state`` (default 0: the
+        same ensemble at every fit) also draws the orders and samples.
 
     Fitted attributes: ``chains_`` (fitted scikit-learn ``ClassifierChain`` objects),
-    ``samples_`` (each chain's training rows).
+    ``samples_`` (each chain's training rows), ``n_iter_`` (the largest of the links').
     """
 
     method = "ecc"
 
     def __init__(
-        self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None
+        self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0
     ):
         self.scores = scores
         self.n_chains = n_chains
@@ -328,6 +338,7 @@ class EnsembleClassifierChains(_Ensemble):
             chain = multioutput.ClassifierChain(self._new_classifier(model_seed), order="random", random_state=order_seed)
             self.chains_.append(chain.fit(X[rows], Y[rows]))
             self.samples_.append(rows)
+        self.n_iter_ = largest_n_iter([link for chain in self.chains_ for link in chain.estimators_])
 
     def _decision_function(self, X):
         if sp.issparse(X):
