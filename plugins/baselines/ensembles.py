@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from multilabel_core.estimator import MultiLabelEstimator
-from multilabel_core.validation import MAX_ITER_LIMIT, check_random_state, check_scalar
+from multilabel_core.validation import MAX_ITER_LIMIT, check_flag, check_random_state, check_scalar
 
 from ._sklearn import import_sklearn, seeds
 from .ovr import check_common
@@ -79,7 +79,7 @@ class _Ensemble(MultiLabelEstimator):
     certified = False
 
     def _validate_base(self) -> None:
-        check_common(self, ("C", "random_state"))
+        check_common(self, ("C", "max_iter", "random_state"))
         if self.scores not in SCORES:
             raise ValueError(f"scores must be one of {SCORES}, got {self.scores!r}")
         if self.classifier is not None:
@@ -89,8 +89,6 @@ class _Ensemble(MultiLabelEstimator):
                 )
             if self.C != 1.0:
                 raise ValueError("C sets the default LogisticRegression; with your own classifier, set C on it")
-        if self.max_iter is not None:
-            check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
     def _scores(self, votes, probabilities, counts) -> np.ndarray:
         if self.scores == "probability":
@@ -247,8 +245,7 @@ class RAkEL(_Ensemble):
     def _validate_params(self) -> None:
         self._validate_base()
         check_scalar(self.k, "k", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        if not isinstance(self.overlap, (bool, np.bool_)):
-            raise ValueError(f"overlap must be True or False, got {self.overlap!r}")
+        check_flag(self.overlap, "overlap")
         if self.n_subsets is not None:
             if not self.overlap:
                 raise ValueError("n_subsets applies to RAkEL-o (overlap=True); RAkEL-d's subsets partition the labels")
@@ -326,8 +323,7 @@ class EnsembleClassifierChains(_Ensemble):
     def _validate_params(self) -> None:
         self._validate_base()
         check_scalar(self.n_chains, "n_chains", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        if not isinstance(self.bootstrap, (bool, np.bool_)):
-            raise ValueError(f"bootstrap must be True or False, got {self.bootstrap!r}")
+        check_flag(self.bootstrap, "bootstrap")
 
     def _fit(self, X, Y):
         multioutput = import_sklearn("multioutput", self.method)
