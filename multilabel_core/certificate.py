@@ -81,6 +81,13 @@ class Certificate:
 
     @classmethod
     def from_objectives(cls, primal, dual, **kwargs) -> Certificate:
+        """A certificate from a primal and a dual objective: ``gap = primal - dual``.
+
+        Every other field of :class:`Certificate` (``converged``, ``tol``, ``n_iter``,
+        ``kkt_violation``, ``statistics``, ...) is passed by keyword.  ``dual`` must be the
+        value of a feasible dual point of the *same* problem, so that weak duality makes the
+        gap non-negative; see the plugin guide for a model with an unpenalised intercept.
+        """
         return cls(primal=float(primal), dual=float(dual), gap=float(primal) - float(dual), **kwargs)
 
     @property
@@ -91,4 +98,5 @@ class Certificate:
         return self.gap / max(1.0, abs(self.primal))
 
     def as_dict(self) -> dict:
+        """The fields as a plain dict, plus ``relative_gap`` (for JSON reports)."""
         return attrs.asdict(self) | {"relative_gap": self.relative_gap}

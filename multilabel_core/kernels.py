@@ -177,6 +177,7 @@ class LinearKernel(Kernel):
         return _kernel_matrix(X, Z, lambda rows, G: G)
 
     def diagonal(self, X) -> np.ndarray:
+        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
         return _squared_norms(_rows(X, "X"))
 
 
@@ -207,6 +208,7 @@ class RBFKernel(Kernel):
 
     @property
     def effective_gamma(self) -> float | None:
+        """``gamma`` if given, else ``1 / width**2`` if a width is given, else None (set by :meth:`resolve`)."""
         if self.gamma is not None:
             return float(self.gamma)
         if self.width is not None:
@@ -214,6 +216,7 @@ class RBFKernel(Kernel):
         return None
 
     def resolve(self, X) -> "RBFKernel":
+        """This kernel with ``gamma`` fixed from the training rows ``X`` when neither gamma nor width was given."""
         if self.effective_gamma is not None:
             return self
         X = _rows(X, "X")
@@ -247,6 +250,7 @@ class RBFKernel(Kernel):
         return _kernel_matrix(X, Z, transform)
 
     def diagonal(self, X) -> np.ndarray:
+        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
         return np.ones(_rows(X, "X").shape[0])
 
 
@@ -265,6 +269,7 @@ class PolynomialKernel(Kernel):
         return float(self.gamma) if self.gamma is not None else 1.0 / n_features
 
     def resolve(self, X) -> "PolynomialKernel":
+        """This kernel with ``gamma`` fixed (``1 / n_features`` when not given)."""
         return attrs.evolve(self, gamma=self._gamma(_rows(X, "X").shape[1]))
 
     def _apply(self, G: np.ndarray, n_features: int) -> np.ndarray:
@@ -277,6 +282,7 @@ class PolynomialKernel(Kernel):
         return _kernel_matrix(X, Z, lambda rows, G: self._apply(G, X.shape[1]))
 
     def diagonal(self, X) -> np.ndarray:
+        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
         X = _rows(X, "X")
         return self._apply(_squared_norms(X), X.shape[1])
 
@@ -360,6 +366,7 @@ class PrecomputedKernel(Kernel):
     precomputed: ClassVar[bool] = True
 
     def resolve(self, X) -> "PrecomputedKernel":
+        """This kernel, after checking that the training Gram matrix ``X`` is positive semi-definite."""
         check_positive_semidefinite(self(X), "precomputed kernel matrix")
         return self
 
@@ -372,6 +379,7 @@ class PrecomputedKernel(Kernel):
         return check_symmetric(K, "precomputed kernel", copy=False) if Z is None else K
 
     def diagonal(self, X) -> np.ndarray:
+        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
         return np.diag(self(X)).copy()
 
 

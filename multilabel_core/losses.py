@@ -73,14 +73,17 @@ class Hinge(Loss):
         return np.where(Y * T < 1.0, -Y, 0.0)
 
     def conjugate(self, Y, U) -> float:
+        """Fenchel conjugate at dual point ``U`` (inf outside its domain); see :class:`~multilabel_core.base.Loss`."""
         A = _dual_margins(Y, U, -1.0, 0.0)
         return np.inf if A is None else float(A.sum())
 
     def dual_box(self, C: float) -> tuple[float, float]:
+        """Box ``(lower, upper)`` of a dual variable for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0, float(C)
 
     def dual_diagonal(self, C: float) -> float:
+        """Diagonal term D of the SVM dual for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0
 
@@ -112,14 +115,17 @@ class SquaredHinge(Loss):
         return -2.0 * Y * np.maximum(0.0, 1.0 - Y * T)
 
     def conjugate(self, Y, U) -> float:
+        """Fenchel conjugate at dual point ``U`` (inf outside its domain); see :class:`~multilabel_core.base.Loss`."""
         A = _dual_margins(Y, U, -np.inf, 0.0)
         return np.inf if A is None else float((A + A**2 / 4.0).sum())
 
     def dual_box(self, C: float) -> tuple[float, float]:
+        """Box ``(lower, upper)`` of a dual variable for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0, np.inf
 
     def dual_diagonal(self, C: float) -> float:
+        """Diagonal term D of the SVM dual for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 1.0 / (2.0 * float(C))
 
@@ -145,6 +151,7 @@ class Logistic(Loss):
         return -Y * expit(-Y * T)
 
     def conjugate(self, Y, U) -> float:
+        """Fenchel conjugate at dual point ``U`` (inf outside its domain); see :class:`~multilabel_core.base.Loss`."""
         A = _dual_margins(Y, U, -1.0, 0.0)
         if A is None:
             return np.inf

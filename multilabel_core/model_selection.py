@@ -145,6 +145,7 @@ class IterativeStratifiedKFold:
         )
 
     def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of ``(train, test)`` pairs :meth:`split` yields."""
         return self.n_splits
 
     def split(self, X, Y=None, groups=None):
@@ -179,6 +180,7 @@ class RepeatedIterativeStratifiedKFold:
         )
 
     def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of ``(train, test)`` pairs :meth:`split` yields."""
         return self.n_splits * self.n_repeats
 
     def split(self, X, Y=None, groups=None):

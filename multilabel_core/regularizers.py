@@ -62,9 +62,11 @@ class Frobenius(Regularizer):
         return _matrix(W).copy()
 
     def conjugate(self, V) -> float:
+        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
         return self.value(V)
 
     def label_gram(self, n_labels: int) -> np.ndarray:
+        """The label coupling a dual sees: the identity for the plain Frobenius norm."""
         return _identity_gram(n_labels)
 
 
@@ -136,6 +138,7 @@ class LabelCovariance(Regularizer):
         return scipy.linalg.cho_solve(self._cholesky, W.T).T
 
     def conjugate(self, V) -> float:
+        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
         V = self._check(V)
         if self.omega is None:
             return 0.5 * float(np.vdot(V, V)) / V.shape[1]
@@ -162,6 +165,7 @@ class LabelCovariance(Regularizer):
         return 0.5 * float(np.linalg.eigvalsh(_matrix(H, "H"))[-1])
 
     def label_gram(self, n_labels: int) -> np.ndarray:
+        """Omega (or ``I / L`` by default): the coupling of the labels in the kernel dual."""
         check_scalar(n_labels, "n_labels", kind=int, low=1)
         if self.omega is None:
             return np.eye(n_labels) / n_labels
@@ -204,10 +208,12 @@ class NuclearNorm(Regularizer):
         return U @ Vt
 
     def conjugate(self, V) -> float:
+        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
         spectral = np.linalg.norm(_matrix(V, "V"), 2)
         return 0.0 if spectral <= 1.0 + SPECTRAL_TOL else np.inf
 
     def prox(self, W, step: float) -> np.ndarray:
+        """Proximal operator: singular value soft-thresholding of ``W`` by ``step``."""
         check_scalar(step, "step", low=0.0)
         U, s, Vt = np.linalg.svd(_matrix(W), full_matrices=False)
         return (U * np.maximum(s - step, 0.0)) @ Vt
@@ -241,10 +247,12 @@ class LowRank(Regularizer):
     gamma: float = attrs.field(default=1.0, validator=positive)
 
     def factor_value(self, D, V) -> float:
+        """``1/2 ||D||^2 + gamma/2 ||V||^2``, the penalty on the factors of ``W = D^T V``."""
         D, V = self._check_factors(D, V)
         return 0.5 * float(np.vdot(D, D)) + 0.5 * self.gamma * float(np.vdot(V, V))
 
     def factor_gradient(self, D, V) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients of :meth:`factor_value` with respect to ``D`` and ``V``."""
         D, V = self._check_factors(D, V)
         return D.copy(), self.gamma * V
 
@@ -389,6 +397,7 @@ class FrobeniusLabelCovariance(Regularizer):
         return W @ self.coupling(W.shape[1])
 
     def conjugate(self, V) -> float:
+        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
         V = _matrix(V, "V")
         return 0.5 * float(np.vdot(V @ self.label_gram(V.shape[1]), V))
 

@@ -448,8 +448,10 @@ def count(instance, attribute, value) -> None:
     check_scalar(value, attribute.name, kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
 
-#: attrs validator: None or a :func:`count` (an optional budget).
-optional_count = attrs.validators.optional(count)
+def optional_count(instance, attribute, value) -> None:
+    """attrs validator: None or a :func:`count` (an optional budget)."""
+    if value is not None:
+        count(instance, attribute, value)
 
 
 def flag(instance, attribute, value) -> None:

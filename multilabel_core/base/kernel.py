@@ -28,4 +28,5 @@ class Kernel(ABC):
         """See the class docstring."""
 
     def resolve(self, X) -> "Kernel":
+        """This kernel with its data-dependent parameters (a width, a degree's scale) fixed from the training rows ``X``; a kernel with none returns itself."""
         return self

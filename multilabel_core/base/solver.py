@@ -47,10 +47,12 @@ class Problem:
 
     @property
     def n_samples(self) -> int:
+        """Number of training examples n (rows of ``Y``)."""
         return self.Y.shape[0]
 
     @property
     def n_labels(self) -> int:
+        """Number of labels L (columns of ``Y``)."""
         return self.Y.shape[1]
 
 
@@ -111,10 +113,12 @@ class Fit:
 
     @property
     def converged(self) -> bool:
+        """Whether the certificate met its tolerance (see :attr:`Certificate.converged`)."""
         return bool(self.certificate.converged)
 
     @property
     def n_iter(self) -> int:
+        """Iterations (passes or outer rounds, as the solver counts them) the solve used."""
         return int(self.certificate.n_iter)
 
 
@@ -131,6 +135,7 @@ class Solver(ABC):
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def check(self, problem: Problem) -> None:
+        """Raise :class:`CapabilityError` if a part of ``problem`` lacks a capability in :attr:`requires`."""
         for role, names in self.requires.items():
             part = getattr(problem, role)
             for name in names:

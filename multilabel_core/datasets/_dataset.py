@@ -223,18 +223,22 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
+        """Number of examples (rows of ``X``)."""
         return self.X.shape[0]
 
     @property
     def n_features(self) -> int:
+        """Number of features (columns of ``X``)."""
         return self.X.shape[1]
 
     @property
     def n_labels(self) -> int:
+        """Number of labels (columns of ``Y``)."""
         return self.Y.shape[1]
 
     @property
     def is_sparse(self) -> bool:
+        """Whether ``X`` is a scipy sparse matrix."""
         return sp.issparse(self.X)
 
     def __repr__(self) -> str:

@@ -264,6 +264,7 @@ class Experiment:
 
     @property
     def greater_is_better(self) -> bool:
+        """Whether a larger value of the selection metric is better."""
         return METRICS[self.selection_metric].greater_is_better
 
     def estimator(self, method: str):

@@ -353,6 +353,7 @@ class Protocol:
 
     @property
     def defaults(self) -> dict:
+        """The protocol's keyword parameters and their default values."""
         parameters = inspect.signature(self.function).parameters.values()
         return {
             p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in ("seed", "parts")
@@ -360,6 +361,7 @@ class Protocol:
 
     @property
     def uses_parts(self) -> bool:
+        """Whether the protocol reads a dataset's given parts (a standard train/test split)."""
         return "parts" in inspect.signature(self.function).parameters
 
     def params(self, given=None) -> dict:
@@ -374,6 +376,7 @@ class Protocol:
         return {**self.defaults, **given}
 
     def split(self, Y, seed: int = 0, *, parts=(), **params) -> list[tuple]:
+        """The ``(train, test)`` index pairs for label matrix ``Y`` at ``seed``, with ``params`` over the defaults."""
         check_scalar(seed, "seed", kind=numbers.Integral, low=0)
         extra = {"parts": tuple(parts)} if self.uses_parts else {}
         return self.function(Y, seed=seed, **extra, **self.params(params))

@@ -19,6 +19,7 @@ class ConvergenceWarning(_SklearnConvergenceWarning):
 
 
 def warn_not_converged(solver: str, reason: str) -> None:
+    """Warn with :class:`ConvergenceWarning` that ``solver`` stopped short, for ``reason``, and what to try."""
     warnings.warn(
         f"{solver} did not converge: {reason}. Increase max_iter, loosen tol, or scale the features.",
         ConvergenceWarning,

@@ -138,6 +138,8 @@ class AlternatingSolver(Solver):
     tol : float, default 1e-4
         The stopping rule's relative change (module docstring).
 
+    Notes
+    -----
     ``solve`` returns a :class:`~multilabel_core.base.Fit` whose ``solution`` is the last
     accepted model step's, with ``relation`` the Omega it was solved for; ``steps`` holds
     every accepted step's certificate; ``history`` the ``"objective"`` J_k, and where the

@@ -452,6 +452,8 @@ class CDSolver(Solver):
         Seed of the permutations (fixed by default: fits are reproducible; a Generator's
         stream goes on from solve to solve).
 
+    Notes
+    -----
     :meth:`solve` returns a :class:`~multilabel_core.base.Fit` whose solution holds
     ``coef`` (linear kernel; None otherwise), ``intercept``, ``dual_coef`` (n, L) =
     ``(dual * Y) M`` -- the engine's alpha times Y, so decision values on new rows are

@@ -100,6 +100,7 @@ class Shrinkage:
 
     @property
     def rank(self) -> int:
+        """Number of singular values kept."""
         return int(self.values.size)
 
 

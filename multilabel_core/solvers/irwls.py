@@ -259,6 +259,7 @@ class IRWLSSolver(Solver):
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"loss": ("irwls_weights", "epsilon"), "regularizer": ("label_gram",)}
 
     def check(self, problem: Problem) -> None:
+        """The base capability check, plus: an identity label coupling and an intercept (the MSVR form)."""
         super().check(problem)
         self.require_identity_label_gram(problem, "MSVR under 1/2 ||Theta||^2")
         if not problem.fit_intercept:

@@ -128,6 +128,8 @@ class LBFGSSolver(Solver):
         Largest number of L-BFGS-B iterations; reaching it without meeting the rule issues
         a :class:`~multilabel_core.solvers.ConvergenceWarning`.
 
+    Notes
+    -----
     :meth:`solve` returns a :class:`~multilabel_core.base.Fit` (``solution.coef`` W,
     ``solution.intercept`` b).  The certificate reports ``kkt_violation = max |dP/dV|``,
     the primal (1), the dual (2) and their gap, and ``n_iter`` in quasi-Newton

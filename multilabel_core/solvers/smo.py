@@ -94,12 +94,15 @@ class KernelSource:
 
     @property
     def n_samples(self) -> int:
+        """Number of training rows."""
         return self.X.shape[0]
 
     def matrix(self) -> np.ndarray:
+        """The full kernel matrix of the training rows (C-contiguous float64)."""
         return np.ascontiguousarray(self.kernel(self.X), dtype=np.float64)
 
     def diagonal(self) -> np.ndarray:
+        """The kernel diagonal of the training rows (C-contiguous float64)."""
         return np.ascontiguousarray(self.kernel.diagonal(self.X), dtype=np.float64)
 
     def fill_column(self, j: int, out: np.ndarray) -> None:

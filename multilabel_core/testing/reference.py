@@ -328,10 +328,12 @@ class BoxQP:
         return np.asarray(x, dtype=np.float64).reshape(self.shape, order="F")
 
     def objective(self, alpha) -> float:
+        """``1/2 x^T Q x + p^T x`` at ``alpha`` (in the problem's shape)."""
         x = self.vector(alpha)
         return float(0.5 * x @ self.Q @ x + self.p @ x)
 
     def gradient(self, alpha) -> np.ndarray:
+        """``Q x + p`` at ``alpha``, in the problem's shape."""
         return self.matrix(self.Q @ self.vector(alpha) + self.p)
 
     def solve(self, *, tol: float = 1e-9) -> tuple[np.ndarray, float]:

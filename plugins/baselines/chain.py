@@ -68,6 +68,8 @@ class ClassifierChains(MultiLabelEstimator):
     random_state : None, int or numpy Generator
         Seeds the chains' orders and the liblinear solvers.
 
+    Notes
+    -----
     Fitted attributes: ``chains_`` (the fitted ``ClassifierChain`` objects),
     ``certificate_`` (the sum of the duality gaps of every link, :mod:`.binary`),
     ``n_iter_``.

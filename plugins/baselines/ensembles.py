@@ -157,6 +157,8 @@ class LabelPowerset(_Ensemble):
     random_state : None, int or numpy Generator, default None
         Seeds the classifier.
 
+    Notes
+    -----
     Fitted attributes: ``powerset_`` (the fitted LP), ``n_classes_`` (distinct label sets),
     ``n_iter_`` (the classifier's, when it reports one).
     Scores: module docstring (the most probable set's labels first, each group by its
@@ -224,6 +226,8 @@ class RAkEL(_Ensemble):
         As :class:`LabelPowerset`; ``random_state`` (default 0: the same subsets at every fit) also
         draws the subsets.
 
+    Notes
+    -----
     Fitted attributes: ``subsets_`` (label indices of each LP), ``powersets_``, ``votes_per_label_``
     (how many subsets hold each label), ``n_iter_`` (the largest of the classifiers').
     """
@@ -303,6 +307,8 @@ class EnsembleClassifierChains(_Ensemble):
         As :class:`LabelPowerset` (the classifier of every link); ``random_state`` (default 0: the
         same ensemble at every fit) also draws the orders and samples.
 
+    Notes
+    -----
     Fitted attributes: ``chains_`` (fitted scikit-learn ``ClassifierChain`` objects),
     ``samples_`` (each chain's training rows), ``n_iter_`` (the largest of the links').
     """

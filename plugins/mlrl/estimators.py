@@ -204,6 +204,8 @@ class SSMLRL(_RelationLearner):
         As :class:`MLRL`; a precomputed kernel cannot be combined with unlabelled rows
         (k' needs the kernel among them).
 
+    Notes
+    -----
     Fitted attributes: those of :class:`MLRL` (``alpha_`` over the labelled rows;
     ``X_fit_`` holds the labelled then the unlabelled rows), and ``n_unlabeled_``.
     """
@@ -290,6 +292,8 @@ class BSVM(_PaperScaled):
     max_iter : int or None, default None
         Largest number of SMO steps (None: ``max(10^7, 100 n m)``).
 
+    Notes
+    -----
     Fitted attributes: ``certificate_`` (the SMO certificate), ``n_iter_`` (SMO steps),
     ``alpha_``, ``dual_coef_`` (= ``alpha_ * Y / lambda``), ``intercept_``, ``kernel_``,
     ``X_fit_``.

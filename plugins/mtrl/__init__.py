@@ -40,6 +40,8 @@ class MTRL(ComposedEstimator):
     kernel, gamma, tol, max_iter, smo_tol, cache_size, warm_start
         As for MLRL (``mlrl``).
 
+    Notes
+    -----
     Fitted attributes: those of :class:`~multilabel_core.ComposedEstimator`, with
     ``certificate_`` one SMO certificate per outer step and ``objective_history_`` in the
     units of the problem above.

@@ -180,6 +180,8 @@ class LaRankSVM(_LabelRanking):
         Compute eq. 34's targets and the regression on out-of-fold training scores from
         this many folds (as many extra fits); None: on the in-sample scores (the paper).
 
+    Notes
+    -----
     Fitted attributes: ``coef_`` (d, c), ``intercept_`` (c,), ``certificate_`` (a list of
     one Certificate), ``n_iter_`` (epochs), ``objective_history_``, ``threshold_`` (the
     :class:`~.threshold.LinearThreshold` t(x), its ``coef`` (c + 1,)), ``parts_`` (the part
@@ -230,6 +232,8 @@ class CLaRankSVM(_LabelRanking):
     threshold, threshold_cv
         As for :class:`LaRankSVM`.
 
+    Notes
+    -----
     Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
     ``n_iter_`` the alpha-steps, ``objective_history_`` the primal after each), and
     ``label_covariance_`` D (c, c; symmetric positive definite, trace 1) with
@@ -281,6 +285,8 @@ class MLFS(_LabelRanking):
     threshold, threshold_cv
         As for :class:`LaRankSVM`.
 
+    Notes
+    -----
     Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
     ``n_iter_`` the cutting-plane iterations), ``selected_features_`` (the union of the
     working set's subsets, sorted indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t,
