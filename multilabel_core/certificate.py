@@ -83,8 +83,8 @@ class Certificate:
     def from_objectives(cls, primal, dual, **kwargs) -> Certificate:
         """A certificate from a primal and a dual objective: ``gap = primal - dual``.
 
-        Every other field of :class:`Certificate` (``converged``, ``tol``, ``n_iter``,
-        ``kkt_violation``, ``statistics``, ...) is passed by keyword.  ``dual`` must be the
+        Every other field of :class:`Certificate` is passed by keyword: ``kkt_violation``,
+        ``n_iter``, ``time``, ``converged``, ``solver`` and, optionally, ``statistics``.  ``dual`` must be the
         value of a feasible dual point of the *same* problem, so that weak duality makes the
         gap non-negative; see the plugin guide for a model with an unpenalised intercept.
         """

@@ -13,6 +13,11 @@ import attrs
 
 COMPONENT_KINDS = ("loss", "regularizer", "relation", "kernel", "solver")
 
+#: The value of ``MethodSpec.parts["solver"]`` for a method that solves its problem with its own code
+#: (a closed form, or another library) instead of a registered solver: honest, and accepted by the
+#: conformance check, which otherwise requires every part to be a registered component.
+OWN_SOLVER = "own"
+
 
 def _lower_name(instance, attribute, value):
     if not value or value != value.lower() or not value.replace("_", "").replace("-", "").isalnum():
@@ -29,7 +34,8 @@ class MethodSpec:
     estimator : the scikit-learn compatible estimator class.
     citation : the paper the method comes from (one line).
     parts : the parts it composes, role -> component name
-        (e.g. ``{"loss": "squared_hinge", "regularizer": "frobenius", ...}``).
+        (e.g. ``{"loss": "squared_hinge", "regularizer": "frobenius", ...}``); ``"solver": "own"``
+        (:data:`OWN_SOLVER`) for a method that brings its own solver.
     param_grid : default hyper-parameter grid for the experiment runner.
     description : one line for ``mlcore methods``.
     plugin : name of the plugin that registered it (set by the plugin manager).

@@ -179,3 +179,13 @@ class NotACertificate(BinaryRelevance):
 def test_broken_estimators_fail_the_extended_conformance_check(estimator, message):
     with pytest.raises(AssertionError, match=message):
         check_method(spec_of(estimator))
+
+
+def test_parts_may_name_the_methods_own_solver_but_no_other_unregistered_part():
+    own = MethodSpec(name="probe", estimator=BinaryRelevance, citation="A paper, 2024",
+                     parts={"loss": "squared_hinge", "solver": "own"})  # fmt: skip
+    check_method(own)
+    for parts in ({"loss": "own"}, {"solver": "own_cd"}):
+        spec = MethodSpec(name="probe", estimator=BinaryRelevance, citation="A paper, 2024", parts=parts)
+        with pytest.raises(AssertionError, match="is not a registered"):
+            check_method(spec)

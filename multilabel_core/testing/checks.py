@@ -33,7 +33,7 @@ from ..certificate import Certificate
 from ..datasets import make_correlated_multilabel
 from ..persistence import MODEL_SUFFIX, load_model, save_model
 from ..plugins import get_method, list_components
-from ..registry import COMPONENT_KINDS, MethodSpec
+from ..registry import COMPONENT_KINDS, OWN_SOLVER, MethodSpec
 from .rounding import score_rounding_bound
 
 __all__ = [
@@ -713,6 +713,8 @@ def _check_registration(spec: MethodSpec) -> None:
     for kind, name in spec.parts.items():
         if kind not in COMPONENT_KINDS:
             raise AssertionError(f"{where}: parts has role {kind!r}, not one of {COMPONENT_KINDS}")
+        if kind == "solver" and name == OWN_SOLVER:
+            continue
         known = {component.name for component in list_components(kind)}
         if name not in known:
             raise AssertionError(f"{where}: part {kind}={name!r} is not a registered {kind} ({sorted(known)})")

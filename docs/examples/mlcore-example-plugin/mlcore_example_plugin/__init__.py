@@ -22,7 +22,7 @@ def register_methods(register):
                 "Hoerl & Kennard (1970), Ridge regression: biased estimation for nonorthogonal "
                 "problems, Technometrics 12(1):55-67; applied per label (binary relevance)"
             ),
-            parts={"regularizer": "frobenius", "relation": "independent", "kernel": "linear"},
+            parts={"regularizer": "frobenius", "relation": "independent", "kernel": "linear", "solver": "own"},
             param_grid={"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]},
             description="per-label ridge regression on {-1,+1} targets, closed form",
         )
