@@ -26,8 +26,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
 import sys
 import tempfile
+import textwrap
 
 import numpy as np
 
@@ -88,9 +90,15 @@ def add_sparse_option(parser: argparse.ArgumentParser, default) -> None:
     )
 
 
-def show_progress(args) -> bool:
-    """A progress bar only for a person watching: not with --quiet, --json or a redirected stderr."""
-    return not (args.quiet or args.json) and sys.stderr.isatty()
+def show_progress(args):
+    """A bar for a person watching (stderr a terminal), else a line every ten seconds on stderr (a
+    redirected run is not silent); nothing with --quiet.  --json keeps the bar off (the lines go to
+    stderr, the JSON to stdout)."""
+    if args.quiet:
+        return False
+    if sys.stderr.isatty():
+        return not args.json
+    return "lines"
 
 
 def emit(args, payload: dict, lines: list[str]) -> None:
@@ -141,8 +149,21 @@ def cmd_methods(args) -> None:
             for s in specs
         ]
     }
-    lines = table(["method", "plugin", "citation"], [[s.name, s.plugin, s.citation] for s in specs])
-    emit(args, payload, lines)
+    emit(args, payload, method_lines(specs, shutil.get_terminal_size().columns))
+
+
+def method_lines(specs, width: int) -> list[str]:
+    """Each method: its name, plugin, parts and description, then its citation wrapped to ``width``."""
+    width = max(width, 60)
+    lines = []
+    for spec in specs:
+        parts = ", ".join(f"{role}={name}" for role, name in spec.parts.items())
+        lines.append(f"{spec.name}  [plugin {spec.plugin}]")
+        for label, text in (("", spec.description), ("parts: ", parts), ("cites: ", spec.citation)):
+            if text:
+                lines += textwrap.wrap(label + " ".join(text.split()), width, initial_indent="    ",
+                                       subsequent_indent="    " + " " * len(label))
+    return lines
 
 
 def cmd_describe(args) -> None:
@@ -282,6 +303,44 @@ def failure_summary(diagnosis: dict) -> str:
     )
 
 
+def run_warnings(records) -> list[tuple[str, str]]:
+    """``(method, "Category: message")`` for every warning the run recorded: outer fits and grid points."""
+    found = []
+    for record in records:
+        found += [(record["method"], text) for text in record.get("warnings") or ()]
+        for point in record.get("search") or ():
+            found += [(record["method"], text) for text in point.get("warnings") or ()]
+    return found
+
+
+def warning_lines(found: list[tuple[str, str]], where: str = "") -> list[str]:
+    """One line for the fits that stopped short of convergence, one for any other warnings; "none" otherwise.
+
+    Each line counts them per method and quotes the first message, so that a run shows what
+    happened without a warning printed per fit (every message is kept in the results and the report).
+    """
+    if not found:
+        return ["warnings: none"]
+    convergence = [(m, t) for m, t in found if t.startswith("ConvergenceWarning")]
+    other = [(m, t) for m, t in found if not t.startswith("ConvergenceWarning")]
+    lines = []
+    for kind, items in (("fit(s) stopped short of convergence", convergence), ("other warning(s)", other)):
+        if not items:
+            continue
+        per = {}
+        for method, text in items:
+            key = method if kind.startswith("fit") else f"{text.split(':', 1)[0]} from {method}"
+            per[key] = per.get(key, 0) + 1
+        counts = ", ".join(f"{key} {n}" for key, n in per.items())
+        first = items[0][1].split(": ", 1)[-1]
+        lines.append(f"{len(items)} {kind}{where} ({counts}); the first: {_shorten(first)}")
+    return lines
+
+
+def _shorten(text: str, width: int = 160) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def compare_payload(result, diagnosis: dict) -> dict:
     from .experiments.stats import summarize
 
@@ -293,6 +352,7 @@ def compare_payload(result, diagnosis: dict) -> dict:
         **diagnosis["counts"],
         "grid_edges": diagnosis["grid_edges"],
         "failures": diagnosis["failures"],
+        "warnings": [{"method": method, "warning": text} for method, text in run_warnings(result.records)],
         "constant_labels": diagnosis["constant_labels"],
         "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
         "plots": [str(path) for path in result.report["plots"]],
@@ -343,6 +403,7 @@ def cmd_compare(args) -> None:
         + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
         failure_summary(diagnosis),
+        *warning_lines(run_warnings(result.records)),
         *constant_label_lines(diagnosis),
         "",
         *summary_table(result.records),
@@ -389,10 +450,15 @@ def unavailable_methods(specs, X, Y) -> dict[str, str]:
     """
     from .plugins import make_method
 
+    from .experiments.search import recording_warnings
+
     missing = {}
     for spec in specs:
+        # A probe on a few rows at the defaults: whether it converges there says nothing about the run,
+        # so its warnings are dropped (the run records its own).
         try:
-            make_method(spec.name).fit(X, Y)
+            with recording_warnings():
+                make_method(spec.name).fit(X, Y)
         except ImportError as exc:
             missing[spec.name] = str(exc)
         except Exception:  # not a missing package: the run records it
@@ -403,6 +469,7 @@ def unavailable_methods(specs, X, Y) -> dict[str, str]:
 def cmd_demo(args) -> None:
     from .datasets import make_correlated_multilabel
     from .experiments.runner import run_experiment
+    from .experiments.search import describe_warnings, recording_warnings
     from .plugins import list_methods, make_method
     from .relations import correlation_from_covariance, psd_sqrt
 
@@ -425,12 +492,15 @@ def cmd_demo(args) -> None:
         )
     by_method = {spec.name: [r for r in result.records if r["method"] == spec.name] for spec in specs}
     relations, weight_relations, chosen = {}, {}, {}
+    found = run_warnings(result.records)
     for name, records in by_method.items():
         ok = [r for r in records if r["status"] == "ok"]
         if not ok:
             continue
         chosen[name] = most_chosen(ok)
-        est = make_method(name, **chosen[name]).fit(ds.X, ds.Y)
+        with recording_warnings() as caught:
+            est = make_method(name, **chosen[name]).fit(ds.X, ds.Y)
+        found += [(name, text) for text in describe_warnings(caught)]
         if getattr(est, "label_correlation_", None) is not None:
             relations[name] = est.label_correlation_
         elif getattr(est, "coef_", None) is not None:
@@ -445,6 +515,7 @@ def cmd_demo(args) -> None:
         f"3-fold iterative-stratified CV, parameters chosen by 2-fold inner CV (seed {args.seed})",
         *([f"results in {result.out_dir}"] if args.out else []),
         failure_summary(diagnosis),
+        *warning_lines(found),
         "",
         *summary_table(result.records),
         "",
@@ -465,6 +536,7 @@ def cmd_demo(args) -> None:
         "data": {"n_samples": ds.X.shape[0], "n_features": ds.X.shape[1], "n_labels": ds.Y.shape[1]},
         **compare_payload(result, diagnosis),
         "unavailable": unavailable,
+        "warnings": [{"method": method, "warning": text} for method, text in found],
         "params": chosen,
         "true_label_correlation": truth,
         "empirical_label_correlation": empirical,
@@ -491,7 +563,7 @@ def common_options(seed_default) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON object")
     common.add_argument("--compact", action="store_true", help="with --json: one line")
-    common.add_argument("--quiet", action="store_true", help="no progress bar")
+    common.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     common.add_argument("--seed", type=int, default=seed_default, help="random seed (splits, synthetic data)")
     common.add_argument("--data-home", default=None, help="folder searched first for dataset names")
     return common
@@ -503,7 +575,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlcore", description="Max-margin multi-label learning.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("methods", parents=[common], help="list registered methods").set_defaults(func=cmd_methods)
+    output = argparse.ArgumentParser(add_help=False)  # the only options that mean something for a listing
+    output.add_argument("--json", action="store_true", help="print one JSON object")
+    output.add_argument("--compact", action="store_true", help="with --json: one line")
+    sub.add_parser("methods", parents=[output], help="list registered methods: parts, description, paper").set_defaults(
+        func=cmd_methods, quiet=True
+    )
 
     p = sub.add_parser("describe", parents=[common], help="dataset statistics (MLRL Table I)")
     p.add_argument("data")
@@ -589,15 +666,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .experiments.search import describe_warnings, recording_warnings
+
     args = build_parser().parse_args(argv)
-    try:
-        args.func(args)
-    except (CLIError, ValueError, OSError, CapabilityError) as exc:
-        print(f"mlcore: error: {exc}", file=sys.stderr)
-        return getattr(exc, "exit_status", EXIT_USAGE)
-    except KeyboardInterrupt:
-        print("mlcore: interrupted", file=sys.stderr)
-        return 130
+    # Warnings are gathered, not printed one per fit as Python does: a command ends with one
+    # summary line per kind on stderr (compare and demo count the run's own in their output).
+    with recording_warnings() as caught:
+        try:
+            args.func(args)
+        except (CLIError, ValueError, OSError, CapabilityError) as exc:
+            print(f"mlcore: error: {exc}", file=sys.stderr)
+            return getattr(exc, "exit_status", EXIT_USAGE)
+        except KeyboardInterrupt:
+            print("mlcore: interrupted", file=sys.stderr)
+            return 130
+    if caught:
+        subject = getattr(args, "method", None) or args.command
+        for line in warning_lines([(subject, text) for text in describe_warnings(caught)], " in this command"):
+            print(f"mlcore: {line}", file=sys.stderr)
     return 0
 
 

@@ -20,7 +20,7 @@ from time import perf_counter
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from tqdm.auto import tqdm
+from ._progress import progress_bar
 
 from .validation import check_random_state, check_scalar, check_X, check_Y
 from .metrics import check_metric_names, evaluate
@@ -292,8 +292,9 @@ def cross_validate(
         Folds run in parallel through joblib; the results equal the serial ones.
     random_state : None or int
         Seed of the default splitter (only when ``cv`` is an int).
-    progress : bool
-        Show a tqdm progress bar over the folds.
+    progress : bool or "lines"
+        A tqdm progress bar over the folds (True), a line every ten seconds on stderr
+        (``"lines"``, for a redirected run), or nothing (False).
     return_estimators : bool
         Also return the fitted estimators.
 
@@ -316,7 +317,11 @@ def cross_validate(
         for train, test in splits
     )
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-    folds = list(tqdm(results, total=len(splits), disable=not progress, desc="cross-validation", unit="fold"))
+    folds = []
+    with progress_bar(progress, len(splits), "cross-validation", "fold") as bar:
+        for fold in results:
+            folds.append(fold)
+            bar.update(1)
 
     summary = {name: [fold["metrics"][name] for fold in folds] for name in names}
     for key in ("fit_time", "predict_time", "certificate"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,7 @@ def test_fit_then_predict_roundtrip(capsys, tmp_path):
 def test_demo_prints_metrics_and_relations(capsys):
     code, out, err = run(capsys, "demo")
     assert code == 0, err
+    assert not re.search(r"\.py:\d+: \w*Warning", err), "the demo printed a Python warning:\n" + err
     assert "br" in out and "average_precision" in out
     assert "label correlation of the generating covariance" in out
 

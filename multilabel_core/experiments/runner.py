@@ -45,7 +45,7 @@ from time import perf_counter, sleep
 import attrs
 import joblib
 import numpy as np
-from tqdm.auto import tqdm
+from .._progress import progress_bar
 
 from ..metrics import check_metric_names, evaluate
 from ..model_selection import _uses_precomputed_kernel
@@ -119,8 +119,10 @@ def run_experiment(
     scheduler : str or None
         Address of a dask.distributed scheduler (``"tcp://host:8786"``); the same tasks
         then run on its workers through joblib's dask backend (the ``dask`` extra).
-    progress : bool
-        A tqdm bar over the fits, with the time left.
+    progress : bool or "lines"
+        True: a tqdm bar over the fits, with the time left; ``"lines"``: a line every
+        ten seconds on stderr (fits done / total, elapsed, the method and dataset running),
+        for a redirected run; False: nothing.
     new_run : bool
         When ``out_dir`` holds another configuration, write to a new sibling folder
         instead of refusing (:mod:`.store`).
@@ -165,7 +167,7 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         for name, dataset in datasets.items()
     }
     total = sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
-    with _cluster(scheduler) as client, tqdm(total=total, disable=not progress, desc="compare", unit="fit") as bar:
+    with _cluster(scheduler) as client, progress_bar(progress, total, "compare", "fit") as bar:
         for name, per_dataset in groups.items():
             with _parallel(n_jobs, client, datasets[name]) as parallel:
                 # As many splits per batch as workers: every worker has a final fit to do,
