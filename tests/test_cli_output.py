@@ -88,3 +88,12 @@ def test_methods_wraps_descriptions_parts_and_citations_to_the_width(capsys):
     assert any(line.strip().startswith("cites: ") for line in lines)
     with pytest.raises(SystemExit):
         main(["methods", "--seed", "1"])  # options that mean nothing for a listing are not offered
+
+
+def test_a_mistyped_dataset_name_suggests_the_close_names_that_exist(capsys, tmp_path):
+    (tmp_path / "emotions.arff").write_text("@relation x\n")  # only its name is read
+    code = main(["describe", "emotion", "--data-home", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Did you mean 'emotions' (data_home)" in err
+    assert "fetch_dataset('emotion')" not in err  # no advice to fetch a dataset that is not registered

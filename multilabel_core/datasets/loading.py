@@ -18,6 +18,7 @@ have the same features and labels), remembering where each part ends (``Dataset.
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 
@@ -69,8 +70,28 @@ def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", spars
     looked = "; ".join(f"{where}: {folder if folder is not None else '(not set)'}" for where, folder in folders)
     raise ValueError(
         f"unknown dataset {text!r}: no {text}.arff (+ {text}.xml), {text}.svm, {text}.libsvm or {text}.txt in "
-        f"{looked}. Pass a file path, set {DATA_ENV}, or download it with fetch_dataset({text!r})"
+        f"{looked}. {_suggestion(text, folders)}"
     )
+
+
+def _suggestion(name: str, folders) -> str:
+    """Close names among the datasets in the searched folders and the registered ones, and what to do."""
+    from ..plugins import list_datasets
+
+    local = {}
+    for where, folder in folders:
+        if folder is None or not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if path.suffix.lower() in ARFF_SUFFIXES + LIBSVM_SUFFIXES:
+                local.setdefault(path.stem, where)
+    registered = {spec.name for spec in list_datasets()}
+    close = difflib.get_close_matches(name, sorted(set(local) | registered), n=5, cutoff=0.6)
+    hints = [f"{c!r} ({local[c]})" if c in local else f"{c!r} (fetch_dataset({c!r}) downloads it)" for c in close]
+    if name in registered:
+        return f"Download it with fetch_dataset({name!r}), or pass a file path."
+    advice = f"Pass a file path, or set {DATA_ENV} to the folder that holds it."
+    return (f"Did you mean {', '.join(hints)}? " if hints else "") + advice
 
 
 def search_path(data_home=None) -> list[tuple[str, Path | None]]:
