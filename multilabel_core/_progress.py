@@ -91,9 +91,6 @@ class ProgressLines:
         if finished:
             self.write_line(f"{self.desc}: {self.n}/{self.total} {self.unit}s done in {_clock(time.monotonic() - self._start)}")
 
-    def __iter__(self):
-        raise TypeError("ProgressLines counts with update(); wrap an iterable with progress_bar(..., iterable=...)")
-
     def __enter__(self):
         return self
 

@@ -24,6 +24,7 @@ Bad input ends with one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import shutil
@@ -255,12 +256,13 @@ def summary_table(records, metrics=SUMMARY_METRICS) -> list[str]:
 
 def diagnose(records) -> dict:
     """A run's failed fits (``failures``: grid points of the inner searches and whole splits), their
-    ``counts``, its ``grid_edges`` and its ``constant_labels`` per dataset (:mod:`.experiments.diagnostics`),
+    ``counts``, its ``warnings`` (:func:`run_warnings`), its ``grid_edges`` and its ``constant_labels`` per dataset (:mod:`.experiments.diagnostics`),
     read once for the summary lines, the JSON and ``--strict``."""
     from .experiments.diagnostics import constant_label_counts, failure_counts, failures, grid_edge_counts
 
     return {
         "failures": failures(records),
+        "warnings": run_warnings(records),
         "counts": failure_counts(records),
         "grid_edges": grid_edge_counts(records),
         "constant_labels": constant_label_counts(records),
@@ -321,20 +323,21 @@ def warning_lines(found: list[tuple[str, str]], where: str = "") -> list[str]:
     """
     if not found:
         return ["warnings: none"]
-    convergence = [(m, t) for m, t in found if t.startswith("ConvergenceWarning")]
-    other = [(m, t) for m, t in found if not t.startswith("ConvergenceWarning")]
+    convergence = [(method, text) for method, text in found if text.startswith("ConvergenceWarning")]
+    other = [(f"{text.split(':', 1)[0]} from {method}", text) for method, text in found
+             if not text.startswith("ConvergenceWarning")]  # fmt: skip
     lines = []
     for kind, items in (("fit(s) stopped short of convergence", convergence), ("other warning(s)", other)):
-        if not items:
-            continue
-        per = {}
-        for method, text in items:
-            key = method if kind.startswith("fit") else f"{text.split(':', 1)[0]} from {method}"
-            per[key] = per.get(key, 0) + 1
-        counts = ", ".join(f"{key} {n}" for key, n in per.items())
-        first = items[0][1].split(": ", 1)[-1]
-        lines.append(f"{len(items)} {kind}{where} ({counts}); the first: {_shorten(first)}")
+        if items:
+            counts = ", ".join(f"{key} {n}" for key, n in collections.Counter(key for key, _ in items).items())
+            first = items[0][1].split(": ", 1)[-1]
+            lines.append(f"{len(items)} {kind}{where} ({counts}); the first: {_shorten(first)}")
     return lines
+
+
+def warning_payload(found: list[tuple[str, str]]) -> list[dict]:
+    """The warnings of :func:`run_warnings` for the JSON output."""
+    return [{"method": method, "warning": text} for method, text in found]
 
 
 def _shorten(text: str, width: int = 160) -> str:
@@ -352,7 +355,7 @@ def compare_payload(result, diagnosis: dict) -> dict:
         **diagnosis["counts"],
         "grid_edges": diagnosis["grid_edges"],
         "failures": diagnosis["failures"],
-        "warnings": [{"method": method, "warning": text} for method, text in run_warnings(result.records)],
+        "warnings": warning_payload(diagnosis["warnings"]),
         "constant_labels": diagnosis["constant_labels"],
         "report": {name: str(path) for name, path in result.report.items() if name != "plots"},
         "plots": [str(path) for path in result.report["plots"]],
@@ -403,7 +406,7 @@ def cmd_compare(args) -> None:
         + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
         failure_summary(diagnosis),
-        *warning_lines(run_warnings(result.records)),
+        *warning_lines(diagnosis["warnings"]),
         *constant_label_lines(diagnosis),
         "",
         *summary_table(result.records),
@@ -492,7 +495,8 @@ def cmd_demo(args) -> None:
         )
     by_method = {spec.name: [r for r in result.records if r["method"] == spec.name] for spec in specs}
     relations, weight_relations, chosen = {}, {}, {}
-    found = run_warnings(result.records)
+    diagnosis = diagnose(result.records)
+    found = list(diagnosis["warnings"])
     for name, records in by_method.items():
         ok = [r for r in records if r["status"] == "ok"]
         if not ok:
@@ -507,7 +511,6 @@ def cmd_demo(args) -> None:
             weight_relations[name] = correlation_from_covariance(psd_sqrt(est.coef_.T @ est.coef_))
     truth = correlation_from_covariance(covariance)
     empirical = np.corrcoef(ds.Y, rowvar=False)
-    diagnosis = diagnose(result.records)
     failures = failure_lines(diagnosis)
     failed_splits = [r for r in result.records if r["status"] == "failed"]
     lines = [
@@ -536,7 +539,7 @@ def cmd_demo(args) -> None:
         "data": {"n_samples": ds.X.shape[0], "n_features": ds.X.shape[1], "n_labels": ds.Y.shape[1]},
         **compare_payload(result, diagnosis),
         "unavailable": unavailable,
-        "warnings": [{"method": method, "warning": text} for method, text in found],
+        "warnings": warning_payload(found),
         "params": chosen,
         "true_label_correlation": truth,
         "empirical_label_correlation": empirical,
