@@ -138,6 +138,7 @@ _LAZY = {
     # estimators
     "MultiLabelEstimator": "estimator",
     "ComposedEstimator": "estimator",
+    "Preprocessed": "preprocessed",
     "NotFittedError": "estimator",
     "save_model": "persistence",
     "load_model": "persistence",

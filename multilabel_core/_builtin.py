@@ -58,13 +58,16 @@ def register_components(register):
 @hookimpl
 def register_trusted_types(register):
     # What fitted estimators hold besides their parts: the solver's result records, the
-    # certificates, and the generic composed estimator (which no method registers).
+    # certificates, the generic composed estimator (which no method registers) and the scaling
+    # wrapper with its scalers.
     from .base import Fit, Solution
     from .certificate import Certificate
     from .estimator import ComposedEstimator
+    from .experiments.preprocessing import PREPROCESSORS
+    from .preprocessed import Preprocessed
     from .solvers import FPCStage
 
-    for cls in (Certificate, Fit, Solution, ComposedEstimator, FPCStage):
+    for cls in (Certificate, Fit, Solution, ComposedEstimator, FPCStage, Preprocessed, *PREPROCESSORS.values()):
         register(cls)
 
 

@@ -27,6 +27,7 @@ import argparse
 import collections
 import contextlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -178,23 +179,56 @@ def cmd_describe(args) -> None:
     emit(args, {"data": args.data, **stats}, [f"{args.data}"] + [f"  {k:<14} {v}" for k, v in stats.items()])
 
 
-def make_estimator(method: str, params: list[str]):
+def make_estimator(method: str, params: list[str], preprocess: str | None = None):
     from .plugins import make_method
 
-    return make_method(method, **dict(parse_param(p) for p in params))
+    return make_method(method, preprocess=preprocess, **dict(parse_param(p) for p in params))
+
+
+def parse_preprocess(text: str) -> str | None:
+    """``--preprocess`` of fit and evaluate: a scaler name, or ``none`` for X as given."""
+    if text == "none":
+        return None
+    if text not in PREPROCESSORS:
+        raise argparse.ArgumentTypeError(f"expected none or one of {', '.join(sorted(PREPROCESSORS))}, got {text!r}")
+    return text
+
+
+def add_preprocess_option(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument(
+        "--preprocess", type=parse_preprocess, default="standardize", metavar="{" + ",".join(sorted(PREPROCESSORS)) + ",none}",
+        help=f"feature scaling fitted on {where} (default standardize: max-margin methods want features on "
+        "comparable scales; sparse X is scaled without centring); none fits on X as given",
+    )
+
+
+def scaling_line(preprocess: str | None, where: str) -> str:
+    if preprocess is None:
+        return "features: as given (no scaling: --preprocess none)"
+    return f"features: {preprocess}, fitted on {where}"
 
 
 def cmd_fit(args) -> None:
     from .persistence import save_model
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
-    est = make_estimator(args.method, args.param).fit(ds.X, ds.Y)
+    est = make_estimator(args.method, args.param, args.preprocess).fit(ds.X, ds.Y)
     save_model(est, args.out, method=args.method)
     cert = getattr(est, "certificate_", None)
-    payload = {"method": args.method, "data": args.data, "model": str(args.out)}
+    payload = {"method": args.method, "data": args.data, "model": str(args.out), "preprocess": args.preprocess}
     if cert is not None:
         payload["certificate"] = summarize_certificates(cert)
-    emit(args, payload, [f"fitted {args.method} on {args.data}; model written to {args.out}"])
+    lines = [
+        f"fitted {args.method} on {args.data}; model written to {args.out}",
+        scaling_line(args.preprocess, "the training rows and saved with the model (predict applies it)"),
+    ]
+    if cert is not None:
+        summary = payload["certificate"]
+        state = "converged" if summary["converged"] else "NOT converged"
+        gap = summary["gap"]
+        gap_text = f"{gap:.3g}" if isinstance(gap, (int, float)) else str(gap)
+        lines.append(f"certificate: {state} ({summary['n_solves']} solve(s), last duality gap {gap_text})")
+    emit(args, payload, lines)
 
 
 def summarize_certificates(cert) -> dict:
@@ -203,21 +237,52 @@ def summarize_certificates(cert) -> dict:
     return {"converged": bool(all(c.converged for c in certs)), "gap": last.gap, "n_solves": len(certs)}
 
 
+def model_preprocess(est) -> str | None:
+    """The scaling a loaded model applies to new rows (None: none)."""
+    from .preprocessed import Preprocessed
+
+    return est.preprocess if isinstance(est, Preprocessed) else None
+
+
+def write_predictions(path, ds, scores, pred, with_scores: bool) -> None:
+    """CSV: a row id (the row's position in DATA, from 0), the 0/1 prediction of every label and, with
+    ``with_scores``, every label's score (``score:LABEL``, the decision function: relevant when > 0)."""
+    import csv
+
+    names = list(ds.label_names)
+    header = ["row"] + names + ([f"score:{name}" for name in names] if with_scores else [])
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for i in range(pred.shape[0]):
+            row = [i] + [int(v) for v in pred[i]]
+            if with_scores:
+                row += [repr(float(v)) for v in scores[i]]
+            writer.writerow(row)
+
+
 def cmd_predict(args) -> None:
     from .metrics import evaluate
     from .persistence import load_model
 
+    if args.scores and not args.out:
+        raise CLIError("--scores adds the scores to the --out file: give --out FILE too")
     est = load_model(args.model, trusted=args.trust)
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
     if args.out:
-        np.savetxt(args.out, pred, fmt="%d", delimiter=",", header=",".join(ds.label_names), comments="")
+        write_predictions(args.out, ds, scores, pred, args.scores)
     metrics = evaluate(ds.Y, scores, pred)
-    payload = {"model": str(args.model), "data": args.data, "n_samples": int(pred.shape[0]), "metrics": metrics}
+    preprocess = model_preprocess(est)
+    payload = {
+        "model": str(args.model), "data": args.data, "n_samples": int(pred.shape[0]), "preprocess": preprocess,
+        "metrics": metrics,
+    }
     if args.out:
         payload["predictions"] = str(args.out)
     lines = [f"predicted {pred.shape[0]} rows of {args.data}" + (f" -> {args.out}" if args.out else "")]
+    lines.append(scaling_line(preprocess, "the model's training rows (saved with it)"))
     lines += table(["metric", "value"], [[k, v] for k, v in metrics.items()])
     emit(args, payload, lines)
 
@@ -226,14 +291,20 @@ def cmd_evaluate(args) -> None:
     from .model_selection import cross_validate
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
-    est = make_estimator(args.method, args.param)
+    est = make_estimator(args.method, args.param, args.preprocess)
     result = cross_validate(
         est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=show_progress(args)
     )
-    payload = {"method": args.method, "data": args.data, "cv": args.cv, "params": dict(map(parse_param, args.param))}
+    payload = {
+        "method": args.method, "data": args.data, "cv": args.cv, "params": dict(map(parse_param, args.param)),
+        "preprocess": args.preprocess,
+    }
     payload.update(result)
     names = list(result["mean"])
-    lines = [f"{args.method} on {args.data}, {args.cv}-fold iterative-stratified CV"]
+    lines = [
+        f"{args.method} on {args.data}, {args.cv}-fold iterative-stratified CV",
+        scaling_line(args.preprocess, "each training fold only"),
+    ]
     lines += table(["metric", "mean", "std"], [[k, result["mean"][k], result["std"][k]] for k in names])
     emit(args, payload, lines)
 
@@ -595,6 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data")
     p.add_argument("--out", required=True, help="model file to write (MODEL.mlcore: loads without running code)")
     add_sparse_option(p, "auto")
+    add_preprocess_option(p, "the training rows, saved with the model and applied by predict")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.set_defaults(func=cmd_fit)
 
@@ -607,7 +679,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", help="model file (.mlcore; a pickle/joblib file only with --trust)")
     p.add_argument("data")
-    p.add_argument("--out", default=None, help="CSV file for the 0/1 predictions")
+    p.add_argument("--out", default=None, help="CSV file: a row id and the 0/1 prediction of every label")
+    p.add_argument("--scores", action="store_true", help="with --out: also every label's score (score:LABEL columns)")
     p.add_argument(
         "--trust",
         action="store_true",
@@ -622,6 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data")
     p.add_argument("--cv", type=int, default=10, help="number of folds (default 10)")
     add_sparse_option(p, "auto")
+    add_preprocess_option(p, "each training fold only")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--n-jobs", type=int, default=None)
     p.set_defaults(func=cmd_evaluate)
@@ -677,6 +751,10 @@ def main(argv: list[str] | None = None) -> int:
     with recording_warnings() as caught:
         try:
             args.func(args)
+        except BrokenPipeError:  # `mlcore ... | head`: the reader left; nothing is wrong
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")
+            return 0
         except (CLIError, ValueError, OSError, CapabilityError) as exc:
             print(f"mlcore: error: {exc}", file=sys.stderr)
             return getattr(exc, "exit_status", EXIT_USAGE)

@@ -220,15 +220,27 @@ def get_method(name: str) -> MethodSpec:
     return methods[name]
 
 
-def make_method(name: str, **params):
+def make_method(name: str, *, preprocess: str | None = None, **params):
     """A new, unfitted estimator of method ``name`` with the given hyper-parameters.
 
     Unknown parameter names are refused with the list of valid ones, before the
     estimator is built (scikit-learn estimators validate values in ``fit`` only).
+    ``preprocess`` ("standardize", "maxabs" or "l2_rows") wraps the method in
+    :class:`~multilabel_core.preprocessed.Preprocessed`: the scaler is fitted on the
+    training rows and kept with the model.  The default (None) fits the method on X as
+    given; max-margin methods want features on comparable scales, so scale raw data one
+    way or the other.
     """
     spec = get_method(name)
     _check_params(f"method {name!r}", spec.estimator, params)
-    return spec.estimator(**params)
+    estimator = spec.estimator(**params)
+    if preprocess is None:
+        return estimator
+    from .experiments.preprocessing import check_preprocess
+    from .preprocessed import Preprocessed
+
+    check_preprocess(preprocess)
+    return Preprocessed(estimator, preprocess=preprocess)
 
 
 def list_components(kind: str | None = None) -> list[ComponentSpec]:

@@ -105,3 +105,60 @@ def test_console_script_runs_without_traceback(tmp_path):
                          env={**os.environ, "MULTILABEL_CORE_DATA": str(tmp_path)})
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr and "nowhere_dataset" in bad.stderr
+
+
+def test_fit_scales_by_default_saves_the_scaler_and_says_so(capsys, tmp_path, datasets_dir):
+    """Raw emotions features span five orders of magnitude: fit standardises unless told not to."""
+    model = tmp_path / "br.mlcore"
+    code, out, err = run(capsys, "fit", "br", "emotions-train", "--data-home", str(datasets_dir), "--out", str(model))
+    assert code == 0, err
+    assert "features: standardize" in out and "certificate: converged" in out
+    assert not err, err  # converges: no summary line of unfinished fits
+    payload = run_json(capsys, "predict", str(model), "emotions-test", "--data-home", str(datasets_dir))
+    assert payload["preprocess"] == "standardize"
+    assert payload["metrics"]["micro_f1"] > 0.55
+
+    raw = tmp_path / "raw.mlcore"
+    code, out, err = run(capsys, "fit", "br", "emotions-train", "--data-home", str(datasets_dir), "--out", str(raw),
+                         "--preprocess", "none")
+    assert code == 0 and "features: as given" in out
+    assert "stopped short of convergence" in err  # the reason scaling is the default, counted not hidden
+
+
+def test_predict_out_writes_row_ids_predictions_and_scores(capsys, tmp_path):
+    import csv
+
+    model = tmp_path / "br.mlcore"
+    assert run(capsys, "fit", "br", "synthetic", "--out", str(model))[0] == 0
+    out = tmp_path / "pred.csv"
+    payload = run_json(capsys, "predict", str(model), "synthetic", "--out", str(out), "--scores")
+    rows = list(csv.reader(out.open()))
+    header, body = rows[0], rows[1:]
+    labels = [name for name in header[1:] if not name.startswith("score:")]
+    assert header == ["row"] + labels + [f"score:{name}" for name in labels]
+    assert len(body) == payload["n_samples"]
+    assert [int(r[0]) for r in body] == list(range(len(body)))
+    L = len(labels)
+    for r in body:
+        predictions = [int(v) for v in r[1 : 1 + L]]
+        scores = [float(v) for v in r[1 + L :]]
+        assert predictions == [int(s > 0) for s in scores]  # the 0/1 columns are the scores' signs
+
+    plain = tmp_path / "plain.csv"
+    run_json(capsys, "predict", str(model), "synthetic", "--out", str(plain))
+    assert list(csv.reader(plain.open()))[0] == ["row"] + labels
+
+
+def test_scores_without_out_is_refused_in_one_line(capsys, tmp_path):
+    model = tmp_path / "br.mlcore"
+    assert run(capsys, "fit", "br", "synthetic", "--out", str(model))[0] == 0
+    code, _, err = run(capsys, "predict", str(model), "synthetic", "--scores")
+    assert code == 2 and err.count("\n") == 1 and "--out" in err
+
+
+def test_evaluate_names_the_scaling_it_applied(capsys):
+    code, out, err = run(capsys, "evaluate", "br", "synthetic", "--cv", "3")
+    assert code == 0, err
+    assert "features: standardize, fitted on each training fold only" in out
+    payload = run_json(capsys, "evaluate", "br", "synthetic", "--cv", "3", "--preprocess", "none")
+    assert payload["preprocess"] is None
