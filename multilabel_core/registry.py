@@ -7,6 +7,10 @@ fills in ``plugin`` with the registering plugin's name.
 
 from __future__ import annotations
 
+import collections.abc
+import math
+import numbers
+import re
 from typing import Any, Callable, Mapping
 
 import attrs
@@ -61,18 +65,114 @@ class ComponentSpec:
     plugin: str | None = None
 
 
+_IDENTIFIER = re.compile(r"[a-z0-9_-]+")
+
+
+def _optional_count(instance, attribute, value):
+    """None, or a positive integer (not a bool)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+        raise ValueError(f"{attribute.name} must be a positive integer or None, got {value!r}")
+
+
+def _optional_int(value):
+    """Integral values (numpy's too) as int; anything else unchanged, for the validator to judge."""
+    return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+
+
+def _optional_float(value):
+    return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
+
+
+def _optional_cardinality(instance, attribute, value):
+    if value is not None and (not isinstance(value, float) or not math.isfinite(value) or value < 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0 or None, got {value!r}")
+
+
+def _optional_bool(instance, attribute, value):
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"{attribute.name} must be True, False or None, got {value!r}")
+
+
+def _optional_name(instance, attribute, value):
+    if value is not None:
+        if not isinstance(value, str):
+            raise ValueError(f"{attribute.name} must be a dataset name (str) or None, got {value!r}")
+        _lower_name(instance, attribute, value)
+
+
+def _mapping_as_dict(value):
+    """A mapping as a plain dict; anything else unchanged, for the validator to judge."""
+    return dict(value) if isinstance(value, collections.abc.Mapping) else value
+
+
+def _split_names(instance, attribute, value):
+    """Role -> dataset name, both lower-case identifiers."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{attribute.name} must be a mapping role -> dataset name, got {value!r}")
+    for role, name in value.items():
+        for text in (role, name):
+            if not isinstance(text, str) or not text or text != text.lower() or not _IDENTIFIER.fullmatch(text):
+                raise ValueError(
+                    f"{attribute.name} maps a role to a dataset name, both lower-case identifiers; "
+                    f"got {role!r}: {name!r}"
+                )
+
+
 @attrs.frozen
 class DatasetSpec:
     """A dataset :func:`multilabel_core.datasets.fetch_dataset` can download.
 
-    ``files`` maps each file name to ``(url, sha256)``; ``format`` is "mulan"
-    (``NAME.arff`` + ``NAME.xml``), "meka" or "libsvm".  ``n_labels`` is needed by the
-    LibSVM format only.
+    The fields after ``plugin`` describe the data, for listings
+    (:func:`multilabel_core.datasets.known_datasets`, ``mlcore datasets``) and checks; they are
+    optional and keyword-only, so records made before they existed stay valid.  Every field is
+    checked when the record is made: a value of the wrong kind is a ValueError naming the field.
+
+    Attributes
+    ----------
+    name : lower-case identifier, used by ``fetch_dataset(name)`` and ``load_dataset(name)``.
+    files : file name (the name it is cached under) -> ``(url, sha256)``.
+    format : "mulan" (``NAME.arff`` + ``NAME.xml``), "meka" or "libsvm".
+    citation : where the data comes from (one line).
+    n_labels : number of labels L.  The LibSVM reader needs it (a file cannot show that its last
+        labels are never relevant); the ARFF readers take it from the file.
+    plugin : name of the plugin that registered it (set by the plugin manager).
+    n_samples : number of examples n.
+    n_features : width d of ``X`` as ``fetch_dataset`` returns it: nominal attributes one-hot
+        encoded, a ``{0,1}`` one as one column (flags: 19 attributes, 46 columns).  Given to the
+        LibSVM reader like ``n_labels``.
+    label_cardinality : LCard, the mean number of relevant labels per example (at most ``n_labels``).
+    sparse : whether the file stores sparse rows (``X`` then comes back CSR by default).
+    splits : the registered datasets that hold this one's standard split, role -> name, e.g.
+        ``{"train": "emotions-train", "test": "emotions-test"}``.
+    split_of : for such a part, the name of the whole dataset it is a part of (a part has no
+        ``splits`` of its own).
     """
 
     name: str = attrs.field(validator=_lower_name)
     files: Mapping[str, tuple[str, str]] = attrs.field(converter=dict)
     format: str = attrs.field(default="mulan", validator=attrs.validators.in_(("mulan", "meka", "libsvm")))
     citation: str = ""
-    n_labels: int | None = None
+    n_labels: int | None = attrs.field(default=None, converter=_optional_int, validator=_optional_count)
     plugin: str | None = None
+    n_samples: int | None = attrs.field(default=None, kw_only=True, converter=_optional_int, validator=_optional_count)
+    n_features: int | None = attrs.field(default=None, kw_only=True, converter=_optional_int, validator=_optional_count)
+    label_cardinality: float | None = attrs.field(
+        default=None, kw_only=True, converter=_optional_float, validator=_optional_cardinality
+    )
+    sparse: bool | None = attrs.field(default=None, kw_only=True, validator=_optional_bool)
+    splits: Mapping[str, str] = attrs.field(
+        factory=dict, kw_only=True, converter=_mapping_as_dict, validator=_split_names
+    )
+    split_of: str | None = attrs.field(default=None, kw_only=True, validator=_optional_name)
+
+    def __attrs_post_init__(self):
+        if self.label_cardinality is not None and self.n_labels is not None and self.label_cardinality > self.n_labels:
+            raise ValueError(
+                f"dataset {self.name!r}: label_cardinality {self.label_cardinality} exceeds n_labels {self.n_labels}"
+            )
+        if self.name in self.splits.values() or self.split_of == self.name:
+            raise ValueError(f"dataset {self.name!r} cannot be a split of itself (splits / split_of)")
+        if self.splits and self.split_of is not None:
+            raise ValueError(
+                f"dataset {self.name!r} is a part of {self.split_of!r}; only a whole dataset has splits"
+            )

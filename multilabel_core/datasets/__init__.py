@@ -6,16 +6,19 @@ statistics and synthetic data.
 - :mod:`.loading`: :func:`load_dataset` by path or by name (data folders, then the cache);
   ``A+B`` joins two datasets' rows (:mod:`.combine`: :func:`concatenate`);
 - :mod:`.fetch`: :func:`fetch_dataset` downloads registered datasets, checksums verified;
+- :mod:`.catalog`: :func:`known_datasets` lists the registered datasets and where each is at hand;
 - :mod:`.stats`: :func:`describe`, the statistics of MLRL Table I;
 - :mod:`.synthetic`: :func:`make_correlated_multilabel`, data with a known label covariance.
 
-docs/data-formats.md describes every format, the nominal encoding and the errors.
+docs/datasets.md lists the registered datasets; docs/data-formats.md describes every format, the
+nominal encoding and the errors.
 """
 
 from ._dataset import Dataset, IndexNames, NominalFeature
 from ._files import MAX_BYTES, MAX_BYTES_ENV, DataFormatError
 from ._storage import DENSE_ABOVE
 from .arff import read_meka, read_mulan, write_meka, write_mulan
+from .catalog import known_datasets
 from .combine import concatenate
 from .fetch import cache_dir, fetch_dataset
 from .libsvm import MAX_COLUMNS, read_libsvm, write_libsvm
@@ -36,6 +39,7 @@ __all__ = [
     "concatenate",
     "describe",
     "fetch_dataset",
+    "known_datasets",
     "label_covariance",
     "load_dataset",
     "make_correlated_multilabel",

@@ -127,7 +127,8 @@ def _sha256(path: Path) -> str:
 
 def _read(spec: DatasetSpec, paths: list[Path]) -> Dataset:
     if spec.format == "libsvm":
-        return read_libsvm(_one(spec, paths, (".svm", ".libsvm", ".txt")), n_labels=spec.n_labels)
+        path = _one(spec, paths, (".svm", ".libsvm", ".txt"))
+        return read_libsvm(path, n_features=spec.n_features, n_labels=spec.n_labels)
     arff = _one(spec, paths, (".arff",))
     if spec.format == "meka":
         return read_meka(arff)
