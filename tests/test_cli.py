@@ -73,6 +73,9 @@ def test_demo_prints_metrics_and_relations(capsys):
     assert not re.search(r"\.py:\d+: \w*Warning", err), "the demo printed a Python warning:\n" + err
     assert "br" in out and "average_precision" in out
     assert "label correlation of the generating covariance" in out
+    # The showcase runs settings that converge (DEMO_SETTINGS); the warning summary is the last line.
+    assert "stopped short of convergence" not in out, out
+    assert re.match(r"(warnings: none|\d+ other warning\(s\))", out.rstrip().splitlines()[-1]), out
 
 
 @pytest.mark.parametrize(
