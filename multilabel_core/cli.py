@@ -3,6 +3,7 @@
 Subcommands::
 
     mlcore methods                      registered methods and their papers
+    mlcore datasets                     the datasets known by name, and where each is found
     mlcore describe DATA                MLRL Table I statistics of a dataset
     mlcore fit METHOD DATA --out MODEL  fit and save a model
     mlcore predict MODEL DATA           predict, and score against DATA's labels
@@ -177,6 +178,29 @@ def cmd_describe(args) -> None:
     stats["storage"] = "csr" if ds.is_sparse else "dense"
     stats["density"] = density(ds.X)
     emit(args, {"data": args.data, **stats}, [f"{args.data}"] + [f"  {k:<14} {v}" for k, v in stats.items()])
+
+
+def cmd_datasets(args) -> None:
+    from .datasets import known_datasets
+
+    records = known_datasets(args.data_home, verify=args.verify)
+    rows = []
+    for r in records:
+        split = "+".join(r["splits"].values()) if r["splits"] else (f"part of {r['split_of']}" if r["split_of"] else "")
+        rows.append([
+            r["name"], r["n_samples"], r["n_features"], r["n_labels"],
+            "" if r["label_cardinality"] is None else f"{r['label_cardinality']:.3f}",
+            "" if r["sparse"] is None else ("sparse" if r["sparse"] else "dense"),
+            split, r["location"], "yes" if r["cached"] else "no",
+        ])
+    at_hand = sum(r["location"] != "not downloaded" for r in records)
+    lines = table(["name", "n", "d", "L", "LCard", "rows", "standard split", "found in", "cached"], rows)
+    lines.append(
+        f"{len(records)} registered, {at_hand} found by name here; load_dataset(NAME) reads the first folder that "
+        "holds it, fetch_dataset(NAME) downloads the rest into the cache"
+        + ("" if args.verify else " (cached: files present; --verify checks their SHA-256)")
+    )
+    emit(args, {"datasets": records}, lines)
 
 
 def make_estimator(method: str, params: list[str], preprocess: str | None = None):
@@ -674,6 +698,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("methods", parents=[output], help="list registered methods: parts, description, paper").set_defaults(
         func=cmd_methods, quiet=True
     )
+
+    p = sub.add_parser(
+        "datasets", parents=[output], help="the datasets known by name: sizes, standard splits, where each is found",
+    )
+    p.add_argument("--data-home", default=None, help="folder searched first (and the download cache, when given)")
+    p.add_argument("--verify", action="store_true", help="check every cached file's SHA-256 (reads the files)")
+    p.set_defaults(func=cmd_datasets, quiet=True)
 
     p = sub.add_parser("describe", parents=[common], help="dataset statistics (MLRL Table I)")
     p.add_argument("data")

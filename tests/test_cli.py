@@ -165,3 +165,21 @@ def test_evaluate_names_the_scaling_it_applied(capsys):
     assert "features: standardize, fitted on each training fold only" in out
     payload = run_json(capsys, "evaluate", "br", "synthetic", "--cv", "3", "--preprocess", "none")
     assert payload["preprocess"] is None
+
+
+def test_datasets_lists_every_registered_dataset_and_where_it_is(capsys, tmp_path, monkeypatch, datasets_dir):
+    import multilabel_core as mlc
+
+    monkeypatch.delenv("MULTILABEL_CORE_DATA", raising=False)
+    monkeypatch.setenv("MULTILABEL_CORE_CACHE", str(tmp_path / "cache"))
+    payload = run_json(capsys, "datasets")
+    names = [r["name"] for r in payload["datasets"]]
+    assert names == sorted(spec.name for spec in mlc.list_datasets())
+    assert {"emotions", "enron", "bibtex", "cal500", "yeast-train"} <= set(names)
+    assert all(r["location"] == "not downloaded" and not r["cached"] for r in payload["datasets"])
+
+    code, out, err = run(capsys, "datasets", "--data-home", str(datasets_dir))
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("emotions "))
+    assert row.split()[1:5] == ["593", "72", "6", "1.868"] and "emotions-train+emotions-test" in row and "data_home" in row
+    assert f"{len(names)} registered, {len(names)} found by name here" in out
