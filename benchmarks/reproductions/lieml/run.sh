@@ -12,7 +12,7 @@ source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 HERE=benchmarks/reproductions/lieml
 
-for run in small text cal500; do
+for run in small text cal500 baselines; do
     echo "== $run: $(sed -n 's/^datasets = //p' "$HERE/$run.toml")"
     "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
         --n-jobs "$N_JOBS" --quiet

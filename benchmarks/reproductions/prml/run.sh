@@ -16,6 +16,10 @@ echo "== yeast: 3 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), stan
 "$MLCORE" compare --config "$HERE/yeast.toml" --data-home "$DATA_HOME" --out "$HERE/runs/yeast" \
     --n-jobs "$N_JOBS" --quiet
 
+echo "== yeast: label powerset, RAkEL and ECC on the same 3 splits"
+"$MLCORE" compare --config "$HERE/baselines.toml" --data-home "$DATA_HOME" --out "$HERE/runs/baselines" \
+    --n-jobs "$N_JOBS" --quiet
+
 echo "== enron: 1 split, fixed hyper-parameters, sparse X"
 "$MLCORE" compare --config "$HERE/enron.toml" --data-home "$DATA_HOME" --out "$HERE/runs/enron" \
     --n-jobs "$N_JOBS" --quiet
