@@ -123,3 +123,18 @@ def problems(docs_dir: Path) -> list[str]:
 def on_pre_build(config, **kwargs) -> None:
     for problem in problems(Path(config["docs_dir"])):
         log.warning("%s", problem)
+
+
+#: A Sphinx cross-reference role as mkdocstrings leaves it in the page: ``:class:`~a.b.C``` becomes
+#: ``:class:<code>~a.b.C</code>``.  The docstrings keep Sphinx's roles (they read well in ``help()`` and
+#: name the target exactly); the site shows the name alone, the last component when it starts with ``~``.
+_ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj|const|ref):<code>(~?)([^<]*)</code>")
+
+
+def _plain_reference(match: re.Match) -> str:
+    short, target = match.groups()
+    return f"<code>{target.rsplit('.', 1)[-1] if short else target}</code>"
+
+
+def on_page_content(html: str, **kwargs) -> str:
+    return _ROLE.sub(_plain_reference, html)

@@ -61,3 +61,16 @@ def test_the_check_names_an_undocumented_function_class_and_method(hooks):
 def test_the_reference_covers_the_public_api_with_docstrings(hooks):
     """Every public module and registered method is referenced, and every public name has a docstring."""
     assert hooks.problems(ROOT / "docs") == []
+
+
+@pytest.mark.parametrize(
+    "html, shown",
+    [
+        (":class:<code>~multilabel_core.base.Loss</code> and", "<code>Loss</code> and"),
+        ("see :func:<code>multilabel_core.make_method</code>.", "see <code>multilabel_core.make_method</code>."),
+        (":mod:<code>~.loading</code>", "<code>loading</code>"),
+        ("a ratio :math: stays", "a ratio :math: stays"),  # only the cross-reference roles
+    ],
+)
+def test_sphinx_roles_left_by_mkdocstrings_show_as_code(hooks, html, shown):
+    assert hooks.on_page_content(html) == shown
