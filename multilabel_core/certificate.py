@@ -14,6 +14,18 @@ import attrs
 GAP_RTOL = 1e-3
 
 
+def relative_gap(gap: float, primal: float) -> float:
+    """``gap / max(1, |primal|)``: the duality gap on the scale of the objective (NaN for a NaN gap).
+
+    The scale-free measure of :attr:`Certificate.relative_gap`, the stopping rules and
+    :data:`GAP_RTOL`, for a gap and a primal given apart (a certificate's dict in a record).
+    """
+    gap, primal = float(gap), float(primal)
+    if math.isnan(gap):
+        return math.nan
+    return gap / max(1.0, abs(primal))
+
+
 def within_gap_rtol(primal: float, dual: float, rtol: float = GAP_RTOL) -> bool:
     """Whether ``primal - dual`` (finite) is at most ``rtol * max(1, |primal|)``."""
     gap = primal - dual
@@ -92,10 +104,8 @@ class Certificate:
 
     @property
     def relative_gap(self) -> float:
-        """``gap / max(1, |primal|)``, the scale-free measure used by the stopping rules."""
-        if math.isnan(self.gap):
-            return math.nan
-        return self.gap / max(1.0, abs(self.primal))
+        """``gap / max(1, |primal|)``, the scale-free measure used by the stopping rules (:func:`relative_gap`)."""
+        return relative_gap(self.gap, self.primal)
 
     def as_dict(self) -> dict:
         """The fields as a plain dict, plus ``relative_gap`` (for JSON reports)."""

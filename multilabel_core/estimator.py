@@ -8,7 +8,8 @@
 - ``decision_function(X)`` is a float64 (n, L) array of scores t_ij, and
   ``predict(X) = [t_ij > 0]`` a dense int64 (n, L) {0, 1} array;
 - fitted attributes end in ``_``: at least ``n_features_in_``, ``n_labels_`` and
-  ``classes_`` (the two values every label takes, ``[0, 1]``).
+  ``classes_`` (the two values every label takes, ``[0, 1]``), and ``feature_names_in_``
+  when X was a data frame with string column names (checked again at predict time).
 
 scikit-learn is optional.  When it is installed the base inherits its ``ClassifierMixin``
 and ``BaseEstimator`` (so ``clone``, ``GridSearchCV`` and ``Pipeline`` work, and
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import sys
+import warnings
 
 import attrs
 import numpy as np
@@ -114,6 +117,65 @@ class NotFittedError(*_NOT_FITTED_BASES):
     """
 
 
+# -- feature names ----------------------------------------------------------------------
+
+#: Names listed at most in each part of the error for feature names that differ from fit's.
+_SHOWN_NAMES = 5
+
+
+def _feature_names(X):
+    """The column names of a data frame X, as an object array, when they are all strings; else None.
+
+    Duck-typed: any X with a ``columns`` attribute (a pandas or polars DataFrame) counts as
+    a frame, so pandas is not needed; arrays and sparse matrices have no names.
+    """
+    if not hasattr(X, "columns"):
+        return None
+    names = list(X.columns)
+    if not names or not all(isinstance(name, str) for name in names):
+        return None
+    return np.array(names, dtype=object)
+
+
+def _listed(names) -> str:
+    shown = "".join(f"- {name}\n" for name in names[:_SHOWN_NAMES])
+    if len(names) > _SHOWN_NAMES:
+        shown += f"- ... and {len(names) - _SHOWN_NAMES} more\n"
+    return shown
+
+
+def _names_mismatch(fitted: np.ndarray, given: np.ndarray) -> str:
+    """The error for names that differ from fit's: the first unseen and missing ones, or the first misplaced one.
+
+    The wording is scikit-learn's (its estimator checks match it).
+    """
+    message = "The feature names should match those that were passed during fit.\n"
+    unseen = sorted(set(given) - set(fitted))
+    missing = sorted(set(fitted) - set(given))
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + _listed(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + _listed(missing)
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+        if len(given) == len(fitted):
+            i = int(np.flatnonzero(given != fitted)[0])
+            message += f"The first difference: column {i} is {given[i]!r}, at fit it was {fitted[i]!r}.\n"
+        else:
+            message += f"X has {len(given)} columns for the {len(fitted)} names seen at fit (some repeated).\n"
+    return message
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first caller outside the library and its plugins."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        ("multilabel_core.", "multilabel_core_plugins.")
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 # -- validation of the common hyper-parameters ----------------------------------------
 
 
@@ -170,6 +232,13 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
     column that is constant in training (a max-margin classifier has nothing to
     separate; the error names the column), and checks that ``X`` at predict time has
     the training number of features.
+
+    Fitted on a data frame whose column names are all strings (a pandas DataFrame,
+    detected by its ``columns``: pandas is not required), an estimator keeps them in
+    ``feature_names_in_`` (an object array) and checks ``X`` at predict time against
+    them as scikit-learn does: other names, or the same in another order, raise a
+    ValueError naming the first differences; X without names (an array) gives a
+    UserWarning, as does a frame with names for an estimator fitted without them.
     """
 
     def fit(self, X, Y):
@@ -184,9 +253,14 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None: give the (n, L) indicator matrix Y"
             )
         self._validate_params()
+        names = _feature_names(X)
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
         self._fit(X, Y, **data)
+        if names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = names
         self.n_features_in_ = X.shape[1]
         self.n_labels_ = Y.shape[1]
         self.classes_ = np.array([0, 1])
@@ -210,6 +284,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
             raise NotFittedError(
                 f"This {type(self).__name__} instance is not fitted yet; call 'fit' with appropriate arguments first"
             )
+        self._check_feature_names(X)
         X = check_X(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -217,6 +292,28 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
                 f"{self.n_features_in_} features as input"
             )
         return X
+
+    def _check_feature_names(self, X) -> None:
+        """Compare X's column names (if any) with ``feature_names_in_`` (if any): ValueError or UserWarning."""
+        fitted = getattr(self, "feature_names_in_", None)
+        given = _feature_names(X)
+        if fitted is None and given is None:
+            return
+        name = type(self).__name__
+        if given is None:
+            warnings.warn(
+                f"X does not have valid feature names, but {name} was fitted with feature names",
+                UserWarning,
+                stacklevel=_outside_stacklevel(),
+            )
+        elif fitted is None:
+            warnings.warn(
+                f"X has feature names, but {name} was fitted without feature names",
+                UserWarning,
+                stacklevel=_outside_stacklevel(),
+            )
+        elif len(given) != len(fitted) or not np.array_equal(given, fitted):
+            raise ValueError(_names_mismatch(fitted, given))
 
     def __sklearn_tags__(self):
         # Called by scikit-learn only, so its base class is there to extend.

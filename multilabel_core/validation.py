@@ -101,7 +101,14 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
     matrix with duplicate or unsorted indices is returned in canonical form (duplicates
     summed, indices sorted) as a copy, so that every method reads the numbers scipy
     means whatever code walks the arrays; the caller's matrix is never modified.
+
+    A data frame (an object with ``columns``, such as a pandas DataFrame) is read by its
+    values: numeric columns, nullable ones included (a missing value is NaN, refused
+    below), become one row-major float array (float32 when every column is float32), a
+    frame of sparse columns a CSR matrix; a non-numeric column is refused, naming it.  The column
+    names are the estimator's business (``feature_names_in_``), not this function's.
     """
+    X = _frame_values(X, name)
     if sp.issparse(X):
         if not accept_sparse:
             raise ValueError(f"{name} is sparse, but a dense array is required")
@@ -133,6 +140,35 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
     if not np.all(np.isfinite(data)):
         raise ValueError(f"{name} contains NaN or infinity")
     return X
+
+
+def _frame_values(frame, name: str):
+    """A pandas-like data frame's values as a numpy array or CSR matrix; anything else unchanged.
+
+    Duck-typed (pandas is not a dependency): an object with ``columns``, ``dtypes`` whose
+    entries carry a numpy ``kind`` (numpy dtypes and pandas' extension dtypes do) and
+    ``to_numpy``.  Other frames (polars, ...) are left to :func:`numpy.asarray`.
+    """
+    dtypes = getattr(frame, "dtypes", None)
+    if not hasattr(frame, "columns") or dtypes is None or not hasattr(frame, "to_numpy"):
+        return frame
+    dtypes = list(dtypes)
+    kinds = [getattr(dtype, "kind", None) for dtype in dtypes]
+    if not dtypes or not all(isinstance(kind, str) for kind in kinds):
+        return frame
+    bad = [(column, dtype) for column, dtype, kind in zip(frame.columns, dtypes, kinds) if kind not in "biufc"]
+    if bad:
+        shown = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise ValueError(f"{name} must be numeric; its column(s) {shown}{more} are not")
+    if "c" in kinds:
+        return frame.to_numpy()  # complex: refused by the caller with its usual message
+    if all(type(dtype).__name__ == "SparseDtype" for dtype in dtypes) and hasattr(frame, "sparse"):
+        return frame.sparse.to_coo().tocsr()
+    float32 = all(str(dtype).lower() == "float32" for dtype in dtypes)
+    # Row-major, as an array of the same values would usually be: a frame stores its columns
+    # apart, and the transposed view it gives would make the solvers sum in another order.
+    return np.ascontiguousarray(frame.to_numpy(dtype=np.float32 if float32 else np.float64, na_value=np.nan))
 
 
 def _canonical_sparse(X, name: str):
@@ -180,10 +216,12 @@ def _canonical_sparse(X, name: str):
 def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_classes: bool = False):
     """Return ``Y`` as a dense (n, L) int8 {0, 1} indicator matrix.
 
-    Accepts dense arrays and scipy.sparse matrices of 0/1 (bool, int or float).  A 1-D
-    vector is refused: multi-label targets are matrices.  With ``require_both_classes``
-    a label column that is all 0 or all 1 is refused, naming the column.
+    Accepts dense arrays, scipy.sparse matrices and data frames (pandas' nullable dtypes
+    too, a missing value refused) of 0/1 (bool, int or float).  A 1-D vector is refused:
+    multi-label targets are matrices.  With ``require_both_classes`` a label column that
+    is all 0 or all 1 is refused, naming the column.
     """
+    Y = _frame_values(Y, name)
     if sp.issparse(Y):
         Y = Y.toarray()
     Y = np.asarray(Y)

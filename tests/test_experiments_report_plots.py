@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from multilabel_core.certificate import Certificate
+from multilabel_core.certificate import GAP_RTOL, Certificate
 from multilabel_core.experiments import plots as plots_module
 from multilabel_core.experiments.plots import (
     PLOT_EXTRA,
@@ -99,6 +99,50 @@ def test_convergence_from_certificate_objects_dicts_and_without_dual(tmp_path):
     assert_png(plot_convergence(no_dual, tmp_path / "no_dual.png"))
     with pytest.raises(ValueError, match="at least one certificate"):
         plot_convergence([], tmp_path / "empty.png")
+
+
+def convergence_panels(figure):
+    """``(gap axes, primal axes)`` of a convergence figure, and the drawn curves of each (no tolerance line)."""
+    gap_ax, primal_ax = figure.axes[:2]
+    curves = [line for line in gap_ax.get_lines() if line.get_linestyle() != "--"]
+    return gap_ax, primal_ax, curves
+
+
+def test_convergence_draws_the_relative_gap_of_every_split_on_one_log_scale_with_the_tolerance(tmp_path, monkeypatch):
+    figures = drawn_figure(monkeypatch)
+    # Two splits whose objectives differ by 1e4: absolute gaps 20 and 0.02 are the same relative gap 1e-4.
+    small = [Certificate.from_objectives(2e5 - k, 2e5 - k - 20.0, kkt_violation=0.0, n_iter=5, time=0.1,
+                                         converged=True, solver="smo") for k in range(3)]
+    large = [Certificate.from_objectives(20.0 - k, 20.0 - k - 0.002 * (20.0 - k), kkt_violation=0.0, n_iter=5,
+                                         time=0.1, converged=True, solver="smo") for k in range(3)]  # fmt: skip
+    old_record = [c.as_dict() for c in small]
+    for fields in old_record:
+        del fields["relative_gap"]  # records written before relative_gap was stored: computed from gap and primal
+    assert_png(plot_convergence({"split 0": small, "split 1": large, "split 2": old_record}, tmp_path / "c.png"))
+    gap_ax, primal_ax, curves = convergence_panels(figures[0])
+    assert gap_ax.get_yscale() == "log" and "relative duality gap" in gap_ax.get_ylabel()
+    np.testing.assert_allclose(curves[0].get_ydata(), [20.0 / (2e5 - k) for k in range(3)])
+    np.testing.assert_allclose(curves[1].get_ydata(), [0.002] * 3)
+    np.testing.assert_allclose(curves[2].get_ydata(), curves[0].get_ydata())
+    tolerance = [line for line in gap_ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(tolerance) == 1 and list(tolerance[0].get_ydata()) == [GAP_RTOL, GAP_RTOL]
+    low, high = gap_ax.get_ylim()
+    assert low < 20.0 / 2e5 and high > 0.002  # every split and the tolerance within the one scale
+    # The primal relative to its last value: (P_k - P_last) / max(1, |P_last|), 0 at the end.
+    np.testing.assert_allclose(primal_ax.get_lines()[0].get_ydata(), [2.0 / (2e5 - 2), 1.0 / (2e5 - 2), 0.0])
+    np.testing.assert_allclose(primal_ax.get_lines()[1].get_ydata(), [2.0 / 18.0, 1.0 / 18.0, 0.0])
+
+
+def test_convergence_without_a_positive_gap_still_shows_the_tolerance(tmp_path, monkeypatch):
+    figures = drawn_figure(monkeypatch)
+    no_dual = [c | {"dual": None, "gap": None, "relative_gap": None} for c in certificates(0, 3)]
+    assert_png(plot_convergence(no_dual, tmp_path / "no_dual.png", tol=1e-4))
+    gap_ax, _, curves = convergence_panels(figures[0])
+    assert all(len(line.get_ydata()) == 0 for line in curves)
+    assert [t.get_text() for t in gap_ax.texts] == ["no positive finite gap"]
+    assert [list(line.get_ydata()) for line in gap_ax.get_lines() if line.get_linestyle() == "--"] == [[1e-4, 1e-4]]
+    with pytest.raises(ValueError, match="tol"):
+        plot_convergence(no_dual, tmp_path / "x.png", tol=0.0)
 
 
 def test_search_curve_is_the_mean_over_splits_of_the_best_score_per_value(tmp_path, monkeypatch):

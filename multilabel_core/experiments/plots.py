@@ -14,9 +14,11 @@ The figures (docs/reports.md shows them):
   Multi-Label Learning with Max-Margin Concept Network, IJCAI 2011, section 2): the pair
   statistic ``p(t|l) p(l|t) / (p(t|l) + p(l|t))`` as a heatmap, the edges (statistic above
   the threshold P0) outlined.
-* :func:`plot_convergence` -- the duality gap (log scale) and the primal objective at
-  each certificate of a fit: per outer step of an alternating method (MLRL Figure 1
-  plots the objective per outer step) or per solve.
+* :func:`plot_convergence` -- the relative duality gap ``gap / max(1, |primal|)`` (one log
+  scale for every split, the tolerance :data:`~multilabel_core.certificate.GAP_RTOL` drawn)
+  and the primal objective relative to its last value, at each certificate of a fit: per
+  outer step of an alternating method (MLRL Figure 1 plots the objective per outer step)
+  or per solve.
 * :func:`plot_metric_vs_param` -- the inner cross-validation score against one
   hyper-parameter, from the records' ``search`` entries; values where a grid point
   failed are marked on the axis (red x), not left out.
@@ -31,7 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificate import GAP_RTOL, relative_gap
 from ..metrics import METRICS, check_metric_names
+from ..validation import check_scalar
 from .diagnostics import is_number
 from .stats import check_records, group_records, in_order
 
@@ -281,34 +285,75 @@ def _certificate_series(certificates, key: str) -> np.ndarray:
     return np.array(values)
 
 
-def plot_convergence(certificates, path, title=None) -> Path:
-    """Duality gap and primal objective per certificate, written as PNG to ``path``.
+def _relative_gaps(certificates) -> np.ndarray:
+    """Each certificate's relative gap (:func:`~multilabel_core.certificate.relative_gap`), NaN without a dual.
+
+    Computed from ``gap`` and ``primal``, so that records written before ``relative_gap`` was
+    stored beside them give the same curve.
+    """
+    gap, primal = _certificate_series(certificates, "gap"), _certificate_series(certificates, "primal")
+    return np.array([relative_gap(g, p) for g, p in zip(gap, primal)])
+
+
+def _relative_primal(primal: np.ndarray) -> np.ndarray:
+    """``(P_k - P_last) / max(1, |P_last|)``, P_last the last finite primal: how far each step is above the end."""
+    finite = primal[np.isfinite(primal)]
+    if finite.size == 0:
+        return primal
+    last = finite[-1]
+    return (primal - last) / max(1.0, abs(last))
+
+
+def plot_convergence(certificates, path, title=None, *, tol: float = GAP_RTOL) -> Path:
+    """Relative duality gap and primal objective per certificate, written as PNG to ``path``.
 
     ``certificates`` is one fit's certificates in order -- a sequence of
     ``Certificate.as_dict()`` dicts or Certificate objects, one per outer step or per
     solve -- or a mapping from a curve's label (e.g. "split 3") to such a sequence.
-    The gap panel is logarithmic; gaps that are NaN (no dual) or not positive cannot
-    be drawn there and are left out.
+
+    The left panel is the relative duality gap ``gap / max(1, |primal|)``
+    (:attr:`Certificate.relative_gap <multilabel_core.certificate.Certificate.relative_gap>`,
+    the measure the stopping rules use), every curve on one logarithmic scale with the
+    tolerance ``tol`` drawn across it (default :data:`~multilabel_core.certificate.GAP_RTOL`,
+    the largest relative gap a solve may be called converged with), so splits whose
+    objectives differ by orders of magnitude compare directly; gaps that are NaN (no
+    dual) or not positive cannot be drawn on it and are left out.  The right panel is the
+    primal objective relative to its last value, ``(P_k - P_last) / max(1, |P_last|)``, on
+    one linear scale: each curve's shape (MLRL Figure 1's objective per outer step) ending at 0.
     """
     curves = dict(certificates) if isinstance(certificates, Mapping) else {"": certificates}
     if not curves or not all(len(c) for c in curves.values()):
         raise ValueError("plot_convergence needs at least one certificate per curve")
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
     figure = _figure(figsize=(10.0, 4.0))
     gap_ax, primal_ax = figure.subplots(1, 2)
+    drawn = []
     for label, sequence in curves.items():
         steps = np.arange(1, len(sequence) + 1)
-        gap = _certificate_series(sequence, "gap")
+        gap = _relative_gaps(sequence)
         drawable = np.isfinite(gap) & (gap > 0)
+        drawn.append(gap[drawable])
         gap_ax.plot(steps[drawable], gap[drawable], marker="o", label=label or None)
-        primal_ax.plot(steps, _certificate_series(sequence, "primal"), marker="o", label=label or None)
-    if gap_ax.has_data():
+        primal = _relative_primal(_certificate_series(sequence, "primal"))
+        primal_ax.plot(steps, primal, marker="o", label=label or None)
+    values = np.concatenate([*drawn, [tol]])
+    if any(part.size for part in drawn):
         gap_ax.set_yscale("log")
+        gap_ax.set_ylim(values.min() / 3.0, values.max() * 3.0)
     else:
         gap_ax.text(0.5, 0.5, "no positive finite gap", ha="center", va="center", transform=gap_ax.transAxes)
-    for ax, name in ((gap_ax, "duality gap"), (primal_ax, "primal objective")):
+        gap_ax.set_yscale("log")
+        gap_ax.set_ylim(tol / 10.0, tol * 10.0)
+    gap_ax.axhline(tol, color="black", linestyle="--", linewidth=1.0, label=f"tolerance {tol:g}")
+    labels = (
+        ("relative duality gap  gap / max(1, |primal|)", gap_ax),
+        ("primal relative to its last value", primal_ax),
+    )
+    for name, ax in labels:
         ax.set_xlabel("outer step / solve")
         ax.set_ylabel(name)
         ax.xaxis.get_major_locator().set_params(integer=True)
+    gap_ax.legend(handles=[gap_ax.lines[-1]], fontsize="x-small", loc="upper right")
     if len(curves) > 1:
         primal_ax.legend(fontsize="x-small")
     figure.suptitle(title or "convergence")

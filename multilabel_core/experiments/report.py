@@ -314,7 +314,7 @@ def _runs_lines(runs) -> list[str]:
     ]  # fmt: skip
     intro = (
         "Splits that converged (every certificate converged and no ConvergenceWarning) among those where "
-        "convergence is known, and the largest duality gaps over all certificates."
+        "convergence is known, and the largest duality gaps over all certificates (relative: gap / max(1, |primal|))."
     )
     return lines + [intro, "", *markdown_table(header, rows)]
 
@@ -449,6 +449,13 @@ def _plot_lines(plots, out_dir: Path) -> list[str]:
     if not plots:
         return []
     lines = ["", "## Plots"]
+    if any(path.name.startswith("convergence_") for path in plots):
+        lines += [
+            "",
+            "Convergence figures: the relative duality gap gap / max(1, |primal|) of each certificate, every split "
+            "on one log scale, the dashed line the tolerance GAP_RTOL; and the primal objective relative to its "
+            "last value (docs/reports.md).",
+        ]
     for path in plots:
         relative = path.relative_to(out_dir).as_posix()
         lines += ["", f"![{path.stem}]({relative})"]
