@@ -71,17 +71,41 @@ import numpy as np
 import scipy.sparse as sp
 
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import AlternatingSolver
 from multilabel_core.validation import count, positive, warn_not_converged
 
-from .cd_solver import FIRST_EPS, RankingCDSolver, check_two_labels
+from .bundle import CutModel, cheapest_weights, decompose, lp_lower_bound, model_value, proximal_master, top_sum
+from .cd_solver import FIRST_EPS, RankingCDSolver, _weight_factor, check_two_labels
 from .kernel import SubsetKernel
 from .subsets import violation_scores
 
-__all__ = ["INNER_FRACTION", "CuttingPlaneSolver", "most_violated_subset", "relative_gap", "upper_box_start"]
+__all__ = [
+    "DESCENT",
+    "GOOD_DESCENT",
+    "INNER_FRACTION",
+    "MASTERS",
+    "MAX_CUTS",
+    "CuttingPlaneSolver",
+    "most_violated_subset",
+    "relative_gap",
+    "upper_box_start",
+]
 
 #: The inner problems are solved to this fraction of the current relative bound gap (module docstring).
 INNER_FRACTION = 0.1
+#: The master problems: the proximal bundle over s (the default) and Kelley's working set of subsets (Algorithm 2).
+MASTERS = ("proximal", "kelley")
+#: A candidate becomes the centre when it achieves this fraction of the decrease the master predicted.
+DESCENT = 0.1
+#: ... and the proximal parameter t doubles when it achieves this fraction.
+GOOD_DESCENT = 0.5
+#: The bundle has stalled when the master predicts a decrease below this, relatively to max(1, |u_t|).
+STALL_RTOL = 1e-13
+#: The LP of Kelley's bound is solved once the cheaper bounds leave a relative gap below this many tol.
+LP_WINDOW = 2.0
+#: Most cuts kept: beyond, the oldest without weight in the master are dropped.
+MAX_CUTS = 100
 
 
 def most_violated_subset(q, n_features: int) -> np.ndarray:
@@ -155,8 +179,9 @@ class CuttingPlaneSolver(Solver):
     n_features: int = attrs.field(default=10, validator=count)
     cd: RankingCDSolver = attrs.field(factory=RankingCDSolver, validator=attrs.validators.instance_of(RankingCDSolver))
     tol: float = attrs.field(default=1e-3, validator=positive)
-    max_iter: int = attrs.field(default=10, validator=count)
+    max_iter: int = attrs.field(default=100, validator=count)
     inner_max_iter: int = attrs.field(default=100, validator=count)
+    master: str = attrs.field(default="proximal", validator=attrs.validators.in_(MASTERS))
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update")}
 
@@ -175,6 +200,12 @@ class CuttingPlaneSolver(Solver):
         start = time.perf_counter()
         if sp.issparse(problem.X):  # CSR once for every alpha-step of the run
             problem = attrs.evolve(problem, X=problem.X.tocsr())
+        if self.master == "proximal":
+            return self._solve_proximal(problem, start)
+        return self._solve_kelley(problem, start)
+
+    def _solve_kelley(self, problem: Problem, start: float) -> Fit:
+        """Algorithm 2 as printed: Kelley's cutting plane over a working set of subsets (module docstring)."""
         X, c = problem.X, problem.n_labels
         m = min(self.n_features, X.shape[1])
         relation = problem.relation.initial(c) if problem.relation.learned else None
@@ -229,6 +260,169 @@ class CuttingPlaneSolver(Solver):
             )
         return self._fit(fit, steps, bounds, subsets, converged, time.perf_counter() - start)
 
+    def _solve_proximal(self, problem: Problem, start: float) -> Fit:
+        """The proximal bundle over the feature weights s (module docstring, "The stabilised master")."""
+        X, c = problem.X, problem.n_labels
+        d = X.shape[1]
+        m = min(self.n_features, d)
+        Y = (np.asarray(problem.Y) > 0).astype(np.int8)
+        relation = problem.relation.initial(c) if problem.relation.learned else None
+        s = np.full(d, m / d)  # the centre of H: no feature preferred
+        cuts, points, steps, bounds, records = CutModel(), [], [], [], []
+        alpha, eps, accuracy = None, FIRST_EPS, self.cd.tol
+        lower, upper, gap, relation_gap = -np.inf, np.inf, np.inf, 0.0
+        centre, t, nu, predicted, best = None, None, None, np.inf, 0
+        converged = stalled = False
+        while True:
+            step_problem = AlternatingSolver.step_problem(problem, relation)
+            R_inv = step_problem.regularizer.label_gram(c)
+            fit, eps = attrs.evolve(self.cd, tol=accuracy)._alpha_step(X, Y, step_problem, R_inv, s, alpha, eps)
+            steps.append(fit.certificate)
+            alpha, beta = fit.solution.dual, fit.solution.extras["beta"]
+            cuts.add(np.asarray(X.T @ beta), beta.sum(axis=0) if problem.fit_intercept else np.zeros(c), alpha.sum())
+            R = np.linalg.inv(R_inv)
+            points.append({"fit": fit, "eps": eps, "loss": float(fit.certificate.primal) - _regulariser(fit.solution, R, s, problem.fit_intercept)})
+            # The bounds at the current coupling: each cut re-evaluated at R^-1, each iterate's W at its best s.
+            c_cut, Q = cuts.coefficients(R_inv)
+            # Any evaluated point bounds from above; the newest and the last best are the candidates worth it.
+            candidates = sorted({len(points) - 1, best if points[:-1] else 0})
+            values = {i: self._best_primal(points[i], R, m, problem.fit_intercept, relation is None) for i in candidates}
+            best = min(candidates, key=lambda i: values[i][0])
+            upper_now, best_s = values[best]
+            lower_now = float(np.max(c_cut - 0.5 * np.array([top_sum(q, m) for q in Q])))  # each cut's own (eq. 32)
+            if nu is not None:  # the last master's combination of the cuts
+                lower_now = max(lower_now, cuts.aggregate_bound(np.append(nu, 0.0), R_inv, m))
+            if self.tol < relative_gap(max(lower, lower_now), min(upper, upper_now)) <= LP_WINDOW * self.tol:
+                # Near the end the best combination of the cuts is worth its LP: Kelley's bound, recomputed exactly.
+                _, lp_weights = lp_lower_bound(c_cut, Q, m)
+                lower_now = max(lower_now, cuts.aggregate_bound(lp_weights, R_inv, m))
+            if relation is None:  # a fixed coupling: the bounds of every iteration hold together
+                lower, upper = max(lower, lower_now), min(upper, upper_now)
+            else:
+                lower, upper = lower_now, upper_now
+            gap = relative_gap(lower, upper)
+            if relation is not None:  # Theorem 3.4's D for the best point, and what it would still gain
+                relation_next, relation_gap = self._relation_step(problem, points[best], best_s, upper)
+            bounds.append((lower, upper))
+            records.append({"t": t, "accuracy": accuracy, "relation_gap": relation_gap})
+            inner_converged = bool(points[best]["fit"].certificate.converged)
+            converged = gap <= self.tol and relation_gap <= self.tol and inner_converged
+            if converged or stalled or len(bounds) == self.max_iter:
+                break
+            if relation is not None:
+                relation = relation_next
+                R_inv = AlternatingSolver.step_problem(problem, relation).regularizer.label_gram(c)
+                c_cut, Q = cuts.coefficients(R_inv)
+            # The descent test: the candidate just evaluated against the decrease the master predicted for it.
+            if centre is None:
+                centre, t = s, 2.0 / max(float(Q[-1].max()), 1e-300)
+            else:
+                achieved = model_value(c_cut, Q, centre) - model_value(c_cut, Q, s)
+                if achieved >= DESCENT * predicted:  # a serious step: the centre moves
+                    centre = s
+                    t *= 2.0 if achieved >= GOOD_DESCENT * predicted else 1.0
+                else:  # a null step: the new cut refines the model; a shorter step trusts it less far
+                    t /= 2.0
+            nu = None if nu is None else np.append(nu, 0.0)
+            s, nu, model, _, _ = proximal_master(c_cut, Q, centre, t, m, nu)
+            predicted = model_value(c_cut, Q, centre) - model
+            stalled = predicted <= STALL_RTOL * max(1.0, abs(upper))
+            nu = _prune(cuts, nu)
+            accuracy = min(self.cd.tol, INNER_FRACTION * max(gap, self.tol))
+        return self._proximal_fit(
+            points[best], best_s, relation, steps, bounds, records, (converged, stalled, relation_gap), m,
+            time.perf_counter() - start,
+        )
+
+    @staticmethod
+    def _best_primal(point, R, m: int, fit_intercept: bool, fixed: bool) -> tuple[float, np.ndarray]:
+        """The primal (6) of the point's W and b at their best s in H (cached when the coupling is fixed)."""
+        if fixed and "best" in point:
+            return point["best"]
+        s = cheapest_weights(_row_costs(point["fit"].solution.coef, R), m)
+        result = (point["loss"] + _regulariser(point["fit"].solution, R, s, fit_intercept), s)
+        if fixed:
+            point["best"] = result
+        return result
+
+    @staticmethod
+    def _relation_step(problem: Problem, point, s, value: float) -> tuple[np.ndarray, float]:
+        """Theorem 3.4's D for the point's (W, b) at the feature weights s, and the relative decrease of (6).
+
+        The D-step is exact (a closed form), so that decrease is how far the current D is from
+        the best D for the point: 0 exactly when it already is.
+        """
+        solution = point["fit"].solution
+        factor = _weight_factor(solution.coef, solution.intercept, s, problem.fit_intercept)
+        relation = problem.relation.update(factor.T @ factor)
+        R_inv = AlternatingSolver.step_problem(problem, relation).regularizer.label_gram(problem.n_labels)
+        after = point["loss"] + _regulariser(solution, np.linalg.inv(R_inv), s, problem.fit_intercept)
+        return relation, max(0.0, relative_gap(after, value))
+
+    def _proximal_fit(self, point, s, relation, steps, bounds, records, outcome, m: int, elapsed: float) -> Fit:
+        converged, stalled, relation_gap = outcome
+        lower, upper = bounds[-1]
+        gap = relative_gap(lower, upper)
+        if not converged:
+            if gap > self.tol or relation_gap > self.tol:
+                reason = (
+                    "the master predicts no further decrease (the bundle stalled)"
+                    if stalled
+                    else f"max_iter={self.max_iter} iterations reached"
+                )
+                relation_part = f", Theorem 3.4's D-step still gains {relation_gap:.3g}" if relation_gap > self.tol else ""
+                message = (
+                    f"relative bound gap (u_t - l_t) / max(1, |u_t|) = {gap:.3g} > tol={self.tol:g}{relation_part}; "
+                    f"{reason}"
+                )
+            else:
+                message = "the bounds closed but the best point's alpha-step did not reach its duality gap"
+            warn_not_converged("CuttingPlaneSolver", message)
+        solution = point["fit"].solution
+        subsets, weights = decompose(s, m)
+        extras = {
+            "subsets": subsets,
+            "subset_weights": weights,
+            "feature_weights": s,
+            "beta": solution.extras["beta"],
+            "eps": point["eps"],
+        }
+        history = {
+            "objective": [float(certificate.primal) for certificate in steps],
+            "inner_iterations": [int(certificate.n_iter) for certificate in steps],
+            "bounds": list(bounds),
+            "relative_gap": [relative_gap(*pair) for pair in bounds],
+            "proximal_parameter": [record["t"] for record in records],
+            "inner_accuracy": [record["accuracy"] for record in records],
+        }
+        if relation is not None:
+            history["relation_gap"] = [record["relation_gap"] for record in records]
+        certificate = self._outer_certificate(point["fit"].certificate, bounds, converged, elapsed, history)
+        solution = Solution(
+            coef=solution.coef, intercept=solution.intercept, relation=relation, dual=solution.dual, extras=extras
+        )
+        return Fit(solution, certificate, steps=steps, history=history)
+
+    def _outer_certificate(self, inner, bounds, converged: bool, elapsed: float, history) -> Certificate:
+        """The cutting plane's own certificate: primal u_t, dual l_t, their gap, the outer verdict.
+
+        ``converged`` holds only when the outer relative bound gap is at most ``tol`` (and, for a
+        learned D, Theorem 3.4's step gains at most ``tol``) *and* the returned point's alpha-step
+        reached its duality gap.  ``statistics`` keeps the bounds per iteration and the returned
+        point's alpha-step certificate as ``"inner"``.
+        """
+        lower, upper = bounds[-1]
+        return Certificate.from_objectives(
+            upper,
+            lower,
+            kkt_violation=float(inner.kkt_violation),
+            n_iter=len(bounds),
+            time=elapsed,
+            converged=bool(converged),
+            solver=type(self).__name__,
+            statistics=dict(history) | {"master": self.master, "inner": inner.as_dict()},
+        )
+
     @staticmethod
     def _label_gram(problem: Problem, relation) -> np.ndarray:
         """R^-1 of the dual (7) at the relation D (the problem's own regulariser when D is not learned)."""
@@ -241,20 +435,14 @@ class CuttingPlaneSolver(Solver):
             "subset_weights": solution.extras["subset_weights"],
             "feature_weights": solution.extras["feature_weights"],
             "beta": solution.extras["beta"],
+            "eps": solution.extras["eps"],
         }
         history = {
             "objective": [float(c.primal) for c in steps],
             "inner_iterations": [int(c.n_iter) for c in steps],
             "bounds": list(bounds),
         }
-        certificate = attrs.evolve(
-            steps[-1],
-            n_iter=len(bounds),
-            time=elapsed,
-            converged=bool(steps[-1].converged and converged),
-            solver=type(self).__name__,
-            statistics=dict(history) | {"inner": steps[-1].statistics},
-        )
+        certificate = self._outer_certificate(steps[-1], bounds, bool(steps[-1].converged and converged), elapsed, history)
         solution = Solution(
             coef=solution.coef, intercept=solution.intercept, relation=solution.relation, dual=solution.dual, extras=extras
         )
@@ -270,3 +458,34 @@ class CuttingPlaneSolver(Solver):
         if repeated:
             return INNER_FRACTION * min(previous, self.cd.tol, self.tol)
         return min(previous, INNER_FRACTION * max(self.tol, gap))
+
+
+def _row_costs(W, R) -> np.ndarray:
+    """``a_j = w^j R (w^j)^T`` per feature: the relaxed regulariser is ``1/2 sum_j a_j / s_j`` (+ the bias's)."""
+    return np.maximum(np.sum((W @ R) * W, axis=1), 0.0)
+
+
+def _bias_cost(intercept, R, fit_intercept: bool) -> float:
+    return float(intercept @ R @ intercept) if fit_intercept else 0.0
+
+
+def _regulariser(solution: Solution, R, s, fit_intercept: bool) -> float:
+    """``1/2 sum_j w^j R (w^j)^T / s_j + 1/2 b R b^T``: the regulariser of (6) at the feature weights s.
+
+    A feature with w^j = 0 costs nothing wherever s_j is; W carries weight only where s_j > 0.
+    """
+    spread = _row_costs(solution.coef, R)
+    held = spread > 0.0
+    return 0.5 * float(np.sum(spread[held] / s[held])) + 0.5 * _bias_cost(solution.intercept, R, fit_intercept)
+
+
+def _prune(cuts: CutModel, weights) -> np.ndarray:
+    """Keep at most MAX_CUTS cuts: every one with weight in the master and the newest, then the most recent."""
+    if len(cuts) <= MAX_CUTS:
+        return weights
+    newest = len(cuts) - 1
+    active = [i for i in range(len(cuts)) if weights[i] > 0.0 or i == newest]
+    idle = [i for i in range(len(cuts)) if i not in set(active)]
+    kept = sorted(active[-MAX_CUTS:] + idle[len(idle) - max(0, MAX_CUTS - len(active)) :])
+    cuts.keep(kept)
+    return weights[kept]
