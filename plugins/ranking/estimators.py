@@ -103,6 +103,8 @@ class _LabelRanking(ComposedEstimator):
             self.feature_weights_ = extras["feature_weights"]
             self.selected_features_ = np.flatnonzero(self.subsets_.any(axis=0))
             self.bound_history_ = np.array(fit.history["bounds"])
+            # The alpha-steps' certificates, then the cutting plane's own: its outer bound gap and verdict.
+            self.certificate_ = [*self.certificate_, fit.certificate]
 
     def _parts(self) -> dict:
         """The parts of problem (6), built from the registered components the class's ``PARTS`` names."""
@@ -284,10 +286,11 @@ class MLFS(_LabelRanking):
     n_features : int, default 10
         m, the features of each subset of the cutting plane (p^T 1 = m; m >= d: LaRank SVM).
     tol : float or None, default None
-        Relative gap of the bounds of Theorem 3.5, of every alpha-step and of the inner
-        alternation (None: 1e-3).
+        Relative gap of the bounds (l_t, u_t) at which the cutting plane stops; the
+        alpha-steps are solved to a tenth of the current gap, never looser than this
+        (None: 1e-3).
     max_iter : int or None, default None
-        Most cutting-plane iterations (None: 10).
+        Most iterations of the proximal bundle (None: 100; it usually converges within 40).
     fit_intercept : bool, default True
         The bias feature is always kept (never a candidate for selection).
     random_state : None, int or numpy Generator, default 0
@@ -296,11 +299,13 @@ class MLFS(_LabelRanking):
 
     Notes
     -----
-    Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step,
-    ``n_iter_`` the cutting-plane iterations), ``selected_features_`` (the union of the
-    working set's subsets, sorted indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t,
-    ``subsets_`` (T, d) and ``subset_weights_`` (T,), ``bound_history_`` (T, 2): the lower
-    and upper bounds (l_t, u_t) of Theorem 3.5 per iteration.
+    Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step and,
+    last, the cutting plane's own: primal u_t, dual l_t, ``converged`` only when the outer
+    relative bound gap is at most tol and the inner solve converged; ``n_iter_`` the
+    cutting-plane iterations), ``selected_features_`` (the union of the subsets, sorted
+    indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t, ``subsets_`` (T, d) and
+    ``subset_weights_`` (T,) (s decomposed into m-subsets), ``bound_history_`` (T, 2): the
+    lower and upper bounds (l_t, u_t) per iteration (docs/methods/ranking.md).
     """
 
     def __init__(
