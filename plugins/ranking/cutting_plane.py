@@ -326,7 +326,8 @@ class CuttingPlaneSolver(Solver):
             nu = None if nu is None else np.append(nu, 0.0)
             s, nu, model, _, _ = proximal_master(c_cut, Q, centre, t, m, nu)
             predicted = model_value(c_cut, Q, centre) - model
-            stalled = predicted <= STALL_RTOL * max(1.0, abs(upper))
+            # With D learned, the same s is worth solving again at the new D while the D-step still gains.
+            stalled = predicted <= STALL_RTOL * max(1.0, abs(upper)) and relation_gap <= self.tol
             nu = _prune(cuts, nu)
             accuracy = min(self.cd.tol, INNER_FRACTION * max(gap, self.tol))
         return self._proximal_fit(
