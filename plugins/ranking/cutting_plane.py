@@ -1,9 +1,56 @@
-"""Algorithm 2: MLFS and CMLFS by a cutting plane over feature subsets.
+"""Algorithm 2: MLFS and CMLFS by a cutting plane over feature subsets, and its stabilised master.
 
 Gu, Li & Han (CIKM 2011), sections 3.3-3.6.  The feature-selection problem (6) over
-binary subsets p (p^T 1 = m) is relaxed to the convex hull of the subsets (eq. 18):
-weights lambda on the simplex over a working set Omega_t = {p_1, ..., p_t}, whose kernel
-is the feature re-weighting s = sum_t lambda_t p_t.  Each iteration t
+binary subsets p (p^T 1 = m) is relaxed to the convex hull of the subsets (eq. 18), whose
+points are feature re-weightings s = sum_t lambda_t p_t.  That hull is the capped simplex
+H = {0 <= s <= 1, sum s = m}, so the relaxed problem is ``theta* = min_{s in H} F(s)``,
+F(s) the optimum of the dual (7) at the feature weights s; every alpha of the dual box
+gives a cut ``f(alpha, D, s) = sum alpha - 1/2 (s^T q + q_bias) <= F(s)``, affine in s
+(:mod:`.bundle`).
+
+The stabilised master (``master="proximal"``, the default).  A proximal bundle method over
+s (Kiwiel, Math. Programming 46, 1990; inexact cuts as in de Oliveira, Sagastizabal &
+Lemarechal, Math. Programming 148, 2014).  Iteration k:
+
+1. solves the dual (7) at the candidate s_k (one alpha-step, :class:`~.cd_solver.RankingCDSolver`,
+   warm-started from the previous alpha and eps) to the relative duality gap
+   ``min(cd.tol, INNER_FRACTION * max(gap, tol))``: the inner accuracy follows the bound gap;
+2. adds the cut of that alpha.  An inexact alpha still lies in the box, so by weak duality
+   its cut stays below F: the lower bound is valid whatever the inner accuracy, which only
+   decides how tight the cut is;
+3. bounds theta* at the current D: ``l_k`` the best of each cut's minimum over H (eq. 32's
+   top-m sum, which is Theorem 3.5's l_t), the cut of the last master's combination of the
+   alphas (f is concave in alpha, so combining the alphas beats combining their cuts) and,
+   once those leave a gap below LP_WINDOW tol, the LP of Kelley's bound over every cut
+   (HiGHS), re-evaluated exactly at its combination; ``u_k`` the primal (6) of the newest
+   and of the best W so far, each at its best s in H (a closed form, :func:`.bundle.cheapest_weights`);
+   with D fixed (MLFS) both are running bounds;
+4. for CMLFS, Theorem 3.4's D for the best point; the relative decrease of (6) it brings
+   (the "relation gap", 0 when D is already optimal for the point) must also be below tol;
+   the cuts are re-evaluated at the new D (they keep V = X^T beta, not q);
+5. stops when the relative gap ``(u_k - l_k) / max(1, |u_k|)`` and the relation gap are at
+   most tol and the best point's alpha-step converged, or after ``max_iter`` iterations, or
+   when the master predicts no decrease (ConvergenceWarning);
+6. else takes the descent test (the candidate becomes the centre when the cut model shows
+   at least DESCENT of the decrease the master predicted; t doubles above GOOD_DESCENT and
+   halves after a null step) and solves the master
+   ``min_{s in H} max_j cut_j(s) + ||s - centre||^2 / (2 t)`` for the next candidate
+   (:func:`.bundle.proximal_master`: Newton on the dual's quadratic pieces, each step an
+   exact active-set QP on the simplex of the cuts' weights).
+
+Why it converges where Kelley's working set does not: the relaxed optimum is dense (on
+scene MLFS 169 of 294 weights are fractional), so a master restricted to the hull of the
+subsets found so far needs about as many subsets as the face of H it lies in has
+dimensions, one per iteration; the bundle's master ranges over all of H, and the proximal
+term keeps its candidates near the best point, where the cuts are accurate, so the points
+converge to the optimum and the lower bound (a Frank-Wolfe bound there) closes with them.
+For MLFS the bounds are certified (F is convex, every cut valid); for CMLFS each (l_k, u_k)
+is a certified pair for the problem with D held at the returned D, which together with the
+relation gap certifies a point optimal in each block to tol -- the relaxed CMLFS problem is
+not jointly convex (below), so nothing certifies more.
+
+Kelley's master (``master="kelley"``): Algorithm 2 as printed, over a working set
+Omega_t = {p_1, ..., p_t} with weights lambda on the simplex.  Each iteration t
 
 1. solves the inner problem over (alpha, D, lambda) restricted to Omega_t by the core's
    alternating driver, :class:`~multilabel_core.solvers.AlternatingSolver`, on the problem
@@ -45,13 +92,13 @@ working set there is no cut to add: the gap left is the inner problem's inaccura
 the same working set is solved again (lambda kept) at a tenth of that accuracy, and the
 cutting plane stops (ConvergenceWarning) if that moved neither bound.
 
-How fast the gap closes.  Kelley's lower bound l_t is a Frank-Wolfe bound at the
+How fast Kelley's gap closes.  Its lower bound l_t is a Frank-Wolfe bound at the
 restricted optimum; the relaxed optimum s (the hull is {0 <= s <= 1, sum s = m}) is dense,
 with most features fractional, so l_t rises slowly and the gap closes like a power of t,
-not within a fixed number of iterations: the default ``max_iter = 10`` (the paper's
-"within 10 outer iterations") is a budget, at which the measured relative gaps are
-0.045 to 0.16 on the reproduction's settings and the test scores have settled
-(benchmarks/reproductions/ranking/cutting_plane_gap.py; docs/methods/ranking.md).
+not within a fixed number of iterations: at the paper's "within 10 outer iterations" the
+measured relative gaps are 0.045 to 0.16 on the reproduction's settings
+(benchmarks/reproductions/ranking/cutting_plane_gap.py; docs/methods/ranking.md), which is
+why the bundle replaced it as the default.
 
 Start.  Algorithm 2 starts from alpha = 0, where every q_j is 0 and eq. 32 has no
 preference.  Here the first subset is chosen at alpha on the upper ends of its box,
@@ -84,8 +131,10 @@ __all__ = [
     "DESCENT",
     "GOOD_DESCENT",
     "INNER_FRACTION",
+    "LP_WINDOW",
     "MASTERS",
     "MAX_CUTS",
+    "STALL_RTOL",
     "CuttingPlaneSolver",
     "most_violated_subset",
     "relative_gap",
@@ -138,7 +187,7 @@ def upper_box_start(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
 
 @attrs.frozen
 class CuttingPlaneSolver(Solver):
-    """MLFS / CMLFS: Algorithm 2, the cutting plane over feature subsets (module docstring).
+    """MLFS / CMLFS: Algorithm 2's cutting plane, stabilised by a proximal bundle (module docstring).
 
     Solves a :class:`~multilabel_core.base.Problem` with the parts of
     :class:`~.cd_solver.RankingCDSolver` (the pairwise ranking hinge on the plain linear
@@ -154,26 +203,34 @@ class CuttingPlaneSolver(Solver):
         m, the features per subset (p^T 1 = m); m >= d keeps every feature (then the
         method is LaRank SVM, or CLaRank SVM).
     cd : RankingCDSolver
-        The model steps' solver.
+        The model steps' solver; its ``tol`` is the loosest accuracy of an alpha-step (they
+        are solved to ``INNER_FRACTION`` of the current bound gap below it).
     tol : float, default 1e-3
-        Stop when the relative bound gap ``(u_t - l_t) / max(1, |u_t|)`` is at most
-        ``tol``; also the inner alternation's relative tolerance (tightened as the gap
-        closes, module docstring).
-    max_iter : int, default 10
-        Most cutting-plane iterations: a budget.  The paper reports convergence within
-        10; here the gap is usually still open then (0.045-0.16 on scene and yeast) and a
-        ConvergenceWarning reports it (module docstring).
+        Stop when the relative bound gap ``(u_t - l_t) / max(1, |u_t|)`` is at most ``tol``
+        (and, with D learned, when Theorem 3.4's step gains at most ``tol`` relatively).
+    max_iter : int, default 100
+        Most iterations (one alpha-step each for the bundle): a safeguard, with a
+        ConvergenceWarning.  The bundle meets tol = 1e-3 in 10 to 40 iterations on scene
+        and yeast (docs/methods/ranking.md); Kelley's master needs 80 to more than 150.
     inner_max_iter : int, default 100
-        Most model steps of one inner problem.
+        Most model steps of one inner problem of Kelley's master.
+    master : {"proximal", "kelley"}, default "proximal"
+        The proximal bundle over s (module docstring, "The stabilised master"), or
+        Algorithm 2 as printed: Kelley's working set of subsets (kept for comparison).
 
-    ``solve`` returns a :class:`~multilabel_core.base.Fit`: the solution of the last inner
-    problem (W, b, the relation it was solved for -- D when learned -- and alpha as ``dual``) with ``extras``
-    ``"subsets"`` (the working set, T x d), ``"subset_weights"`` (lambda), ``"feature_weights"``
-    (s = P^T lambda) and ``"beta"``; the certificate is the last alpha-step's with
-    ``n_iter`` the cutting-plane iterations and ``converged`` the bound gap's verdict;
+    ``solve`` returns a :class:`~multilabel_core.base.Fit`: the solution of the point that
+    gives u_t (W, b, the relation the bounds were computed at -- D when learned -- and alpha
+    as ``dual``) with ``extras`` ``"subsets"`` and ``"subset_weights"`` (the working set and
+    lambda; for the bundle, s decomposed into m-subsets), ``"feature_weights"`` s,
+    ``"beta"`` and ``"eps"`` (the alpha-step's last eps); the certificate is the cutting
+    plane's own: primal u_t, dual l_t, gap u_t - l_t, ``n_iter`` the iterations,
+    ``converged`` only when the bound gap is within tol and the returned point's alpha-step
+    converged, ``statistics`` the history and that alpha-step's certificate (``"inner"``);
     ``steps`` every alpha-step's certificate; ``history`` the ``"objective"`` after each
-    alpha-step, their epochs (``"inner_iterations"``) and the ``"bounds"`` (l_t, u_t) per
-    iteration.  A ``warm_start`` is not used: Algorithm 2 starts at its own alpha.
+    alpha-step, their epochs (``"inner_iterations"``), the ``"bounds"`` (l_t, u_t), the
+    ``"relative_gap"`` and the seconds since the start (``"elapsed"``) per iteration, and
+    for the bundle its ``"proximal_parameter"`` t, ``"inner_accuracy"`` and, with D learned,
+    ``"relation_gap"``.  A ``warm_start`` is not used.
     """
 
     n_features: int = attrs.field(default=10, validator=count)
@@ -213,7 +270,7 @@ class CuttingPlaneSolver(Solver):
         q, _ = violation_scores(X, beta, self._label_gram(problem, relation), problem.fit_intercept)
         subsets = most_violated_subset(q, m)[None, :]
         warm = Solution(coef=None, intercept=np.zeros(c), dual=alpha, relation=relation, extras={"eps": FIRST_EPS})
-        steps, bounds = [], []
+        steps, bounds, clock = [], [], []
         lower, upper, gap, accuracy, repeated = -np.inf, np.inf, np.inf, np.inf, False
         while True:
             accuracy = self._inner_accuracy(accuracy, gap, repeated)
@@ -229,6 +286,7 @@ class CuttingPlaneSolver(Solver):
             lower = max(lower, float(solution.dual.sum()) - 0.5 * (float(q[candidate].sum()) + q_bias))
             upper = min(upper, float(fit.steps[-1].primal))
             bounds.append((lower, upper))
+            clock.append(time.perf_counter() - start)
             gap = relative_gap(lower, upper)
             converged = gap <= self.tol
             stalled = repeated and bounds[-1] == bounds[-2]  # solving again at a tighter accuracy moved nothing
@@ -258,7 +316,7 @@ class CuttingPlaneSolver(Solver):
             warn_not_converged(
                 "CuttingPlaneSolver", f"relative bound gap (u_t - l_t) / max(1, |u_t|) = {gap:.3g} > tol={self.tol:g}; {reason}"
             )
-        return self._fit(fit, steps, bounds, subsets, converged, time.perf_counter() - start)
+        return self._fit(fit, steps, bounds, subsets, converged, time.perf_counter() - start, clock)
 
     def _solve_proximal(self, problem: Problem, start: float) -> Fit:
         """The proximal bundle over the feature weights s (module docstring, "The stabilised master")."""
@@ -304,7 +362,7 @@ class CuttingPlaneSolver(Solver):
             if relation is not None:  # Theorem 3.4's D for the best point, and what it would still gain
                 relation_next, relation_gap = self._relation_step(problem, points[best], best_s, upper)
             bounds.append((lower, upper))
-            records.append({"t": t, "accuracy": accuracy, "relation_gap": relation_gap})
+            records.append({"t": t, "accuracy": accuracy, "relation_gap": relation_gap, "elapsed": time.perf_counter() - start})
             inner_converged = bool(points[best]["fit"].certificate.converged)
             converged = gap <= self.tol and relation_gap <= self.tol and inner_converged
             if converged or stalled or len(bounds) == self.max_iter:
@@ -395,6 +453,7 @@ class CuttingPlaneSolver(Solver):
             "relative_gap": [relative_gap(*pair) for pair in bounds],
             "proximal_parameter": [record["t"] for record in records],
             "inner_accuracy": [record["accuracy"] for record in records],
+            "elapsed": [record["elapsed"] for record in records],
         }
         if relation is not None:
             history["relation_gap"] = [record["relation_gap"] for record in records]
@@ -429,7 +488,7 @@ class CuttingPlaneSolver(Solver):
         """R^-1 of the dual (7) at the relation D (the problem's own regulariser when D is not learned)."""
         return AlternatingSolver.step_problem(problem, relation).regularizer.label_gram(problem.n_labels)
 
-    def _fit(self, last: Fit, steps, bounds, subsets, converged: bool, elapsed: float) -> Fit:
+    def _fit(self, last: Fit, steps, bounds, subsets, converged: bool, elapsed: float, clock) -> Fit:
         solution = last.solution
         extras = {
             "subsets": subsets,
@@ -442,6 +501,8 @@ class CuttingPlaneSolver(Solver):
             "objective": [float(c.primal) for c in steps],
             "inner_iterations": [int(c.n_iter) for c in steps],
             "bounds": list(bounds),
+            "relative_gap": [relative_gap(*pair) for pair in bounds],
+            "elapsed": list(clock),
         }
         certificate = self._outer_certificate(steps[-1], bounds, bool(steps[-1].converged and converged), elapsed, history)
         solution = Solution(
