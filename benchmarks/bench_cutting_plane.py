@@ -76,7 +76,9 @@ def first_split(dataset: str, data_home):
 
 
 def ranking_problem(X, Y, C: float, mu: float) -> Problem:
-    regularizer, relation = (Frobenius(), Independent()) if mu == 0 else (FrobeniusLabelCovariance(mu), LearnedCovariance())
+    regularizer, relation = (
+        (Frobenius(), Independent()) if mu == 0 else (FrobeniusLabelCovariance(mu), LearnedCovariance())
+    )
     return Problem(X, to_signs(Y), PairwiseRankingHinge(), regularizer, relation, LinearKernel(), C=C)
 
 
@@ -141,7 +143,8 @@ def report(name, problem, m, test, args) -> tuple[list[str], dict]:
     ratio = summary["bundle (default)"]["seconds"] / summary["kelley, max_iter 10"]["seconds"]
     lines.append("")
     lines += table(
-        ["fit", "s (median)", "iterations", "alpha-steps", "epochs", "relative gap", "converged", "features", "test macro AUC"],
+        ["fit", "s (median)", "iterations", "alpha-steps", "epochs", "relative gap", "converged", "features",
+         "test macro AUC"],
         [[key, f"{v['seconds']:.3f}", v["iterations"], v["alpha_steps"], v["epochs"], f"{v['gap']:.3g}", v["converged"],
           v["features"], f"{v['auc']:.2f}"] for key, v in summary.items()],
     )

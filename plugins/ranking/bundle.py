@@ -191,9 +191,11 @@ class CutModel:
         if self._cache is not None and np.array_equal(self._cache[0], R_inv):
             done = len(self._cache[1])
         rows = [np.maximum(np.sum((V @ R_inv) * V, axis=1), 0.0) for V in self.V[done:]]
-        constants = [a - 0.5 * float(b @ R_inv @ b) for a, b in zip(self.alpha_sum[done:], self.bias[done:], strict=True)]
+        pairs = zip(self.alpha_sum[done:], self.bias[done:], strict=True)
+        constants = [a - 0.5 * float(b @ R_inv @ b) for a, b in pairs]
         if done:
-            c, Q = np.concatenate([self._cache[1], constants]), np.vstack([self._cache[2], *rows]) if rows else self._cache[2]
+            c = np.concatenate([self._cache[1], constants])
+            Q = np.vstack([self._cache[2], *rows]) if rows else self._cache[2]
         else:
             c, Q = np.array(constants), np.array(rows)
         self._cache = (np.array(R_inv, copy=True), c, Q)

@@ -339,12 +339,14 @@ class CuttingPlaneSolver(Solver):
             alpha, beta = fit.solution.dual, fit.solution.extras["beta"]
             cuts.add(np.asarray(X.T @ beta), beta.sum(axis=0) if problem.fit_intercept else np.zeros(c), alpha.sum())
             R = np.linalg.inv(R_inv)
-            points.append({"fit": fit, "eps": eps, "loss": float(fit.certificate.primal) - _regulariser(fit.solution, R, s, problem.fit_intercept)})
+            loss = float(fit.certificate.primal) - _regulariser(fit.solution, R, s, problem.fit_intercept)
+            points.append({"fit": fit, "eps": eps, "loss": loss})
             # The bounds at the current coupling: each cut re-evaluated at R^-1, each iterate's W at its best s.
             c_cut, Q = cuts.coefficients(R_inv)
             # Any evaluated point bounds from above; the newest and the last best are the candidates worth it.
             candidates = sorted({len(points) - 1, best if points[:-1] else 0})
-            values = {i: self._best_primal(points[i], R, m, problem.fit_intercept, relation is None) for i in candidates}
+            fixed = relation is None
+            values = {i: self._best_primal(points[i], R, m, problem.fit_intercept, fixed) for i in candidates}
             best = min(candidates, key=lambda i: values[i][0])
             upper_now, best_s = values[best]
             lower_now = float(np.max(c_cut - 0.5 * np.array([top_sum(q, m) for q in Q])))  # each cut's own (eq. 32)
@@ -362,7 +364,9 @@ class CuttingPlaneSolver(Solver):
             if relation is not None:  # Theorem 3.4's D for the best point, and what it would still gain
                 relation_next, relation_gap = self._relation_step(problem, points[best], best_s, upper)
             bounds.append((lower, upper))
-            records.append({"t": t, "accuracy": accuracy, "relation_gap": relation_gap, "elapsed": time.perf_counter() - start})
+            records.append(
+                {"t": t, "accuracy": accuracy, "relation_gap": relation_gap, "elapsed": time.perf_counter() - start}
+            )
             inner_converged = bool(points[best]["fit"].certificate.converged)
             converged = gap <= self.tol and relation_gap <= self.tol and inner_converged
             if converged or stalled or len(bounds) == self.max_iter:
@@ -429,7 +433,9 @@ class CuttingPlaneSolver(Solver):
                     if stalled
                     else f"max_iter={self.max_iter} iterations reached"
                 )
-                relation_part = f", Theorem 3.4's D-step still gains {relation_gap:.3g}" if relation_gap > self.tol else ""
+                relation_part = (
+                    f", Theorem 3.4's D-step still gains {relation_gap:.3g}" if relation_gap > self.tol else ""
+                )
                 message = (
                     f"relative bound gap (u_t - l_t) / max(1, |u_t|) = {gap:.3g} > tol={self.tol:g}{relation_part}; "
                     f"{reason}"
@@ -504,7 +510,8 @@ class CuttingPlaneSolver(Solver):
             "relative_gap": [relative_gap(*pair) for pair in bounds],
             "elapsed": list(clock),
         }
-        certificate = self._outer_certificate(steps[-1], bounds, bool(steps[-1].converged and converged), elapsed, history)
+        verdict = bool(steps[-1].converged and converged)
+        certificate = self._outer_certificate(steps[-1], bounds, verdict, elapsed, history)
         solution = Solution(
             coef=solution.coef, intercept=solution.intercept, relation=solution.relation, dual=solution.dual, extras=extras
         )
