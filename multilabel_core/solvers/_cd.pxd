@@ -103,6 +103,7 @@ cdef struct CDOptions:
     Py_ssize_t max_iter     # most epochs (passes over the active set); reaching it: not converged
     bint shrinking          # drop coordinates stuck at a bound (LIBLINEAR's rule), restore before stopping
     uint64_t seed           # seed of this call's own random stream (splitmix64): no global state
+    bint face_steps         # interleave the variant's face steps (if it offers them) with the epochs
 
 
 cdef struct CDStatistics:
@@ -113,6 +114,7 @@ cdef struct CDStatistics:
     Py_ssize_t n_resets     # times the active set was restored to all coordinates before a final check
     Py_ssize_t min_active   # smallest active-set size seen
     double spread           # PGmax - PGmin of the last epoch
+    Py_ssize_t n_face_steps # face steps that moved alpha (see DualCoordinates.face_step)
     bint converged          # every |PG_i| <= tol at the returned alpha, reached before max_iter
 
 
@@ -134,6 +136,8 @@ cdef class DualCoordinates:
     cdef void prefetch(self, Py_ssize_t i) noexcept nogil
     cdef void enter_group(self, Py_ssize_t g) noexcept nogil
     cdef void leave_group(self, Py_ssize_t g) noexcept nogil
+    cdef double face_step_cost(self) noexcept nogil
+    cdef int face_step(self) except -1 nogil
 
 
 # Minimise ``problem`` from its current alpha and fill ``statistics``.  Raises (returning
@@ -160,6 +164,12 @@ cdef class Rows:
     cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil         # w^T x_i
     cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil  # w += scale x_i
     cdef double squared_norm(self, Py_ssize_t i) noexcept nogil                 # ||x_i||^2
+    # H += sum over the listed rows of x_i x_i^T, in the lower triangle of H (column-major, dimension^2)
+    cdef void add_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil
+    cdef double gram_work(self) noexcept nogil                                  # add_gram's multiply-adds over all rows
+    cdef double entries(self) noexcept nogil                                    # stored entries of all rows, the bias included
+    cdef void _add_bias_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil
+    cdef void _axpy_strided(self, Py_ssize_t i, double scale, double* out, Py_ssize_t stride) noexcept nogil
     cdef void _set_shape(self, Py_ssize_t n_rows, Py_ssize_t n_columns, double bias) except *
 
 
