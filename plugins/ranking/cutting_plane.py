@@ -344,11 +344,12 @@ class CuttingPlaneSolver(Solver):
             # The bounds at the current coupling: each cut re-evaluated at R^-1, each iterate's W at its best s.
             c_cut, Q = cuts.coefficients(R_inv)
             # Any evaluated point bounds from above; the newest and the last best are the candidates worth it.
-            candidates = sorted({len(points) - 1, best if points[:-1] else 0})
+            candidates = sorted({len(points) - 1, best})
             fixed = relation is None
             values = {i: self._best_primal(points[i], R, m, problem.fit_intercept, fixed) for i in candidates}
             best = min(candidates, key=lambda i: values[i][0])
             upper_now, best_s = values[best]
+            points, best = [points[best]], 0  # no other point is a candidate again: free their alphas
             lower_now = float(np.max(c_cut - 0.5 * np.array([top_sum(q, m) for q in Q])))  # each cut's own (eq. 32)
             if nu is not None:  # the last master's combination of the cuts
                 lower_now = max(lower_now, cuts.aggregate_bound(np.append(nu, 0.0), R_inv, m))
