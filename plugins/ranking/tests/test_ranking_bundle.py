@@ -232,6 +232,20 @@ def test_the_bundle_meets_the_optimum_over_every_subset(seed):
     assert s.sum() == pytest.approx(m) and s.min() >= 0.0 and s.max() <= 1.0
 
 
+@pytest.mark.parametrize("seed", [1, 4])
+def test_loose_inner_solves_give_lower_bounds_below_the_optimum(seed):
+    # Alpha-steps at a relative duality gap of 0.3: the cuts are loose but valid (weak duality),
+    # so every l_t stays below theta* and every u_t above it.
+    d, m = 6, 2
+    prob = problem(d, seed=seed)
+    value, reference_gap = relaxed_optimum(prob, every_subset(d, m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = CuttingPlaneSolver(n_features=m, max_iter=8, cd=RankingCDSolver(tol=0.3)).solve(prob)
+    lower, upper = np.array(fit.history["bounds"]).T
+    assert np.all(lower <= value * (1 + 1e-12)) and np.all(upper >= (value - reference_gap) * (1 - 1e-12))
+
+
 def test_the_bundle_agrees_with_a_long_kelley_run():
     # d = 12, m = 4 (495 subsets), both to 1e-6: the same optimum, the same scores.
     prob = problem(12, seed=3, n=80)
