@@ -44,10 +44,11 @@ def main() -> None:
     parser.add_argument("--data-home", default=str(HERE.parents[3] / "shared" / "datasets"))
     parser.add_argument("--out", default=str(HERE / "runs" / "arts"))
     parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--config", default=str(HERE / "arts.toml"), help="experiment file (arts_fs.toml: MLFS/CMLFS only)")
     args = parser.parse_args()
     arts = paper_filter(load_dataset("yahoo-arts", data_home=args.data_home))
     print(f"{arts.name}: {arts.X.shape[0]} rows, {arts.X.shape[1]} features, {arts.Y.shape[1]} labels")
-    experiment = load_experiment(HERE / "arts.toml", datasets=[arts])
+    experiment = load_experiment(Path(args.config), datasets=[arts])
     result = run(experiment, args.out, n_jobs=args.n_jobs, progress=False)
     print(f"report: {result.report['report']}")
 

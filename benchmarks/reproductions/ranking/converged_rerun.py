@@ -1,9 +1,9 @@
 """MLFS and CMLFS of the Table 2 reproduction before and after the proximal bundle (docs/methods/ranking.md).
 
-Reads the results stores of ``runs/table2`` (Kelley's cutting plane, stopped at its
-10-iteration budget) and ``runs/table2_fs`` (``table2_fs.toml``: the same protocol, splits,
-selection and grids, every fit converged by the proximal bundle) and prints, per method and
-dataset: macro AUC, micro F1 and macro F1 (mean ± std over the splits, percent), the refit's
+Reads the results stores of ``runs/table2`` and ``runs/arts`` (Kelley's cutting plane, stopped
+at its 10-iteration budget) and ``runs/table2_fs`` and ``runs/arts_fs`` (``table2_fs.toml``,
+``arts_fs.toml``: the same protocols, splits, selection and grids, every fit converged by the
+proximal bundle) and prints, per method and dataset: macro AUC, micro F1 and macro F1 (mean ± std over the splits, percent), the refit's
 time, the relative bound gap of the refit (the ConvergenceWarning's for the old run, the
 outer certificate's for the new), how many fits of the search and refits warned, and the
 parameters chosen.
@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+RUNS, ARTS = ("table2", "table2_fs"), ("arts", "arts_fs")
 GAP = re.compile(r"relative bound gap \(u_t - l_t\) / max\(1, \|u_t\|\) = ([0-9.e+-]+)")
 
 
@@ -78,11 +79,13 @@ def summary(run: str, method: str, dataset: str) -> list[str] | None:
 def main() -> None:
     header = ["run", "splits", "macro AUC", "micro F1", "macro F1", "refit s", "refit gap", "warned fits", "chosen"]
     for method in ("cmlfs", "mlfs"):
-        for dataset in ("scene", "yeast"):
+        for dataset, runs in (("scene", RUNS), ("yeast", RUNS), ("yahoo-arts-19", ARTS)):
             print(f"\n**{method.upper()}, {dataset}**\n")
             print("| " + " | ".join(header) + " |")
             print("|" + " --- |" * len(header))
-            for run in ("table2", "table2_fs"):
+            for run in runs:
+                if not (HERE / "runs" / run / "results.jsonl").exists():
+                    continue
                 row = summary(run, method, dataset)
                 if row is not None:
                     print("| " + " | ".join(row) + " |")

@@ -25,5 +25,9 @@ echo "== table2_fs: MLFS and CMLFS of table2 again, every fit converged (the pro
 echo "== arts: yahoo-arts with the paper's label filter (19 labels)"
 "$PYTHON" "$HERE/arts.py" --data-home "$DATA_HOME" --out "$HERE/runs/arts" --n-jobs "$N_JOBS"
 
+echo "== arts_fs: MLFS and CMLFS of arts again, every fit converged (the proximal bundle)"
+"$PYTHON" "$HERE/arts.py" --data-home "$DATA_HOME" --config "$HERE/arts_fs.toml" --out "$HERE/runs/arts_fs" \
+    --n-jobs "$N_JOBS"
+
 echo "== figure 2: macro AUC against the number of selected features"
 "$PYTHON" "$HERE/figure2.py" --data-home "$DATA_HOME" --out "$HERE"
