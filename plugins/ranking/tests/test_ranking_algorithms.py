@@ -237,13 +237,14 @@ def every_subset(d, m):
     return np.array([[j in chosen for j in range(d)] for chosen in itertools.combinations(range(d), m)])
 
 
+@pytest.mark.parametrize("master", ["proximal", "kelley"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_cutting_plane_bounds_are_monotone_and_bracket_the_relaxed_optimum(seed):
+def test_the_cutting_plane_bounds_are_monotone_and_bracket_the_relaxed_optimum(seed, master):
     # MLFS (mu = 0): theta*, the optimum over the hull of every subset, is the inner problem
     # with all of them in the working set; l_t <= theta* <= u_t (Theorem 3.5).
     d, m = 5, 2
     prob = problem(n=60, d=d, c=3, seed=seed)
-    fit = CuttingPlaneSolver(n_features=m, tol=1e-6, cd=RankingCDSolver(tol=1e-9)).solve(prob)
+    fit = CuttingPlaneSolver(n_features=m, tol=1e-6, cd=RankingCDSolver(tol=1e-9), master=master).solve(prob)
     bounds = np.array(fit.history["bounds"])
     optimum = inner_problem(None, every_subset(d, m), seed=seed).history["objective"][-1]
     assert np.all(np.diff(bounds[:, 0]) >= 0.0) and np.all(np.diff(bounds[:, 1]) <= 0.0)
@@ -252,9 +253,10 @@ def test_the_cutting_plane_bounds_are_monotone_and_bracket_the_relaxed_optimum(s
     assert bounds[-1, 1] == pytest.approx(optimum, rel=1e-3)  # and the cutting plane gets there
 
 
-def test_every_lower_bound_lies_below_every_upper_bound():
+@pytest.mark.parametrize("master", ["proximal", "kelley"])
+def test_every_lower_bound_lies_below_every_upper_bound(master):
     with pytest.warns(ConvergenceWarning, match="CuttingPlaneSolver"):
-        fit = CuttingPlaneSolver(n_features=2, max_iter=6, tol=1e-9).solve(problem(n=60, d=6, c=3))
+        fit = CuttingPlaneSolver(n_features=2, max_iter=6, tol=1e-9, master=master).solve(problem(n=60, d=6, c=3))
     lower, upper = np.array(fit.history["bounds"]).T
     assert lower.max() <= upper.min() * (1 + 1e-9)
 

@@ -81,15 +81,16 @@ def relaxed_optimum(prob, subsets):
     return value, restricted_gap(subsets, weights, q)
 
 
+@pytest.mark.parametrize("master", ["proximal", "kelley"])
 @pytest.mark.parametrize("seed", [1, 4, 5])
-def test_the_cutting_plane_closes_the_gap_at_the_optimum_over_every_subset(seed):
+def test_the_cutting_plane_closes_the_gap_at_the_optimum_over_every_subset(seed, master):
     # MLFS on d = 6, m = 2 (15 subsets): the stopping rule is met, and then both bounds of
     # Theorem 3.5 bracket the optimum over the hull of all subsets, u_t within tol of it.
     d, m, tol = 6, 2, 1e-4
     prob = problem(d, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        fit = CuttingPlaneSolver(n_features=m, tol=tol, max_iter=60).solve(prob)
+        fit = CuttingPlaneSolver(n_features=m, tol=tol, max_iter=60, master=master).solve(prob)
     value, reference_gap = relaxed_optimum(prob, every_subset(d, m))
     assert reference_gap <= tol / 2 * abs(value)
     lower, upper = fit.history["bounds"][-1]
@@ -98,11 +99,13 @@ def test_the_cutting_plane_closes_the_gap_at_the_optimum_over_every_subset(seed)
     assert upper - (value - reference_gap) <= tol * max(1.0, abs(upper))
 
 
-def test_the_bound_gap_is_below_tol_only_with_inner_solves_tighter_than_tol():
+@pytest.mark.parametrize("master", ["proximal", "kelley"])
+def test_the_bound_gap_is_below_tol_only_with_inner_solves_tighter_than_tol(master):
     # The gap u_t - l_t contains the last alpha-step's duality gap: the cutting plane asks
     # its inner problems for INNER_FRACTION of the gap, below the alpha-steps' own cd.tol.
     tol = 1e-4
-    fit = CuttingPlaneSolver(n_features=2, tol=tol, max_iter=60, cd=RankingCDSolver(tol=1e-2)).solve(problem(6, seed=3))
+    solver = CuttingPlaneSolver(n_features=2, tol=tol, max_iter=60, cd=RankingCDSolver(tol=1e-2), master=master)
+    fit = solver.solve(problem(6, seed=3))
     assert fit.converged and relative_gap(*fit.history["bounds"][-1]) <= tol
     assert fit.steps[-1].relative_gap <= 1e-2 * INNER_FRACTION
 
@@ -127,12 +130,13 @@ def test_the_restricted_master_lambda_meets_the_simplex_optimality_conditions(mu
         assert value - reference_gap - 1e-9 <= objective <= value + 1e-6 * abs(value)
 
 
-def test_a_repeated_subset_is_solved_again_never_declared_converged_with_the_gap_open():
+@pytest.mark.parametrize("master", ["proximal", "kelley"])
+def test_a_repeated_subset_is_solved_again_never_declared_converged_with_the_gap_open(master):
     # d = 3, m = 2: three subsets, so from the fourth iteration on every most violated subset
     # is already in the working set.  An unreachable tol must end with a warning, not with
     # "converged"; the working set never holds a subset twice.
     with pytest.warns(ConvergenceWarning, match="relative bound gap"):
-        fit = CuttingPlaneSolver(n_features=2, tol=1e-15, max_iter=12).solve(problem(3, seed=5))
+        fit = CuttingPlaneSolver(n_features=2, tol=1e-15, max_iter=12, master=master).solve(problem(3, seed=5))
     assert not fit.converged
     subsets = fit.solution.extras["subsets"]
     assert len({tuple(p) for p in subsets}) == len(subsets) <= 3
@@ -140,9 +144,10 @@ def test_a_repeated_subset_is_solved_again_never_declared_converged_with_the_gap
     assert np.all(np.diff(bounds[:, 0]) >= 0.0) and np.all(np.diff(bounds[:, 1]) <= 0.0)
 
 
+@pytest.mark.parametrize("master", ["proximal", "kelley"])
 @pytest.mark.parametrize("mu", [0.0, 0.5])
-def test_the_max_iter_warning_reports_the_relative_gap_against_tol(mu):
-    solver = CuttingPlaneSolver(n_features=2, max_iter=2)
+def test_the_max_iter_warning_reports_the_relative_gap_against_tol(mu, master):
+    solver = CuttingPlaneSolver(n_features=2, max_iter=2, master=master)
     with pytest.warns(ConvergenceWarning) as record:
         fit = solver.solve(problem(8, mu=mu, seed=6))
     gap = relative_gap(*fit.history["bounds"][-1])
