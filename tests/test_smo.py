@@ -252,3 +252,23 @@ def test_labels_with_one_class_and_zero_boxes():
     assert np.all(Y[:, 0] * result.solution.extras["scores"][:, 0] >= 1.0 - 1e-12)
     np.testing.assert_array_equal(result.solution.dual[:, 2], 0.0)
     assert np.all(np.isfinite(result.solution.intercept))
+
+
+def test_converged_means_the_relative_gap_not_only_the_kkt_rule():
+    """At a large C (lambda = 1e-4 on 30 rows) LIBSVM's eps = 1e-3 leaves a relative gap near 1%: the
+    solver tightens eps, warm-started, until the certificate's gap meets GAP_RTOL."""
+    import multilabel_core as mlc
+    from multilabel_core.certificate import GAP_RTOL
+    from multilabel_core.datasets import make_correlated_multilabel
+
+    data = make_correlated_multilabel(30, 5, 3, random_state=0)
+    X, Y = np.asarray(data.X, dtype=np.float64), np.asarray(data.Y)
+    fit = mlc.make_method("bsvm", lam=1e-4, tol=1e-3).fit(X, Y)
+    cert = fit.certificate_
+    assert cert.converged and cert.relative_gap <= GAP_RTOL
+    assert cert.statistics["eps"] < 1e-3  # one tightening at least was needed here
+    for lam in (1e-4, 1e-2):
+        for model in (mlc.make_method("mlrl", lam=lam).fit(X, Y), mlc.make_method("bsvm", lam=lam).fit(X, Y)):
+            certs = model.certificate_ if isinstance(model.certificate_, list) else [model.certificate_]
+            for c in certs:
+                assert not c.converged or c.relative_gap <= GAP_RTOL, c
