@@ -523,15 +523,11 @@ def cmd_compare(args) -> None:
 
 
 #: What the demo changes in a method's (reduced) registered grid so that every fit of the showcase
-#: converges on the demo data: larger cutting-plane budgets for the feature-selection methods (Kelley's
-#: lower bound closes slowly: at the default 10 iterations 13 mlfs and 31 cmlfs fits stopped at a relative
-#: bound gap of 0.002-0.008; 30 close it in every fit measured, 50 leave a margin), and the low end of C where the largest
-#: value stopped short of the solvers' tolerance on these 500 rows (concept_network at C = 10 and sigma = 1,
-#: leml at C = 10, prbr and prml at C = 1, ovr_svc at C >= 10).  Measured fit by fit; the demo test fails
-#: when any fit of the run does not converge.
+#: converges on the demo data: the low end of C where the largest value stopped short of the solvers'
+#: tolerance on these 500 rows (concept_network at C = 10 and sigma = 1, leml at C = 10, prbr and prml at
+#: C = 1, ovr_svc at C >= 10).  Measured fit by fit; the demo test fails when any fit of the run does not
+#: converge.
 DEMO_SETTINGS = {
-    "mlfs": {"max_iter": [50]},
-    "cmlfs": {"max_iter": [50]},
     "concept_network": {"C": [0.1, 1.0]},
     "leml": {"C": [0.1, 1.0]},
     "prbr": {"C": [0.01, 0.1]},
