@@ -34,6 +34,7 @@ import time
 import warnings
 from pathlib import Path
 
+import multilabel_core
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.svm import LinearSVC
@@ -130,6 +131,7 @@ def main() -> None:
     parser.add_argument("--append", action="store_true")
     args = parser.parse_args()
     X, signs = cal500_problem()
+    package = Path(multilabel_core.__file__).parent
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).parent).stdout.strip()
     print(f"cal500, first {X.shape[0]} rows standardised: d={X.shape[1]}, L={signs.shape[1]}; "
@@ -154,8 +156,8 @@ def main() -> None:
     if args.append and tables:
         stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
         with RESULTS.open("a") as out:
-            out.write(f"\n### bench_cd_hard.py tables ({stamp}, at {commit}, face steps "
-                      f"{'on by default' if HAS_FACE_STEPS else 'absent'}): "
+            build = "face steps on by default" if HAS_FACE_STEPS else f"a build without face steps ({package})"
+            out.write(f"\n### bench_cd_hard.py tables ({stamp}, script at {commit}, {build}): "
                       f"`python benchmarks/bench_cd_hard.py --repeat {args.repeat} --part {args.part} --append`\n\n")
             out.write("\n\n".join(tables) + "\n")
 

@@ -7,7 +7,8 @@ The engine minimises a box-constrained dual written in minimisation form::
 
 one coordinate at a time, LIBLINEAR-style (Hsieh et al., ICML 2008, Algorithm 3):
 a random permutation of the active coordinates per epoch, shrinking with the
-projected-gradient bounds of the previous epoch, and a stop when the projected gradients
+projected-gradient bounds of the previous epoch, the variant's face steps between epochs
+when it offers them, and a stop when the projected gradients
 of a full (unshrunk) pass all lie within [-tol, tol] and still do at the final alpha
 (checked without steps; a start that already meets the rule takes no pass at all).
 docs/solvers/cd.md explains it.
@@ -50,6 +51,15 @@ they must not touch Python objects:
     ``alpha[i]`` and its own per-coordinate state), so that a random visiting order over
     more coordinates than the caches hold does not wait on memory at every visit.
 
+``face_step_cost()``, ``face_step()`` (optional; none offered by default)
+    A variant that can take a second-order step on many coordinates at once (LinearSVMDual:
+    a projected Newton step on the current face, docs/solvers/cd.md, "Hard problems")
+    returns the price of one in full epochs from ``face_step_cost()`` (``INFINITY``: none
+    offered), and from ``face_step()`` 1 after moving alpha and its maintained vectors so
+    that f decreased, or 0 after leaving both as they were (-1 with an exception set).
+    The engine calls it between epochs, outside any group, once the epochs since the last
+    call have cost that price (``CDOptions.face_steps``), and restores the active set
+    after a step that moved alpha.
 ``group_size``, ``enter_group(g)``, ``leave_group(g)`` (optional; no groups by default)
     A variant whose coordinates share work in groups of ``group_size`` consecutive ones
     (all the coordinates of one training example, say) sets ``group_size`` in
