@@ -731,7 +731,9 @@ cdef class LinearSVMDual(_SVMDual):
     ``w = sum_i alpha_i y_i x_i`` (in the caller's buffer ``w``, length
     ``rows.dimension``), so that ``G_i = y_i w^T x_i - 1 + D_ii alpha_i`` costs one sparse
     dot product.  ``alpha`` (the caller's buffer, updated in place) is the start; ``w`` is
-    computed from it here.
+    computed from it here.  With D > 0 and ``rows.dimension`` <= MAX_FACE_DIMENSION it offers
+    face steps (:meth:`face_step`): the epochs alone are slow when the free coordinates
+    outnumber the rank of X.
     """
     cdef Rows rows
     cdef double[::1] w
