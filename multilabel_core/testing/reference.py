@@ -31,6 +31,7 @@ from .rounding import SECOND_ORDER_SLACK, U, gamma
 __all__ = [
     "MAX_REFERENCE_VARIABLES",
     "BoxQP",
+    "every_subset",
     "QPSolution",
     "ReferenceSolveError",
     "kkt_residual",
@@ -38,6 +39,7 @@ __all__ = [
     "mlrl_dual_gradient",
     "mlrl_dual_matrices",
     "mlrl_dual_objective",
+    "ranking_problem",
     "solve_box_qp_reference",
     "spectral_projected_gradient",
     "strongly_convex_distance",
@@ -548,3 +550,41 @@ def svmplus_dual_matrices(X, X_priv, Y, C, gamma, *, embedding=None, privileged_
     H = np.block([[Q + K / gamma, K / gamma], [K / gamma, K / gamma]])
     linear = C / gamma * K.sum(axis=1)
     return H, np.concatenate([-1.0 - linear, -linear]), C**2 / (2.0 * gamma) * K.sum()
+
+
+def every_subset(n_features: int, size: int) -> np.ndarray:
+    """Every subset of ``size`` of ``n_features`` features as a boolean row mask, in lexicographic order.
+
+    The brute-force reference for feature-selection relaxations (MLFS/CMLFS: Gu, Li & Han,
+    *Correlated multi-label feature selection*, CIKM 2011, whose relaxation ranges over the convex
+    hull of these masks): an optimum over all of them checks a cutting plane or a bundle on small d.
+    """
+    import itertools
+
+    return np.array(
+        [[j in chosen for j in range(n_features)] for chosen in itertools.combinations(range(n_features), size)],
+        dtype=bool,
+    ).reshape(-1, n_features)
+
+
+def ranking_problem(n_features: int, *, mu: float = 0.0, seed: int = 0, n_samples: int = 60, n_labels: int = 3):
+    """A small pairwise-ranking :class:`~multilabel_core.base.Problem` (linear kernel, C = 1) on synthetic correlated data.
+
+    ``mu = 0`` gives independent labels (Frobenius regulariser); ``mu > 0`` the label-covariance
+    regulariser ``FrobeniusLabelCovariance(mu)`` with a learned relation, as CMLFS uses.
+    """
+    from ..base import Problem
+    from ..datasets import make_correlated_multilabel
+    from ..kernels import LinearKernel
+    from ..losses import PairwiseRankingHinge
+    from ..regularizers import Frobenius, FrobeniusLabelCovariance
+    from ..relations import Independent, LearnedCovariance
+    from ..validation import to_signs
+
+    data = make_correlated_multilabel(
+        n_samples=n_samples, n_features=n_features, n_labels=n_labels, random_state=seed
+    )
+    regularizer, relation = (
+        (Frobenius(), Independent()) if mu == 0.0 else (FrobeniusLabelCovariance(mu), LearnedCovariance())
+    )
+    return Problem(data.X, to_signs(data.Y), PairwiseRankingHinge(), regularizer, relation, LinearKernel(), C=1.0)

@@ -23,34 +23,19 @@ from multilabel_core_plugins.ranking.bundle import (
     project_capped_simplex,
     proximal_master,
     simplex_qp,
-    top_sum,
 )
 from multilabel_core_plugins.ranking.cutting_plane import relative_gap
 from multilabel_core_plugins.ranking.simplex import project_simplex
 from multilabel_core_plugins.ranking.subsets import violation_scores
 
 from multilabel_core import ConvergenceWarning
-from multilabel_core.base import Problem
 from multilabel_core.datasets import load_dataset, make_correlated_multilabel
-from multilabel_core.kernels import LinearKernel
-from multilabel_core.losses import PairwiseRankingHinge
-from multilabel_core.regularizers import Frobenius, FrobeniusLabelCovariance
-from multilabel_core.relations import Independent, LearnedCovariance
 from multilabel_core.solvers import ranking_cd
-from multilabel_core.testing.reference import spectral_projected_gradient
-from multilabel_core.validation import to_signs
+from multilabel_core.testing.reference import every_subset, ranking_problem, spectral_projected_gradient
 
 
 def problem(d, *, mu=0.0, seed=0, n=60, c=3):
-    data = make_correlated_multilabel(n_samples=n, n_features=d, n_labels=c, random_state=seed)
-    regularizer, relation = (
-        (Frobenius(), Independent()) if mu == 0.0 else (FrobeniusLabelCovariance(mu), LearnedCovariance())
-    )
-    return Problem(data.X, to_signs(data.Y), PairwiseRankingHinge(), regularizer, relation, LinearKernel(), C=1.0)
-
-
-def every_subset(d, m):
-    return np.array([[j in chosen for j in range(d)] for chosen in itertools.combinations(range(d), m)])
+    return ranking_problem(d, mu=mu, seed=seed, n_samples=n, n_labels=c)
 
 
 def relaxed_optimum(prob, subsets):

@@ -8,7 +8,6 @@ plane).  Its own certificate is the restricted gap ``sum_t lambda_t g_t - min_t 
 which bounds F(lambda) - min F (F is convex): the optimum lies in [F - gap, F].
 """
 
-import itertools
 import warnings
 
 import attrs
@@ -20,27 +19,13 @@ from multilabel_core_plugins.ranking.simplex import project_simplex
 from multilabel_core_plugins.ranking.subsets import violation_scores
 
 from multilabel_core import ConvergenceWarning
-from multilabel_core.base import Problem, Solution
-from multilabel_core.datasets import make_correlated_multilabel
-from multilabel_core.kernels import LinearKernel
-from multilabel_core.losses import PairwiseRankingHinge
-from multilabel_core.regularizers import Frobenius, FrobeniusLabelCovariance
-from multilabel_core.relations import Independent, LearnedCovariance
+from multilabel_core.base import Solution
 from multilabel_core.solvers import AlternatingSolver
-from multilabel_core.testing.reference import spectral_projected_gradient
-from multilabel_core.validation import to_signs
+from multilabel_core.testing.reference import every_subset, ranking_problem, spectral_projected_gradient
 
 
 def problem(d, *, mu=0.0, seed=0, n=60, c=3):
-    data = make_correlated_multilabel(n_samples=n, n_features=d, n_labels=c, random_state=seed)
-    regularizer, relation = (
-        (Frobenius(), Independent()) if mu == 0.0 else (FrobeniusLabelCovariance(mu), LearnedCovariance())
-    )
-    return Problem(data.X, to_signs(data.Y), PairwiseRankingHinge(), regularizer, relation, LinearKernel(), C=1.0)
-
-
-def every_subset(d, m):
-    return np.array([[j in chosen for j in range(d)] for chosen in itertools.combinations(range(d), m)])
+    return ranking_problem(d, mu=mu, seed=seed, n_samples=n, n_labels=c)
 
 
 def restricted_gap(subsets, weights, q) -> float:
