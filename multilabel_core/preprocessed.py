@@ -19,21 +19,10 @@ statistic of a held-out row reaches the model.  The scalers are those of the exp
 
 from __future__ import annotations
 
-import copy
-
 from .estimator import MultiLabelEstimator
 from .experiments.preprocessing import PREPROCESSORS
 
 __all__ = ["Preprocessed"]
-
-
-def _unfitted_copy(estimator):
-    """A new, unfitted estimator with ``estimator``'s parameters (scikit-learn's ``clone`` when installed)."""
-    try:
-        from sklearn.base import clone
-    except ImportError:  # scikit-learn is optional
-        return type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
-    return clone(estimator)
 
 
 class Preprocessed(MultiLabelEstimator):
@@ -86,7 +75,8 @@ class Preprocessed(MultiLabelEstimator):
             name: (self.scaler_.transform(value) if name.startswith("X_") and value is not None else value)
             for name, value in fit_params.items()
         }
-        self.estimator_ = _unfitted_copy(self.estimator).fit(self.scaler_.transform(X), Y, **extra)
+        # A new estimator from the parameters, as cross_validate makes one per fold.
+        self.estimator_ = type(self.estimator)(**self.estimator.get_params(deep=False)).fit(self.scaler_.transform(X), Y, **extra)
 
     def _decision_function(self, X):
         return self.estimator_.decision_function(self.scaler_.transform(X))
