@@ -41,7 +41,7 @@ from .base import (
     Solver,
 )
 from .kernels import PrecomputedKernel
-from .plugins import make_component
+from .plugins import component_parameters, make_component
 from .relations import correlation_from_covariance
 from .solvers.smo import kernel_expansion
 from .validation import (
@@ -380,6 +380,12 @@ class ComposedEstimator(MultiLabelEstimator):
         business; the L-BFGS solver regularises it like LIBLINEAR).
     tol, max_iter : float, int or None
         Passed to a solver given by name (``None``: the solver's defaults).
+    n_jobs : int or None, default None
+        Threads for the per-label problems, passed to a solver given by name that solves
+        labels apart (``cd``; ``smo`` with a diagonal label coupling); the others have
+        nothing to split and ignore it.  None is the thread budget the caller leaves (all
+        cores outside the experiment runner, :mod:`multilabel_core.parallel`).  The fitted
+        model does not depend on it.
     warm_start : bool, default False
         Start the solver from the previous fit's solution (same numbers of rows and
         labels): its dual variables rescaled by the ratio of the new C to the old (they
@@ -431,6 +437,7 @@ class ComposedEstimator(MultiLabelEstimator):
         tol=None,
         max_iter=None,
         warm_start=False,
+        n_jobs=None,
     ):
         self.loss = loss
         self.regularizer = regularizer
@@ -443,6 +450,7 @@ class ComposedEstimator(MultiLabelEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
     # -- what a preset may override ------------------------------------------------------
 
@@ -462,6 +470,10 @@ class ComposedEstimator(MultiLabelEstimator):
             value = getattr(self, role)
             params = {name: v for name, v in settings.get(role, {}).items() if v is not None}
             if isinstance(value, str):
+                if role == "solver" and getattr(self, "n_jobs", None) is not None:
+                    # Only solvers with label threads take it (the others have nothing to split).
+                    if "n_jobs" in component_parameters("solver", value):
+                        params["n_jobs"] = self.n_jobs
                 value = make_component(role, value, **params)
             elif not isinstance(value, expected):
                 raise ValueError(f"{role} must be a registered {role} name or a {expected.__name__}, got {value!r}")

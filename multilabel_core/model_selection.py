@@ -19,8 +19,9 @@ from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from ._progress import progress_bar
+from .parallel import WithinBudget, worker_threads
 
 from .validation import check_random_state, check_scalar, check_X, check_Y
 from .metrics import check_metric_names, evaluate
@@ -312,10 +313,9 @@ def cross_validate(
     names = check_metric_names(metrics)
     splits = _splits(cv, X, Y, random_state)
     precomputed = _uses_precomputed_kernel(estimator)
-    jobs = (
-        delayed(_fit_and_score)(estimator, X, Y, train, test, names, precomputed, return_estimators)
-        for train, test in splits
-    )
+    # Each fold's fit may start cores // workers threads (BLAS, and its n_jobs=None label threads).
+    task = WithinBudget(_fit_and_score, worker_threads(effective_n_jobs(n_jobs)))
+    jobs = (delayed(task)(estimator, X, Y, train, test, names, precomputed, return_estimators) for train, test in splits)
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     folds = []
     with progress_bar(progress, len(splits), "cross-validation", "fold") as bar:

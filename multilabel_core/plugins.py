@@ -51,6 +51,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "PluginError",
     "PluginWarning",
+    "component_parameters",
     "get_method",
     "get_plugin_manager",
     "list_components",
@@ -241,6 +242,22 @@ def make_method(name: str, *, preprocess: str | None = None, **params):
 
     check_preprocess(preprocess)
     return Preprocessed(estimator, preprocess=preprocess)
+
+
+def component_parameters(kind: str, name: str) -> frozenset[str]:
+    """The keyword parameters the component registered as ``(kind, name)`` accepts.
+
+    What a composing estimator asks before passing an optional setting (a solver's ``n_jobs``)
+    that not every component of the kind has.
+    """
+    _check_kind(kind)
+    components = _components()
+    if (kind, name) not in components:
+        known = {spec.name for spec in components.values() if spec.kind == kind}
+        raise _unknown(f"{kind} component", name, known)
+    parameters = inspect.signature(components[kind, name].factory).parameters.values()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(p.name for p in parameters if p.kind in keyword)
 
 
 def list_components(kind: str | None = None) -> list[ComponentSpec]:

@@ -131,7 +131,10 @@ def test_mu_zero_is_the_plain_ranking_svm(problem, data):
     plain = solved(dict(problem, R_inv=None), random_state=0)
     W = plain.solution.coef
     np.testing.assert_allclose(coupled.solution.coef, W, atol=1e-5 * max(1.0, np.abs(W).max()))
-    assert coupled.certificate.primal == pytest.approx(plain.certificate.primal, rel=1e-8, abs=1e-9)
+    # Both primals lie in [optimum, optimum + own gap] (weak duality): they differ by at most the larger gap,
+    # not by a fixed 1e-8 (a hypothesis example had 3e-9 between two certified solves of one problem).
+    a, b = coupled.certificate, plain.certificate
+    assert abs(a.primal - b.primal) <= max(a.gap, b.gap) + 1e-12 * max(1.0, abs(b.primal))
 
 
 def test_coupling_inverse_is_the_inverse_of_R():

@@ -17,7 +17,8 @@ from multilabel_core import make_method
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.experiments import runner
-from multilabel_core.experiments.runner import _BLASLimited, blas_threads_per_worker
+from multilabel_core.experiments.runner import blas_threads_per_worker
+from multilabel_core.parallel import WithinBudget
 
 #: The methods whose fits hold BLAS to one thread.
 ONE_THREAD_FITS = ["larank", "clarank", "mlfs", "cmlfs", "concept_network", "lieml", "lieml_raw"]
@@ -64,10 +65,10 @@ def test_a_limited_task_lowers_the_threads_and_never_raises_them():
     with threadpool_limits(limits=2, user_api="blas"):
         if blas_threads() != 2:
             pytest.skip("no BLAS library here that can run two threads")
-        assert _BLASLimited(blas_threads, 1)() == 1
+        assert WithinBudget(blas_threads, 1)() == 1
         assert blas_threads() == 2  # restored after the task
         with threadpool_limits(limits=1, user_api="blas"):
-            assert _BLASLimited(blas_threads, 2)() == 1  # the caller's lower setting stands
+            assert WithinBudget(blas_threads, 2)() == 1  # the caller's lower setting stands
 
 
 def test_runner_workers_run_tasks_within_cores_over_workers_threads(data, monkeypatch):

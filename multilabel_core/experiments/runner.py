@@ -18,9 +18,9 @@ tasks (folds x grid points), then all its final fits, whose records are written 
 split order as they arrive.  Tasks run through joblib (``n_jobs``), or on a
 dask.distributed cluster with ``scheduler``, and give the same records as a serial
 run: every random choice is seeded from ``(seed, split)`` (:func:`split_seeds`) and
-results are collected in task order.  Each task runs with BLAS held to at most
+results are collected in task order.  Each task runs with BLAS and the estimators' label threads held to at most
 :func:`blas_threads_per_worker` threads (threadpoolctl, in the process that runs it), so
-that workers x BLAS threads stay within the cores (docs/experiments.md, "Threads and cores").
+that workers x threads stay within the cores (docs/experiments.md, "Threads and cores").
 
 Labels that take one value in a training part follow the experiment's ``constant_labels``
 option (:mod:`.constant_labels`): refused (the split fails, as the methods refuse them) or
@@ -47,10 +47,10 @@ from time import perf_counter, sleep
 import attrs
 import joblib
 import numpy as np
-from threadpoolctl import threadpool_info, threadpool_limits
 from .._progress import progress_bar
 
 from ..metrics import check_metric_names, evaluate
+from ..parallel import WithinBudget, worker_threads
 from ..model_selection import _uses_precomputed_kernel
 from ..solvers import ConvergenceWarning
 from .config import Experiment
@@ -211,33 +211,14 @@ def _cluster(scheduler):
 
 
 def blas_threads_per_worker(n_workers: int, cores: int | None = None) -> int:
-    """The BLAS threads each of ``n_workers`` concurrent tasks may use: ``max(1, cores // n_workers)``.
+    """The threads (BLAS, and an estimator's ``n_jobs=None``) each of ``n_workers`` concurrent tasks may use.
 
-    ``cores`` defaults to the cores this process may run on (``joblib.cpu_count()``, which
-    counts CPU affinity and cgroup quotas), so that ``n_workers`` x the result is at most
-    the cores whenever ``n_workers`` is.
+    ``max(1, cores // n_workers)`` (:func:`multilabel_core.parallel.worker_threads`); ``cores``
+    defaults to the cores this process may run on (``joblib.cpu_count()``, which counts CPU
+    affinity and cgroup quotas), so that ``n_workers`` x the result is at most the cores
+    whenever ``n_workers`` is.
     """
-    cores = joblib.cpu_count() if cores is None else cores
-    return max(1, int(cores) // max(1, int(n_workers)))
-
-
-class _BLASLimited:
-    """A task that runs with BLAS held to at most ``threads`` threads, in whichever process runs it.
-
-    The limit is set with threadpoolctl around the task and lowered only: a process already
-    at fewer threads (the caller's own limit, or joblib's start-up setting of its workers)
-    keeps them.  The class is at module level so that the wrapped task pickles for loky and dask.
-    """
-
-    def __init__(self, function, threads: int):
-        self.function, self.threads = function, threads
-
-    def __call__(self, *args, **kwargs):
-        current = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-        if not current or max(current) <= self.threads:
-            return self.function(*args, **kwargs)
-        with threadpool_limits(limits=self.threads, user_api="blas"):
-            return self.function(*args, **kwargs)
+    return worker_threads(n_workers, cores)
 
 
 @contextlib.contextmanager
@@ -250,7 +231,8 @@ def _parallel(n_jobs, client, dataset):
     (loky processes by default, or the caller's ``joblib.parallel_config``); loky workers
     are given :func:`_exit_with_parent`, so that they end with the run even when it is killed.
 
-    Every task runs with BLAS at most :func:`blas_threads_per_worker` threads (:class:`_BLASLimited`):
+    Every task runs with at most :func:`blas_threads_per_worker` threads, BLAS and the estimators'
+    label threads (:class:`~multilabel_core.parallel.WithinBudget`):
     here cores // workers; on a cluster one, the thread count dask's nanny starts its worker
     processes with, for one worker process per core (docs/experiments.md).
     """
@@ -260,7 +242,7 @@ def _parallel(n_jobs, client, dataset):
         config = _loky_exiting_with_parent()
     with config, joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel:
         threads = 1 if client is not None else blas_threads_per_worker(joblib.effective_n_jobs(n_jobs))
-        yield lambda tasks: parallel((_BLASLimited(function, threads), args, kwargs) for function, args, kwargs in tasks)
+        yield lambda tasks: parallel((WithinBudget(function, threads), args, kwargs) for function, args, kwargs in tasks)
 
 
 #: Seconds between a loky worker's checks that the process that started it is alive.

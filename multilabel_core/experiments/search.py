@@ -44,8 +44,9 @@ import math
 import warnings
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 
+from ..parallel import WithinBudget, worker_threads
 from ..validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
 from ..model_selection import IterativeStratifiedKFold, _take_rows, _uses_precomputed_kernel
@@ -332,4 +333,6 @@ def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv
     train = np.arange(X.shape[0]) if train is None else train
     search = InnerSearch(estimator, grid, Y, train, unlabeled, inner_cv=inner_cv, metric=metric, seed=seed,
                          preprocess=preprocess, constant_labels=constant_labels)
-    return search.choose(Parallel(n_jobs=n_jobs)(search.tasks(X, Y)))
+    threads = worker_threads(effective_n_jobs(n_jobs))
+    tasks = ((WithinBudget(function, threads), args, kwargs) for function, args, kwargs in search.tasks(X, Y))
+    return search.choose(Parallel(n_jobs=n_jobs)(tasks))

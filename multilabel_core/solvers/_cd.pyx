@@ -17,6 +17,7 @@ eq. 8); other modules add theirs by subclassing
 
 import numpy as np
 
+from multilabel_core.parallel import cancelled as _cancelled
 from multilabel_core.validation import SYMMETRY_RTOL
 
 cimport cython
@@ -27,6 +28,17 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 from scipy.linalg.cython_blas cimport daxpy, ddot, dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+
+
+cdef int check_interrupt() except -1:
+    """Ctrl-C (in the main thread), or on a label thread of ``map_threads`` its pool's cancellation.
+
+    A worker thread never sees the signal: the main thread gets it, cancels the pool, and
+    each running label stops at its next check instead of finishing its solve.
+    """
+    PyErr_CheckSignals()
+    if _cancelled():
+        raise KeyboardInterrupt("stopped: another label's solve failed or was interrupted")
 
 #: Coordinate visits between two checks for Ctrl-C (a check takes the GIL briefly).
 cdef Py_ssize_t SIGNAL_CHECK_INTERVAL = 1 << 14
@@ -267,7 +279,7 @@ cdef int one_epoch(DualCoordinates problem, const Coordinate* coordinates, Py_ss
         progress.visits += 1
         if progress.visits % SIGNAL_CHECK_INTERVAL == 0:
             with gil:
-                PyErr_CheckSignals()
+                check_interrupt()
     if groups != NULL:
         leave(problem, &current)
         # The kept ones first, the shrunk ones of this pass after them (before the older ones).

@@ -44,6 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
 from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
+from ..parallel import effective_threads, map_threads
 from ..losses import Hinge, SquaredHinge
 from ..validation import (
     MAX_ITER_LIMIT,
@@ -153,14 +154,15 @@ def _dual_terms(loss, costs: np.ndarray, solver: str) -> tuple[np.ndarray, np.nd
     return upper, diagonal
 
 
-def _settings(tol, max_iter, shrinking, random_state, n_labels) -> dict:
+def _settings(tol, max_iter, shrinking, random_state, n_labels, n_jobs=None) -> dict:
     check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    effective_threads(n_jobs)  # validates it
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
     if not isinstance(shrinking, (bool, np.bool_)):
         raise ValueError(f"shrinking must be True or False, got {shrinking!r}")
     # One seed per label, drawn in label order: a run is reproducible label by label.
     seeds = check_random_state(random_state).integers(0, 2**63, size=n_labels, dtype=np.uint64)
-    return {"tol": float(tol), "max_iter": int(max_iter), "shrinking": bool(shrinking), "seeds": seeds}
+    return {"tol": float(tol), "max_iter": int(max_iter), "shrinking": bool(shrinking), "seeds": seeds, "n_jobs": n_jobs}
 
 
 def _rows(X, bias: float):
@@ -180,30 +182,29 @@ def _rows(X, bias: float):
 def _solve_labels(make_problem, n_labels: int, settings: dict, record_dual: bool, face_steps: bool = True) -> list[dict]:
     """Run the engine on ``make_problem(l)`` for every label l; the engine's report per label.
 
-    BLAS is held to one thread meanwhile (threadpoolctl; the caller's setting is restored): the
-    engine's calls are small (dot products of a row, the face step's Gram matrix and Cholesky
-    factor of the weight dimension), and OpenBLAS's threads handing them over and spinning
-    between them made the face steps on standardised cal500 (400 x 69) take 8 ms instead of 0.5.
+    The labels run on ``settings["n_jobs"]`` threads (:func:`~multilabel_core.parallel.map_threads`):
+    the engine releases the GIL, each label owns its alpha, its row of primal vectors and its
+    seed (drawn before any label runs), and reads X only, so the result is the same for every
+    thread count.  BLAS is held to one thread meanwhile (threadpoolctl; the caller's setting is
+    restored): the engine's calls are small (dot products of a row, the face step's Gram matrix
+    and Cholesky factor of the weight dimension), and OpenBLAS's threads handing them over and
+    spinning between them made the face steps on standardised cal500 (400 x 69) take 8 ms
+    instead of 0.5.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _solve_each(make_problem, n_labels, settings, record_dual, face_steps)
 
-
-def _solve_each(make_problem, n_labels: int, settings: dict, record_dual: bool, face_steps: bool) -> list[dict]:
-    reports = []
-    for label in range(n_labels):
-        reports.append(
-            _cd.solve_dual(
-                make_problem(label),
-                tol=settings["tol"],
-                max_iter=settings["max_iter"],
-                shrinking=settings["shrinking"],
-                seed=int(settings["seeds"][label]),
-                record_dual=record_dual,
-                face_steps=face_steps,
-            )
+    def solve(label: int) -> dict:
+        return _cd.solve_dual(
+            make_problem(label),
+            tol=settings["tol"],
+            max_iter=settings["max_iter"],
+            shrinking=settings["shrinking"],
+            seed=int(settings["seeds"][label]),
+            record_dual=record_dual,
+            face_steps=face_steps,
         )
-    return reports
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return map_threads(solve, range(n_labels), settings["n_jobs"])
 
 
 def _certificate(name: str, primal: np.ndarray, reports: list[dict], settings: dict, start: float) -> Certificate:
@@ -276,6 +277,7 @@ def linear_svm_cd(
     alpha0=None,
     record_dual: bool = False,
     face_steps: bool = True,
+    n_jobs: int | None = None,
 ) -> Fit:
     """One linear SVM (1) per label by dual coordinate descent on (2).
 
@@ -317,6 +319,9 @@ def linear_svm_cd(
         since the last have cost about as much as it does, so a problem the epochs solve
         quickly sees none.  Same optimum either way; False runs the epochs alone
         (docs/solvers/cd.md, "Hard problems").
+    n_jobs : int or None, default None
+        Threads the labels are solved on (:mod:`multilabel_core.parallel`: None is the thread
+        budget the caller leaves, -1 every core).  The result does not depend on it.
 
     Returns
     -------
@@ -343,7 +348,7 @@ def linear_svm_cd(
     Y = _check_signs(Y, n)
     costs = _check_costs(C, Y.shape[1])
     loss = _check_loss(loss)
-    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1])
+    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs)
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
     if not isinstance(face_steps, (bool, np.bool_)):
@@ -382,6 +387,7 @@ def box_kernel_cd(
     random_state=None,
     alpha0=None,
     record_dual: bool = False,
+    n_jobs: int | None = None,
 ) -> Fit:
     """The box-constrained kernel dual (2), ``Q_ij = y_il y_jl K_ij``, per label.
 
@@ -391,8 +397,8 @@ def box_kernel_cd(
     eq. 10).  The decision values are ``t_l(x) = sum_i alpha_il y_il k(x_i, x)``:
     ``alpha * Y`` are the dual coefficients.  The certificate's primal is (1) in the
     feature space of K, ``1/2 alpha^T Q alpha + C_l sum_i ell(y_il s_il)`` with the
-    training scores ``s = K (alpha o y)`` the engine maintains.  Other parameters as
-    :func:`linear_svm_cd`.
+    training scores ``s = K (alpha o y)`` the engine maintains.  Other parameters (``n_jobs``
+    among them: the labels share K read-only) as :func:`linear_svm_cd`.
 
     Returns
     -------
@@ -413,7 +419,7 @@ def box_kernel_cd(
         raise ValueError(f"K holds {K.shape[0]} kernels but Y has {Y.shape[1]} labels")
     costs = _check_costs(C, Y.shape[1])
     loss = _check_loss(loss)
-    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1])
+    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs)
     upper, diagonal = _dual_terms(loss, costs, "box_kernel_cd")
     alpha = _check_alpha0(alpha0, Y.shape, upper)
     K = np.ascontiguousarray(K, dtype=np.float64)
@@ -479,6 +485,9 @@ class CDSolver(Solver):
     random_state : None, int or numpy Generator, default 0
         Seed of the permutations (fixed by default: fits are reproducible; a Generator's
         stream goes on from solve to solve).
+    n_jobs : int or None, default None
+        Threads the labels are solved on (:mod:`multilabel_core.parallel`; None: the budget
+        the caller leaves).  The result does not depend on it.
 
     Notes
     -----
@@ -501,6 +510,7 @@ class CDSolver(Solver):
         default=1.0, validator=positive
     )
     random_state: object = attrs.field(default=0, validator=seed)
+    n_jobs: int | None = attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": SVM_DUAL_CAPABILITIES,
@@ -554,6 +564,7 @@ class CDSolver(Solver):
             "shrinking": self.shrinking,
             "random_state": self.random_state,
             "alpha0": self._alpha0(warm_start, Y, upper),
+            "n_jobs": self.n_jobs,
         }
         if problem.kernel.linear:
             fit = linear_svm_cd(

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 from .._blocks import row_blocks
 from ..base import CapabilityError, Fit, Kernel, Problem, Solution, Solver
 from ..certificate import GAP_RTOL, Certificate
+from ..parallel import effective_threads, map_threads
 from ..validation import (
     MAX_ITER_LIMIT,
     check_scalar,
@@ -68,6 +69,11 @@ from ._smo import solve_dual
 __all__ = ["KernelSource", "SMOSolver", "kernel_expansion", "relation_statistics", "smo_solve"]
 
 _MEGABYTE = 2**20
+
+
+def _n_jobs(instance, attribute, value) -> None:
+    """attrs validator of a thread count (:func:`~multilabel_core.parallel.effective_threads`)."""
+    effective_threads(value)
 #: Relative distance to a bound within which an alpha recovered from dual_coef is put on it.
 _BOUND_RTOL = 1e-10
 
@@ -262,6 +268,7 @@ def smo_solve(
     shrinking: bool = True,
     cache_size_mb: float = 200.0,
     record_dual: bool = False,
+    n_jobs: int | None = None,
 ) -> Fit:
     """Solve the dual (10) of (P) by SMO (module docstring; algorithm in ``_smo.pyx``).
 
@@ -290,6 +297,12 @@ def smo_solve(
     record_dual : bool, default False
         Debug mode: ``certificate.statistics["dual_trace"]`` lists h (objective (10),
         minimised) at the start and after every label visit.
+    n_jobs : int or None, default None
+        Threads for the labels when Omega~ is diagonal (BSVM): then (10) is L separate SVM
+        duals, solved apart (always, so the result does not depend on ``n_jobs``) with
+        ``max_iter`` steps each, side by side when K is a matrix (a column cache is not shared
+        between threads).  None is the thread budget the caller leaves
+        (:mod:`multilabel_core.parallel`), -1 every core.
 
     Returns
     -------
@@ -326,15 +339,69 @@ def smo_solve(
     if max_iter is None:
         max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0, high=MAX_ITER_LIMIT)
-    return _solve(columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start)
+    effective_threads(n_jobs)  # validates it
+    return _solve(
+        columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start, n_jobs=n_jobs
+    )
 
 
-def _solve(columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, start, warn=True) -> Fit:
+def _independent(omega: np.ndarray) -> bool:
+    """Whether Omega~ is diagonal: then (10) is L separate SVM duals (BSVM; MLRL's first round, Omega = I / L)."""
+    return omega.shape[0] > 1 and not np.any(omega - np.diag(np.diag(omega)))
+
+
+def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual, n_jobs) -> dict:
+    """The engine on label-major arrays; with a diagonal Omega~, label by label on ``n_jobs`` threads.
+
+    With Omega~ diagonal no label's gradient depends on another's alpha, so each label is solved
+    alone, always (whatever ``n_jobs``: the result must not depend on the thread count, and the
+    joint schedule's visits depend on all labels' violations), each with the budget ``max_iter``.
+    A precomputed K is read-only and shared by the threads; a column cache is not thread-safe
+    (and computes its columns holding the GIL), so its labels run one after the other.  The
+    outcome is the joint call's: f stacked, steps summed, converged when every label is, the
+    largest violation, statistics summed, and the dual trace of the labels solved in order.
+    """
+    if not _independent(omega):
+        outcome = solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual)
+        return outcome | {"budget_reached": outcome["n_iter"] >= max_iter}
+
+    def one(i: int) -> dict:
+        # alpha_t[i : i + 1] is a view: the engine writes label i's solution in place.
+        return solve_dual(
+            columns, y[i : i + 1], np.ascontiguousarray(omega[i : i + 1, i : i + 1]), C[i : i + 1],
+            alpha_t[i : i + 1], tol, max_iter, shrinking, record_dual,
+        )
+
+    outcomes = map_threads(one, range(y.shape[0]), n_jobs if columns.precomputed else 1)
+    statistics = {"label_steps": [o["statistics"]["label_steps"][0] for o in outcomes], "labels_solved_apart": True}
+    for key in ("label_visits", "shrunk", "reconstructions", "cache_hits", "cache_misses"):
+        statistics[key] = sum(o["statistics"][key] for o in outcomes)
+    outcome = {
+        "f": np.vstack([o["f"] for o in outcomes]),
+        "n_iter": sum(o["n_iter"] for o in outcomes),
+        "converged": all(o["converged"] for o in outcomes),
+        "kkt_violation": max(o["kkt_violation"] for o in outcomes),
+        "statistics": statistics,
+        "budget_reached": any(o["n_iter"] >= max_iter for o in outcomes),
+    }
+    if record_dual:
+        # h is a sum over labels: while label i moves, the others sit at their final (p < i) or first (p > i) value.
+        first = np.array([o["dual_trace"][0] for o in outcomes])
+        last = np.array([o["dual_trace"][-1] for o in outcomes])
+        trace = []
+        for i, o in enumerate(outcomes):
+            rest = float(last[:i].sum() + first[i + 1 :].sum())
+            trace.extend(value + rest for value in (o["dual_trace"] if i == 0 else o["dual_trace"][1:]))
+        outcome["dual_trace"] = trace
+    return outcome
+
+
+def _solve(columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, start, warn=True, n_jobs=None) -> Fit:
     """SMO on validated inputs: what :func:`smo_solve` and :class:`SMOSolver` share (``warn=False``:
     a stop short of the rule is the caller's to report)."""
     alpha_t = _label_major(alpha)
-    outcome = solve_dual(
-        columns, _label_major(Y), omega, _label_major(C), alpha_t, tol, max_iter, shrinking, record_dual
+    outcome = _solve_dual(
+        columns, _label_major(Y), omega, _label_major(C), alpha_t, tol, max_iter, shrinking, record_dual, n_jobs
     )
     alpha, f = alpha_t.T.copy(), outcome["f"].T.copy()
     intercept = _intercept(f, Y, C)
@@ -345,7 +412,7 @@ def _solve(columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, s
     if warn and not certificate.converged:
         reason = (
             f"max_iter={max_iter} steps reached"
-            if certificate.n_iter >= max_iter
+            if outcome["budget_reached"]
             else "no step could make progress (the kernel, omega or C overflow float64: rescale them)"
         )
         warn_not_converged("SMO", f"{reason}; KKT violation {certificate.kkt_violation:.3g} > tol={tol:.3g}")
@@ -440,6 +507,8 @@ class SMOSolver(Solver):
     shrinking : bool, default True
     cache_size_mb : float, default 200
         Kernel memory: K is precomputed when it fits, else columns are LRU-cached.
+    n_jobs : int or None, default None
+        Threads for the labels when ``label_gram`` is diagonal (BSVM; see :func:`smo_solve`).
     """
 
     tol: float = attrs.field(default=1e-3, validator=positive)
@@ -450,6 +519,7 @@ class SMOSolver(Solver):
     cache_size_mb: float = attrs.field(
         default=200.0, validator=positive
     )
+    n_jobs: int | None = attrs.field(default=None, validator=_n_jobs)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("dual_box", "dual_diagonal"),
@@ -509,7 +579,9 @@ class SMOSolver(Solver):
         def at(eps, previous):
             # Each tightening starts from the previous call's alphas: only the last digits move.
             alpha0 = alpha if previous is None else previous.solution.dual
-            return _solve(columns, Y, omega, C, alpha0.copy(), eps, max_iter, bool(self.shrinking), False, start, False)
+            return _solve(
+                columns, Y, omega, C, alpha0.copy(), eps, max_iter, bool(self.shrinking), False, start, False, self.n_jobs
+            )
 
         # LIBSVM's rule bounds the KKT violation, whose meaning in objective terms grows with C = 1/(n lambda):
         # at lambda = 1e-4 on 30 unscaled rows eps = 1e-3 left a relative gap of 1%.  "Converged" means the

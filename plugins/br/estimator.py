@@ -58,6 +58,12 @@ class BinaryRelevance(ComposedEstimator):
         ``"cd"``: dual coordinate descent per label (LIBLINEAR's dual solver,
         :class:`~multilabel_core.solvers.CDSolver`); ``"lbfgs"``: L-BFGS-B on the primal
         of all labels at once (:class:`~multilabel_core.solvers.LBFGSSolver`).
+    n_jobs : int or None, default None
+        Threads the labels are solved on with ``"cd"`` (the GIL-free engine, one label per
+        task; BLAS held to one thread meanwhile).  None is the thread budget the caller leaves:
+        every core in a plain fit, ``cores // workers`` inside the experiment runner or
+        ``cross_validate``; -1 every core.  The model does not depend on it.  ``"lbfgs"``
+        solves all labels in one problem and ignores it.
 
     Fitted attributes: ``coef_`` (d, L), ``intercept_`` (L,), ``certificate_`` (with the
     duality gap of the per-label L2-SVMs), ``n_iter_``, ``n_features_in_``, ``n_labels_``.
@@ -65,9 +71,9 @@ class BinaryRelevance(ComposedEstimator):
 
     PARTS = PARTS
 
-    def __init__(self, C=1.0, tol=None, max_iter=None, fit_intercept=True, solver="cd"):
+    def __init__(self, C=1.0, tol=None, max_iter=None, fit_intercept=True, solver="cd", n_jobs=None):
         parts = dict(PARTS, solver=solver)
-        super().__init__(**parts, C=C, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter)
+        super().__init__(**parts, C=C, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
 
     def _validate_params(self) -> None:
         super()._validate_params()

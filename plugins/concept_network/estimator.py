@@ -105,6 +105,10 @@ class ConceptNetwork(ComposedEstimator):
         epochs (6.7 s for all 14 labels).
     random_state : None, int or Generator, default 0
         Seeds the eigensolver's start and the coordinate-descent permutations.
+    n_jobs : int or None, default None
+        Threads the L local models are solved on (BLAS held to one thread): None is the thread
+        budget the caller leaves (every core in a plain fit, ``cores // workers`` inside the
+        experiment runner or ``cross_validate``), -1 every core.  The model does not depend on it.
 
     Fitted attributes
     -----------------
@@ -140,6 +144,7 @@ class ConceptNetwork(ComposedEstimator):
         tol=1e-3,
         max_iter=100000,
         random_state=0,
+        n_jobs=None,
     ):
         self.C = C
         self.sigma = sigma
@@ -156,6 +161,7 @@ class ConceptNetwork(ComposedEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # -- the parts ----------------------------------------------------------------------
 
@@ -172,7 +178,7 @@ class ConceptNetwork(ComposedEstimator):
             "solver": {
                 name: getattr(self, name)
                 for name in ("sigma", "eps", "eps_edge", "site_tradeoff", "edge_tradeoff", "n_components", "eig_rtol",
-                             "tol", "max_iter", "random_state")
+                             "tol", "max_iter", "random_state", "n_jobs")
             },  # fmt: skip
         }
         return {role: make_component(role, name, **settings.get(role, {})) for role, name in self.PARTS.items()}

@@ -29,6 +29,7 @@ import numpy as np
 
 from multilabel_core.base import Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
+from multilabel_core.parallel import effective_threads, map_threads
 from multilabel_core.solvers import ConvergenceWarning, linear_svm_cd
 from multilabel_core.validation import check_random_state, count, non_negative, open_unit, positive, seed
 
@@ -77,6 +78,9 @@ class ConceptNetworkSolver(Solver):
         Epochs per local dual.
     random_state : None, int or Generator, default 0
         Seeds the eigensolver's start and the CD permutations.
+    n_jobs : int or None, default None
+        Threads the local models are solved on (:mod:`multilabel_core.parallel`; None: the
+        budget the caller leaves).  The result does not depend on it.
 
     What it asks of the parts: the loss's ``dual_box`` and ``dual_diagonal`` (an SVM-dual loss, as
     :func:`~multilabel_core.solvers.linear_svm_cd` needs), the relation's ``graph(Y)``, and a regulariser
@@ -93,6 +97,7 @@ class ConceptNetworkSolver(Solver):
     tol: float = attrs.field(default=1e-3, validator=positive)
     max_iter: int = attrs.field(default=100000, validator=count)
     random_state: object = attrs.field(default=0, validator=seed)
+    n_jobs: int | None = attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("dual_box", "dual_diagonal"),
@@ -152,8 +157,8 @@ class ConceptNetworkSolver(Solver):
         site_coef, edge_coef = np.zeros((n_labels, m)), np.zeros((len(edges), m))
         dual = np.zeros((n, n_labels))
         seeds = check_random_state(seed).integers(0, 2**31 - 1, size=n_labels)
-        certificates = []
-        for label in range(n_labels):
+
+        def local_model(label: int):
             rows = np.arange(first[label], first[label + 1])
             if self.sigma == 0.0:
                 rows = rows[:0]  # the edge features are all zero: no edge weight to learn
@@ -161,13 +166,21 @@ class ConceptNetworkSolver(Solver):
                 basis.vectors, kernels.omega[label], kernels.zeta[rows], edges[rows, 1], Y,
                 eps=self.eps, sigma=self.sigma, eps_edge=self.eps_edge,
             )  # fmt: skip
-            # One warning for all labels (in solve), not one per label from the engine.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                fit = linear_svm_cd(
-                    features, 2.0 * Y[:, [label]] - 1.0, C=problem.C, loss=problem.loss, fit_intercept=False,
-                    tol=self.tol, max_iter=self.max_iter, random_state=int(seeds[label]),
-                )  # fmt: skip
+            fit = linear_svm_cd(
+                features, 2.0 * Y[:, [label]] - 1.0, C=problem.C, loss=problem.loss, fit_intercept=False,
+                tol=self.tol, max_iter=self.max_iter, random_state=int(seeds[label]), n_jobs=1,
+            )  # fmt: skip
+            return rows, fit
+
+        # The labels' models share nothing but the read-only basis: n_jobs threads solve them (the
+        # engine releases the GIL), each with its seed drawn above, so the result is the same for any
+        # thread count.  One warning for all labels (in solve), not one per label from the engine:
+        # the filter is set around the whole map (the warnings filters are process-wide).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits = map_threads(local_model, range(n_labels), self.n_jobs)
+        certificates = []
+        for label, (rows, fit) in enumerate(fits):
             theta = fit.solution.coef[:, 0]
             site_coef[label] = theta[:m] * np.sqrt(kernels.omega[label])
             for j, row in enumerate(rows):

@@ -84,7 +84,10 @@ class _PaperScaled(ComposedEstimator):
         check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
 
     def _smo(self, tol, max_iter=None):
-        return make_component("solver", "smo", tol=tol, max_iter=max_iter, cache_size_mb=float(self.cache_size))
+        return make_component(
+            "solver", "smo", tol=tol, max_iter=max_iter, cache_size_mb=float(self.cache_size),
+            n_jobs=getattr(self, "n_jobs", None),
+        )
 
     def _build(self, **solver) -> dict:
         """The PARTS by name, the kernel from the ``kernel``/``gamma`` parameters, the given solver."""
@@ -284,8 +287,8 @@ class BSVM(_PaperScaled):
     """Binary SVMs for multi-label learning (registered as ``bsvm``; section 3, eq. 12).
 
     MLRL with Omega fixed to I: m independent SVMs ``1/n sum_i hinge + lambda/2 ||w_j||^2``,
-    solved jointly in one SMO call on the shared kernel (label by label SVC with
-    ``C = 1/(n lambda)``).
+    each solved by SMO on the shared kernel (label by label SVC with ``C = 1/(n lambda)``),
+    side by side on ``n_jobs`` threads.
 
     Parameters
     ----------
@@ -296,7 +299,13 @@ class BSVM(_PaperScaled):
     tol : float, default 1e-3
         SMO's stopping tolerance (LIBSVM's eps).
     max_iter : int or None, default None
-        Largest number of SMO steps (None: ``max(10^7, 100 n m)``).
+        Largest number of SMO steps of each label (None: ``max(10^7, 100 n m)``).
+    n_jobs : int or None, default None
+        Threads the m SVMs are solved on (each label's SMO apart, sharing the kernel matrix;
+        a kernel too large for ``cache_size`` is cached by columns and its labels run one
+        after the other).  None is the thread budget the caller leaves: every core in a
+        plain fit, ``cores // workers`` inside the experiment runner or ``cross_validate``;
+        -1 every core.  The model does not depend on it.
 
     Notes
     -----
@@ -307,7 +316,10 @@ class BSVM(_PaperScaled):
 
     PARTS = BSVM_PARTS
 
-    def __init__(self, lam=1e-4, kernel="rbf", gamma=None, tol=1e-3, max_iter=None, cache_size=1024.0, warm_start=False):
+    def __init__(
+        self, lam=1e-4, kernel="rbf", gamma=None, tol=1e-3, max_iter=None, cache_size=1024.0, warm_start=False,
+        n_jobs=None,
+    ):
         self.lam = lam
         self.kernel = kernel
         self.gamma = gamma
@@ -315,6 +327,7 @@ class BSVM(_PaperScaled):
         self.max_iter = max_iter
         self.cache_size = cache_size
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
     def _parts(self) -> dict:
         return self._build(solver=self._smo(self.tol, self.max_iter))

@@ -154,8 +154,10 @@ class PrML(_Privileged):
     random_state : None, int or numpy Generator, default 0
         Seeds the first D and the coordinate orders.
     n_jobs : int or None, default None
-        Threads for the L independent problems of a W-step (PrBR: of its one step); None is 1,
-        -1 every core.  The result does not depend on it.
+        Threads for the L independent problems of a W-step (PrBR: of its one step); None is
+        the thread budget the caller leaves (every core in a plain fit, ``cores // workers``
+        inside the experiment runner or ``cross_validate``), -1 every core.  The result does not
+        depend on it.
 
     There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
     point's D may end at another local solution than a cold fit; a grid search fits every

@@ -42,19 +42,16 @@ feasible point of the next one.
 
 from __future__ import annotations
 
-import numbers
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 import attrs
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
+from multilabel_core.parallel import effective_threads, map_threads
 from multilabel_core.regularizers import Frobenius, LowRank
 from multilabel_core.relations import Independent
 from multilabel_core.solvers import AlternatingSolver, embedded_hinge_cd, svmplus_cd, tighten_to_relative_gap
@@ -98,7 +95,8 @@ class PrivilegedCDSolver(Solver):
     random_state : None, int or numpy Generator, default 0
         Seeds the first D and the engine's permutations (an int: reproducible fits).
     n_jobs : int or None, default None
-        Threads for the per-label problems of a W-step (and PrBR's): None is 1, -1 every core.
+        Threads for the per-label problems of a W-step (and PrBR's): None is the thread budget
+        the caller leaves (:mod:`multilabel_core.parallel`), -1 every core.
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit` whose solution has ``coef`` Z =
     D^T W (d, L), ``intercept`` (L,) (the bias row of Z), ``dual`` None (the duals are in
@@ -122,10 +120,7 @@ class PrivilegedCDSolver(Solver):
     n_jobs: int | None = attrs.field(default=None)
 
     def __attrs_post_init__(self):
-        if self.n_jobs is not None:
-            check_scalar(self.n_jobs, "n_jobs", kind=numbers.Integral)
-            if self.n_jobs == 0:
-                raise ValueError("n_jobs must be a nonzero int (-1 for all cores) or None, got 0")
+        effective_threads(self.n_jobs)  # validates it
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
 
@@ -256,12 +251,7 @@ class PrivilegedCDSolver(Solver):
             )
 
         start_time = time.perf_counter()
-        workers = _workers(self.n_jobs, n_labels)
-        if workers == 1:
-            fits = [one(i) for i in range(n_labels)]
-        else:
-            with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=workers) as pool_:
-                fits = list(pool_.map(one, range(n_labels)))
+        fits = map_threads(one, range(n_labels), self.n_jobs)
         certificates = [fit.certificate for fit in fits]
         primal, dual = sum(c.primal for c in certificates), sum(c.dual for c in certificates)
         gap = sum(c.gap for c in certificates)
@@ -362,13 +352,6 @@ class _Warm:
     @property
     def d_step(self):
         return self._step("d_step")
-
-
-def _workers(n_jobs, n_tasks: int) -> int:
-    if n_jobs is None:
-        return 1
-    cores = os.cpu_count() or 1
-    return max(1, min(n_tasks, n_jobs if n_jobs > 0 else cores + 1 + n_jobs))
 
 
 def _duals(fit: Fit) -> dict:

@@ -1,0 +1,192 @@
+"""Threads inside one fit: how many, and a map over independent labels that uses them.
+
+Many of the methods solve one problem per label that shares nothing with the others once the
+current state is fixed: binary relevance and BSVM, the W-step of PrML, the concept network's
+local models.  The kernels of those problems (:mod:`multilabel_core.solvers._cd`,
+:mod:`multilabel_core.solvers._smo`) release the GIL, so a pool of threads runs them side by
+side in one process, sharing X and the kernel matrix instead of copying them to worker
+processes.  Two rules keep this honest:
+
+* **Results do not depend on the thread count.**  Each task is a whole label's solve, its random
+  stream drawn before any task runs, and the results are gathered in label order; nothing is
+  summed across threads in an order that depends on the schedule.  ``n_jobs=1`` and
+  ``n_jobs=4`` give bitwise the same model (tests/test_parallel.py checks each threaded path).
+* **Never more busy threads than cores.**  While the label threads run, BLAS is held to one
+  thread (threadpoolctl), since the engines' own BLAS calls are small; and the default thread
+  count is the *budget* the caller leaves: inside a task of the experiment runner or of
+  :func:`~multilabel_core.model_selection.cross_validate`, ``cores // workers``
+  (:func:`thread_budget`); elsewhere ``OMP_NUM_THREADS`` when it is set (the usual way to say how
+  many threads a process may start, and what joblib sets in its worker processes), else every
+  core this process may run on.
+
+``n_jobs`` means the same on every estimator that has it: None is the budget above, a positive
+int that many threads, -1 every core (-2 all but one, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import TypeVar
+
+import joblib
+from threadpoolctl import threadpool_info, threadpool_limits
+
+__all__ = ["WithinBudget", "available_cores", "cancelled", "effective_threads", "map_threads", "thread_budget", "worker_threads"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Seconds between the checks for Ctrl-C of a thread waiting for its label threads.
+WAKE_SECONDS = 0.05
+
+#: The cancellation event of the map_threads pool whose task this thread is running, if any.
+_TASK = threading.local()
+
+#: Threads a task may use when its estimator's ``n_jobs`` is None; None when no caller set one.
+_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("multilabel_core_thread_budget", default=None)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (CPU affinity and cgroup quotas counted, as joblib counts them)."""
+    return max(1, int(joblib.cpu_count()))
+
+
+@contextlib.contextmanager
+def thread_budget(threads: int) -> Iterator[None]:
+    """Within the block, ``n_jobs=None`` means ``threads`` threads (a runner's worker: cores // workers).
+
+    Budgets nest: the innermost applies.  The budget is a context variable, so it holds in the
+    thread (and process) that set it, which is where the task's fit runs.
+    """
+    if not (isinstance(threads, int) and threads >= 1):
+        raise ValueError(f"a thread budget must be an int >= 1, got {threads!r}")
+    token = _BUDGET.set(threads)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _environment_threads() -> int | None:
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    try:
+        threads = int(value)
+    except ValueError:
+        return None
+    return threads if threads >= 1 else None
+
+
+def effective_threads(n_jobs: int | None, n_tasks: int | None = None) -> int:
+    """The threads to run ``n_tasks`` independent tasks on, for an estimator's ``n_jobs``.
+
+    None: the budget of the enclosing :func:`thread_budget`, else ``OMP_NUM_THREADS``, else
+    :func:`available_cores`; a positive int: itself; a negative int: ``cores + 1 + n_jobs``
+    (-1 every core).  Never more than ``n_tasks`` and never fewer than 1.
+    """
+    if n_jobs is None:
+        budget = _BUDGET.get()
+        if budget is None:
+            budget = _environment_threads() or available_cores()
+        threads = min(budget, available_cores())
+    elif isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a nonzero int (-1 for all cores) or None, got {n_jobs!r}")
+    elif n_jobs > 0:
+        threads = n_jobs
+    else:
+        threads = available_cores() + 1 + n_jobs
+    if n_tasks is not None:
+        threads = min(threads, n_tasks)
+    return max(1, threads)
+
+
+def map_threads(function: Callable[[T], R], items: Iterable[T], n_jobs: int | None) -> list[R]:
+    """``[function(item) for item in items]``, on up to :func:`effective_threads` threads.
+
+    ``function`` should spend its time without the GIL (a Cython engine's ``nogil`` loop), or
+    the threads only take turns.  The results are in the order of ``items`` whatever the
+    schedule; the first exception raised (or Ctrl-C) is re-raised once the running tasks have
+    stopped (:func:`cancelled`) and the queued ones are dropped.  BLAS is held to one thread while more than one thread runs (the caller's
+    setting is restored after).
+    """
+    items = list(items)
+    threads = effective_threads(n_jobs, len(items))
+    if threads == 1:
+        return [function(item) for item in items]
+    cancel = threading.Event()
+
+    def task(item):
+        _TASK.cancel = cancel
+        try:
+            return function(item)
+        finally:
+            _TASK.cancel = None
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="multilabel_core")
+        try:
+            futures = [pool.submit(task, item) for item in items]
+            pending = set(futures)
+            while pending:
+                # A timed wait, not a blocking one: a signal sent to another thread than this
+                # one (a timer's, or the terminal's to any thread) is only handled once this
+                # thread runs Python again, so it must not sleep until a whole label is solved.
+                done, pending = wait(pending, timeout=WAKE_SECONDS, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    if future.exception() is not None:
+                        raise future.exception()
+            return [future.result() for future in futures]
+        except BaseException:
+            # Ctrl-C reaches the main thread only: the running labels stop at their next
+            # cancelled() check, and the queued ones never start.
+            cancel.set()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def cancelled() -> bool:
+    """Whether the :func:`map_threads` pool running this thread's task was cancelled (False elsewhere).
+
+    The Cython engines ask it where they check for Ctrl-C, so a label solving on a worker
+    thread stops soon after the main thread is interrupted or another label fails.
+    """
+    event = getattr(_TASK, "cancel", None)
+    return event is not None and event.is_set()
+
+
+def worker_threads(n_workers: int, cores: int | None = None) -> int:
+    """The threads each of ``n_workers`` concurrent tasks may use: ``max(1, cores // n_workers)``.
+
+    ``cores`` defaults to :func:`available_cores`, so that ``n_workers`` x the result is at
+    most the cores whenever ``n_workers`` is.
+    """
+    cores = available_cores() if cores is None else cores
+    return max(1, int(cores) // max(1, int(n_workers)))
+
+
+class WithinBudget:
+    """A task run with at most ``threads`` threads, in whichever process runs it.
+
+    Inside it, BLAS is held to ``threads`` (threadpoolctl; lowered only: a process already at
+    fewer threads, by the caller's own limit or joblib's start-up setting of its workers, keeps
+    them) and an estimator's ``n_jobs=None`` means ``threads`` (:func:`thread_budget`).  What the
+    experiment runner and :func:`~multilabel_core.model_selection.cross_validate` wrap each task
+    in, with ``threads = cores // workers``, so that workers x threads stays within the cores.
+    The class is at module level so that the wrapped task pickles for loky and dask.
+    """
+
+    def __init__(self, function: Callable[..., R], threads: int):
+        self.function, self.threads = function, threads
+
+    def __call__(self, *args, **kwargs) -> R:
+        with thread_budget(self.threads):
+            current = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+            if not current or max(current) <= self.threads:
+                return self.function(*args, **kwargs)
+            with threadpool_limits(limits=self.threads, user_api="blas"):
+                return self.function(*args, **kwargs)
