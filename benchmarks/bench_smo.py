@@ -8,10 +8,13 @@ problem, rescaled.  Both stop at LIBSVM's rule with eps = 1e-3.  Three timings p
 - ours: ``smo_solve`` from the rows (it computes K once, shared by the labels);
 - the SVC loop on one precomputed kernel shared by the labels (K computed once, timed
   separately), and ours given the same K: the solvers alone;
-- the SVC loop with ``kernel='rbf'`` (LIBSVM computes kernel values on demand per label).
+- the SVC loop with ``kernel='rbf'`` (LIBSVM computes kernel values on demand per label);
+- ours again with ``n_jobs=2`` (the labels' SMO solves on two threads; the same solution bitwise)
+  against the same SVC loops, and its speed-up over ``n_jobs=1``.
 
 Ratios are ours / SVC (below 1: ours is faster).  Targets: <= 1.0 against the precomputed
-loop, <= 0.3 against the rbf loop, dual objectives within 1e-4 (largest relative
+loop, <= 0.3 against the rbf loop, <= 0.5 against the precomputed loop with two threads and a
+speed-up >= 1.7 of two threads over one, dual objectives within 1e-4 (largest relative
 difference over the labels of h_i = 1/2 beta_i^T K beta_i - sum |beta_i|, beta_i = y * alpha_i).
 
     python benchmarks/bench_smo.py [--repeat 3]
@@ -78,20 +81,36 @@ def compare(name: str, lam: float, repeat: int) -> list:
     C = 1.0 / (n * lam)
     identity = np.eye(n_labels)
 
-    t_ours, ours = timed(lambda: smo_solve(KernelSource(kernel, X), Y, identity, C, tol=TOL), repeat)
+    def ours_from_rows(n_jobs):
+        return smo_solve(KernelSource(kernel, X), Y, identity, C, tol=TOL, n_jobs=n_jobs)
+
+    def ours_given_K(n_jobs):
+        return smo_solve(K, Y, identity, C, tol=TOL, n_jobs=n_jobs)
+
     t_kernel, K = timed(lambda: kernel(X), repeat)
-    t_ours_given_K, _ = timed(lambda: smo_solve(K, Y, identity, C, tol=TOL), repeat)
+    t_ours, ours = timed(lambda: ours_from_rows(1), repeat)
+    t_ours2, ours2 = timed(lambda: ours_from_rows(2), repeat)
+    t_ours_given_K, _ = timed(lambda: ours_given_K(1), repeat)
+    t_ours_given_K2, _ = timed(lambda: ours_given_K(2), repeat)
     t_precomputed, precomputed = timed(lambda: svc_loop(K, Y, C, kernel="precomputed"), repeat)
     t_rbf, rbf = timed(lambda: svc_loop(X, Y, C, kernel="rbf", gamma=kernel.gamma), repeat)
+    assert np.array_equal(ours.solution.dual, ours2.solution.dual), "n_jobs changed the solution"
 
     h_ours = label_objectives(K, ours.solution.dual * Y)
     h_precomputed = label_objectives(K, svc_betas(precomputed, n))
     h_rbf = label_objectives(K, svc_betas(rbf, n))
+    # The same decisions: the signs of the training decision values, ours against SVC's, over all n x L.
+    decisions = np.sign(K @ ours.solution.dual_coef + ours.solution.intercept)
+    svc_decisions = np.column_stack([np.sign(model.decision_function(K)) for model in precomputed])
+    differing = int(np.count_nonzero(decisions != svc_decisions))
     ratios = [t_ours / (t_kernel + t_precomputed), t_ours_given_K / t_precomputed, t_ours / t_rbf]
+    threaded = [t_ours2 / (t_kernel + t_precomputed), t_ours_given_K2 / t_precomputed, t_ours2 / t_rbf]
     return {
         "wall": [name, n, n_labels, lam, t_ours[0], t_kernel[0] + t_precomputed[0], ratios[0][0],
                  t_ours_given_K[0], t_precomputed[0], ratios[1][0], t_rbf[0], ratios[2][0],
-                 relative_difference(h_ours, h_precomputed), relative_difference(h_ours, h_rbf)],
+                 relative_difference(h_ours, h_precomputed), relative_difference(h_ours, h_rbf), differing],
+        "threads": [name, lam, t_ours_given_K[0], t_ours_given_K2[0], t_ours_given_K[0] / t_ours_given_K2[0],
+                    t_precomputed[0], threaded[1][0], t_ours2[0], threaded[0][0], threaded[2][0]],
         "cpu": [name, lam] + [ratio[1] for ratio in ratios],
     }
 
@@ -106,12 +125,19 @@ def main() -> None:
     print_table(
         ["data", "n", "L", "lambda",
          "ours s", "K + SVC pre s", "ratio", "ours(K) s", "SVC pre s", "ratio(K)",
-         "SVC rbf s", "ratio rbf", "dh pre", "dh rbf"],
+         "SVC rbf s", "ratio rbf", "dh pre", "dh rbf", "diff. decisions"],
         [result["wall"] for result in results],
+    )
+    print("\nlabel threads: ours with n_jobs=1 and 2 (bitwise the same solution), wall-clock seconds")
+    print_table(
+        ["data", "lambda", "ours(K) 1 thr s", "ours(K) 2 thr s", "speed-up", "SVC pre s", "ratio(K) 2 thr",
+         "ours 2 thr s", "ratio 2 thr", "ratio rbf 2 thr"],
+        [result["threads"] for result in results],
     )
     print("\nthe same ratios in process CPU time")
     print_table(["data", "lambda", "ratio", "ratio(K)", "ratio rbf"], [result["cpu"] for result in results])
     print("\nratio = ours (from the rows) / (computing K + the precomputed SVC loop); "
+          "diff. decisions = training decisions (signs, n x L) where ours and SVC's differ; "
           "ratio(K) = ours / SVC, both given K; ratio rbf = ours / the rbf SVC loop; "
           "dh = max_i |h_i - h_i^SVC| / |h_i^SVC|.")
 

@@ -86,3 +86,18 @@ def test_runner_workers_run_tasks_within_cores_over_workers_threads(data, monkey
             for info in parallel([joblib.delayed(threadpool_info)() for _ in range(4)])
         ]
     assert all(count <= max(1, cores // 2) for count in counts), counts
+
+
+def test_runner_tasks_get_a_thread_budget_of_cores_over_workers(data):
+    """An estimator left at n_jobs=None inside a runner task starts cores // workers label threads, no more."""
+    from multilabel_core.parallel import effective_threads
+
+    class Dataset:
+        X, Y = data
+
+    cores = joblib.cpu_count()
+    with runner._parallel(2, None, Dataset) as parallel:
+        budgets = list(parallel([(effective_threads, (None,), {}) for _ in range(4)]))
+    assert budgets == [max(1, cores // 2)] * 4
+    with runner._parallel(1, None, Dataset) as parallel:
+        assert list(parallel([(effective_threads, (None,), {})])) == [min(cores, joblib.cpu_count())]
