@@ -34,9 +34,9 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 import joblib
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
-__all__ = ["WithinBudget", "available_cores", "cancelled", "effective_threads", "map_threads", "thread_budget", "worker_threads"]
+__all__ = ["WithinBudget", "available_cores", "blas_controller", "blas_limited", "blas_threads", "cancelled", "effective_threads", "map_threads", "thread_budget", "worker_threads"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -49,6 +49,34 @@ _TASK = threading.local()
 
 #: Threads a task may use when its estimator's ``n_jobs`` is None; None when no caller set one.
 _BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("multilabel_core_thread_budget", default=None)
+
+
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def blas_controller() -> ThreadpoolController:
+    """One threadpoolctl controller for the process: finding the loaded libraries scans the process's
+    memory maps (milliseconds), too slow to repeat around every solve of a small problem.
+
+    Made on first use, once numpy's and scipy's BLAS are loaded (scipy.linalg is imported first);
+    a BLAS library some other package loads later is not seen by it.
+    """
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, which the solvers call)
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
+def blas_limited(threads: int):
+    """A context manager holding BLAS to ``threads`` threads (threadpoolctl; restored on exit)."""
+    return blas_controller().limit(limits=threads, user_api="blas")
+
+
+def blas_threads() -> int:
+    """The largest thread count of the BLAS libraries loaded in this process (0 without one)."""
+    return max((lib.num_threads for lib in blas_controller().select(user_api="blas").lib_controllers), default=0)
 
 
 def available_cores() -> int:
@@ -126,7 +154,7 @@ def map_threads(function: Callable[[T], R], items: Iterable[T], n_jobs: int | No
         finally:
             _TASK.cancel = None
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_limited(1):
         pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="multilabel_core")
         try:
             futures = [pool.submit(task, item) for item in items]
@@ -185,8 +213,7 @@ class WithinBudget:
 
     def __call__(self, *args, **kwargs) -> R:
         with thread_budget(self.threads):
-            current = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-            if not current or max(current) <= self.threads:
+            if blas_threads() <= self.threads:
                 return self.function(*args, **kwargs)
-            with threadpool_limits(limits=self.threads, user_api="blas"):
+            with blas_limited(self.threads):
                 return self.function(*args, **kwargs)

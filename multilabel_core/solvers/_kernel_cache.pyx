@@ -25,6 +25,7 @@ from libc.math cimport fabs, isfinite
 
 # The core's one symmetry rule: asymmetry |K_ij - K_ji| up to SYMMETRY_RTOL * max |K| is round-off.
 # (The matrix is checked here in tiles, without the copy multilabel_core.validation.check_symmetric makes.)
+from multilabel_core.parallel import effective_threads, map_threads
 from multilabel_core.validation import SYMMETRY_RTOL
 
 
@@ -33,12 +34,15 @@ cdef enum:
     TILE = 64
 
 
-cdef void check_matrix(const double[:, ::1] K, bint* finite, double* largest, double* worst) noexcept nogil:
+cdef void check_matrix(const double[:, ::1] K, Py_ssize_t first, Py_ssize_t stride, bint* finite, double* largest,
+                       double* worst) noexcept nogil:
     """Finiteness, max |K_ij| and max |K_ij - K_ji|, tile by tile so that K^T is read cache-friendly.
 
-    Branch-free: a NaN or an infinity turns ``poison = sum 0 * K_ij`` into NaN.
+    Covers the tile rows ``first, first + stride, ...`` of the lower triangle (a thread's share:
+    the rows' work grows along the triangle, so striding balances it).  Branch-free: a NaN or an
+    infinity turns ``poison = sum 0 * K_ij`` into NaN.
     """
-    cdef Py_ssize_t n = K.shape[0], top = 0, left, i, j
+    cdef Py_ssize_t n = K.shape[0], top = first * TILE, left, i, j
     cdef double poison = 0.0, value, mirror
     while top < n:
         left = 0
@@ -50,8 +54,17 @@ cdef void check_matrix(const double[:, ::1] K, bint* finite, double* largest, do
                     largest[0] = max(largest[0], fabs(value))
                     worst[0] = max(worst[0], fabs(value - mirror))
             left += TILE
-        top += TILE
+        top += stride * TILE
     finite[0] = poison == 0.0
+
+
+def _check_share(const double[:, ::1] K, Py_ssize_t first, Py_ssize_t stride):
+    """(finite, largest |K_ij|, largest asymmetry) over one thread's tile rows (:func:`check_matrix`)."""
+    cdef double largest = 0.0, worst = 0.0
+    cdef bint finite = True
+    with nogil:
+        check_matrix(K, first, stride, &finite, &largest, &worst)
+    return finite, largest, worst
 
 
 cdef class KernelColumns:
@@ -68,28 +81,33 @@ cdef class KernelColumns:
         The values ``K[i, i]`` (only with ``compute``).
     capacity : int >= 2
         How many columns the cache holds (only with ``compute``).
+    n_jobs : int or None, default 1
+        Threads for the one-pass check of a precomputed matrix (finite, symmetric), as in
+        :func:`multilabel_core.parallel.effective_threads`.
 
     Attributes
     ----------
     n_samples, capacity, precomputed, hits, misses
     """
 
-    def __init__(self, matrix=None, *, compute=None, diagonal=None, Py_ssize_t capacity=2):
+    def __init__(self, matrix=None, *, compute=None, diagonal=None, Py_ssize_t capacity=2, n_jobs=1):
         if (matrix is None) == (compute is None):
             raise ValueError("give either a precomputed kernel matrix or a compute callback, not both")
         if matrix is not None:
-            self._init_matrix(matrix)
+            self._init_matrix(matrix, n_jobs)
         else:
             self._init_cache(compute, diagonal, capacity)
 
-    def _init_matrix(self, const double[:, ::1] matrix):
+    def _init_matrix(self, const double[:, ::1] matrix, n_jobs):
         cdef Py_ssize_t n = matrix.shape[0]
-        cdef double largest = 0.0, worst = 0.0
-        cdef bint finite = True
         if n == 0 or matrix.shape[1] != n:
             raise ValueError(f"the kernel matrix must be square and non-empty, got shape {(matrix.shape[0], matrix.shape[1])}")
-        with nogil:
-            check_matrix(matrix, &finite, &largest, &worst)
+        # The check is a pass over the matrix: on its threads when the matrix is large enough to pay for them.
+        threads = effective_threads(n_jobs, (n + TILE - 1) // TILE) if n >= 1024 else 1
+        shares = map_threads(lambda first: _check_share(matrix, first, threads), range(threads), threads)
+        finite = all(share[0] for share in shares)
+        largest = max(share[1] for share in shares)
+        worst = max(share[2] for share in shares)
         if not finite:
             raise ValueError("the kernel matrix contains NaN or infinity")
         if worst > SYMMETRY_RTOL * largest:
@@ -128,6 +146,14 @@ cdef class KernelColumns:
         self.newest = -1
         self.oldest = -1
         self.n_used = 0
+
+    def precomputed_matrix(self):
+        """The precomputed kernel matrix (a read-only view, no copy), or None for a column cache."""
+        if not self.precomputed:
+            return None
+        view = np.asarray(self.matrix)
+        view.flags.writeable = False
+        return view
 
     def kernel_diagonal(self):
         """A copy of ``K[i, i]``, i = 0..n-1."""

@@ -167,6 +167,8 @@ cdef class _LabelwiseSMO:
     cdef Py_ssize_t shrink_period
     cdef bint shrinking
     cdef bint record
+    cdef bint verify
+    cdef bint gradient_given
     cdef Py_ssize_t steps, visits, shrunk, reconstructions
     cdef double dual
     cdef list dual_trace
@@ -191,6 +193,7 @@ cdef class _LabelwiseSMO:
         self.is_touched = np.zeros(self.n, dtype=np.int8)
         self.label_steps = np.zeros(self.L, dtype=np.intp)
         self.tol, self.max_iter, self.shrinking, self.record = tol, max_iter, shrinking, record
+        self.verify, self.gradient_given = True, False
         self.shrink_period = min(self.n, SHRINK_PERIOD)
         self.dual_trace = []
 
@@ -450,7 +453,8 @@ cdef class _LabelwiseSMO:
             for p in range(self.L):
                 for q in range(self.n):
                     self.status[p, q] = status_of(self.y[p, q], self.alpha[p, q], self.C[p, q])
-            self.reconstruct_all()
+            if not self.gradient_given:
+                self.reconstruct_all()
             self.dual = self.objective()
             if self.record:
                 with gil:
@@ -459,7 +463,7 @@ cdef class _LabelwiseSMO:
             while True:
                 largest = self.largest_violation(&label)
                 if largest <= self.tol:
-                    if verified:
+                    if verified or not self.verify:
                         break
                     self.reconstruct_all()
                     verified = True
@@ -474,7 +478,7 @@ cdef class _LabelwiseSMO:
                 if self.record:
                     with gil:
                         self.dual_trace.append(self.dual)
-            if not verified:
+            if not verified and self.verify:
                 self.reconstruct_all()
                 largest = self.largest_violation(&label)
         converged[0] = largest <= self.tol
@@ -532,6 +536,8 @@ def solve_dual(
     Py_ssize_t max_iter,
     bint shrinking=True,
     bint record_dual=False,
+    f0=None,
+    bint verify=True,
 ):
     """Solve problem (10) in place from ``alpha`` (label-major arrays, shape (L, n)).
 
@@ -543,16 +549,34 @@ def solve_dual(
     alpha : (L, n) feasible start (box and equality constraints), overwritten by the solution.
     tol : eps of the stopping rule max_i F_low^i - F_up^i <= eps.
     max_iter : largest number of SMO steps.
+    f0 : (L, n), optional
+        The exact gradient K B Omega~ - Y at ``alpha``, computed by the caller (e.g. for many
+        labels at once in one matrix product): the engine then starts from it instead of
+        recomputing it from kernel columns.
+    verify : bool, default True
+        Confirm the stopping rule on an exact recomputation of f before returning.  False
+        stops as soon as the rule holds on the running gradients of the active variables,
+        and returns those: the caller must then verify on exact gradients itself (and resume
+        the labels that fail, with ``f0``), as :func:`multilabel_core.solvers.smo_solve`
+        does for labels solved apart.
 
     Returns
     -------
-    dict with ``f`` (L, n) the exact gradient K B Omega~ - Y at the returned alpha,
+    dict with ``f`` (L, n) the exact gradient K B Omega~ - Y at the returned alpha (with
+    ``verify=False``: the running gradient, exact on the variables active at the end),
     ``n_iter`` (SMO steps), ``converged``, ``kkt_violation``, ``statistics`` and, with
     ``record_dual``, ``dual_trace`` (h after every label visit, maintained exactly by the
     step decreases).
     """
     _check_inputs(kernel, y, omega, C, alpha, tol, max_iter)
     cdef _LabelwiseSMO state = _LabelwiseSMO(kernel, y, omega, C, alpha, tol, max_iter, shrinking, record_dual)
+    state.verify = verify
+    if f0 is not None:
+        gradient = np.asarray(f0, dtype=np.float64)
+        if gradient.shape != (y.shape[0], kernel.n_samples) or not np.all(np.isfinite(gradient)):
+            raise ValueError(f"f0 must be a finite (labels, samples) = {(y.shape[0], kernel.n_samples)} gradient")
+        np.asarray(state.f)[:, :] = gradient
+        state.gradient_given = True
     cdef bint converged = False
     cdef double kkt = 0.0
     state.run(&converged, &kkt)

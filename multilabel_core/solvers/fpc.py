@@ -47,10 +47,10 @@ from typing import Callable, Sequence
 import attrs
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
 
 from ..base import Fit, Solution
 from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
+from ..parallel import blas_limited
 from ..validation import MAX_ITER_LIMIT, check_scalar
 from ._convergence import ConvergenceWarning
 
@@ -313,7 +313,7 @@ def fixed_point_continuation(
     """
     # Thousands of small BLAS-3 and LAPACK calls: with two OpenBLAS threads the label enhancement
     # of the emotions data ran more than ten times slower than with one.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_limited(1):
         return _fpc(
             Z0, f_value, f_gradient, step=step, mu_min=mu_min, mu_start=mu_start, eta_mu=eta_mu, stage_tol=stage_tol,
             gap_tol=gap_tol, max_iter=max_iter, fixed_rows=fixed_rows, f_low=f_low, f_conjugate=f_conjugate,

@@ -118,17 +118,17 @@ class KernelSource:
             raise ValueError(f"kernel column {j} contains NaN or infinity")
 
 
-def _kernel_columns(K_or_source, cache_size_mb: float) -> KernelColumns:
+def _kernel_columns(K_or_source, cache_size_mb: float, n_jobs=None) -> KernelColumns:
     """Columns of K: the matrix given, the whole matrix when it fits the budget, else an LRU cache."""
     budget = cache_size_mb * _MEGABYTE
     if isinstance(K_or_source, KernelSource):
         n = K_or_source.n_samples
         if 8.0 * n * n <= budget:
-            return KernelColumns(K_or_source.matrix())
+            return KernelColumns(K_or_source.matrix(), n_jobs=n_jobs)
         return KernelColumns(
             compute=K_or_source.fill_column, diagonal=K_or_source.diagonal(), capacity=max(2, int(budget // (8 * n)))
         )
-    return KernelColumns(np.ascontiguousarray(K_or_source, dtype=np.float64))
+    return KernelColumns(np.ascontiguousarray(K_or_source, dtype=np.float64), n_jobs=n_jobs)
 
 
 def _box(C, shape: tuple[int, int]) -> np.ndarray:
@@ -328,7 +328,8 @@ def smo_solve(
                 "KernelSource(kernel.resolve(X), X)"
             )
     # The kernel cache checks a matrix (square, finite, symmetric) in one tiled pass without the GIL.
-    columns = _kernel_columns(K_or_source, cache_size_mb)
+    effective_threads(n_jobs)  # validates it
+    columns = _kernel_columns(K_or_source, cache_size_mb, n_jobs)
     n = columns.n_samples
     Y = check_signs(Y, n)
     omega = check_symmetric(omega, "omega")
@@ -339,7 +340,6 @@ def smo_solve(
     if max_iter is None:
         max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0, high=MAX_ITER_LIMIT)
-    effective_threads(n_jobs)  # validates it
     return _solve(
         columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start, n_jobs=n_jobs
     )
@@ -357,32 +357,91 @@ def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_
     alone, always (whatever ``n_jobs``: the result must not depend on the thread count, and the
     joint schedule's visits depend on all labels' violations), each with the budget ``max_iter``.
     A precomputed K is read-only and shared by the threads; a column cache is not thread-safe
-    (and computes its columns holding the GIL), so its labels run one after the other.  The
-    outcome is the joint call's: f stacked, steps summed, converged when every label is, the
-    largest violation, statistics summed, and the dual trace of the labels solved in order.
+    (and computes its columns holding the GIL), so its labels run one after the other.
+
+    Exact gradients, the engine's costliest part (a pass over K for each label's), are computed for
+    all labels at once, as one product K B Omega~ (one pass over K however many labels): the start's
+    when alpha is a warm start, and the confirmation of the stopping rule, after which the labels
+    that fail it resume from the exact gradient.  The outcome is the joint call's: f stacked, steps
+    summed, converged when every label is, the largest violation, statistics summed, and (with
+    ``record_dual``, which confirms each label in its own solve) the dual trace of the labels solved
+    in order.
     """
     if not _independent(omega):
         outcome = solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual)
         return outcome | {"budget_reached": outcome["n_iter"] >= max_iter}
+    n_labels = y.shape[0]
+    weights = np.ascontiguousarray(np.diag(omega))
+    K = columns.precomputed_matrix()
 
-    def one(i: int) -> dict:
+    def one(i: int, f0=None, budget=max_iter, verify=True) -> dict:
         # alpha_t[i : i + 1] is a view: the engine writes label i's solution in place.
         return solve_dual(
-            columns, y[i : i + 1], np.ascontiguousarray(omega[i : i + 1, i : i + 1]), C[i : i + 1],
-            alpha_t[i : i + 1], tol, max_iter, shrinking, record_dual,
+            columns, y[i : i + 1], weights[i : i + 1, None], C[i : i + 1], alpha_t[i : i + 1], tol, budget, shrinking,
+            record_dual, f0=f0, verify=verify,
         )
 
-    outcomes = map_threads(one, range(y.shape[0]), n_jobs if columns.precomputed else 1)
+    if record_dual or K is None:
+        outcomes = map_threads(one, range(n_labels), n_jobs if K is not None else 1)
+        return _merged(outcomes, np.vstack([o["f"] for o in outcomes]), max_iter, record_dual)
+
+    def gradient() -> np.ndarray:
+        return (K @ (alpha_t * y).T * weights).T - y
+
+    f = gradient() if np.any(alpha_t) else -np.asarray(y)
+    outcomes, steps, pending = [None] * n_labels, np.zeros(n_labels, dtype=np.int64), list(range(n_labels))
+    while pending:
+        resumed = map_threads(
+            lambda i: one(i, f0=f[i : i + 1], budget=int(max_iter - steps[i]), verify=False), pending, n_jobs
+        )
+        for i, outcome in zip(pending, resumed):
+            steps[i] += outcome["n_iter"]
+            outcomes[i] = outcome if outcomes[i] is None else _added(outcomes[i], outcome)
+        f = gradient()
+        violation = _violations(f, y, alpha_t, C)
+        # A label resumes while it violates the rule on exact gradients, has budget left and moved.
+        pending = [
+            i for i, outcome in zip(pending, resumed)
+            if violation[i] > tol and steps[i] < max_iter and outcome["n_iter"] > 0
+        ]  # fmt: skip
+    for i, outcome in enumerate(outcomes):
+        outcome["kkt_violation"] = max(float(violation[i]), 0.0)
+        outcome["converged"] = bool(violation[i] <= tol)
+    return _merged(outcomes, f, max_iter, False)
+
+
+def _violations(f, y, alpha, C) -> np.ndarray:
+    """Per label, F_low - F_up of Appendix A (max over B_i minus min over A_i of f): the stopping rule's quantity."""
+    positive = y > 0
+    can_increase = np.where(positive, alpha < C, alpha > 0)
+    can_decrease = np.where(positive, alpha > 0, alpha < C)
+    f_up = np.where(can_increase, f, np.inf).min(axis=1)
+    f_low = np.where(can_decrease, f, -np.inf).max(axis=1)
+    return f_low - f_up
+
+
+def _added(first: dict, then: dict) -> dict:
+    """A label's outcome over two engine calls (the second resumed from the first's point)."""
+    statistics = {
+        key: [a + b for a, b in zip(first["statistics"][key], then["statistics"][key])] if key == "label_steps"
+        else first["statistics"][key] + then["statistics"][key]
+        for key in first["statistics"]
+    }
+    return then | {"n_iter": first["n_iter"] + then["n_iter"], "statistics": statistics}
+
+
+def _merged(outcomes: list[dict], f: np.ndarray, max_iter: int, record_dual: bool) -> dict:
+    """The labels' outcomes as one joint call's (f given, exact)."""
     statistics = {"label_steps": [o["statistics"]["label_steps"][0] for o in outcomes], "labels_solved_apart": True}
     for key in ("label_visits", "shrunk", "reconstructions", "cache_hits", "cache_misses"):
         statistics[key] = sum(o["statistics"][key] for o in outcomes)
     outcome = {
-        "f": np.vstack([o["f"] for o in outcomes]),
+        "f": f,
         "n_iter": sum(o["n_iter"] for o in outcomes),
         "converged": all(o["converged"] for o in outcomes),
         "kkt_violation": max(o["kkt_violation"] for o in outcomes),
         "statistics": statistics,
-        "budget_reached": any(o["n_iter"] >= max_iter for o in outcomes),
+        "budget_reached": any(n >= max_iter for n in statistics["label_steps"]),
     }
     if record_dual:
         # h is a sum over labels: while label i moves, the others sit at their final (p < i) or first (p > i) value.
@@ -570,7 +629,7 @@ class SMOSolver(Solver):
             source = KernelSource(kernel, problem.X)
             fits = 8.0 * source.n_samples**2 <= self.cache_size_mb * _MEGABYTE
             K = source.matrix() if fits else None
-        columns = KernelColumns(K) if K is not None else _kernel_columns(source, self.cache_size_mb)
+        columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size_mb)
         Y = np.asarray(problem.Y, dtype=np.float64)
         C = np.full(Y.shape, float(upper))
         alpha = np.zeros_like(C) if warm_start is None else _warm_alpha(warm_start, Y, omega, upper)

@@ -39,9 +39,9 @@ import numbers
 import warnings
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
 
@@ -188,7 +188,7 @@ class ConceptNetwork(ComposedEstimator):
         # after it): the solve is many small products between Cython loops, which OpenBLAS's
         # threads slow down; with two threads on two cores a fit on 1000 rows of scene took
         # 3.4 s instead of 0.17 s.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_limited(1):
             super()._fit(X, Y, **data)
 
     def _store_fit(self, fit, parts, kernel, X, C) -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numbers
 
-from threadpoolctl import threadpool_limits
-
 from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import MAX_ITER_LIMIT, check_cost, check_scalar
 
@@ -69,7 +68,7 @@ class _Regressor(ComposedEstimator):
         # after it): label enhancement (which pins it itself) and the IRWLS steps are many small
         # BLAS-3 and LAPACK calls; with two threads on two cores a fit on 1000 rows of scene took
         # 14-20 s instead of 9.5-15 s, on emotions 1.4-3.8 s instead of 0.8 s.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_limited(1):
             super()._fit(X, Y, **data)
 
     def _kernel_data(self, X, kernel):

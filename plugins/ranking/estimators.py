@@ -30,10 +30,10 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.model_selection import iterative_stratification
+from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import check_scalar
 
@@ -79,7 +79,7 @@ class _LabelRanking(ComposedEstimator):
         # after it): between its Cython solves the family computes small products (X^T beta for
         # the certificates, eq. 32's scores) whose idle OpenBLAS threads keep spinning; with two
         # threads on two cores mlfs took 0.9-3.0 s on 1000 rows of scene instead of 0.46 s.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_limited(1):
             self._fit_one_thread(X, Y)
 
     def _fit_one_thread(self, X, Y):
