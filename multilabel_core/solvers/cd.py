@@ -40,11 +40,10 @@ from typing import ClassVar
 import attrs
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
 from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
-from ..parallel import effective_threads, map_threads
+from ..parallel import blas_limited, effective_threads, map_threads
 from ..losses import Hinge, SquaredHinge
 from ..validation import (
     MAX_ITER_LIMIT,
@@ -203,7 +202,7 @@ def _solve_labels(make_problem, n_labels: int, settings: dict, record_dual: bool
             face_steps=face_steps,
         )
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_limited(1):
         return map_threads(solve, range(n_labels), settings["n_jobs"])
 
 
