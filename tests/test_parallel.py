@@ -245,6 +245,7 @@ def data():
     [
         ("br", {}),
         ("bsvm", {}),
+        ("mlrl", {"max_iter": 3}),
         ("concept_network", {"n_components": 20}),
         ("prbr", {}),
         ("prml", {}),

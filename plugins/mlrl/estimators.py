@@ -157,6 +157,10 @@ class MLRL(_RelationLearner):
         the new lambda's box and made feasible): a grid of lambdas fitted in order
         continues each fit.  A warm start changes the time only: the fit stops at the new
         problem's optimum to the same certificate as a cold fit (docs/methods/mlrl.md).
+    n_jobs : int or None, default None
+        Threads for the labels of an outer step whose Omega is diagonal (the first, Omega = I / m:
+        its m SVMs are solved apart, side by side); the coupled steps are one joint SMO solve.
+        None is the thread budget the caller leaves, -1 every core.  The model does not depend on it.
 
     Fitted attributes
     -----------------
@@ -176,7 +180,7 @@ class MLRL(_RelationLearner):
 
     def __init__(
         self, lam=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
-        warm_start=False,
+        warm_start=False, n_jobs=None,
     ):  # fmt: skip
         self.lam = lam
         self.kernel = kernel
@@ -186,6 +190,7 @@ class MLRL(_RelationLearner):
         self.smo_tol = smo_tol
         self.cache_size = cache_size
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
 
 class SSMLRL(_RelationLearner):
@@ -209,7 +214,7 @@ class SSMLRL(_RelationLearner):
         (the scale of MLRL's default; rho = lambda_1 / lambda_2 = 1)
         lambda_1 (weight of ``tr(W Omega^-1 W^T)``) and lambda_2 (weight of
         ``tr(F Omega^-1 F^T)``, F the outputs on the unlabelled rows).
-    kernel, gamma, tol, max_iter, smo_tol, cache_size, warm_start
+    kernel, gamma, tol, max_iter, smo_tol, cache_size, warm_start, n_jobs
         As :class:`MLRL`; a precomputed kernel cannot be combined with unlabelled rows
         (k' needs the kernel among them).
 
@@ -221,7 +226,7 @@ class SSMLRL(_RelationLearner):
 
     def __init__(
         self, lam1=1e-4, lam2=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
-        warm_start=False,
+        warm_start=False, n_jobs=None,
     ):  # fmt: skip
         self.lam1 = lam1
         self.lam2 = lam2
@@ -232,6 +237,7 @@ class SSMLRL(_RelationLearner):
         self.smo_tol = smo_tol
         self.cache_size = cache_size
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
     def fit(self, X, Y, X_unlabeled=None):
         """Fit on the labelled rows (X, Y) and the unlabelled rows ``X_unlabeled`` (u, d); return ``self``."""
