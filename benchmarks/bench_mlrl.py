@@ -12,8 +12,14 @@ ratios measured in one run.
    over ``--repeat`` fits.  Target: at least 20x faster.  The machines differ.
 3. MLRL on rcv1subset1 (all 6000 rows, 101 labels, sparse X, linear kernel, lambda = 0.01):
    time and peak resident memory of a fresh process (target below 1.5 GB).
-4. The experiment runner on yeast (MLRL, 10-fold CV, lambda searched in {0.1, 1} by 3-fold inner
-   CV: 70 fits) with ``n_jobs=2`` against ``n_jobs=1``: the speed-up.
+4. The experiment runner on yeast (MLRL, 10-fold CV, lambda searched by 3-fold inner CV) with
+   ``n_jobs=2`` against ``n_jobs=1``: the speed-up, on two grids.  The paper's candidate set
+   {0.01, 0.1, 1, 10, 100} (section 5.2; the grid of benchmarks/reproductions/mlrl/supervised.toml,
+   160 fits) is the workload of a real run; target >= 1.5 there.  The two-point grid {0.1, 1}
+   (70 fits, about 9 s serially) is kept for comparison: there the one-off start of the loky
+   workers (about 1.2 s: a fresh interpreter importing multilabel_core, scipy.stats and the plugin)
+   is a sixth of the parallel run, and the serial run is not single-threaded either (its tasks'
+   thread budget is every core: MLRL's first SMO round solves labels on 2 threads).
 
     python benchmarks/bench_mlrl.py [--repeat 3]
 
@@ -115,17 +121,20 @@ def rcv1() -> None:
 
 
 def parallel_cv() -> None:
-    times = {}
-    for n_jobs in (1, 2):
-        with tempfile.TemporaryDirectory() as out:
-            start = time.perf_counter()
-            run_experiment(
-                ["mlrl"], ["yeast"], "kfold", out, grids={"mlrl": {"lam": [0.1, 1.0]}}, inner_cv=3,
-                preprocess="standardize", data_home=data_dir(), n_jobs=n_jobs, progress=False, plots=False,
-            )
-            times[n_jobs] = time.perf_counter() - start
-    print("\n4. runner on yeast, MLRL, 10-fold CV, lambda in {0.1, 1} by 3-fold inner CV (70 fits)")
-    print_table(["n_jobs=1 s", "n_jobs=2 s", "speed-up"], [[times[1], times[2], times[1] / times[2]]])
+    rows = []
+    for grid, fits in (([0.1, 1.0], 70), ([0.01, 0.1, 1.0, 10.0, 100.0], 160)):
+        times = {}
+        for n_jobs in (1, 2):
+            with tempfile.TemporaryDirectory() as out:
+                start = time.perf_counter()
+                run_experiment(
+                    ["mlrl"], ["yeast"], "kfold", out, grids={"mlrl": {"lam": grid}}, inner_cv=3,
+                    preprocess="standardize", data_home=data_dir(), n_jobs=n_jobs, progress=False, plots=False,
+                )
+                times[n_jobs] = time.perf_counter() - start
+        rows.append([", ".join(f"{lam:g}" for lam in grid), fits, times[1], times[2], times[1] / times[2]])
+    print("\n4. runner on yeast, MLRL, 10-fold CV, lambda by 3-fold inner CV (target: speed-up >= 1.5 on the paper's grid)")
+    print_table(["lambda grid", "fits", "n_jobs=1 s", "n_jobs=2 s", "speed-up"], rows)
 
 
 def main() -> None:

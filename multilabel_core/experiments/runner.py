@@ -12,10 +12,12 @@ each method and each split not yet in the store:
    part only);
 3. the record (docs/experiments.md) is appended to the store, durably, at once.
 
-Work is done one (dataset, method) at a time, its pending splits in batches of as many
-splits as there are workers, each batch in two parallel steps: all its inner-search
-tasks (folds x grid points), then all its final fits, whose records are written in
-split order as they arrive.  Tasks run through joblib (``n_jobs``), or on a
+Work is done one dataset at a time, its methods in order, their pending splits in batches
+of as many searched splits as there are workers.  The batches are pipelined: each parallel
+call runs the final fits of the previous batch (whose searches are done), then the
+inner-search tasks (folds x grid points) of the next one, so that no worker waits for the
+slowest search task of a batch before the final fits start; the final fits' records are
+written in split order as they arrive.  Tasks run through joblib (``n_jobs``), or on a
 dask.distributed cluster with ``scheduler``, and give the same records as a serial
 run: every random choice is seeded from ``(seed, split)`` (:func:`split_seeds`) and
 results are collected in task order.  Each task runs with BLAS and the estimators' label threads held to at most
@@ -39,6 +41,7 @@ sets ``converged`` to false.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 from pathlib import Path
@@ -173,12 +176,9 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
     with _cluster(scheduler) as client, progress_bar(progress, total, "compare", "fit") as bar:
         for name, per_dataset in groups.items():
             with _parallel(n_jobs, client, datasets[name]) as parallel:
-                # As many splits per batch as workers: every worker has a final fit to do,
-                # and a kill loses at most one batch (one split in a serial run).
-                batch_size = joblib.effective_n_jobs(n_jobs)
-                for group in per_dataset:
-                    bar.set_postfix_str(f"{group.method} on {name}")
-                    group.run(parallel, store, bar, batch_size)
+                # As many searched splits per batch as workers: every worker has a final fit to do, and
+                # a kill loses at most one parallel call's work (one split in a serial run).
+                _run_dataset(per_dataset, parallel, store, bar, joblib.effective_n_jobs(n_jobs))
     order = {key: i for i, key in enumerate(_run_order(experiment, splits))}
     records = sorted(store.records, key=lambda record: order[record_key(record)])
     report = write_report(
@@ -362,50 +362,20 @@ class _Group:
     def n_tasks(self) -> int:
         return sum(search.n_tasks for search in self.searches.values()) + len(self.pending)
 
-    def run(self, parallel, store, bar, batch_size: int) -> None:
-        """Run the pending splits ``batch_size`` at a time: their searches, then their final fits."""
-        for first in range(0, len(self.pending), batch_size):
-            batch = self.pending[first : first + batch_size]
-            chosen = self._search(parallel, batch, bar)
-            for s in batch:
-                if s in self.failures:
-                    outcome = {**_outcome(self.failures[s]), "failed_stage": "search"}
-                    store.append(self._record(s, *chosen.get(s, ({}, [])), outcome))
-                    bar.update(1)
-            ready = [s for s in batch if s not in self.failures]
-            X, Y = self.dataset.X, self.dataset.Y
-            preprocess, constant_labels = self.experiment.preprocess, self.experiment.constant_labels
-            tasks = [
-                joblib.delayed(evaluate_split)(
-                    self.estimators[s], chosen[s][0], X, Y, *_parts(self.splits[s]), preprocess=preprocess,
-                    constant_labels=constant_labels,
-                )
-                for s in ready
-            ]
-            for outcome, s in zip(parallel(tasks), ready):
-                store.append(self._record(s, *chosen[s], outcome))
-                bar.update(1)
+    def final_task(self, s, params):
+        """The joblib ``delayed`` final fit of split ``s`` with ``params`` (:func:`evaluate_split`)."""
+        return joblib.delayed(evaluate_split)(
+            self.estimators[s], params, self.dataset.X, self.dataset.Y, *_parts(self.splits[s]),
+            preprocess=self.experiment.preprocess, constant_labels=self.experiment.constant_labels,
+        )
 
-    def _search(self, parallel, batch, bar) -> dict:
-        """Chosen ``(params, search record)`` of each split of ``batch`` (grid of one point: that point)."""
-        searches = [(s, self.searches[s]) for s in batch if s in self.searches]
-        tasks = [task for _, search in searches for task in search.tasks(self.dataset.X, self.dataset.Y)]
-        results = []
-        for result in parallel(tasks):
-            results.append(result)
-            bar.update(1)
-        unsearched = [s for s in batch if s not in self.searches and s not in self.failures]
-        chosen = {s: (self.points[0] if self.points else {}, []) for s in unsearched}
-        start = 0
-        for s, search in searches:
-            n = search.n_tasks
-            try:
-                chosen[s] = search.choose(results[start : start + n])
-            except SearchError as exc:  # every grid point failed: the record keeps their errors
-                self.failures[s] = f"{type(exc).__name__}: {exc}"
-                chosen[s] = ({}, exc.entries)
-            start += n
-        return chosen
+    def unsearched(self, s) -> tuple[dict, list]:
+        """``(params, search record)`` of a split that needs no search: the grid's one point."""
+        return (self.points[0] if self.points else {}), []
+
+    def failed_record(self, s, chosen=({}, [])) -> dict:
+        """The record of split ``s`` whose search failed (``self.failures[s]``)."""
+        return self._record(s, *chosen, {**_outcome(self.failures[s]), "failed_stage": "search"})
 
     def _constant_labels(self, train, s) -> dict:
         """The record's ``constant_labels``: the option, and the labels constant in the training part
@@ -449,6 +419,74 @@ class _Group:
             "constant_labels": self._constant_labels(train, s),
             "warnings": outcome["warnings"],
         }
+
+
+def _batches(groups, batch_size: int) -> list[list]:
+    """The pending ``(group, split)`` of one dataset's groups, in run order, cut into batches.
+
+    A batch closes at ``batch_size`` splits that need an inner search; the splits that need
+    none (a grid of one point, or a search that could not be planned) go with the batch they
+    fall in, so a group without searches is one batch.
+    """
+    batches, batch, searched = [], [], 0
+    for group in groups:
+        for s in group.pending:
+            batch.append((group, s))
+            searched += s in group.searches
+            if searched == batch_size:
+                batches.append(batch)
+                batch, searched = [], 0
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _run_dataset(groups, parallel, store, bar, batch_size: int) -> None:
+    """Run the pending splits of one dataset's groups (methods), pipelined batch by batch.
+
+    Each parallel call (one stage) holds the final fits of the previous batch's searched
+    splits, then the final fits of this batch's splits that need no search, then this batch's
+    search tasks: while the slowest search task of a batch runs, the other workers are already
+    fitting, instead of waiting for it before the final fits start (and the same between the
+    methods of a dataset).  Records are appended in task order as the final fits arrive; a
+    split whose search could not be planned, or failed at every grid point, is recorded at
+    once.  A kill loses at most the call in flight: the final fits of one batch whose records were not
+    yet written, and the search of the next (in a serial run, one split: its final fit or its search).
+    """
+    searched = []  # (group, split, (params, search record)) of the previous batch, awaiting their final fits
+    for batch in [*_batches(groups, batch_size), []]:
+        for group, s in batch:
+            if s in group.failures:  # the search could not be planned: a failure known before any fit
+                store.append(group.failed_record(s))
+                bar.update(1)
+        direct = [(group, s, group.unsearched(s)) for group, s in batch
+                  if s not in group.searches and s not in group.failures]
+        finals = searched + direct
+        searches = [(group, s, group.searches[s]) for group, s in batch if s in group.searches]
+        if not finals and not searches:
+            continue
+        running = (batch or [(group, s) for group, s, _ in finals])[0][0]
+        bar.set_postfix_str(f"{running.method} on {running.dataset_name}")
+        tasks = [group.final_task(s, chosen[0]) for group, s, chosen in finals]
+        tasks += [task for group, _, search in searches for task in search.tasks(group.dataset.X, group.dataset.Y)]
+        results = parallel(tasks)
+        for (group, s, chosen), outcome in zip(finals, results):
+            store.append(group._record(s, *chosen, outcome))
+            bar.update(1)
+        searched = []
+        for group, s, search in searches:
+            outcomes = []
+            for result in itertools.islice(results, search.n_tasks):
+                outcomes.append(result)
+                bar.update(1)
+            try:
+                searched.append((group, s, search.choose(outcomes)))
+            except SearchError as exc:  # every grid point failed: the record keeps their errors
+                group.failures[s] = f"{type(exc).__name__}: {exc}"
+                store.append(group.failed_record(s, ({}, exc.entries)))
+                bar.update(1)
+        for _ in results:  # nothing is left; the generator ends, and the next stage may start
+            pass
 
 
 def _parts(split):
