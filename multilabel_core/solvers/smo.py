@@ -300,7 +300,7 @@ def smo_solve(
     n_jobs : int or None, default None
         Threads for the labels when Omega~ is diagonal (BSVM): then (10) is L separate SVM
         duals, solved apart (always, so the result does not depend on ``n_jobs``) with
-        ``max_iter`` steps each, side by side when K is a matrix (a column cache is not shared
+        ``ceil(max_iter / L)`` steps each, side by side when K is a matrix (a column cache is not shared
         between threads).  None is the thread budget the caller leaves
         (:mod:`multilabel_core.parallel`), -1 every core.
 
@@ -355,7 +355,8 @@ def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_
 
     With Omega~ diagonal no label's gradient depends on another's alpha, so each label is solved
     alone, always (whatever ``n_jobs``: the result must not depend on the thread count, and the
-    joint schedule's visits depend on all labels' violations), each with the budget ``max_iter``.
+    joint schedule's visits depend on all labels' violations), each with an equal share
+    ``ceil(max_iter / L)`` of the budget (so that the total stays ``max_iter``, whatever the threads).
     A precomputed K is read-only and shared by the threads; a column cache is not thread-safe
     (and computes its columns holding the GIL), so its labels run one after the other.
 
@@ -371,6 +372,7 @@ def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_
         outcome = solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual)
         return outcome | {"budget_reached": outcome["n_iter"] >= max_iter}
     n_labels = y.shape[0]
+    max_iter = -(-max_iter // n_labels)  # each label's share of the budget
     weights = np.ascontiguousarray(np.diag(omega))
     K = columns.precomputed_matrix()
 

@@ -305,7 +305,7 @@ class BSVM(_PaperScaled):
     tol : float, default 1e-3
         SMO's stopping tolerance (LIBSVM's eps).
     max_iter : int or None, default None
-        Largest number of SMO steps of each label (None: ``max(10^7, 100 n m)``).
+        Largest number of SMO steps, shared equally by the labels (None: ``max(10^7, 100 n m)``).
     n_jobs : int or None, default None
         Threads the m SVMs are solved on (each label's SMO apart, sharing the kernel matrix;
         a kernel too large for ``cache_size`` is cached by columns and its labels run one
