@@ -191,3 +191,7 @@ cdef class SparseRows(Rows):
     cdef const double[::1] data
     cdef const Py_ssize_t[::1] indices
     cdef const Py_ssize_t[::1] indptr
+
+
+# Ctrl-C, or the cancellation of the label-thread pool running this solve (every engine checks it).
+cdef int check_interrupt() except -1

@@ -62,24 +62,13 @@ Gradient updates and recomputations of f are axpy loops over kernel columns (see
 
 import numpy as np
 
-from multilabel_core.parallel import cancelled as _cancelled
 from multilabel_core.validation import SYMMETRY_RTOL
 
-from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY
 
+from ._cd cimport check_interrupt
 from ._kernel_cache cimport KernelColumns
 
-
-cdef int check_interrupt() except -1:
-    """Ctrl-C (in the main thread), or on a label thread of ``map_threads`` its pool's cancellation.
-
-    A worker thread never sees the signal: the main thread gets it, cancels the pool, and
-    each running label stops at its next check instead of finishing its solve.
-    """
-    PyErr_CheckSignals()
-    if _cancelled():
-        raise KeyboardInterrupt("stopped: another label's solve failed or was interrupted")
 
 #: Curvature used when a_jk <= 0 (eqs. 33, 37): LIBSVM's TAU.
 cdef double TAU = 1e-12
