@@ -181,3 +181,78 @@ def test_binary_relevance_converges_on_cal500_at_c_1(datasets_dir):
     assert all(certificate.statistics["converged"])
     assert np.all(label_gaps(certificate) <= GAP_RTOL)
     assert certificate.kkt_violation <= 1e-3
+
+
+def sparse_wide_problem(n=300, d=400, seed=0):
+    """Sparse rows with more features than rows (enron's shape, small): the face step takes the CG route."""
+    random = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.03, format="csr", random_state=random, data_rvs=random.standard_normal)
+    X.sort_indices()
+    signs = np.where(X @ random.standard_normal(d) + 0.5 * random.standard_normal(n) > 0.2, 1.0, -1.0)
+    signs[0], signs[1] = 1.0, -1.0
+    return X, signs
+
+
+def solve_face(rows, signs, C, face_solver, face_steps=True, tol=1e-8):
+    """The LinearSVMDual (its counters), the engine's report and alpha."""
+    alpha = np.zeros(rows.n_rows)
+    problem = _cd.LinearSVMDual(rows, signs, alpha, np.zeros(rows.dimension), np.inf, 1.0 / (2.0 * C),
+                                face_solver=face_solver)
+    report = _cd.solve_dual(problem, tol=tol, max_iter=100000, shrinking=True, seed=3, face_steps=face_steps)
+    return problem, report, alpha
+
+
+def test_cg_face_steps_reach_the_reference_qp():
+    # The matrix-free route (conjugate gradients on the face's system, docs/solvers/cd.md, "Hard
+    # problems") reaches the optimum the Cholesky route and the epochs alone reach, on CSR and
+    # dense rows.
+    X, signs = sparse_wide_problem(n=120, d=200)
+    C = 100.0
+    Xa = np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
+    Q = np.outer(signs, signs) * (Xa @ Xa.T) + np.eye(len(signs)) / (2.0 * C)
+    reference = solve_box_qp_reference(Q, -np.ones(len(signs)), 0.0, np.inf)
+    objectives = []
+    for rows in (_cd.SparseRows(X.data, X.indices, X.indptr, X.shape[1], 1.0),
+                 _cd.DenseRows(np.ascontiguousarray(X.toarray()), 1.0)):
+        for face_solver, face_steps in (("cg", True), ("cholesky", True), ("auto", False)):
+            problem, report, alpha = solve_face(rows, signs, C, face_solver, face_steps)
+            assert report["converged"] and report["kkt_violation"] <= 1e-8
+            if face_solver == "cg":
+                assert report["n_face_steps"] > 0 and problem.n_cg_solves > 0 and problem.n_cholesky_solves == 0
+            assert_matches_reference(alpha, report["objective"], reference.x, reference.objective,
+                                     rtol_objective=1e-9, atol_objective=1e-9, atol_alpha=1e-4)
+            objectives.append(report["objective"])
+    assert objectives == pytest.approx([objectives[0]] * len(objectives), rel=1e-10)
+
+
+def test_cg_is_the_route_by_price_on_wide_sparse_rows_and_deterministic():
+    X, signs = sparse_wide_problem(seed=1)
+    rows = _cd.SparseRows(X.data, X.indices, X.indptr, X.shape[1], 1.0)
+    problem, report, alpha = solve_face(rows, signs, 100.0, "auto", tol=1e-3)
+    # 401 weights and some 12 stored entries a row: the factor costs far more than 100 CG iterations.
+    assert report["converged"] and problem.n_cg_solves > 0 and problem.n_cholesky_solves == 0
+    _, second, alpha_again = solve_face(rows, signs, 100.0, "auto", tol=1e-3)
+    assert np.array_equal(alpha, alpha_again)
+    assert second["n_face_steps"] == report["n_face_steps"] and second["n_epochs"] == report["n_epochs"]
+    # Through the public solver: bitwise the same model twice, and the same optimum as the epochs alone.
+    results = [fit((X, signs[:, None], 100.0, True), tol=1e-6) for _ in range(2)] + [
+        fit((X, signs[:, None], 100.0, True), tol=1e-6, face_steps=False)]
+    assert results[0].certificate.statistics["n_face_steps"][0] > 0
+    assert np.array_equal(results[0].solution.coef, results[1].solution.coef)
+    assert np.array_equal(results[0].solution.intercept, results[1].solution.intercept)
+    radius = sum(strongly_convex_distance(result.certificate.gap) for result in (results[0], results[2]))
+    np.testing.assert_allclose(results[0].solution.coef, results[2].solution.coef, atol=radius + 1e-9)
+
+
+def test_cholesky_stays_the_route_on_small_dense_rows():
+    # cal500's shape (standardised, few weights): the factor is cheaper than the CG iterations' worst case.
+    X, signs = standardised_problem()
+    problem, report, _ = solve_face(_cd.DenseRows(X, 1.0), np.ascontiguousarray(signs[:, 0]), 10.0, "auto", tol=1e-3)
+    assert report["n_face_steps"] > 0 and problem.n_cholesky_solves > 0 and problem.n_cg_solves == 0
+
+
+def test_face_solver_refuses_an_unknown_route():
+    X, signs = standardised_problem(n=20, d=2)
+    with pytest.raises(ValueError, match="face_solver"):
+        _cd.LinearSVMDual(_cd.DenseRows(X, 1.0), np.ascontiguousarray(signs[:, 0]), np.zeros(20), np.zeros(3),
+                          np.inf, 0.05, face_solver="lu")

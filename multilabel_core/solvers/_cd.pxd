@@ -174,6 +174,7 @@ cdef class Rows:
     cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil         # w^T x_i
     cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil  # w += scale x_i
     cdef double squared_norm(self, Py_ssize_t i) noexcept nogil                 # ||x_i||^2
+    cdef void add_squares(self, Py_ssize_t i, double* out) noexcept nogil       # out[j] += x_ij^2 (the bias's too)
     # H += sum over the listed rows of x_i x_i^T, in the lower triangle of H (column-major, dimension^2)
     cdef void add_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil
     cdef double gram_work(self) noexcept nogil                                  # add_gram's multiply-adds over all rows

@@ -22,10 +22,10 @@ from multilabel_core.validation import SYMMETRY_RTOL
 
 cimport cython
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isfinite
+from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isfinite, sqrt
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport daxpy, ddot, dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
@@ -53,6 +53,16 @@ cdef Py_ssize_t MAX_FACE_DIMENSION = 2048
 cdef int MAX_FACE_HALVINGS = 30
 #: Armijo's fraction: a face step must decrease f by this share of the decrease its slope promises.
 cdef double FACE_SUFFICIENT_DECREASE = 1e-4
+#: The face step's matrix-free route (LinearSVMDual._solve_face_cg): preconditioned conjugate
+#: gradients stop once the residual is this share of the starting one (the face's gradient in w) ...
+#: (0.1 and 0.01 gave steps so rough that they came 5-50 times as often for less: enron at C = 10
+#: took 20 s and 3.8 s, against 3.5 s here; docs/solvers/cd.md, "Hard problems")
+cdef double FACE_CG_RELATIVE_RESIDUAL = 1e-3
+#: ... or after this many iterations (each one a product with the face's Gram matrix: two passes
+#: over the free rows).  A problem takes the CG route when even this many cost less than the factor.
+cdef Py_ssize_t FACE_CG_MAX_ITERATIONS = 100
+#: What the first CG solve is priced at, in iterations (later ones: what the last one took).
+cdef double FACE_CG_FIRST_ITERATIONS = 30.0
 #: An epoch's bookkeeping per visit (the permutation, the branches, the calls), in multiply-adds:
 #: what prices a face step in epochs (LinearSVMDual.face_step_cost).
 cdef double VISIT_OVERHEAD = 20.0
@@ -493,6 +503,9 @@ cdef class Rows:
     cdef double squared_norm(self, Py_ssize_t i) noexcept nogil:
         return NAN
 
+    cdef void add_squares(self, Py_ssize_t i, double* out) noexcept nogil:
+        pass
+
     cdef void add_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil:
         pass
 
@@ -573,6 +586,14 @@ cdef class DenseRows(Rows):
         cdef double total = ddot(&d, <double*> &self.X[i, 0], &one, <double*> &self.X[i, 0], &one) if d > 0 else 0.0
         return total + self.bias * self.bias
 
+    cdef void add_squares(self, Py_ssize_t i, double* out) noexcept nogil:
+        cdef const double* row = &self.X[i, 0] if self.n_columns > 0 else NULL
+        cdef Py_ssize_t j
+        for j in range(self.n_columns):
+            out[j] += row[j] * row[j]
+        if self.bias > 0.0:
+            out[self.n_columns] += self.bias * self.bias
+
     cdef void add_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil:
         # A run of consecutive rows is a column-major d x run block of X as it is stored: one
         # level-3 call per run, and no copy.  (subset ascending, as the face step lists it.)
@@ -648,6 +669,15 @@ cdef class SparseRows(Rows):
         for k in range(self.indptr[i], self.indptr[i + 1]):
             total += self.data[k] * self.data[k]
         return total
+
+    cdef void add_squares(self, Py_ssize_t i, double* out) noexcept nogil:
+        cdef const double* values = &self.data[0]
+        cdef const Py_ssize_t* columns = &self.indices[0]
+        cdef Py_ssize_t k
+        for k in range(self.indptr[i], self.indptr[i + 1]):
+            out[columns[k]] += values[k] * values[k]
+        if self.bias > 0.0:
+            out[self.n_columns] += self.bias * self.bias
 
     cdef void add_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil:
         # Only the products of a row's nonzeros: O(nnz_i^2) per row.  Columns ascend within a
@@ -749,7 +779,8 @@ cdef class LinearSVMDual(_SVMDual):
     dot product.  ``alpha`` (the caller's buffer, updated in place) is the start; ``w`` is
     computed from it here.  With D > 0 and ``rows.dimension`` <= MAX_FACE_DIMENSION it offers
     face steps (:meth:`face_step`): the epochs alone are slow when the free coordinates
-    outnumber the rank of X.
+    outnumber the rank of X.  ``face_solver`` chooses how a face step solves its system:
+    ``"auto"`` (the default) by price, ``"cholesky"`` or ``"cg"`` always that route (tests).
     """
     cdef Rows rows
     cdef double[::1] w
@@ -766,10 +797,25 @@ cdef class LinearSVMDual(_SVMDual):
     cdef double face_fixed      # what every step costs: the Gram matrix and its factor, in epochs
     cdef double face_pass       # one pass over the rows (gradients, right-hand side, a trial point), in epochs
     cdef double face_backoff    # 1, doubled after each step given up, back to 1 after a step that moved alpha
-    cdef double face_passes     # passes over the rows the last step made
+    cdef double face_passes     # passes over the rows the last step made, its system's solve aside
+    # The matrix-free route (_solve_face_cg): its residual, Jacobi preconditioner, search direction
+    # and product with the face's Gram matrix (weight vectors).
+    cdef double[::1] cg_residual
+    cdef double[::1] cg_preconditioner
+    cdef double[::1] cg_search
+    cdef double[::1] cg_product
+    cdef double face_cg_passes  # passes over the rows the last CG solve made (before the first: 2 FACE_CG_FIRST_ITERATIONS + 2)
+    cdef int face_solver        # 0: by price, 1: always Cholesky, 2: always CG
+    cdef bint face_cg           # the route of the next step: CG (True) or the Cholesky factor
+    cdef readonly Py_ssize_t n_cholesky_solves  # face systems solved by each route so far (diagnostics, tests)
+    cdef readonly Py_ssize_t n_cg_solves
 
     def __init__(self, Rows rows not None, const double[::1] y not None, double[::1] alpha not None,
-                 double[::1] w not None, double upper, double diagonal):
+                 double[::1] w not None, double upper, double diagonal, str face_solver="auto"):
+        solvers = {"auto": 0, "cholesky": 1, "cg": 2}
+        if face_solver not in solvers:
+            raise ValueError(f"face_solver must be one of {sorted(solvers)}, got {face_solver!r}")
+        self.face_solver = solvers[face_solver]
         if y.shape[0] != rows.n_rows:
             raise ValueError(f"y has {y.shape[0]} entries but X has {rows.n_rows} rows")
         if w.shape[0] != rows.dimension:
@@ -789,6 +835,8 @@ cdef class LinearSVMDual(_SVMDual):
             self.face_direction = np.empty(rows.n_rows)
             self.system = np.empty(rows.dimension * rows.dimension)
             self.face_w, self.step_w = np.empty(rows.dimension), np.empty(rows.dimension)
+            self.cg_residual, self.cg_preconditioner = np.empty(rows.dimension), np.empty(rows.dimension)
+            self.cg_search, self.cg_product = np.empty(rows.dimension), np.empty(rows.dimension)
             with nogil:
                 self._price_face_steps()
 
@@ -796,13 +844,30 @@ cdef class LinearSVMDual(_SVMDual):
         """A face step's multiply-adds over an epoch's (a dot product and an axpy per visit, and a
         visit's bookkeeping): the Gram matrix of every row and its Cholesky factor, plus its passes
         over X -- five for the first step (gradients, right-hand side, direction, two trial
-        points), then as many as the last step needed."""
+        points), then as many as the last step needed.
+
+        The matrix-free route replaces the Gram matrix and its factor by its conjugate-gradient
+        iterations, two passes over the free rows each (and two more for the residual and the
+        preconditioner).  The route is CG when FACE_CG_MAX_ITERATIONS iterations over every row (its
+        worst case) cost less than the factor, unless ``face_solver`` fixes it; a CG solve is priced
+        at FACE_CG_FIRST_ITERATIONS over every row before the first, then at what the last one took."""
         cdef double entries = self.rows.entries(), dim = <double> self.rows.dimension
         cdef double epoch = 2.0 * entries + VISIT_OVERHEAD * self.rows.n_rows
         self.face_fixed = (self.rows.gram_work() + dim * dim * dim / 6.0) / epoch
         self.face_pass = entries / epoch
         self.face_backoff = 1.0
-        self.face_cost = self.face_fixed + 5.0 * self.face_pass
+        self.face_passes = 5.0
+        if self.face_solver == 0:
+            self.face_cg = (2.0 * FACE_CG_MAX_ITERATIONS + 2.0) * self.face_pass < self.face_fixed
+        else:
+            self.face_cg = self.face_solver == 2
+        self.face_cg_passes = 2.0 * FACE_CG_FIRST_ITERATIONS + 2.0
+        self._reprice()
+
+    cdef void _reprice(self) noexcept nogil:
+        """The next step's price: its route's solve, and its other passes over the rows as the last step's."""
+        cdef double solve = self.face_cg_passes * self.face_pass if self.face_cg else self.face_fixed
+        self.face_cost = self.face_backoff * (solve + self.face_passes * self.face_pass)
 
     cdef double face_step_cost(self) noexcept nogil:
         return self.face_cost
@@ -834,8 +899,64 @@ cdef class LinearSVMDual(_SVMDual):
         # before them did, yet they are what lets the later ones land on the optimal face
         # (judging them so took 2-3 times longer on cal500, yeast and scene at C = 1).
         self.face_backoff = 1.0 if moved else 2.0 * self.face_backoff
-        self.face_cost = self.face_backoff * (self.face_fixed + self.face_passes * self.face_pass)
+        self._reprice()
         return moved
+
+    cdef Py_ssize_t _solve_face_cg(self, Py_ssize_t count) noexcept nogil:
+        """The face's system ``(D I + X_F^T X_F) w = D w_fixed + X_F^T y_F`` by conjugate gradients, into face_w.
+
+        Matrix-free: a product with X_F^T X_F is a dot product and an axpy per free row, so an
+        iteration costs two passes over the free rows and never the dimension^2 system.  Starts
+        from the current w, where the residual is ``-X_F^T (y_F o G_F)`` (G the face's gradients),
+        preconditioned by the system's diagonal (Jacobi), and stops once the residual is
+        FACE_CG_RELATIVE_RESIDUAL of the starting one or after FACE_CG_MAX_ITERATIONS iterations
+        (a truncated Newton step, Dembo, Eisenstat & Steihaug 1982): the direction it gives is
+        projected and backtracked as the exact one is.  Returns the iterations.
+        """
+        cdef Py_ssize_t n = self.rows.n_rows, dimension = self.rows.dimension, i, j, k, iteration = 0
+        cdef int dim = <int> dimension, one = 1
+        cdef double D = self.diagonal, limit, rz, rz_next, curvature, step, beta
+        cdef double* x = &self.face_w[0]
+        cdef double* r = &self.cg_residual[0]
+        cdef double* inverse = &self.cg_preconditioner[0]
+        cdef double* p = &self.cg_search[0]
+        cdef double* q = &self.cg_product[0]  # also the preconditioned residual, before the product overwrites it
+        memcpy(x, &self.w[0], dimension * sizeof(double))
+        memset(r, 0, dimension * sizeof(double))
+        memset(inverse, 0, dimension * sizeof(double))
+        for k in range(count):
+            i = self.face[k]
+            self.rows.axpy(i, -self.y[i] * self.face_gradient[k], r)
+            self.rows.add_squares(i, inverse)
+        for j in range(dimension):
+            inverse[j] = 1.0 / (D + inverse[j])
+            q[j] = inverse[j] * r[j]
+            p[j] = q[j]
+        rz = ddot(&dim, r, &one, q, &one)
+        limit = FACE_CG_RELATIVE_RESIDUAL * sqrt(ddot(&dim, r, &one, r, &one))
+        while iteration < FACE_CG_MAX_ITERATIONS and sqrt(ddot(&dim, r, &one, r, &one)) > limit:
+            for j in range(dimension):
+                q[j] = D * p[j]
+            for k in range(count):
+                i = self.face[k]
+                self.rows.axpy(i, self.rows.dot(i, p), q)
+            iteration += 1
+            curvature = ddot(&dim, p, &one, q, &one)
+            if not curvature > 0.0:
+                break
+            step = rz / curvature
+            daxpy(&dim, &step, p, &one, x, &one)
+            step = -step
+            daxpy(&dim, &step, q, &one, r, &one)
+            for j in range(dimension):
+                q[j] = inverse[j] * r[j]
+            rz_next = ddot(&dim, r, &one, q, &one)
+            beta = rz_next / rz
+            rz = rz_next
+            for j in range(dimension):
+                p[j] = q[j] + beta * p[j]
+        self.face_cg_passes = (2.0 + 2.0 * iteration) * count / n
+        return iteration
 
     cdef int _face_step(self) noexcept nogil:
         cdef Py_ssize_t n = self.rows.n_rows, count = 0, i, k
@@ -857,25 +978,31 @@ cdef class LinearSVMDual(_SVMDual):
             count += 1
         if count == 0:
             return 0
-        # The right-hand side without w_fixed itself: D w_fixed = D w - D X_F^T (y_F o alpha_F).
-        memset(H, 0, dim * dim * sizeof(double))
-        self.rows.add_gram(&self.face[0], count, H)
-        for k in range(dim):
-            H[k * dim + k] += D
-            solution[k] = D * self.w[k]
-        for k in range(count):
-            i = self.face[k]
-            self.rows.axpy(i, self.y[i] * (1.0 - D * self.alpha[i]), solution)
-        dpotrf(&lower, &dim, H, &dim, &info)
-        if info != 0:
-            return 0
-        dpotrs(&lower, &dim, &one, H, &dim, solution, &dim, &info)
-        if info != 0:
-            return 0
+        if self.face_cg:
+            self._solve_face_cg(count)
+            self.n_cg_solves += 1
+        else:
+            # The right-hand side without w_fixed itself: D w_fixed = D w - D X_F^T (y_F o alpha_F).
+            memset(H, 0, dim * dim * sizeof(double))
+            self.rows.add_gram(&self.face[0], count, H)
+            for k in range(dim):
+                H[k * dim + k] += D
+                solution[k] = D * self.w[k]
+            for k in range(count):
+                i = self.face[k]
+                self.rows.axpy(i, self.y[i] * (1.0 - D * self.alpha[i]), solution)
+            dpotrf(&lower, &dim, H, &dim, &info)
+            if info != 0:
+                return 0
+            dpotrs(&lower, &dim, &one, H, &dim, solution, &dim, &info)
+            if info != 0:
+                return 0
+            self.n_cholesky_solves += 1
+            self.face_passes += <double> count / n  # the right-hand side
         for k in range(count):
             i = self.face[k]
             self.face_direction[k] = (1.0 - self.y[i] * self.rows.dot(i, solution)) / D - self.alpha[i]
-        self.face_passes += 2.0 * count / n
+        self.face_passes += <double> count / n
         for halving in range(MAX_FACE_HALVINGS):
             self.face_passes += <double> count / n
             # f is quadratic: f(alpha + delta) - f(alpha) = G^T delta + 1/2 (||X^T (y o delta)||^2 + D ||delta||^2).
@@ -1006,3 +1133,4 @@ cdef class BoxKernelDual(_SVMDual):
         for i in range(self.alpha.shape[0]):
             half_quadratic += 0.5 * self.alpha[i] * self.y[i] * self.scores[i]
         return half_quadratic + self._diagonal_term()
+
