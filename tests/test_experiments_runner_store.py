@@ -188,3 +188,12 @@ def test_grid_options_of_the_command_line():
     for bad in ("C", "C=", "=1,2", "1C=2"):
         with pytest.raises(ValueError, match="expects"):
             parse_grid_option(bad)
+
+
+def test_a_methods_thread_count_is_not_part_of_the_configuration():
+    """n_jobs gives the same model bitwise for every thread count: a run resumes whatever threads it is given."""
+    data = {"synthetic": make_correlated_multilabel(n_samples=30, n_features=4, n_labels=3, random_state=0)}
+    one = Experiment(methods={"br": make_method("br", n_jobs=1)}, datasets=["synthetic"])
+    two = Experiment(methods={"br": make_method("br", n_jobs=2)}, datasets=["synthetic"])
+    assert one.canonical(data) == two.canonical(data)
+    assert "n_jobs" not in one.canonical(data)["methods"]["br"]["params"]

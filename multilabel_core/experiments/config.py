@@ -4,7 +4,8 @@
 form (with the datasets' content fingerprints and the package version) is what the
 results store hashes, so a run is resumed only under exactly the same configuration.
 The report settings (``reference``, ``reference_method``, ``alpha``) are not part of it:
-they change how results are shown, not the results.
+they change how results are shown, not the results; nor is a method's ``n_jobs``: its label
+threads give the same model bitwise for every thread count (tests/test_parallel.py).
 
 An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is installed
 (``.yaml``/``.yml``), with the keys of :data:`FILE_KEYS`::
@@ -327,9 +328,13 @@ def load_data(dataset, data_home=None, seed: int = 0, sparse="auto"):
     return load_dataset(dataset, data_home=data_home, sparse=sparse)
 
 
+#: Estimator parameters that never change a result, left out of the hashed configuration.
+RESULT_NEUTRAL_PARAMS = frozenset({"n_jobs"})
+
+
 def _describe_estimator(estimator) -> dict:
     cls = type(estimator)
-    params = estimator.get_params(deep=False)
+    params = {name: value for name, value in estimator.get_params(deep=False).items() if name not in RESULT_NEUTRAL_PARAMS}
     params = {name: value if _is_plain(value) else repr(value) for name, value in params.items()}
     return {"class": f"{cls.__module__}.{cls.__qualname__}", "params": params}
 
