@@ -33,10 +33,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import TypeVar
 
+import attrs
 import joblib
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["WithinBudget", "available_cores", "blas_controller", "blas_limited", "blas_threads", "cancelled", "effective_threads", "map_threads", "thread_budget", "worker_threads"]
+__all__ = ["WithinBudget", "n_jobs_field", "available_cores", "blas_controller", "blas_limited", "blas_threads", "cancelled", "effective_threads", "map_threads", "thread_budget", "worker_threads"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -130,6 +131,11 @@ def effective_threads(n_jobs: int | None, n_tasks: int | None = None) -> int:
     if n_tasks is not None:
         threads = min(threads, n_tasks)
     return max(1, threads)
+
+
+def n_jobs_field():
+    """An attrs field ``n_jobs`` (default None) checked by :func:`effective_threads`: what a solver with label threads declares."""
+    return attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
 
 
 def map_threads(function: Callable[[T], R], items: Iterable[T], n_jobs: int | None) -> list[R]:

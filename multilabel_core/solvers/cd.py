@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
 from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
-from ..parallel import blas_limited, effective_threads, map_threads
+from ..parallel import blas_limited, effective_threads, map_threads, n_jobs_field
 from ..losses import Hinge, SquaredHinge
 from ..validation import (
     MAX_ITER_LIMIT,
@@ -509,7 +509,7 @@ class CDSolver(Solver):
         default=1.0, validator=positive
     )
     random_state: object = attrs.field(default=0, validator=seed)
-    n_jobs: int | None = attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
+    n_jobs: int | None = n_jobs_field()
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": SVM_DUAL_CAPABILITIES,

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 from .._blocks import row_blocks
 from ..base import CapabilityError, Fit, Kernel, Problem, Solution, Solver
 from ..certificate import GAP_RTOL, Certificate
-from ..parallel import effective_threads, map_threads
+from ..parallel import effective_threads, map_threads, n_jobs_field
 from ..validation import (
     MAX_ITER_LIMIT,
     check_scalar,
@@ -70,10 +70,6 @@ __all__ = ["KernelSource", "SMOSolver", "kernel_expansion", "relation_statistics
 
 _MEGABYTE = 2**20
 
-
-def _n_jobs(instance, attribute, value) -> None:
-    """attrs validator of a thread count (:func:`~multilabel_core.parallel.effective_threads`)."""
-    effective_threads(value)
 #: Relative distance to a bound within which an alpha recovered from dual_coef is put on it.
 _BOUND_RTOL = 1e-10
 
@@ -580,7 +576,7 @@ class SMOSolver(Solver):
     cache_size_mb: float = attrs.field(
         default=200.0, validator=positive
     )
-    n_jobs: int | None = attrs.field(default=None, validator=_n_jobs)
+    n_jobs: int | None = n_jobs_field()
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("dual_box", "dual_diagonal"),

@@ -29,7 +29,7 @@ import numpy as np
 
 from multilabel_core.base import Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
-from multilabel_core.parallel import effective_threads, map_threads
+from multilabel_core.parallel import map_threads, n_jobs_field
 from multilabel_core.solvers import ConvergenceWarning, linear_svm_cd
 from multilabel_core.validation import check_random_state, count, non_negative, open_unit, positive, seed
 
@@ -97,7 +97,7 @@ class ConceptNetworkSolver(Solver):
     tol: float = attrs.field(default=1e-3, validator=positive)
     max_iter: int = attrs.field(default=100000, validator=count)
     random_state: object = attrs.field(default=0, validator=seed)
-    n_jobs: int | None = attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
+    n_jobs: int | None = n_jobs_field()
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("dual_box", "dual_diagonal"),

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
-from multilabel_core.parallel import effective_threads, map_threads
+from multilabel_core.parallel import map_threads, n_jobs_field
 from multilabel_core.regularizers import Frobenius, LowRank
 from multilabel_core.relations import Independent
 from multilabel_core.solvers import AlternatingSolver, embedded_hinge_cd, svmplus_cd, tighten_to_relative_gap
@@ -117,10 +117,7 @@ class PrivilegedCDSolver(Solver):
     max_iter: int = attrs.field(default=10000, validator=count)
     shrinking: bool = attrs.field(default=True, validator=flag)
     random_state: object = attrs.field(default=0, validator=seed)
-    n_jobs: int | None = attrs.field(default=None)
-
-    def __attrs_post_init__(self):
-        effective_threads(self.n_jobs)  # validates it
+    n_jobs: int | None = n_jobs_field()
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
 
