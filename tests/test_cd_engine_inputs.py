@@ -66,6 +66,10 @@ MALFORMED = {
     "sparse 2-D indptr": lambda: sparse_rows(indptr=CSR.indptr[None, :]),
     "sparse NaN data": lambda: sparse_rows(data=np.where(CSR.data > 2, np.nan, CSR.data)),
     "sparse negative columns": lambda: sparse_rows(n_columns=-1),
+    "sparse columns beyond 32-bit indices": lambda: sparse_rows(n_columns=2**31),
+    "sparse index beyond 32 bits": lambda: sparse_rows(
+        indices=np.where(CSR.indices == 2, np.int64(2**32 + 2), CSR.indices.astype(np.int64))
+    ),
     "sparse float32 data": lambda: sparse_rows(data=CSR.data.astype(np.float32)),
     "y too short": lambda: linear(y=Y[:3]),
     "y not signs": lambda: linear(y=np.array([1.0, 0.0, 1.0, -1.0])),

@@ -190,7 +190,7 @@ cdef class DenseRows(Rows):
 
 cdef class SparseRows(Rows):
     cdef const double[::1] data
-    cdef const Py_ssize_t[::1] indices
+    cdef const int[::1] indices       # 32-bit: a quarter less memory traffic per stored entry than np.intp
     cdef const Py_ssize_t[::1] indptr
 
 

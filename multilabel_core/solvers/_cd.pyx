@@ -23,7 +23,7 @@ from multilabel_core.validation import SYMMETRY_RTOL
 cimport cython
 from cpython.exc cimport PyErr_CheckSignals
 from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isfinite, sqrt
-from libc.stdint cimport uint64_t
+from libc.stdint cimport INT32_MAX, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport daxpy, ddot, dsyrk
@@ -540,14 +540,14 @@ def _require_finite(values, str name):
         raise ValueError(f"{name} contains NaN or infinity")
 
 
-def _index_array(values, str name):
-    """A private read-only np.intp copy of a 1-D integer array."""
+def _index_array(values, str name, dtype=np.intp):
+    """A private read-only copy of a 1-D integer array, as ``dtype`` (whose range must hold its values)."""
     values = np.asarray(values)
     if values.ndim != 1 or values.dtype.kind not in "iu":
         raise ValueError(f"{name} must be a 1-D integer array, got dtype {values.dtype} and shape {values.shape}")
-    if values.size and (values.max() > np.iinfo(np.intp).max):
+    if values.size and (values.max() > np.iinfo(dtype).max or values.min() < np.iinfo(dtype).min):
         raise ValueError(f"{name} holds values beyond the index range")
-    copy = values.astype(np.intp)
+    copy = values.astype(dtype)
     copy.setflags(write=False)
     return copy
 
@@ -631,15 +631,23 @@ cdef class DenseRows(Rows):
 cdef class SparseRows(Rows):
     """Rows of a CSR matrix given by its arrays (canonical: sorted, unique column indices per row).
 
-    ``data`` float64 C-contiguous; ``indices`` and ``indptr`` 1-D integer arrays, copied (as
-    np.intp) so that the structure validated here cannot change under the engine;
-    ``n_columns`` is d.  ``bias`` > 0 appends a constant feature.
+    ``data`` float64 C-contiguous; ``indices`` and ``indptr`` 1-D integer arrays, copied (the
+    column indices as 32-bit integers, the offsets as np.intp) so that the structure validated
+    here cannot change under the engine; ``n_columns`` is d (at most 2^31 - 1).  ``bias`` > 0
+    appends a constant feature.
+
+    The epochs are bound by memory traffic: a dot product with a row reads each stored entry
+    (a value and its column) once, so 4-byte column indices instead of 8 cut the bytes per
+    entry from 16 to 12 (BR on bibtex, where the dot products are most of the time).
     """
 
     def __init__(self, const double[::1] data not None, indices, indptr, Py_ssize_t n_columns, double bias=0.0):
-        indices, indptr = _index_array(indices, "indices"), _index_array(indptr, "indptr")
         if n_columns < 0:
             raise ValueError(f"n_columns must be >= 0, got {n_columns}")
+        if n_columns > INT32_MAX:
+            raise ValueError(f"sparse rows hold at most {INT32_MAX} columns (32-bit column indices), got {n_columns}")
+        indptr = _index_array(indptr, "indptr")
+        indices = _index_array(indices, "indices", np.int32)
         if indptr.shape[0] < 1:
             raise ValueError("indptr must hold n_rows + 1 >= 1 offsets")
         if indices.shape[0] != data.shape[0]:
@@ -653,7 +661,7 @@ cdef class SparseRows(Rows):
     # memoryview fields would be reloaded after every store to w.
     cdef double dot(self, Py_ssize_t i, const double* w) noexcept nogil:
         cdef const double* values = &self.data[0]
-        cdef const Py_ssize_t* columns = &self.indices[0]
+        cdef const int* columns = &self.indices[0]
         cdef Py_ssize_t k = self.indptr[i], end = self.indptr[i + 1]
         cdef double total = self.bias * w[self.n_columns] if self.bias > 0.0 else 0.0
         # Four partial sums: one running sum makes every multiply-add wait for the one before
@@ -672,7 +680,7 @@ cdef class SparseRows(Rows):
 
     cdef void axpy(self, Py_ssize_t i, double scale, double* w) noexcept nogil:
         cdef const double* values = &self.data[0]
-        cdef const Py_ssize_t* columns = &self.indices[0]
+        cdef const int* columns = &self.indices[0]
         cdef Py_ssize_t k
         for k in range(self.indptr[i], self.indptr[i + 1]):
             w[columns[k]] += scale * values[k]
@@ -688,7 +696,7 @@ cdef class SparseRows(Rows):
 
     cdef void add_squares(self, Py_ssize_t i, double* out) noexcept nogil:
         cdef const double* values = &self.data[0]
-        cdef const Py_ssize_t* columns = &self.indices[0]
+        cdef const int* columns = &self.indices[0]
         cdef Py_ssize_t k
         for k in range(self.indptr[i], self.indptr[i + 1]):
             out[columns[k]] += values[k] * values[k]
@@ -699,7 +707,7 @@ cdef class SparseRows(Rows):
         # Only the products of a row's nonzeros: O(nnz_i^2) per row.  Columns ascend within a
         # row, so (later, earlier) is a lower-triangle entry, H[earlier * dim + later].
         cdef const double* values = &self.data[0]
-        cdef const Py_ssize_t* columns = &self.indices[0]
+        cdef const int* columns = &self.indices[0]
         cdef Py_ssize_t dim = self.dimension, s, j, k, start, stop
         cdef double v
         for s in range(count):
