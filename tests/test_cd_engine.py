@@ -119,3 +119,31 @@ def test_the_bases_are_not_solvable():
         _cd.DualCoordinates()
     with pytest.raises(TypeError, match="DenseRows and SparseRows"):
         _cd.Rows()
+
+
+@pytest.mark.parametrize("squared", [False, True])
+def test_binary_rows_take_the_unit_path_with_the_same_result_bit_for_bit(data, squared):
+    # Rows whose stored values are all 1 (word-presence features) skip the values in dot and axpy.
+    # The same matrix with one explicit 0 stored at the end of a row takes the general path; the 0
+    # lands in a partial sum as +0.0, so both solves must agree exactly, epoch for epoch.
+    X, Y = data
+    binary = X.copy()
+    binary.data[:] = 1.0
+    row = next(i for i in range(binary.shape[0]) if binary.indices[binary.indptr[i + 1] - 1] < binary.shape[1] - 1)
+    dense = binary.toarray()
+    padded = sp.csr_matrix(dense)
+    indices = np.insert(padded.indices, padded.indptr[row + 1], binary.shape[1] - 1)
+    values = np.insert(padded.data, padded.indptr[row + 1], 0.0)
+    indptr = padded.indptr.copy()
+    indptr[row + 1 :] += 1
+    padded = sp.csr_matrix((values, indices, indptr), shape=binary.shape)
+    assert padded.nnz == binary.nnz + 1 and np.array_equal(padded.toarray(), dense)
+    reports = []
+    for matrix, unit in ((binary, True), (padded, False)):
+        assert _cd.SparseRows(matrix.data, matrix.indices, matrix.indptr, matrix.shape[1], 0.0).unit == unit
+        problem, alpha = label_problem(matrix, Y[:, 0], C=10.0, squared=squared)
+        report = _cd.solve_dual(problem, tol=1e-4, max_iter=100000, shrinking=True, seed=1)
+        reports.append((alpha.copy(), report["n_epochs"], report["objective"]))
+    (alpha_unit, epochs_unit, objective_unit), (alpha_general, epochs_general, objective_general) = reports
+    assert np.array_equal(alpha_unit, alpha_general)
+    assert epochs_unit == epochs_general and objective_unit == objective_general

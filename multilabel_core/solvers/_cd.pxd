@@ -192,6 +192,7 @@ cdef class SparseRows(Rows):
     cdef const double[::1] data
     cdef const int[::1] indices       # 32-bit: a quarter less memory traffic per stored entry than np.intp
     cdef const Py_ssize_t[::1] indptr
+    cdef readonly bint unit           # every stored value is 1 (word-presence features): dot and axpy skip them
 
 
 # Ctrl-C, or the cancellation of the label-thread pool running this solve (every engine checks it).

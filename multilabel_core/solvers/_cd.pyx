@@ -656,6 +656,7 @@ cdef class SparseRows(Rows):
         _require_finite(np.asarray(data), "data")
         self._set_shape(indptr.shape[0] - 1, n_columns, bias)
         self.data, self.indices, self.indptr = data, indices, indptr
+        self.unit = bool(np.all(np.asarray(data) == 1.0))
 
     # Raw pointers into the arrays: extension modules build with -fno-strict-aliasing, so
     # memoryview fields would be reloaded after every store to w.
@@ -667,6 +668,19 @@ cdef class SparseRows(Rows):
         # Four partial sums: one running sum makes every multiply-add wait for the one before
         # (its latency, not the loads, bounds a short row's dot product).
         cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+        if self.unit:
+            # Binary features (bibtex, enron, medical): 4 bytes an entry instead of 12, and the
+            # same sums bit for bit (1 * w is w).
+            while k + 4 <= end:
+                s0 += w[columns[k]]
+                s1 += w[columns[k + 1]]
+                s2 += w[columns[k + 2]]
+                s3 += w[columns[k + 3]]
+                k += 4
+            while k < end:
+                s0 += w[columns[k]]
+                k += 1
+            return total + ((s0 + s1) + (s2 + s3))
         while k + 4 <= end:
             s0 += values[k] * w[columns[k]]
             s1 += values[k + 1] * w[columns[k + 1]]
@@ -682,8 +696,12 @@ cdef class SparseRows(Rows):
         cdef const double* values = &self.data[0]
         cdef const int* columns = &self.indices[0]
         cdef Py_ssize_t k
-        for k in range(self.indptr[i], self.indptr[i + 1]):
-            w[columns[k]] += scale * values[k]
+        if self.unit:
+            for k in range(self.indptr[i], self.indptr[i + 1]):
+                w[columns[k]] += scale
+        else:
+            for k in range(self.indptr[i], self.indptr[i + 1]):
+                w[columns[k]] += scale * values[k]
         if self.bias > 0.0:
             w[self.n_columns] += scale * self.bias
 
