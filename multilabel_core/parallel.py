@@ -138,31 +138,65 @@ def n_jobs_field():
     return attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
 
 
+#: The label-thread pools, one per thread count, made on first use and kept: starting threads for
+#: every map cost 1-4 ms (a new thread waits for the GIL to announce itself), as much as the
+#: labels' own solves on scene (BSVM: 6 labels of 4-6 ms each).
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="multilabel_core")
+        return pool
+
+
+def _forget_pools() -> None:
+    # A forked child has the pools' objects but not their threads: it makes its own.
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def map_threads(function: Callable[[T], R], items: Iterable[T], n_jobs: int | None) -> list[R]:
     """``[function(item) for item in items]``, on up to :func:`effective_threads` threads.
 
     ``function`` should spend its time without the GIL (a Cython engine's ``nogil`` loop), or
     the threads only take turns.  The results are in the order of ``items`` whatever the
     schedule; the first exception raised (or Ctrl-C) is re-raised once the running tasks have
-    stopped (:func:`cancelled`) and the queued ones are dropped.  BLAS is held to one thread while more than one thread runs (the caller's
-    setting is restored after).
+    stopped (:func:`cancelled`) and the queued ones are dropped.  BLAS is held to one thread
+    while more than one thread runs (the caller's setting is restored after).
+
+    The threads are a pool kept for the process (one per thread count), so a map costs no
+    thread starts.  A map called from inside a task of another map (a label's solve that
+    itself maps over something) runs in that task's thread: the outer map already uses the
+    thread budget, and waiting on the same pool from its own workers could deadlock.
     """
     items = list(items)
     threads = effective_threads(n_jobs, len(items))
-    if threads == 1:
+    if threads == 1 or getattr(_TASK, "cancel", None) is not None:
         return [function(item) for item in items]
     cancel = threading.Event()
 
     def task(item):
+        if cancel.is_set():
+            raise _Dropped
         _TASK.cancel = cancel
         try:
             return function(item)
         finally:
             _TASK.cancel = None
 
+    futures = []
     with blas_limited(1):
-        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="multilabel_core")
         try:
+            pool = _pool(threads)
             futures = [pool.submit(task, item) for item in items]
             pending = set(futures)
             while pending:
@@ -176,11 +210,17 @@ def map_threads(function: Callable[[T], R], items: Iterable[T], n_jobs: int | No
             return [future.result() for future in futures]
         except BaseException:
             # Ctrl-C reaches the main thread only: the running labels stop at their next
-            # cancelled() check, and the queued ones never start.
+            # cancelled() check, and the queued ones never start.  The pool outlives this map,
+            # so its tasks are waited for here, as a pool's shutdown would.
             cancel.set()
+            for future in futures:
+                future.cancel()
+            wait(futures)
             raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Dropped(Exception):
+    """A queued task of a cancelled map: never started (nobody reads its result)."""
 
 
 def cancelled() -> bool:
