@@ -127,6 +127,37 @@ def test_map_threads_reraises_the_error_and_cancels_the_others():
     assert not cancelled()  # outside a task
 
 
+def test_a_failed_map_drops_its_queued_tasks_and_leaves_the_pool_usable():
+    started = []
+
+    def task(i):
+        started.append(i)
+        if i == 0:
+            raise ValueError("label 0 is broken")
+        time.sleep(0.05)
+        return i
+
+    with pytest.raises(ValueError, match="label 0 is broken"):
+        map_threads(task, range(40), 2)
+    # At most the tasks already taken by the two threads ran besides label 0; the queued ones never started.
+    assert len(started) < 40
+    # The pool is kept for the process: the next map runs on it.
+    assert map_threads(lambda i: i + 1, range(10), 2) == list(range(1, 11))
+
+
+def test_a_map_inside_a_task_runs_in_that_task_s_thread():
+    # A label's solve that maps over something itself must not wait on the pool it runs on.
+    def inner(i):
+        return threading.get_ident()
+
+    def outer(i):
+        idents = map_threads(inner, range(4), 2)
+        return idents, threading.get_ident()
+
+    for idents, own in map_threads(outer, range(4), 2):
+        assert set(idents) == {own}
+
+
 # -- every threaded path equals one thread ------------------------------------------
 
 
