@@ -99,7 +99,7 @@ def valid_parts(draw):
         "y": np.where(rng.random((n, n_labels)) < 0.5, 1.0, -1.0), "A": A,
         # label i drops privileged column i % d_priv
         "excluded_indptr": np.arange(n_labels + 1), "excluded": np.arange(n_labels) % d_priv,
-        "C": 1.0, "gamma": 1.0, "eta": np.zeros(2 * n * n_labels), "M": np.zeros((k, d)),
+        "C": 1.0, "gamma": 1.0, "eta": np.zeros(2 * n * n_labels), "M": np.zeros((d, k)),
         "W_tilde": np.zeros((n_labels, d_priv + 1)),
     }
 
@@ -120,7 +120,7 @@ CONSTRUCTOR_CORRUPTIONS = {
     "y one row short": _replace("y", lambda a: a[:-1].copy()),
     "A wrong width": lambda parts: dict(parts, A=np.ones((2, parts["y"].shape[1] + 1))),
     "A NaN": lambda parts: dict(parts, A=np.full((2, parts["y"].shape[1]), np.nan),
-                                M=np.zeros((2, parts["M"].shape[1]))),
+                                M=np.zeros((parts["M"].shape[0], 2))),
     "excluded_indptr short": _replace("excluded_indptr", lambda a: a[:-1]),
     "excluded_indptr falling": _replace("excluded_indptr", lambda a: a[::-1].copy()),
     "excluded_indptr float": _replace("excluded_indptr", lambda a: a.astype(np.float64)),

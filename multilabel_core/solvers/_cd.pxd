@@ -181,6 +181,10 @@ cdef class Rows:
     cdef double entries(self) noexcept nogil                                    # stored entries of all rows, the bias included
     cdef void _add_bias_gram(self, const Py_ssize_t* subset, Py_ssize_t count, double* H) noexcept nogil
     cdef void _axpy_strided(self, Py_ssize_t i, double scale, double* out, Py_ssize_t stride) noexcept nogil
+    cdef double _dot_strided(self, Py_ssize_t i, const double* w, Py_ssize_t stride) noexcept nogil  # without the bias
+    # With a matrix T of `dimension` rows and k columns (C order): out[:k] += x_i^T T, and T += scale x_i u^T.
+    cdef void gather(self, Py_ssize_t i, const double* T, Py_ssize_t k, double* out) noexcept nogil
+    cdef void scatter(self, Py_ssize_t i, double scale, const double* u, Py_ssize_t k, double* T) noexcept nogil
     cdef void _set_shape(self, Py_ssize_t n_rows, Py_ssize_t n_columns, double bias) except *
 
 

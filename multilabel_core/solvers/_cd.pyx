@@ -26,7 +26,7 @@ from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isfinite, sqrt
 from libc.stdint cimport INT32_MAX, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
-from scipy.linalg.cython_blas cimport daxpy, ddot, dsyrk
+from scipy.linalg.cython_blas cimport daxpy, ddot, dger, dgemv, dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 
@@ -534,6 +534,15 @@ cdef class Rows:
     cdef void _axpy_strided(self, Py_ssize_t i, double scale, double* out, Py_ssize_t stride) noexcept nogil:
         pass
 
+    cdef double _dot_strided(self, Py_ssize_t i, const double* w, Py_ssize_t stride) noexcept nogil:
+        return NAN
+
+    cdef void gather(self, Py_ssize_t i, const double* T, Py_ssize_t k, double* out) noexcept nogil:
+        pass
+
+    cdef void scatter(self, Py_ssize_t i, double scale, const double* u, Py_ssize_t k, double* T) noexcept nogil:
+        pass
+
 
 def _require_finite(values, str name):
     if not np.all(np.isfinite(values)):
@@ -626,6 +635,28 @@ cdef class DenseRows(Rows):
         cdef int d = <int> self.n_columns, one = 1, step = <int> stride
         if d > 0:
             daxpy(&d, &scale, <double*> &self.X[i, 0], &one, out, &step)
+
+    cdef double _dot_strided(self, Py_ssize_t i, const double* w, Py_ssize_t stride) noexcept nogil:
+        cdef int d = <int> self.n_columns, one = 1, step = <int> stride
+        return ddot(&d, <double*> &self.X[i, 0], &one, <double*> w, &step) if d > 0 else 0.0
+
+    cdef void gather(self, Py_ssize_t i, const double* T, Py_ssize_t k, double* out) noexcept nogil:
+        # T (dimension x k, C order) is a k x dimension matrix in column order: out += T^T-as-stored x_i.
+        cdef int rows = <int> k, d = <int> self.n_columns, one = 1
+        cdef double unit = 1.0
+        cdef char no = b'N'
+        if d > 0:
+            dgemv(&no, &rows, &d, &unit, <double*> T, &rows, <double*> &self.X[i, 0], &one, &unit, out, &one)
+        if self.bias > 0.0:
+            daxpy(&rows, &self.bias, <double*> &T[self.n_columns * k], &one, out, &one)
+
+    cdef void scatter(self, Py_ssize_t i, double scale, const double* u, Py_ssize_t k, double* T) noexcept nogil:
+        cdef int rows = <int> k, d = <int> self.n_columns, one = 1
+        cdef double times_bias = scale * self.bias
+        if d > 0:
+            dger(&rows, &d, &scale, <double*> u, &one, <double*> &self.X[i, 0], &one, T, &rows)
+        if self.bias > 0.0:
+            daxpy(&rows, &times_bias, <double*> u, &one, &T[self.n_columns * k], &one)
 
 
 cdef class SparseRows(Rows):
@@ -751,6 +782,48 @@ cdef class SparseRows(Rows):
         cdef Py_ssize_t k
         for k in range(self.indptr[i], self.indptr[i + 1]):
             out[self.indices[k] * stride] += scale * self.data[k]
+
+    cdef double _dot_strided(self, Py_ssize_t i, const double* w, Py_ssize_t stride) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef double total = 0.0
+        for k in range(self.indptr[i], self.indptr[i + 1]):
+            total += self.data[k] * w[self.indices[k] * stride]
+        return total
+
+    cdef void gather(self, Py_ssize_t i, const double* T, Py_ssize_t k, double* out) noexcept nogil:
+        # One contiguous row of T per stored entry (an axpy of length k), where k dot products with
+        # the row would each gather from another row of the k x dimension layout.
+        cdef const double* values = &self.data[0]
+        cdef const int* columns = &self.indices[0]
+        cdef Py_ssize_t e, r
+        cdef const double* row
+        cdef double x
+        for e in range(self.indptr[i], self.indptr[i + 1]):
+            row = &T[<Py_ssize_t> columns[e] * k]
+            x = 1.0 if self.unit else values[e]
+            for r in range(k):
+                out[r] += x * row[r]
+        if self.bias > 0.0:
+            row = &T[self.n_columns * k]
+            for r in range(k):
+                out[r] += self.bias * row[r]
+
+    cdef void scatter(self, Py_ssize_t i, double scale, const double* u, Py_ssize_t k, double* T) noexcept nogil:
+        cdef const double* values = &self.data[0]
+        cdef const int* columns = &self.indices[0]
+        cdef Py_ssize_t e, r
+        cdef double* row
+        cdef double x
+        for e in range(self.indptr[i], self.indptr[i + 1]):
+            row = &T[<Py_ssize_t> columns[e] * k]
+            x = scale if self.unit else scale * values[e]
+            for r in range(k):
+                row[r] += x * u[r]
+        if self.bias > 0.0:
+            row = &T[self.n_columns * k]
+            x = scale * self.bias
+            for r in range(k):
+                row[r] += x * u[r]
 
 
 # -- the variants -----------------------------------------------------------------------

@@ -35,7 +35,9 @@ beta_ji the next one; hinge: alpha_ji is j L + i -- and each example is an engin
 is then ``a_i^T v`` (O(k), O(1) for A = I), a step adds ``c a_i`` to a pending ``u`` and
 ``c ||x_j||^2 a_i`` to v (O(k)), and leaving applies ``M += u x_j^T`` once (O(k nnz(x_j))).
 An epoch of the dictionary problem thus costs O(n k (nnz(x) + L)) where one step at a time
-would cost O(n L k nnz(x)).
+would cost O(n L k nnz(x)).  M is stored transposed, (dimension, k): entering and leaving read and
+write one contiguous row of k values per stored entry of x_j (``Rows.gather``, ``Rows.scatter``),
+where the (k, dimension) layout made them k gathers from k rows of M.
 """
 
 import numpy as np
@@ -80,8 +82,8 @@ cdef class _EmbeddedMargins(DualCoordinates):
         cdef Py_ssize_t j
         for j in range(rows.n_rows):
             self.row_norms[j] = rows.squared_norm(j)
-        self.v = np.zeros(M.shape[0])
-        self.u = np.zeros(M.shape[0])
+        self.v = np.zeros(M.shape[1])
+        self.u = np.zeros(M.shape[1])
         self.current = -1
 
     cdef inline Py_ssize_t _example(self, Py_ssize_t s) noexcept nogil:
@@ -92,18 +94,34 @@ cdef class _EmbeddedMargins(DualCoordinates):
 
     cdef void enter_group(self, Py_ssize_t j) noexcept nogil:
         cdef Py_ssize_t r
-        for r in range(self.M.shape[0]):
-            self.v[r] = self.rows.dot(j, &self.M[r, 0])
+        for r in range(self.M.shape[1]):
+            self.v[r] = 0.0
             self.u[r] = 0.0
+        self.rows.gather(j, &self.M[0, 0], self.M.shape[1], &self.v[0])
         self.current = j
 
     cdef void leave_group(self, Py_ssize_t j) noexcept nogil:
         cdef Py_ssize_t r
-        for r in range(self.M.shape[0]):
-            if self.u[r] != 0.0:
-                self.rows.axpy(j, self.u[r], &self.M[r, 0])
+        cdef bint moved = False
+        for r in range(self.M.shape[1]):
+            moved = moved or self.u[r] != 0.0
+        if moved:
+            self.rows.scatter(j, 1.0, &self.u[0], self.M.shape[1], &self.M[0, 0])
+            for r in range(self.M.shape[1]):
                 self.u[r] = 0.0
         self.current = -1
+
+    cdef double _column_dot(self, Py_ssize_t j, Py_ssize_t r) noexcept nogil:
+        """``(M x_j)_r``: column r of the (dimension, k) layout, its bias row included."""
+        cdef Py_ssize_t k = self.M.shape[1]
+        cdef double total = self.rows._dot_strided(j, &self.M[0, r], k)
+        return total + self.rows.bias * self.M[self.rows.n_columns, r] if self.rows.bias > 0.0 else total
+
+    cdef void _column_axpy(self, Py_ssize_t j, double scale, Py_ssize_t r) noexcept nogil:
+        """Column r of M += scale x_j (its bias row included)."""
+        self.rows._axpy_strided(j, scale, &self.M[0, r], self.M.shape[1])
+        if self.rows.bias > 0.0:
+            self.M[self.rows.n_columns, r] += scale * self.rows.bias
 
     cdef double _margin(self, Py_ssize_t j, Py_ssize_t i) noexcept nogil:
         """``a_i^T M x_j``: from v inside example j's group, else from M."""
@@ -116,10 +134,10 @@ cdef class _EmbeddedMargins(DualCoordinates):
                 margin += self.A[r, i] * self.v[r]
             return margin
         if self.identity:
-            return self.rows.dot(j, &self.M[i, 0])
+            return self._column_dot(j, i)
         for r in range(self.A.shape[0]):
             if self.A[r, i] != 0.0:
-                margin += self.A[r, i] * self.rows.dot(j, &self.M[r, 0])
+                margin += self.A[r, i] * self._column_dot(j, r)
         return margin
 
     cdef void _step(self, Py_ssize_t j, Py_ssize_t i, double delta) noexcept nogil:
@@ -136,11 +154,11 @@ cdef class _EmbeddedMargins(DualCoordinates):
                     self.v[r] += c * norm * self.A[r, i]
             return
         if self.identity:
-            self.rows.axpy(j, c, &self.M[i, 0])
+            self._column_axpy(j, c, i)
         else:
             for r in range(self.A.shape[0]):
                 if self.A[r, i] != 0.0:
-                    self.rows.axpy(j, c * self.A[r, i], &self.M[r, 0])
+                    self._column_axpy(j, c * self.A[r, i], r)
 
     cdef void _refresh_margins(self) noexcept nogil:
         """M = sum_ji alpha_ji y_ji a_i x_j^T summed afresh, example by example."""
@@ -177,7 +195,8 @@ cdef class SVMPlusDual(_EmbeddedMargins):
     ``excluded`` (np.intp) the columns each mask m_i removes, CSR-like by label (label
     i's are ``excluded[excluded_indptr[i]:excluded_indptr[i + 1]]``; copied); ``C``, ``gamma``
     > 0; ``eta`` (2 n L) the start >= 0 (alpha_ji at 2 (j L + i), beta_ji after it),
-    updated in place; ``M`` (k, rows.dimension) and ``W_tilde`` (L, privileged.dimension)
+    updated in place; ``M`` (rows.dimension, k), the learned matrix stored transposed (an example's rows of
+    it contiguous), and ``W_tilde`` (L, privileged.dimension)
     the caller's buffers, computed here from ``eta`` and kept up to date by every step.
     """
     cdef Rows privileged
@@ -278,7 +297,7 @@ cdef class EmbeddedHingeDual(_EmbeddedMargins):
 
     Arguments as :class:`SVMPlusDual` without the privileged part: ``rows``, ``y`` (n, L),
     ``A`` (k, L) or None, ``C`` > 0, ``eta`` (n L) the start in [0, C] (updated in place)
-    and ``M`` (k, rows.dimension) the caller's buffer, computed here from ``eta``.
+    and ``M`` (rows.dimension, k), the learned matrix stored transposed, the caller's buffer computed here from ``eta``.
     """
     cdef double C
 
@@ -332,8 +351,8 @@ def _check_margins(Rows rows, y, A, M, eta, Py_ssize_t per_pair):
             raise ValueError(f"A must have shape (k >= 1, {n_labels}), got {(A.shape[0], A.shape[1])}")
         if not np.all(np.isfinite(np.asarray(A))):
             raise ValueError("A contains NaN or infinity")
-    if (M.shape[0], M.shape[1]) != (k, rows.dimension):
-        raise ValueError(f"M must have shape {(k, rows.dimension)}, got {(M.shape[0], M.shape[1])}")
+    if (M.shape[0], M.shape[1]) != (rows.dimension, k):
+        raise ValueError(f"M must have shape {(rows.dimension, k)} (stored transposed), got {(M.shape[0], M.shape[1])}")
     if eta.shape[0] != per_pair * n * n_labels:
         raise ValueError(f"eta must hold {per_pair} n L = {per_pair * n * n_labels} entries, got {eta.shape[0]}")
     signs = np.asarray(y)

@@ -164,9 +164,11 @@ def svmplus_cd(
     eta = np.stack([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)], axis=-1).ravel()
 
     rows, privileged = _rows(X, 1.0 if fit_intercept else 0.0), _rows(X_priv, 1.0 if privileged_intercept else 0.0)
-    M = np.zeros((Y.shape[1] if A is None else A.shape[0], rows.dimension))
+    # The engine's buffers (M transposed, (dimension, k)); the solution is rebuilt from eta below.
+    M_transposed = np.zeros((rows.dimension, Y.shape[1] if A is None else A.shape[0]))
     W_tilde = np.zeros((Y.shape[1], privileged.dimension))
-    problem = SVMPlusDual(rows, privileged, Y, A, *_exclusions(mask), float(C), float(gamma), eta, M, W_tilde)
+    problem = SVMPlusDual(rows, privileged, Y, A, *_exclusions(mask), float(C), float(gamma), eta, M_transposed,
+                          W_tilde)
     run = solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
     if warn and not run["converged"]:
         warn_not_converged(
@@ -225,9 +227,11 @@ def embedded_hinge_cd(
         raise ValueError(f"alpha0 must lie in the box [0, C = {C}]")
     eta = alpha.ravel().copy()
     rows = _rows(X, 1.0 if fit_intercept else 0.0)
-    M = np.zeros((Y.shape[1] if A is None else A.shape[0], rows.dimension))
-    run = solve_dual(EmbeddedHingeDual(rows, Y, A, float(C), eta, M), tol=tol, max_iter=max_iter,
+    # The engine keeps M transposed, (dimension, k): an example's rows of it are then contiguous.
+    M_transposed = np.zeros((rows.dimension, Y.shape[1] if A is None else A.shape[0]))
+    run = solve_dual(EmbeddedHingeDual(rows, Y, A, float(C), eta, M_transposed), tol=tol, max_iter=max_iter,
                      shrinking=bool(shrinking), seed=seed, record_dual=record_dual)
+    M = M_transposed.T
     if warn and not run["converged"]:
         warn_not_converged(
             "embedded_hinge_cd", f"{run['n_epochs']} epochs, projected-gradient spread {run['spread']:.3g} > tol {tol:g}"
