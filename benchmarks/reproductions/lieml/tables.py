@@ -70,7 +70,9 @@ def dataset_lines(dataset, summary, comparison, reference) -> tuple[list[str], i
     if not methods:
         return [f"### {dataset}", "", "Not run.", ""], None
     n_splits = max(r["n"] for r in rows.values())
-    lines = [f"### {dataset} ({n_splits} splits)", "", "| method | " + " | ".join(MEASURES.values()) + " |",
+    fewer = {m: n for m in methods if (n := max(r["n"] for (mm, _), r in rows.items() if mm == m)) < n_splits}
+    partial = "; " + ", ".join(f"{m} {n}" for m, n in fewer.items()) if fewer else ""
+    lines = [f"### {dataset} ({n_splits} splits{partial})", "", "| method | " + " | ".join(MEASURES.values()) + " |",
              "| --- |" + " --- |" * len(MEASURES)]
     hits = 0
     for method in methods:
@@ -147,10 +149,16 @@ def main() -> None:
     for dataset in DATASETS:
         table, hits[dataset] = dataset_lines(dataset, summary, comparison, reference)
         lines += table
-        ap = {r["method"]: r["mean"] for r in summary if r["dataset"] == dataset and r["metric"] == "average_precision"}
-        if "lieml" in ap and "br" in ap:
-            ap_met += ap["lieml"] >= ap["br"]
-            ap_cells.append(f"{dataset} {ap['lieml']:.3f} vs {ap['br']:.3f}")
+        # On the splits both ran (a store still running can hold fewer lieml splits than br ones).
+        ap = {method: {r["split"]: r["metrics"]["average_precision"] for r in records
+                       if r["dataset"] == dataset and r["method"] == method and r["status"] == "ok"}
+              for method in ("lieml", "br")}
+        common = sorted(set(ap["lieml"]) & set(ap["br"]))
+        if common:
+            ours, theirs = (sum(ap[m][s] for s in common) / len(common) for m in ("lieml", "br"))
+            ap_met += ours >= theirs
+            ap_cells.append(f"{dataset} {ours:.3f} vs {theirs:.3f}" + (f" ({len(common)} splits)" if len(common)
+                                                                        < max(map(len, ap.values())) else ""))
         else:
             ap_cells.append(f"{dataset} not run")
     first = [d for d in TARGET_DATASETS if hits[d] is not None and hits[d] >= 3]
