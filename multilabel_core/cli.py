@@ -491,6 +491,7 @@ def cmd_compare(args) -> None:
         scheduler=args.scheduler,
         progress=show_progress(args),
         new_run=args.new_run,
+        extend=args.extend,
         plots=False if args.no_plots else None,
     )
     params = ", ".join(f"{k}={v}" for k, v in experiment.protocol_params.items())
@@ -777,6 +778,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference-method", default=None, metavar="NAME", help="method the others are t-tested against")
     p.add_argument("--alpha", type=float, default=None, help="level of the paired t-tests (default 0.05)")
     p.add_argument("--new-run", action="store_true", help="a changed configuration goes to a new folder DIR-<hash>")
+    p.add_argument("--extend", action="store_true",
+                   help="a larger protocol n_repeats adds its splits to the run in DIR and keeps its records")
     p.add_argument("--no-plots", action="store_true", help="no PNG figures in the report (they need the plot extra)")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 when any fit failed, inner-search fits included (results are kept)")

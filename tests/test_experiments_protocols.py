@@ -167,6 +167,25 @@ def test_every_protocol_is_deterministic_with_its_seed(Y, name):
     assert not same_splits(first, protocol.split(Y, seed=8, **params))
 
 
+@pytest.mark.parametrize("name", [name for name, protocol in PROTOCOLS.items() if protocol.extensible])
+@given(seed=st.integers(0, 2**31 - 1), first=st.integers(1, 4), more=st.integers(1, 4))
+def test_an_extensible_protocol_keeps_its_first_splits_when_given_more(Y, name, seed, first, more):
+    # What lets a finished run be extended and keep its records (mlcore compare --extend).
+    params = {"n_train": 100} if name == "repeated_fixed_train" else {}
+    if name == "fixed_ratio":
+        params["require_labels_in"] = "train" if seed % 2 else None
+    protocol = get_protocol(name)
+    few = protocol.split(Y, seed=seed, n_repeats=first, **params)
+    many = protocol.split(Y, seed=seed, n_repeats=first + more, **params)
+    assert len(many) == first + more and same_splits(few, many[:first])
+
+
+def test_only_protocols_drawn_one_repetition_at_a_time_are_extensible():
+    assert {name for name, protocol in PROTOCOLS.items() if protocol.extensible} == {
+        "repeated_fixed_train", "fixed_ratio", "semi_supervised",
+    }  # fmt: skip
+
+
 def test_registry_defaults_are_the_papers_settings():
     assert PROTOCOLS["kfold"].defaults == {"n_splits": 10}
     assert PROTOCOLS["repeated_fixed_train"].defaults == {"n_train": 1000, "n_repeats": 10}

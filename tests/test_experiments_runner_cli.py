@@ -89,6 +89,18 @@ def test_compare_refuses_a_changed_configuration_then_makes_a_new_run(capsys, tm
     assert json.loads(out)["out"].startswith(str(tmp_path / "run-"))
 
 
+def test_compare_extend_adds_splits_to_a_finished_run(capsys, tmp_path):
+    base = ["compare", "br", "--data", "synthetic", "--protocol", "fixed_ratio", "--inner-cv", "2", "--no-plots",
+            "--grid", "C=1", "--out", tmp_path / "run", "--json"]  # fmt: skip
+    assert run(capsys, *base, "--protocol-param", "n_repeats=2")[0] == 0
+    code, _, err = run(capsys, *base, "--protocol-param", "n_repeats=3")
+    assert code == 2 and "n_repeats: 2 -> 3" in err and "--extend" in err
+    code, out, err = run(capsys, *base, "--protocol-param", "n_repeats=3", "--extend")
+    assert code == 0, err
+    assert (json.loads(out)["computed"], json.loads(out)["resumed"]) == (1, 2)
+    assert sorted(r["split"] for r in read_records(tmp_path / "run")) == [0, 1, 2]
+
+
 def test_demo_is_a_small_compare_kept_in_the_given_folder(capsys, tmp_path):
     code, out, err = run(capsys, "demo", "--out", tmp_path / "demo", "--json")
     assert code == 0, err

@@ -66,6 +66,62 @@ def test_a_new_run_goes_to_a_sibling_folder_and_resumes_there(tmp_path):
     assert compare(tmp_path / "run", new_run=True).out_dir == tmp_path / "run", "the same config resumes in place"
 
 
+def repeated(out, n_repeats, **settings):
+    settings = {"grids": {"br": {"C": [0.1, 1.0]}}, "inner_cv": 2, **settings}
+    params = {"n_repeats": n_repeats, "train_fraction": 0.5}
+    return run_experiment(["br"], [DATA], "fixed_ratio", out, protocol_params=params, progress=False, plots=False,
+                          **settings)  # fmt: skip
+
+
+def test_an_extended_run_keeps_its_records_and_computes_only_the_new_splits(tmp_path):
+    first = repeated(tmp_path / "run", 2)
+    with pytest.raises(ConfigMismatchError, match=r"n_repeats: 2 -> 4.*--extend"):
+        repeated(tmp_path / "run", 4)
+    extended = repeated(tmp_path / "run", 4, extend=True)
+    assert (extended.computed, extended.resumed) == (2, 2)
+    assert read_records(tmp_path / "run")[:2] == first.records, "the old records are kept as they were"
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["config"]["protocol_params"]["n_repeats"] == 4
+    assert config["extends"] == [{"config_hash": first.records[0]["config_hash"], "n_repeats": 2}]
+    # The same four splits as a run made with n_repeats = 4 from the start, record for record.
+    fresh = repeated(tmp_path / "fresh", 4)
+    assert without_timings(extended.records) == [
+        {**record, "config_hash": old["config_hash"]}
+        for record, old in zip(without_timings(fresh.records), without_timings(extended.records))
+    ]
+    # Resuming the extended store (with or without --extend) and extending it again.
+    assert repeated(tmp_path / "run", 4).computed == 0
+    assert repeated(tmp_path / "run", 4, extend=True).computed == 0
+    again = repeated(tmp_path / "run", 5, extend=True)
+    assert (again.computed, again.resumed) == (1, 4)
+    assert [e["n_repeats"] for e in json.loads((tmp_path / "run" / "config.json").read_text())["extends"]] == [2, 4]
+
+
+@pytest.mark.parametrize(
+    "change, refusal",
+    [
+        ({"n_repeats": 1}, "n_repeats must grow"),
+        ({"n_repeats": 3, "seed": 1}, "only protocol_params.n_repeats may change"),
+        ({"n_repeats": 3, "grids": {"br": {"C": [1.0]}}}, "only protocol_params.n_repeats may change"),
+    ],
+)
+def test_extending_refuses_anything_but_more_repetitions(tmp_path, change, refusal):
+    repeated(tmp_path / "run", 2)
+    n_repeats = change.pop("n_repeats")
+    with pytest.raises(ConfigMismatchError, match=refusal):
+        repeated(tmp_path / "run", n_repeats, extend=True, **change)
+    assert len(read_records(tmp_path / "run")) == 2, "nothing was written to the refused store"
+    assert "extends" not in json.loads((tmp_path / "run" / "config.json").read_text())
+
+
+def test_a_protocol_whose_splits_depend_on_their_number_cannot_be_extended(tmp_path):
+    with pytest.raises(ValueError, match="protocol 'kfold' cannot be extended"):
+        compare(tmp_path / "run", extend=True)
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(ValueError, match="exclude each other"):
+        ResultStore.open(tmp_path / "other", {"seed": 0}, new_run=True, extend=True)
+
+
 def test_a_line_cut_by_a_kill_is_ignored_and_recomputed(tmp_path):
     complete = compare(tmp_path / "run")
     results = tmp_path / "run" / "results.jsonl"

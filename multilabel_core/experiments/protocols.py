@@ -343,13 +343,17 @@ class Protocol:
     ``split(Y, seed=0, parts=(), **params)`` returns the splits; ``defaults`` are the
     keyword parameters of the split function (the papers' settings), read from its
     signature.  ``parts`` (a joined dataset's part sizes) reaches only a function that
-    takes it (:attr:`uses_parts`).
+    takes it (:attr:`uses_parts`).  ``extensible``: its first k splits are the same for
+    every ``n_repeats >= k`` (the repetitions are drawn one after another from one seeded
+    generator), so a finished run can be given more repetitions and keep its records
+    (``mlcore compare --extend``).
     """
 
     name: str
     function: Callable[..., list]
     citation: str
     transductive: bool = False
+    extensible: bool = False
 
     @property
     def defaults(self) -> dict:
@@ -390,17 +394,20 @@ PROTOCOLS: dict[str, Protocol] = {
             "repeated_fixed_train",
             repeated_fixed_train,
             "Gu, Li & Han, Correlated Multi-Label Feature Selection (CMLFS), CIKM 2011: 1000 training rows, 10 times",
+            extensible=True,
         ),
         Protocol(
             "fixed_ratio",
             fixed_ratio,
             "You et al., Privileged Multi-label Learning (PrML); Tao, Xu & Geng (LIEML): 50/50 splits, 10 times",
+            extensible=True,
         ),
         Protocol(
             "semi_supervised",
             semi_supervised,
             "Zhang & Yeung, MLRL section 6 (SSMLRL): 20% labelled, 80% unlabelled and evaluated, 10 times",
             transductive=True,
+            extensible=True,
         ),
         Protocol(
             "given",

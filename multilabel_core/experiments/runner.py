@@ -58,7 +58,7 @@ from ..model_selection import _uses_precomputed_kernel
 from ..solvers import ConvergenceWarning
 from .config import Experiment
 from .constant_labels import DEFAULT_CONSTANT_LABELS, PartialModel, constant_columns, embed_square
-from .protocols import get_protocol
+from .protocols import PROTOCOLS, get_protocol
 from .report import write_report
 from .search import (
     InnerSearch,
@@ -112,6 +112,7 @@ def run_experiment(
     reference_method=None,
     alpha=0.05,
     new_run=False,
+    extend=False,
     plots=None,
     constant_labels=DEFAULT_CONSTANT_LABELS,
 ) -> ExperimentResult:
@@ -132,6 +133,10 @@ def run_experiment(
     new_run : bool
         When ``out_dir`` holds another configuration, write to a new sibling folder
         instead of refusing (:mod:`.store`).
+    extend : bool
+        When ``out_dir`` holds this configuration with fewer ``n_repeats``, add the new
+        splits to it and keep its records (an extensible protocol only: ValueError
+        otherwise; :mod:`.store`).
     plots : None, bool
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
     """
@@ -151,13 +156,22 @@ def run_experiment(
         alpha=alpha,
         constant_labels=constant_labels,
     )
-    return run(experiment, out_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, new_run=new_run, plots=plots)
+    return run(
+        experiment, out_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, new_run=new_run, extend=extend,
+        plots=plots,
+    )  # fmt: skip
 
 
-def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progress=True, new_run=False, plots=None):
+def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progress=True, new_run=False, extend=False,
+        plots=None):  # fmt: skip
     """Run an :class:`~.config.Experiment` (see :func:`run_experiment`)."""
-    datasets = experiment.load_datasets()
     protocol = get_protocol(experiment.protocol)
+    if extend and not protocol.extensible:
+        raise ValueError(
+            f"protocol {protocol.name!r} cannot be extended: its first splits change with their number "
+            f"(extensible: {', '.join(name for name, p in PROTOCOLS.items() if p.extensible)})"
+        )
+    datasets = experiment.load_datasets()
     # Split before the store is opened: a protocol that refuses a dataset leaves no results folder behind.
     splits = {}
     for name, dataset in datasets.items():
@@ -166,7 +180,7 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
             splits[name] = protocol.split(dataset.Y, experiment.seed, parts=parts, **experiment.protocol_params)
         except ValueError as exc:
             raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
-    store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run)
+    store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run, extend=extend)
     resumed = len(store.records)
     groups = {
         name: [_Group(experiment, name, dataset, method, splits[name], store.finished) for method in experiment.methods]

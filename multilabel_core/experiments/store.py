@@ -15,6 +15,13 @@ kill in the middle of a write leaves; it is ignored and cut off, and that evalua
 recomputed.  Opening it with another configuration raises :class:`ConfigMismatchError`
 naming what changed, unless ``new_run=True``: the run then goes to the sibling folder
 ``DIR-<first 8 hex digits of the new hash>`` (created, or resumed when it exists).
+
+*Extending a run.*  With ``extend=True`` a configuration that differs from the stored one
+only by a larger ``protocol_params.n_repeats`` takes the folder over: its records stay (the
+caller vouches that the protocol's first splits do not depend on the count:
+:attr:`~.protocols.Protocol.extensible`), ``config.json`` is rewritten with the new
+configuration and lists the ones it extends under ``"extends"`` (hash and ``n_repeats``),
+and records stamped with any of those hashes belong to the store.
 """
 
 from __future__ import annotations
@@ -155,22 +162,34 @@ class ResultStore:
         self.finished = {record_key(record) for record in records}
 
     @classmethod
-    def open(cls, out_dir, config: dict, *, new_run: bool = False) -> ResultStore:
-        """Create the store in ``out_dir``, or resume it (module docstring for the rules)."""
+    def open(cls, out_dir, config: dict, *, new_run: bool = False, extend: bool = False) -> ResultStore:
+        """Create the store in ``out_dir``, or resume or extend it (module docstring for the rules)."""
+        if new_run and extend:
+            raise ValueError("new_run and extend exclude each other: a run is either extended in place or started anew")
         folder = Path(out_dir)
         expected = config_hash(config)
         stored = _read_config(folder)
+        extends = []
         if stored is None:
             _create(folder, config, expected)
         elif stored["config_hash"] != expected:
             if new_run:
                 return cls.open(folder.with_name(f"{folder.name}-{expected[:8]}"), config)
             changes = differences(stored["config"], jsonable(config)) or ["(the stored hash does not match)"]
-            raise ConfigMismatchError(
-                f"{folder} holds a run with another configuration; changed: {'; '.join(changes)}. "
-                "Choose another output folder, or ask for a new run (--new-run / new_run=True)"
-            )
-        return cls(folder, config, _load_and_repair(folder / RESULTS_FILE, expected))
+            refusal = _extension_refusal(stored["config"], jsonable(config), changes) if extend else None
+            if not extend or refusal:
+                raise ConfigMismatchError(
+                    f"{folder} holds a run with another configuration; changed: {'; '.join(changes)}. "
+                    + (f"It cannot be extended: {refusal}. " if extend else "")
+                    + "Choose another output folder, or ask for a new run (--new-run / new_run=True)"
+                    + ("" if extend else _extension_hint(stored["config"], jsonable(config), changes))
+                )
+            extends = [*stored.get("extends", []), _extended_entry(stored)]
+            _create(folder, config, expected, extends)
+        else:
+            extends = stored.get("extends", [])
+        accepted = {expected, *(entry["config_hash"] for entry in extends)}
+        return cls(folder, config, _load_and_repair(folder / RESULTS_FILE, accepted))
 
     def append(self, record: dict) -> None:
         """Write one finished evaluation (stamped with the config hash) and make it durable."""
@@ -193,25 +212,60 @@ def _read_config(folder: Path) -> dict | None:
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
         stored["config_hash"], stored["config"]
+        for entry in stored.get("extends", []):
+            entry["config_hash"]
     except (json.JSONDecodeError, TypeError, KeyError):
         raise ValueError(f"{path} is not a results-store configuration") from None
     return stored
 
 
-def _create(folder: Path, config: dict, digest: str) -> None:
+_REPEATS = "protocol_params.n_repeats"
+
+
+def _repeats(config: dict):
+    return (config.get("protocol_params") or {}).get("n_repeats")
+
+
+def _extension_refusal(old: dict, new: dict, changes: list[str]) -> str | None:
+    """Why ``new`` cannot extend a store of ``old``; None when it can (only n_repeats grows)."""
+    others = [change for change in changes if not change.startswith(f"{_REPEATS}:")]
+    if others:
+        return f"only {_REPEATS} may change, and it may only grow"
+    before, after = _repeats(old), _repeats(new)
+    if not isinstance(before, int) or not isinstance(after, int) or after <= before:
+        return f"{_REPEATS} must grow (stored {before!r}, asked {after!r})"
+    return None
+
+
+def _extension_hint(old: dict, new: dict, changes: list[str]) -> str:
+    if _extension_refusal(old, new, changes) is None:
+        return "; or, to add splits to this run and keep its records, extend it (--extend / extend=True)"
+    return ""
+
+
+def _extended_entry(stored: dict) -> dict:
+    return {"config_hash": stored["config_hash"], "n_repeats": _repeats(stored["config"])}
+
+
+def _create(folder: Path, config: dict, digest: str, extends=()) -> None:
     """Write config.json atomically (a temporary file renamed), so a kill never leaves half of it."""
     folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{CONFIG_FILE}.tmp"
+    content = {"config_hash": digest, "config": jsonable(config), **({"extends": list(extends)} if extends else {})}
     with open(temporary, "w", encoding="utf-8") as stream:
-        json.dump({"config_hash": digest, "config": jsonable(config)}, stream, indent=2, sort_keys=True, default=repr)
+        json.dump(content, stream, indent=2, sort_keys=True, default=repr)
         stream.write("\n")
         stream.flush()
         os.fsync(stream.fileno())
     os.replace(temporary, folder / CONFIG_FILE)
 
 
-def _load_and_repair(path: Path, digest: str) -> list[dict]:
-    """The complete records of ``path``, after cutting off an unfinished last line."""
+def _load_and_repair(path: Path, digests: set[str]) -> list[dict]:
+    """The complete records of ``path``, after cutting off an unfinished last line.
+
+    ``digests``: the configuration hashes whose records belong to the store (its own and
+    those of the runs it extends).
+    """
     if not path.exists():
         return []
     content = path.read_bytes()
@@ -221,7 +275,7 @@ def _load_and_repair(path: Path, digest: str) -> list[dict]:
             stream.truncate(length)
             stream.flush()
             os.fsync(stream.fileno())
-    foreign = [i for i, record in enumerate(records, start=1) if record.get("config_hash") != digest]
+    foreign = [i for i, record in enumerate(records, start=1) if record.get("config_hash") not in digests]
     if foreign:
         raise ValueError(f"{path}: line {foreign[0]} was written under another configuration; the store is mixed")
     return records
