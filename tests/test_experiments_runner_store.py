@@ -10,7 +10,13 @@ from multilabel_core import make_method
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.experiments.config import Experiment, load_experiment, parse_grid_option
 from multilabel_core.experiments.runner import run_experiment
-from multilabel_core.experiments.store import ConfigMismatchError, ResultStore, read_records, without_timings
+from multilabel_core.experiments.store import (
+    ConfigMismatchError,
+    ResultStore,
+    config_hash,
+    read_records,
+    without_timings,
+)
 
 DATA = make_correlated_multilabel(n_samples=120, n_features=6, n_labels=3, random_state=1)
 
@@ -120,6 +126,29 @@ def test_a_protocol_whose_splits_depend_on_their_number_cannot_be_extended(tmp_p
     assert not (tmp_path / "run").exists()
     with pytest.raises(ValueError, match="exclude each other"):
         ResultStore.open(tmp_path / "other", {"seed": 0}, new_run=True, extend=True)
+
+
+def test_a_store_written_with_a_parameter_now_result_neutral_resumes(tmp_path):
+    # Stores written before a method's n_jobs was left out of the configuration list it as a
+    # parameter; it never changes a result, so they resume (and their config.json is updated).
+    first = repeated(tmp_path / "run", 2)
+    path = tmp_path / "run" / "config.json"
+    stored = json.loads(path.read_text())
+    old = stored["config"] | {"methods": {"br": {**stored["config"]["methods"]["br"]}}}
+    old["methods"]["br"]["params"] = {**old["methods"]["br"]["params"], "n_jobs": None}
+    old_hash = config_hash(old)
+    path.write_text(json.dumps({"config_hash": old_hash, "config": old}))
+    results = tmp_path / "run" / "results.jsonl"
+    results.write_text("".join(json.dumps(r | {"config_hash": old_hash}) + "\n" for r in first.records))
+    resumed = repeated(tmp_path / "run", 2)
+    assert (resumed.computed, resumed.resumed) == (0, 2)
+    assert json.loads(path.read_text())["extends"] == [{"config_hash": old_hash, "n_repeats": 2}]
+    assert repeated(tmp_path / "run", 3, extend=True).computed == 1
+    # Another parameter is a change, as before.
+    old["methods"]["br"]["params"]["tol"] = 0.5
+    path.write_text(json.dumps({"config_hash": config_hash(old), "config": old}))
+    with pytest.raises(ConfigMismatchError, match=r"methods\.br\.params\.tol"):
+        repeated(tmp_path / "run", 3)
 
 
 def test_a_line_cut_by_a_kill_is_ignored_and_recomputed(tmp_path):

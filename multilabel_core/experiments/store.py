@@ -14,7 +14,10 @@ split) keys already recorded are skipped.  A line without its final newline is w
 kill in the middle of a write leaves; it is ignored and cut off, and that evaluation is
 recomputed.  Opening it with another configuration raises :class:`ConfigMismatchError`
 naming what changed, unless ``new_run=True``: the run then goes to the sibling folder
-``DIR-<first 8 hex digits of the new hash>`` (created, or resumed when it exists).
+``DIR-<first 8 hex digits of the new hash>`` (created, or resumed when it exists).  Method
+parameters that never change a result (``RESULT_NEUTRAL_PARAMS``: a method's ``n_jobs``) are
+left out of the configuration; a store written while one was still in it resumes, and its
+``config.json`` is brought up to date (the old hash listed under ``"extends"``, below).
 
 *Extending a run.*  With ``extend=True`` a configuration that differs from the stored one
 only by a larger ``protocol_params.n_repeats`` takes the folder over: its records stay (the
@@ -175,14 +178,23 @@ class ResultStore:
         elif stored["config_hash"] != expected:
             if new_run:
                 return cls.open(folder.with_name(f"{folder.name}-{expected[:8]}"), config)
-            changes = differences(stored["config"], jsonable(config)) or ["(the stored hash does not match)"]
-            refusal = _extension_refusal(stored["config"], jsonable(config), changes) if extend else None
-            if not extend or refusal:
+            new = jsonable(config)
+            if differences(stored["config"], new):
+                # A parameter declared result-neutral after the store was written (a method's n_jobs)
+                # is no change: such a store resumes, and its config.json is brought up to date.
+                earlier = _without_neutral(stored["config"])
+                changes = differences(earlier, new)
+            else:  # the same content under another hash: config.json was edited or damaged
+                earlier, changes = None, ["(the stored hash does not match)"]
+            refusal = None
+            if changes and extend:
+                refusal = "the stored hash does not match" if earlier is None else _extension_refusal(earlier, new, changes)
+            if changes and (not extend or refusal):
                 raise ConfigMismatchError(
                     f"{folder} holds a run with another configuration; changed: {'; '.join(changes)}. "
                     + (f"It cannot be extended: {refusal}. " if extend else "")
                     + "Choose another output folder, or ask for a new run (--new-run / new_run=True)"
-                    + ("" if extend else _extension_hint(stored["config"], jsonable(config), changes))
+                    + ("" if extend or earlier is None else _extension_hint(earlier, new, changes))
                 )
             extends = [*stored.get("extends", []), _extended_entry(stored)]
             _create(folder, config, expected, extends)
@@ -224,6 +236,22 @@ _REPEATS = "protocol_params.n_repeats"
 
 def _repeats(config: dict):
     return (config.get("protocol_params") or {}).get("n_repeats")
+
+
+def _without_neutral(config: dict) -> dict:
+    """``config`` without the method parameters that never change a result (stored before they were left out)."""
+    from .config import RESULT_NEUTRAL_PARAMS
+
+    methods = config.get("methods")
+    if not isinstance(methods, dict):
+        return config
+    cleaned = {}
+    for name, described in methods.items():
+        if isinstance(described, dict) and isinstance(described.get("params"), dict):
+            params = {k: v for k, v in described["params"].items() if k not in RESULT_NEUTRAL_PARAMS}
+            described = {**described, "params": params}
+        cleaned[name] = described
+    return {**config, "methods": cleaned}
 
 
 def _extension_refusal(old: dict, new: dict, changes: list[str]) -> str | None:
