@@ -28,7 +28,7 @@ the threshold are dropped.  The route falls back to the full SVD when ``delta`` 
 :data:`GRAM_BAND_LIMIT` ``(tau mu)^2`` (the eigenvalues near the threshold would then be noise)
 or LAPACK fails.  The objective needs ``||Z||_*`` after the rows are
 reset: Z is the shrunk matrix (SVD known) plus a rank-|F| change in the fixed rows, so its
-singular values are those of a small (k + |F|)-square matrix (:func:`_nuclear_norm_after_reset`).
+singular values are those of a small (k + |F|)-square matrix (:func:`_singular_values_after_reset`).
 
 *A certificate.*  The papers stop a stage when ``|T(Z^k) - T(Z^{k-1})| < tol``, which says little
 about the distance to the optimum (on the LIEML problem of the yeast data it stops at a relative
