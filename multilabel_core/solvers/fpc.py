@@ -20,13 +20,17 @@ subset eigensolver (``syevr`` with a lower bound: the tridiagonal reduction, the
 only for the eigenvalues above the bound), instead of a full SVD with all vectors.  Forming the
 Gram matrix squares the singular values, so its eigenvalues carry an absolute error of up to
 ``delta = 2 (p + n) eps ||A||_F^2`` (the product's rounding, then the eigensolver's backward
-error).  Two things keep that error away from the result: the eigenvectors are taken down to
-``(tau mu)^2 - delta``, so no triplet above the threshold is missed, and a Rayleigh-Ritz step (the
-SVD of A restricted to the computed subspace, a p x k or k x n matrix) gives the triplets to the
-accuracy of a direct SVD, ``eps sigma_max``, with orthonormal vectors; values it puts at or below
-the threshold are dropped.  The route falls back to the full SVD when ``delta`` exceeds
-:data:`GRAM_BAND_LIMIT` ``(tau mu)^2`` (the eigenvalues near the threshold would then be noise)
-or LAPACK fails.  The objective needs ``||Z||_*`` after the rows are
+error), and the eigenvectors are taken down to ``(tau mu)^2 - delta`` so that no triplet above the
+threshold is missed.  While the spread ``sigma_max^2 / (tau mu)^2`` stays within
+:data:`GRAM_SPREAD_LIMIT` the triplets come from the eigenpairs directly (``s = sqrt(w)``, the
+other side's vectors by one product): relative errors of ``eps * spread``, 1e-6 at the limit, on
+the values near the threshold, less above it.  Beyond it a Rayleigh-Ritz step (the SVD of A
+restricted to the computed subspace, a p x k or k x n matrix) gives the triplets to the accuracy
+of a direct SVD, ``eps sigma_max``, with orthonormal vectors; values it puts at or below the
+threshold are dropped.  That step costs an SVD of a p x k matrix, about a full SVD of A when k
+nears min(p, n), so it is kept for the spreads that need it.  The route falls back to the full SVD
+when ``delta`` exceeds :data:`GRAM_BAND_LIMIT` ``(tau mu)^2`` (the eigenvalues near the threshold
+would then be noise) or LAPACK fails.  The objective needs ``||Z||_*`` after the rows are
 reset: Z is the shrunk matrix (SVD known) plus a rank-|F| change in the fixed rows, so its
 singular values are those of a small (k + |F|)-square matrix (:func:`_singular_values_after_reset`).
 
@@ -63,6 +67,7 @@ from ._convergence import ConvergenceWarning
 
 __all__ = [
     "GRAM_BAND_LIMIT",
+    "GRAM_SPREAD_LIMIT",
     "STALL_RTOL",
     "SVT_METHODS",
     "FPCStage",
@@ -82,6 +87,11 @@ SVT_METHODS = ("auto", "gram", "full")
 #: 1% of ``threshold^2`` down to mu_min, where a spread limit on ``sigma_max^2 / threshold^2`` sent
 #: every step of the last stages to the full SVD.
 GRAM_BAND_LIMIT = 0.25
+#: Largest spread ``sigma_max^2 / threshold^2`` at which the Gram route takes its triplets straight
+#: from the eigenpairs: an eigenvalue near ``threshold^2`` then has a relative error of about
+#: ``eps * spread`` (2e-6 at 1e10, 1e-6 on its singular value, less above it).  Beyond it the
+#: Rayleigh-Ritz step (module docstring) makes them as accurate as a direct SVD's.
+GRAM_SPREAD_LIMIT = 1e10
 #: A shrinkage step that moves Z by at most this much relative to ||Z||_F (rounding) has reached a
 #: fixed point of shrink-then-reset; the last stage ends there, certified or not.
 STALL_RTOL = 1e3 * float(np.finfo(np.float64).eps)
@@ -168,6 +178,16 @@ def _gram_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage | None:
     w, vectors = scipy.linalg.eigh(G, subset_by_value=(threshold * threshold - band, np.inf), driver="evr")
     if w.size == 0:
         return Shrinkage(np.zeros_like(A), np.zeros((p, 0)), np.zeros(0), np.zeros((0, n)), "gram", threshold)
+    if w.max() <= GRAM_SPREAD_LIMIT * threshold * threshold:
+        order = np.argsort(w)[::-1]
+        s, vectors = np.sqrt(np.maximum(w[order], 0.0)), vectors[:, order]
+        keep = s > threshold
+        s, vectors = s[keep], vectors[:, keep]
+        if wide:
+            U, Vt = vectors, (vectors.T @ A) / s[:, None]
+        else:
+            U, Vt = (A @ vectors) / s, vectors.T
+        return Shrinkage((U * (s - threshold)) @ Vt, U, s, Vt, "gram", threshold)
     if wide:
         left, s, right = np.linalg.svd(vectors.T @ A, full_matrices=False)
         left = vectors @ left
