@@ -179,16 +179,14 @@ def _gram_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage | None:
     if w.size == 0:
         return Shrinkage(np.zeros_like(A), np.zeros((p, 0)), np.zeros(0), np.zeros((0, n)), "gram", threshold)
     if w.max() <= GRAM_SPREAD_LIMIT * threshold * threshold:
+        # The eigenpairs are accurate enough: the other side's vectors by one product.
         order = np.argsort(w)[::-1]
-        s, vectors = np.sqrt(np.maximum(w[order], 0.0)), vectors[:, order]
-        keep = s > threshold
-        s, vectors = s[keep], vectors[:, keep]
+        s, vectors = np.sqrt(w[order]), vectors[:, order]
         if wide:
-            U, Vt = vectors, (vectors.T @ A) / s[:, None]
+            left, right = vectors, (vectors.T @ A) / s[:, None]
         else:
-            U, Vt = (A @ vectors) / s, vectors.T
-        return Shrinkage((U * (s - threshold)) @ Vt, U, s, Vt, "gram", threshold)
-    if wide:
+            left, right = (A @ vectors) / s, vectors.T
+    elif wide:
         left, s, right = np.linalg.svd(vectors.T @ A, full_matrices=False)
         left = vectors @ left
     else:
