@@ -446,6 +446,7 @@ def compare_payload(result, diagnosis: dict) -> dict:
         "out": str(result.out_dir),
         "computed": result.computed,
         "resumed": result.resumed,
+        "missing": result.missing,
         "summary": summarize(result.records),
         **diagnosis["counts"],
         "grid_edges": diagnosis["grid_edges"],
@@ -492,6 +493,7 @@ def cmd_compare(args) -> None:
         progress=show_progress(args),
         new_run=args.new_run,
         extend=args.extend,
+        report_only=args.report_only,
         plots=False if args.no_plots else None,
     )
     params = ", ".join(f"{k}={v}" for k, v in experiment.protocol_params.items())
@@ -500,7 +502,9 @@ def cmd_compare(args) -> None:
         f"compare: {len(experiment.methods)} method(s) x {len(experiment.datasets)} dataset(s), "
         f"protocol {experiment.protocol} ({params}), seed {experiment.seed}"
         + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
-        f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed",
+        f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed"
+        + (f"; {result.missing} not computed yet and left out of this report (rerun without --report-only to compute "
+           "them)" if result.missing else ""),
         failure_summary(diagnosis),
         *warning_lines(diagnosis["warnings"]),
         *constant_label_lines(diagnosis),
@@ -780,6 +784,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--new-run", action="store_true", help="a changed configuration goes to a new folder DIR-<hash>")
     p.add_argument("--extend", action="store_true",
                    help="a larger protocol n_repeats adds its splits to the run in DIR and keeps its records")
+    p.add_argument("--report-only", action="store_true",
+                   help="compute nothing: write the report of the evaluations already in DIR (e.g. of a stopped run)")
     p.add_argument("--no-plots", action="store_true", help="no PNG figures in the report (they need the plot extra)")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 when any fit failed, inner-search fits included (results are kept)")

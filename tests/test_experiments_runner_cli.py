@@ -101,6 +101,27 @@ def test_compare_extend_adds_splits_to_a_finished_run(capsys, tmp_path):
     assert sorted(r["split"] for r in read_records(tmp_path / "run")) == [0, 1, 2]
 
 
+def test_report_only_writes_the_report_of_a_stopped_run_and_counts_what_is_missing(capsys, tmp_path):
+    base = ["compare", "br", "--data", "synthetic", "--protocol", "fixed_ratio", "--inner-cv", "2", "--no-plots",
+            "--grid", "C=1", "--out", tmp_path / "run"]  # fmt: skip
+    code, _, err = run(capsys, *base, "--protocol-param", "n_repeats=3", "--report-only")
+    assert code == 2 and "nothing to report" in err and not (tmp_path / "run").exists()
+    assert run(capsys, *base, "--protocol-param", "n_repeats=2")[0] == 0
+    (tmp_path / "run" / "report.md").unlink()
+    # Three repetitions of which two are stored: the store is extended without computing the third.
+    code, out, err = run(capsys, *base, "--protocol-param", "n_repeats=3", "--extend", "--report-only", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert (payload["computed"], payload["resumed"], payload["missing"]) == (0, 2, 1)
+    assert sorted(r["split"] for r in read_records(tmp_path / "run")) == [0, 1]
+    assert "br" in (tmp_path / "run" / "report.md").read_text()
+    code, out, err = run(capsys, *base, "--protocol-param", "n_repeats=3", "--report-only")
+    assert code == 0, err
+    assert "0 evaluation(s) computed, 2 resumed; 1 not computed yet" in out
+    code, _, err = run(capsys, *base, "--protocol-param", "n_repeats=3", "--report-only", "--new-run")
+    assert code == 2 and "exclude each other" in err
+
+
 def test_demo_is_a_small_compare_kept_in_the_given_folder(capsys, tmp_path):
     code, out, err = run(capsys, "demo", "--out", tmp_path / "demo", "--json")
     assert code == 0, err

@@ -70,7 +70,7 @@ from .search import (
     recording_warnings,
     rows_of,
 )
-from .store import ResultStore, jsonable, record_key
+from .store import CONFIG_FILE, ResultStore, jsonable, record_key
 
 __all__ = ["ExperimentResult", "blas_threads_per_worker", "evaluate_split", "run", "run_experiment", "split_seeds"]
 
@@ -81,8 +81,9 @@ class ExperimentResult:
 
     ``records`` are all the run's records (resumed and new) in run order: datasets, then
     methods, then splits.  ``computed`` counts the records this call wrote, ``resumed``
-    those found in the store.  ``report`` is what
-    :func:`~multilabel_core.experiments.report.write_report` returned (paths).
+    those found in the store, ``missing`` the evaluations of the configuration that are in
+    neither (none after a full run; after ``report_only=True``, the work left).  ``report`` is
+    what :func:`~multilabel_core.experiments.report.write_report` returned (paths).
     """
 
     out_dir: Path
@@ -90,6 +91,7 @@ class ExperimentResult:
     computed: int
     resumed: int
     report: dict | None
+    missing: int = 0
 
 
 def run_experiment(
@@ -113,6 +115,7 @@ def run_experiment(
     alpha=0.05,
     new_run=False,
     extend=False,
+    report_only=False,
     plots=None,
     constant_labels=DEFAULT_CONSTANT_LABELS,
 ) -> ExperimentResult:
@@ -137,6 +140,11 @@ def run_experiment(
         When ``out_dir`` holds this configuration with fewer ``n_repeats``, add the new
         splits to it and keep its records (an extensible protocol only: ValueError
         otherwise; :mod:`.store`).
+    report_only : bool
+        Compute nothing: write the report of the records already in the store of ``out_dir``
+        (which must exist and hold this configuration, or one it extends with ``extend``), e.g.
+        of a long run stopped before its end; ``ExperimentResult.missing`` counts the
+        evaluations it leaves out.
     plots : None, bool
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
     """
@@ -158,13 +166,17 @@ def run_experiment(
     )
     return run(
         experiment, out_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, new_run=new_run, extend=extend,
-        plots=plots,
+        report_only=report_only, plots=plots,
     )  # fmt: skip
 
 
 def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progress=True, new_run=False, extend=False,
-        plots=None):  # fmt: skip
+        report_only=False, plots=None):  # fmt: skip
     """Run an :class:`~.config.Experiment` (see :func:`run_experiment`)."""
+    if report_only and new_run:
+        raise ValueError("report_only and new_run exclude each other: a report is written of an existing run")
+    if report_only and not (Path(out_dir) / CONFIG_FILE).exists():
+        raise ValueError(f"nothing to report: {out_dir} holds no results store ({CONFIG_FILE} is missing)")
     protocol = get_protocol(experiment.protocol)
     if extend and not protocol.extensible:
         raise ValueError(
@@ -186,15 +198,16 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         name: [_Group(experiment, name, dataset, method, splits[name], store.finished) for method in experiment.methods]
         for name, dataset in datasets.items()
     }
-    total = sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
+    total = 0 if report_only else sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
     with _cluster(scheduler) as client, progress_bar(progress, total, "compare", "fit") as bar:
-        for name, per_dataset in groups.items():
+        for name, per_dataset in groups.items() if not report_only else ():
             with _parallel(n_jobs, client, datasets[name]) as parallel:
                 # As many searched splits per batch as workers: every worker has a final fit to do, and
                 # a kill loses at most one parallel call's work (one split in a serial run).
                 _run_dataset(per_dataset, parallel, store, bar, joblib.effective_n_jobs(n_jobs))
     order = {key: i for i, key in enumerate(_run_order(experiment, splits))}
     records = sorted(store.records, key=lambda record: order[record_key(record)])
+    missing = len(order) - len(records)
     report = write_report(
         records,
         store.folder,
@@ -203,7 +216,7 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         alpha=experiment.alpha,
         plots=plots,
     )
-    return ExperimentResult(store.folder, records, len(store.records) - resumed, resumed, report)
+    return ExperimentResult(store.folder, records, len(store.records) - resumed, resumed, report, missing)
 
 
 def _run_order(experiment, splits):
