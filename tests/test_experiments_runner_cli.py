@@ -114,7 +114,7 @@ def test_report_only_writes_the_report_of_a_stopped_run_and_counts_what_is_missi
     payload = json.loads(out)
     assert (payload["computed"], payload["resumed"], payload["missing"]) == (0, 2, 1)
     assert sorted(r["split"] for r in read_records(tmp_path / "run")) == [0, 1]
-    assert "br" in (tmp_path / "run" / "report.md").read_text()
+    assert "# Experiment report (partial: 2 of 3 evaluations)" in (tmp_path / "run" / "report.md").read_text()
     code, out, err = run(capsys, *base, "--protocol-param", "n_repeats=3", "--report-only")
     assert code == 0, err
     assert "0 evaluation(s) computed, 2 resumed; 1 not computed yet" in out

@@ -215,6 +215,8 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         reference_method=experiment.reference_method,
         alpha=experiment.alpha,
         plots=plots,
+        # Said where the reader looks: a report of an unfinished run is not one of the whole configuration.
+        title=f"Experiment report (partial: {len(records)} of {len(order)} evaluations)" if missing else None,
     )
     return ExperimentResult(store.folder, records, len(store.records) - resumed, resumed, report, missing)
 
