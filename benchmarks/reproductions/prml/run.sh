@@ -12,13 +12,13 @@ source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 HERE=benchmarks/reproductions/prml
 
-echo "== yeast: 3 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), standardised"
+echo "== yeast: 10 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), standardised"
 "$MLCORE" compare --config "$HERE/yeast.toml" --data-home "$DATA_HOME" --out "$HERE/runs/yeast" \
-    --n-jobs "$N_JOBS" --quiet
+    --n-jobs "$N_JOBS" --quiet --extend
 
-echo "== yeast: label powerset, RAkEL and ECC on the same 3 splits"
+echo "== yeast: label powerset, RAkEL and ECC on the same 10 splits"
 "$MLCORE" compare --config "$HERE/baselines.toml" --data-home "$DATA_HOME" --out "$HERE/runs/baselines" \
-    --n-jobs "$N_JOBS" --quiet
+    --n-jobs "$N_JOBS" --quiet --extend
 
 echo "== enron: 1 split, fixed hyper-parameters, sparse X"
 "$MLCORE" compare --config "$HERE/enron.toml" --data-home "$DATA_HOME" --out "$HERE/runs/enron" \
