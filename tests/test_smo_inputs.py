@@ -233,14 +233,15 @@ def test_ctrl_c_interrupts_a_long_solve(python_sigint_handler):
     n = 1000
     X = rng.standard_normal((n, 10))
     Y = np.where(rng.random((n, 2)) < 0.5, -1.0, 1.0)
-    K = RBFKernel(gamma=2.0)(X)
+    K = RBFKernel(gamma=0.05)(X)
     timer = threading.Timer(0.2, signal.raise_signal, (signal.SIGINT,))
     start = time.perf_counter()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            # A tolerance below round-off: the solve would run its 2e6 steps (~10 s).
-            smo_solve(K, Y, np.eye(2), 1e3, tol=1e-300, max_iter=2 * 10**6)
+            # The finest tolerance accepted, on random labels with a wide kernel and C = 1e5: the solve
+            # runs its 2e6 steps (about 7 s here), far past the 0.2 s of the signal.
+            smo_solve(K, Y, np.eye(2), 1e5, tol=1e-15, max_iter=2 * 10**6)
     finally:
         timer.cancel()
     assert time.perf_counter() - start < 5.0

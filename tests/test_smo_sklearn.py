@@ -123,6 +123,24 @@ def test_solver_settings_are_validated(value, field):
         SMOSolver(**{field: value})
 
 
+def test_a_tolerance_below_what_float64_resolves_is_refused_everywhere_smo_is_reached():
+    # A tol of 1e-300 was accepted, and an MLRL fit of 30 rows then spent SMO's 10^7-step budget
+    # in each of its alternation steps (12 s) without ever meeting it.
+    import multilabel_core as mlc
+    from multilabel_core.solvers import SMO_TOL_FLOOR
+
+    Y = np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    with pytest.raises(ValueError, match="tol=1e-300 is below 1e-15"):
+        SMOSolver(tol=1e-300)
+    with pytest.raises(ValueError, match="tol=1e-16 is below 1e-15"):
+        smo_solve(np.eye(4), Y, np.eye(1), 1.0, tol=1e-16)
+    X = np.random.default_rng(0).standard_normal((12, 3))
+    for method in ("mlrl", "mtrl"):
+        with pytest.raises(ValueError, match="smo_tol=1e-300 is below"):
+            mlc.make_method(method, smo_tol=1e-300).fit(X, (X[:, :2] > 0).astype(int))
+    assert smo_solve(np.eye(4), Y, np.eye(1), 1.0, tol=SMO_TOL_FLOOR).certificate.converged
+
+
 @given(multilabel_problems(n_samples=st.integers(6, 25), n_labels=st.just(3), sparse=None),
        label_covariances(n_labels=st.just(3)))
 def test_solver_solves_the_problem_primal_with_label_gram_as_omega(problem, omega):

@@ -7,7 +7,7 @@ from .fpc import SVT_METHODS, FPCStage, Shrinkage, fixed_point_continuation, sin
 from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
-from .smo import KernelSource, SMOSolver, kernel_expansion, relation_statistics, smo_solve
+from .smo import SMO_TOL_FLOOR, KernelSource, SMOSolver, check_smo_tol, kernel_expansion, relation_statistics, smo_solve
 from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
 
 __all__ = [
@@ -21,8 +21,10 @@ __all__ = [
     "KernelSource",
     "LBFGSSolver",
     "SMOSolver",
+    "SMO_TOL_FLOOR",
     "Shrinkage",
     "box_kernel_cd",
+    "check_smo_tol",
     "coupling_inverse",
     "embedded_hinge_cd",
     "fixed_point_continuation",

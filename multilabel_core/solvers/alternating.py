@@ -205,7 +205,7 @@ class AlternatingSolver(Solver):
             ):
                 # An unconverged step far from its optimum (an inner budget spent) is usually
                 # followed by a warm-started one that converges.  One already within GAP_RTOL
-                # missed a tolerance below its precision (smo_tol=1e-300), and two failures in
+                # missed a tolerance finer than its rounding resolves, and two failures in
                 # a row mean the inner solve cannot get there: every further step would spend
                 # the whole budget again.
                 warn_not_converged(

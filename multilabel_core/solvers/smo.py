@@ -252,6 +252,27 @@ def _certificate(f, alpha, Y, C, intercept, outcome, elapsed, extra) -> Certific
     )
 
 
+#: Smallest eps of the stopping rule.  The gradients f = K B Omega~ - Y that the rule compares are of
+#: order one (Y = +-1), so their rounding alone is about 1e-16: a smaller eps can never be met, and a
+#: solve would spend its whole step budget (10^7 steps) only to stop short of it.
+SMO_TOL_FLOOR = 1e-15
+
+
+def check_smo_tol(tol, name: str = "tol") -> float:
+    """``tol`` as a float, or a ValueError when it is not a real number >= :data:`SMO_TOL_FLOOR`."""
+    check_scalar(tol, name, low=0.0, low_inclusive=False)
+    if tol < SMO_TOL_FLOOR:
+        raise ValueError(
+            f"{name}={tol:g} is below {SMO_TOL_FLOOR:g}, finer than float64 resolves SMO's stopping rule (its "
+            f"gradients are of order one); use {name} >= {SMO_TOL_FLOOR:g}"
+        )
+    return float(tol)
+
+
+def _tol_validator(instance, attribute, value) -> None:
+    check_smo_tol(value, attribute.name)
+
+
 def smo_solve(
     K_or_source,
     Y,
@@ -282,7 +303,8 @@ def smo_solve(
         Warm start, e.g. ``previous.alpha`` after an update of Omega~; it must be
         feasible (box and equality constraints, as every returned alpha is).
     tol : float, default 1e-3
-        eps of the stopping rule ``max_i F_low^i - F_up^i <= eps`` (LIBSVM's default).
+        eps of the stopping rule ``max_i F_low^i - F_up^i <= eps`` (LIBSVM's default); at least
+        :data:`SMO_TOL_FLOOR` (1e-15: below it float64 cannot resolve the rule, ValueError).
     max_iter : int, optional
         Largest number of SMO steps; default ``max(10^7, 100 n L)``.  Reaching it
         issues a :class:`~multilabel_core.solvers.ConvergenceWarning`.
@@ -310,7 +332,7 @@ def smo_solve(
         the decision values on the training rows ``K B Omega~ + b``.
     """
     start = time.perf_counter()
-    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    check_smo_tol(tol)
     check_scalar(cache_size_mb, "cache_size_mb", low=0.0, low_inclusive=False)
     for name, switch in (("shrinking", shrinking), ("record_dual", record_dual)):
         if not isinstance(switch, (bool, np.bool_)):
@@ -581,7 +603,7 @@ class SMOSolver(Solver):
     Parameters
     ----------
     tol : float, default 1e-3
-        eps of the stopping rule ``max_i F_low^i - F_up^i <= eps``.
+        eps of the stopping rule ``max_i F_low^i - F_up^i <= eps``; at least :data:`SMO_TOL_FLOOR`.
     max_iter : int or None, default None
         Largest number of SMO steps (None: ``max(10^7, 100 n L)``).
     shrinking : bool, default True
@@ -591,7 +613,7 @@ class SMOSolver(Solver):
         Threads for the labels when ``label_gram`` is diagonal (BSVM; see :func:`smo_solve`).
     """
 
-    tol: float = attrs.field(default=1e-3, validator=positive)
+    tol: float = attrs.field(default=1e-3, validator=_tol_validator)
     max_iter: int | None = attrs.field(
         default=None, validator=optional_count
     )

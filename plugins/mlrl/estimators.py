@@ -39,6 +39,7 @@ import numpy as np
 from multilabel_core import make_component
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import PrecomputedKernel, make_kernel
+from multilabel_core.solvers import check_smo_tol
 from multilabel_core.validation import check_scalar, check_X
 
 from .kernel import DataDependentKernel, stack_rows
@@ -113,7 +114,7 @@ class _RelationLearner(_PaperScaled):
 
     def _validate_params(self) -> None:
         super()._validate_params()
-        check_scalar(self.smo_tol, "smo_tol", low=0.0, low_inclusive=False)
+        check_smo_tol(self.smo_tol, "smo_tol")
 
     def _parts(self) -> dict:
         alternating = make_component(
@@ -148,7 +149,7 @@ class MLRL(_RelationLearner):
     max_iter : int, default 100
         Largest number of outer steps (SMO + Omega update).
     smo_tol : float, default 1e-3
-        SMO's stopping tolerance (LIBSVM's eps) in each outer step.
+        SMO's stopping tolerance (LIBSVM's eps) in each outer step; at least 1e-15 (``SMO_TOL_FLOOR``).
     cache_size : float, default 1024
         MB for the kernel matrix: computed once per fit when it fits, else columns are
         cached (LRU) by SMO.

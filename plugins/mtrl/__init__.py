@@ -23,6 +23,7 @@ from multilabel_core import make_component
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import make_kernel
 from multilabel_core.registry import MethodSpec
+from multilabel_core.solvers import check_smo_tol
 from multilabel_core.validation import check_scalar
 
 __all__ = ["MTRL", "register_methods"]
@@ -74,8 +75,9 @@ class MTRL(ComposedEstimator):
 
     def _validate_params(self) -> None:
         super()._validate_params()
-        for name in ("lam1", "lam2", "smo_tol", "cache_size"):
+        for name in ("lam1", "lam2", "cache_size"):
             check_scalar(getattr(self, name), name, low=0.0, low_inclusive=False)
+        check_smo_tol(self.smo_tol, "smo_tol")
 
     def _parts(self) -> dict:
         smo = make_component("solver", "smo", tol=self.smo_tol, cache_size_mb=float(self.cache_size))
