@@ -8,7 +8,7 @@ from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import SMO_TOL_FLOOR, KernelSource, SMOSolver, check_smo_tol, kernel_expansion, relation_statistics, smo_solve
-from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
+from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd, svmplus_ipm
 
 __all__ = [
     "SMALLEST_EPS",
@@ -39,5 +39,6 @@ __all__ = [
     "singular_value_threshold",
     "smo_solve",
     "svmplus_cd",
+    "svmplus_ipm",
     "tighten_to_relative_gap",
 ]

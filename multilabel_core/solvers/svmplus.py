@@ -64,6 +64,8 @@ import numbers
 import time
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
 
 from ..base import Fit, Solution
 from ..certificate import Certificate
@@ -80,7 +82,7 @@ from ._cd_svmplus import EmbeddedHingeDual, SVMPlusDual
 from ._convergence import warn_not_converged
 from .cd import _check_signs, _rows
 
-__all__ = ["embedded_hinge_cd", "privileged_label_features", "svmplus_cd"]
+__all__ = ["embedded_hinge_cd", "privileged_label_features", "svmplus_cd", "svmplus_ipm"]
 
 
 def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
@@ -366,3 +368,307 @@ def _check_start(start, name: str, shape) -> np.ndarray:
     if not np.all(np.isfinite(start)) or np.any(start < 0.0):
         raise ValueError(f"{name} must be finite and >= 0")
     return start
+
+
+#: Fraction of the step to the boundary an interior-point step takes (keeps s, lambda > 0).
+_TO_BOUNDARY = 0.99
+
+#: Newton steps without a better certified gap after which round-off is taken to have won.
+_STALLED = 10
+
+
+def svmplus_ipm(
+    X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
+    fit_intercept: bool = False, tol: float = 1e-6, max_iter: int = 100, warn: bool = True,
+) -> Fit:
+    """Solve the SVM+ primal (6)/(10) by a primal-dual interior-point method (symbols: module docstring).
+
+    The dual (7)/(11) that :func:`svmplus_cd` descends has 2 n L variables, no upper bound and
+    a Hessian of rank at most ``k dim(x) + L dim(x~)``: on You et al.'s problems its coordinate
+    descent can spend thousands of epochs without closing the gap.  The primal has only the
+    ``k dim(x) + L dim(x~)`` variables (M, w~) and 2 n L linear constraints, so Mehrotra's
+    predictor-corrector (J. Nocedal and S. Wright, *Numerical Optimization*, 2nd ed.,
+    Algorithm 16.4, for the convex QP ``min 1/2 z^T H z + c^T z`` s.t. ``G z >= h``) solves it
+    in a few dozen Newton steps whose multipliers are the dual's (alpha, beta).
+
+    Each step solves ``(H + G^T Theta G) dz = r`` with Theta = Lambda / S.  Its blocks follow the
+    constraints' structure: the correcting function w~_i meets only label i's rows, so its
+    block ``gamma I + X~_i^T diag(theta) X~_i`` is eliminated (a Schur complement), and the
+    rest is ``I + sum_i (a_i a_i^T) kron R_i`` with ``R_i`` (dim(x) x dim(x)) built from label
+    i's rows -- one dense system of ``k dim(x)`` unknowns (without an embedding, one of
+    ``dim(x)`` per label: the labels separate).  A step costs
+    ``O(L n (dim(x) + dim(x~))^2 + (k dim(x))^3)``: this is the solver for small
+    ``k dim(x)`` (PrML's W-step; the D-step of a low-dimensional X), dual CD the one for
+    large.
+
+    Certificate.  The primal is objective (6)/(10) at the iterate (M, w~), each correcting
+    function's bias raised by its label's largest constraint violation (as :func:`svmplus_cd`
+    does), so at a feasible point; the dual is ``-g(alpha, beta)`` (eq. 7/11) at the
+    multipliers, with those of the constraints the iterate leaves inactive (lambda < s) set
+    to 0; ``gap = primal - dual >= 0`` is a true duality gap.  The iteration stops when
+    ``gap <= tol * max(1, |primal|)``, or when round-off stops it from improving (the best
+    iterate is returned, not converged if it misses ``tol``).  The correcting functions'
+    bias is required (the constant privileged feature): without it the primal can be
+    infeasible, which an interior-point method cannot certify (use :func:`svmplus_cd`
+    with ``privileged_intercept=False``).
+
+    Parameters
+    ----------
+    X, X_priv, Y, C, gamma, embedding, privileged_mask, fit_intercept
+        As :func:`svmplus_cd`.  X may be sparse (only ``X_a^T diag(theta) X_a`` products,
+        dense (dim(x) x dim(x)), are formed); X_priv is used dense, (n, dim(x~)).
+    tol : float in (0, 1), default 1e-6
+        Relative duality gap to stop at.
+    max_iter : int >= 1, default 100
+        Most Newton steps (a ConvergenceWarning beyond, with ``warn``).
+    warn : bool, default True
+
+    Returns
+    -------
+    Fit
+        As :func:`svmplus_cd`'s (``solution.dual`` alpha, ``extras["beta"]``, ``"D"``,
+        ``"W_tilde"``, ...); ``certificate.n_iter`` counts Newton steps and its ``statistics``
+        hold ``primal_infeasibility`` (the largest violation the bias repair removed),
+        ``complementarity`` (of the multipliers at the recovered point) and ``mu`` (the last
+        complementarity measure ``s^T lambda / (2 n L)``).
+    """
+    start = time.perf_counter()
+    X = check_X(X)
+    X_priv = check_X(X_priv, name="X_priv")
+    if X_priv.shape[0] != X.shape[0]:
+        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {X.shape[0]}")
+    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
+    A, mask, _ = _check_settings(
+        Y.shape[1], X_priv.shape[1], C, gamma, 1.0, max_iter, embedding, privileged_mask, None,
+        fit_intercept=fit_intercept, warn=warn,
+    )
+    n, n_labels = Y.shape
+    problem = _IPMProblem(X, 1.0 if fit_intercept else 0.0, X_priv, Y, mask, float(C), float(gamma))
+    if A is None:
+        # The labels separate: L problems with the embedding [1] each, certified together.
+        parts = [_ipm(problem.label(i), np.ones((1, 1)), tol, max_iter) for i in range(n_labels)]
+        M = np.vstack([part["M"] for part in parts])
+        V = np.vstack([part["V"] for part in parts])
+        alpha = np.column_stack([part["alpha"] for part in parts])
+        beta = np.column_stack([part["beta"] for part in parts])
+        n_iter, mu = max(part["n_iter"] for part in parts), max(part["mu"] for part in parts)
+        certificate = problem.certify(np.eye(n_labels), M, V, alpha, beta)
+    else:
+        part = _ipm(problem, A, tol, max_iter)
+        M, V, alpha, beta, n_iter, mu = (part[key] for key in ("M", "V", "alpha", "beta", "n_iter", "mu"))
+        certificate = problem.certify(A, M, V, alpha, beta)
+    objectives, V = certificate["objectives"], certificate["V"]
+    relative = objectives["gap"] / max(1.0, abs(objectives["primal"]))
+    converged = relative <= tol
+    if warn and not converged:
+        warn_not_converged("svmplus_ipm", f"{n_iter} Newton steps, relative duality gap {relative:.3g} > tol {tol:g}")
+    statistics = {"primal_infeasibility": certificate["infeasibility"], "complementarity": certificate["complementarity"],
+                  "mu": mu}
+    fit_certificate = Certificate(**objectives, n_iter=n_iter, time=time.perf_counter() - start,
+                                  converged=bool(converged), solver="svmplus_ipm", statistics=statistics)
+    d, d_tilde = X.shape[1], X_priv.shape[1]
+    coef = M.T if A is None else M.T @ A
+    solution = Solution(
+        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
+        dual=alpha,
+        extras={
+            "beta": beta, "D": None if A is None else np.ascontiguousarray(M[:, :d]),
+            "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(),
+            "W_tilde": np.ascontiguousarray(V[:, :d_tilde].T), "intercept_tilde": V[:, d_tilde].copy(),
+        },
+    )
+    return Fit(solution, fit_certificate)
+
+
+class _IPMProblem:
+    """The data of an SVM+ primal for :func:`_ipm`: x_a's rows, x~_a's (with the constant 1), masks, C, gamma."""
+
+    def __init__(self, X, bias, X_priv, Y, mask, C, gamma):
+        self.X, self.bias, self.Y, self.C, self.gamma = X, bias, Y, C, gamma
+        self.X_priv, self.mask = X_priv, mask
+        n = Y.shape[0]
+        priv = np.asarray(X_priv.toarray() if hasattr(X_priv, "toarray") else X_priv, dtype=np.float64)
+        self.priv = np.hstack([priv, np.ones((n, 1))])  # the correcting functions' bias, never masked
+        self.masks = np.hstack([mask, np.ones((mask.shape[0], 1), dtype=bool)]).astype(np.float64)
+        self.p = X.shape[1] + (bias > 0.0)
+
+    def label(self, i: int) -> _IPMProblem:
+        return _IPMProblem(self.X, self.bias, self.X_priv, self.Y[:, [i]], self.mask[[i]], self.C, self.gamma)
+
+    def slacks(self, V):
+        return self.priv @ (V * self.masks).T  # Xi (n, L)
+
+    def constraints(self, A, M, V):
+        """The linear parts of G z: (margins, slacks), each (n, L)."""
+        xi = self.slacks(V)
+        return self.Y * (product(self.X, self.bias, M.T) @ A) + xi, xi
+
+    def adjoint(self, A, la, lb):
+        """G^T lambda: the M and V blocks."""
+        return A @ adjoint(self.X, self.bias, la * self.Y).T, (self.priv.T @ (la + lb)).T * self.masks
+
+    def _dual(self, A, alpha, beta) -> dict:
+        return _primal_point(self.X, self.X_priv, self.bias, 1.0, self.Y, A, self.mask, alpha, beta, self.C,
+                             self.gamma)
+
+    def certify(self, A, M, V, alpha, beta, sa=None, sb=None) -> dict:
+        """The primal at (M, V) made feasible through the biases, the dual at the (cleaned) multipliers."""
+        ga, gb = self.constraints(A, M, V)
+        violation = np.maximum(0.0, np.maximum((1.0 - ga).max(axis=0), (-gb).max(axis=0)))
+        V = V * self.masks
+        V[:, -1] += violation
+        xi = self.slacks(V)
+        primal = 0.5 * float(np.sum(M * M)) + 0.5 * self.gamma * float(np.sum(V * V)) + self.C * float(xi.sum())
+        dual = self._dual(A, alpha, beta)
+        if sa is not None:
+            # Multipliers of constraints the iterate leaves inactive are 0 at the solution; any
+            # alpha, beta >= 0 bound the primal from below, so the better bound is kept.
+            cleaned = np.where(alpha < sa, 0.0, alpha), np.where(beta < sb, 0.0, beta)
+            other = self._dual(A, *cleaned)
+            if other["objectives"]["dual"] >= dual["objectives"]["dual"]:
+                (alpha, beta), dual = cleaned, other
+        objectives = dict(dual["objectives"], primal=primal, gap=primal - dual["objectives"]["dual"])
+        return {"objectives": objectives, "V": V, "infeasibility": float(violation.max(initial=0.0)),
+                "complementarity": dual["complementarity"], "alpha": alpha, "beta": beta}
+
+
+def _ipm(problem: _IPMProblem, A, tol, max_iter) -> dict:
+    """Mehrotra's predictor-corrector on the SVM+ primal with embedding A (k, L); see :func:`svmplus_ipm`.
+
+    Variables z = (M (k, p), V (L, q)) with p = dim(x_a), q = dim(x~_a); the rows of V are
+    the w~_i (masked entries held at 0).  Constraints, slacks s and multipliers lambda come in
+    pairs (n, L): the margin ``y o (X_a M^T A) + Xi - 1 >= 0`` (lambda = alpha) and the slack
+    ``Xi >= 0`` (lambda = beta), Xi = X~_a V^T column by column under the masks.  Returns the
+    iterate with the smallest certified gap.
+    """
+    n, n_labels = problem.Y.shape
+    k = A.shape[0]
+    C, gamma, masks = problem.C, problem.gamma, problem.masks
+    linear = C * problem.priv.sum(axis=0)[None, :] * masks  # c of the V block
+    M, V = np.zeros((k, problem.p)), np.zeros((n_labels, problem.priv.shape[1]))
+    # An interior start (s = lambda = max(1, C)) away from the boundary; the residuals r_p need not vanish there.
+    start = max(1.0, C)
+    sa, sb, la, lb = (np.full((n, n_labels), start) for _ in range(4))
+    m = 2.0 * n * n_labels
+    mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
+    best, best_gap, stalled = None, np.inf, 0
+    for n_iter in range(1, max_iter + 1):
+        ga, gb = problem.constraints(A, M, V)
+        rpa, rpb = ga - 1.0 - sa, gb - sb
+        adj_M, adj_V = problem.adjoint(A, la, lb)
+        rdM, rdV = M - adj_M, gamma * V * masks + linear - adj_V
+        factor = _factorise(problem, A, la / sa, lb / sb)
+
+        def direction(rca, rcb):
+            # Newton: (H + G^T Theta G) dz = -r_d - G^T S^{-1} (r_c + Lambda r_p), then ds and dlambda.
+            gM, gV = problem.adjoint(A, (rca + la * rpa) / sa, (rcb + lb * rpb) / sb)
+            dM, dV = factor.solve(-rdM - gM, -rdV - gV)
+            lina, linb = problem.constraints(A, dM, dV)
+            dsa, dsb = lina + rpa, linb + rpb
+            return dM, dV, dsa, dsb, -(rca + la * dsa) / sa, -(rcb + lb * dsb) / sb
+
+        affine = direction(sa * la, sb * lb)
+        step = _boundary_step((sa, sb, la, lb), affine[2:])
+        mu_affine = float(np.sum((sa + step * affine[2]) * (la + step * affine[4]))
+                          + np.sum((sb + step * affine[3]) * (lb + step * affine[5]))) / m
+        sigma = (mu_affine / mu) ** 3
+        dM, dV, dsa, dsb, dla, dlb = direction(sa * la + affine[2] * affine[4] - sigma * mu,
+                                               sb * lb + affine[3] * affine[5] - sigma * mu)
+        step = min(1.0, _TO_BOUNDARY * _boundary_step((sa, sb, la, lb), (dsa, dsb, dla, dlb)))
+        M, V = M + step * dM, V + step * dV
+        sa, sb, la, lb = sa + step * dsa, sb + step * dsb, la + step * dla, lb + step * dlb
+        mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
+        if not np.isfinite(mu) or mu <= 0.0:
+            break
+        certificate = problem.certify(A, M, V, la, lb, sa, sb)
+        objectives = certificate["objectives"]
+        gap = objectives["gap"] / max(1.0, abs(objectives["primal"]))
+        if gap < best_gap:
+            best, best_gap, stalled = (M.copy(), V.copy(), certificate["alpha"], certificate["beta"]), gap, 0
+        else:
+            stalled += 1
+        # Round-off bounds the attainable gap: stop when it no longer improves.
+        if best_gap <= tol or stalled >= _STALLED or mu <= np.finfo(float).eps * start:
+            break
+    M, V, alpha, beta = best if best is not None else (M, V, la, lb)
+    return {"M": M, "V": V, "alpha": alpha, "beta": beta, "n_iter": n_iter, "mu": mu}
+
+
+def _boundary_step(points, directions, scale: float = 1.0) -> float:
+    """The largest t <= scale with every point + t direction >= 0 (the fraction-to-boundary rule's limit)."""
+    step = scale
+    for point, direction in zip(points, directions):
+        falling = direction < 0.0
+        if np.any(falling):
+            step = min(step, float(np.min(-point[falling] / direction[falling])))
+    return step
+
+
+class _Factor:
+    """The Newton matrix ``H + G^T Theta G`` factorised through its correcting-function blocks."""
+
+    def __init__(self, reduced, blocks, couplings, A):
+        self.reduced, self.blocks, self.couplings, self.A = reduced, blocks, couplings, A
+
+    def solve(self, rM, rV):
+        t = np.stack([cho_solve(block, r) for block, r in zip(self.blocks, rV)])  # V_i^{-1} r_Vi
+        Et = np.einsum("ipq,iq->ip", self.couplings, t)  # E_i V_i^{-1} r_Vi, (L, p)
+        rhs = rM - self.A @ Et
+        dM = cho_solve(self.reduced, rhs.ravel()).reshape(rM.shape)
+        back = dM.T @ self.A  # column i is dM^T a_i
+        dV = np.stack([cho_solve(block, r - E.T @ back[:, i])
+                       for i, (block, r, E) in enumerate(zip(self.blocks, rV, self.couplings))])
+        return dM, dV
+
+
+def _factorise(problem: _IPMProblem, A, ta, tb) -> _Factor:
+    """``H + G^T Theta G`` through its blocks (:func:`svmplus_ipm`): V_i by Cholesky, then the reduced M system."""
+    X, bias, Y, masks, gamma = problem.X, problem.bias, problem.Y, problem.masks, problem.gamma
+    n_labels, p, q = Y.shape[1], problem.p, problem.priv.shape[1]
+    k = A.shape[0]
+    blocks, couplings, reduced_parts = [], [], np.empty((n_labels, p, p))
+    for i in range(n_labels):
+        Pi = problem.priv * masks[i]
+        Vi = gamma * np.diag(masks[i]) + Pi.T @ ((ta[:, i] + tb[:, i])[:, None] * Pi)
+        Vi[np.diag_indices(q)] += 1.0 - masks[i]  # a masked w~ entry: an identity row, held at 0
+        block = _robust_cholesky(Vi)
+        Ei = adjoint(X, bias, (ta[:, i] * Y[:, i])[:, None] * Pi)  # X_a^T diag(theta y) X~_i, (p, q)
+        reduced_parts[i] = _weighted_gram(X, bias, ta[:, i]) - Ei @ cho_solve(block, Ei.T)
+        blocks.append(block)
+        couplings.append(Ei)
+    # sum_i (a_i a_i^T) kron R_i as one product: ((k k), L) @ (L, (p p)), reordered to (k p, k p).
+    outer = (A[:, None, :] * A[None, :, :]).reshape(k * k, n_labels)
+    reduced = (outer @ reduced_parts.reshape(n_labels, p * p)).reshape(k, k, p, p).transpose(0, 2, 1, 3)
+    reduced = reduced.reshape(k * p, k * p)
+    reduced[np.diag_indices(k * p)] += 1.0
+    return _Factor(_robust_cholesky(reduced), blocks, np.stack(couplings), A)
+
+
+def _robust_cholesky(matrix):
+    """Cholesky factor of a matrix positive definite in exact arithmetic.
+
+    Near the end of an interior-point run Theta spans many orders of magnitude and the Schur
+    complement ``S_i - E_i V_i^{-1} E_i^T`` can lose definiteness to cancellation; a shift of
+    the diagonal by eps-relative amounts (grown until the factorisation succeeds) only makes
+    the Newton direction inexact, which the certificate, computed independently, tolerates.
+    """
+    shift = 0.0
+    scale = float(np.max(np.abs(np.diag(matrix))))
+    for _ in range(12):
+        try:
+            return cho_factor(matrix + shift * np.eye(matrix.shape[0]) if shift else matrix)
+        except np.linalg.LinAlgError:
+            shift = max(1e4 * np.finfo(float).eps * scale, 100.0 * shift)
+    raise np.linalg.LinAlgError("the interior-point Newton matrix is not positive definite even after a diagonal shift")
+
+
+def _weighted_gram(X, bias, weights) -> np.ndarray:
+    """``X_a^T diag(weights) X_a``, dense (dim(x_a) x dim(x_a)), for dense or sparse X."""
+    weighted = X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
+    gram = X.T @ weighted
+    gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)
+    if bias > 0.0:
+        column = bias * np.asarray(weighted.sum(axis=0)).reshape(-1)
+        gram = np.block([[gram, column[:, None]], [column[None, :], np.array([[bias * bias * weights.sum()]])]])
+    return gram

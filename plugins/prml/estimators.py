@@ -26,6 +26,7 @@ from multilabel_core.plugins import make_component
 from multilabel_core.validation import check_flag, check_scalar
 
 from .parts import resolve_rank
+from .solver import INITS, SUB_SOLVERS
 
 __all__ = ["LEML", "PARTS", "PrBR", "PrML"]
 
@@ -84,6 +85,9 @@ class _Privileged(ComposedEstimator):
             check_scalar(params["n_privileged"], "n_privileged", kind=numbers.Integral, low=1)
         if "k" in params:
             resolve_rank(params["k"], 10**9)  # the type and range; the rank against L at fit time
+        for name, allowed in (("sub_solver", SUB_SOLVERS), ("init", INITS)):
+            if name in params and params[name] not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {params[name]!r}")
 
     def _problem(self, X, Y, parts: dict, kernel):
         # The rank is a fraction of L (the paper's ceil(0.9 L)) until the labels are known.
@@ -101,6 +105,7 @@ class _Privileged(ComposedEstimator):
 
     def _solver_settings(self) -> dict:
         common = {"random_state": self.random_state, "n_jobs": self.n_jobs}
+        common.update({name: getattr(self, name) for name in ("sub_solver", "init") if hasattr(self, name)})
         if self.PARTS["solver"] == "privileged_cd":
             return {"tol": self.cd_tol, "max_iter": self.cd_max_iter, **common}
         return {"tol": self.tol, "max_iter": self.max_iter, "cd_tol": self.cd_tol, "cd_max_iter": self.cd_max_iter,
@@ -152,12 +157,24 @@ class PrML(_Privileged):
     cd_max_iter : int, default 10000
         Most epochs of one engine call of a sub-solve.
     random_state : None, int or numpy Generator, default 0
-        Seeds the first D and the coordinate orders.
+        Seeds the coordinate orders (and the first D when ``init="random"``).
     n_jobs : int or None, default None
         Threads for the L independent problems of a W-step (PrBR: of its one step); None is
         the thread budget the caller leaves (every core in a plain fit, ``cores // workers``
         inside the experiment runner or ``cross_validate``), -1 every core.  The result does not
         depend on it.
+    sub_solver : {"auto", "cd", "ipm"}, default "auto"
+        How the SVM+ sub-problems are solved: "ipm" by the primal interior-point method
+        (:func:`multilabel_core.solvers.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
+        descent, "auto" the interior-point method when X is dense and its Newton system has at most
+        ``IPM_MAX_UNKNOWNS`` unknowns (every W-step label at k <= 3000; the D-step when
+        ``k dim(x) <= 3000``; PrBR's labels when ``dim(x) <= 3000``), CD otherwise (sparse X:
+        the Newton system would need its dense Gram matrix).  "ipm" needs ``privileged_bias=True``.
+    init : {"svd", "random"}, default "svd"
+        The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or
+        entries N(0, 1/d) drawn from ``random_state``.  From a random D the first W-step's
+        exact solution is W = 0 on the reproductions' data (docs/methods/prml.md, *Initial D*),
+        a fixed point of the alternation.
 
     There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
     point's D may end at another local solution than a cold fit; a grid search fits every
@@ -168,7 +185,7 @@ class PrML(_Privileged):
 
     def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
                  fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000, random_state=0,
-                 n_jobs=None):
+                 n_jobs=None, sub_solver="auto", init="svd"):
         self.C = C
         self.gamma1 = gamma1
         self.gamma2 = gamma2
@@ -182,14 +199,16 @@ class PrML(_Privileged):
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.sub_solver = sub_solver
+        self.init = init
 
 
 class PrBR(_Privileged):
     """Privileged binary relevance: problem (5) with W = I (the paper's Remark; registered as ``prbr``).
 
     L independent SVM+ problems on x, each label's slacks modelled by the other labels.
-    Parameters as :class:`PrML` without ``gamma1``, ``k``, ``tol`` and ``max_iter`` (nothing
-    alternates), and ``warm_start`` (default False): start from the previous fit's dual
+    Parameters as :class:`PrML` without ``gamma1``, ``k``, ``tol``, ``max_iter`` and ``init``
+    (nothing alternates), and ``warm_start`` (default False): start from the previous fit's dual
     variables, rescaled to the new C.  The problem is strictly convex in the scores' weights
     (Theorem 1), so a warm fit ends where a cold one does, within the certificates' gaps.
     """
@@ -197,7 +216,7 @@ class PrBR(_Privileged):
     PARTS = PARTS["prbr"]
 
     def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-3,
-                 cd_max_iter=10000, random_state=0, n_jobs=None, warm_start=False):
+                 cd_max_iter=10000, random_state=0, n_jobs=None, warm_start=False, sub_solver="auto"):
         self.C = C
         self.gamma2 = gamma2
         self.n_privileged = n_privileged
@@ -208,6 +227,7 @@ class PrBR(_Privileged):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.warm_start = warm_start
+        self.sub_solver = sub_solver
 
 
 class LEML(_Privileged):
@@ -216,14 +236,15 @@ class LEML(_Privileged):
     Yu, Jain, Kar & Dhillon, *Large-scale multi-label learning with missing labels* (ICML
     2014), as PrML's baseline: ``1/2 (||D||^2 + ||W||^2) + C sum hinge``, the same
     alternation as :class:`PrML` without the privileged part.  Parameters as :class:`PrML`
-    without ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias`` (and, as
-    PrML, without ``warm_start``: the problem is not convex).
+    without ``gamma1`` (1), ``gamma2``, ``n_privileged``, ``privileged_bias`` and ``sub_solver``
+    (its hinge problems are solved by dual CD; and, as PrML, without ``warm_start``: the
+    problem is not convex).
     """
 
     PARTS = PARTS["leml"]
 
     def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
-                 random_state=0, n_jobs=None):
+                 random_state=0, n_jobs=None, init="svd"):
         self.C = C
         self.k = k
         self.fit_intercept = fit_intercept
@@ -233,3 +254,4 @@ class LEML(_Privileged):
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.init = init

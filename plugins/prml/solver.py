@@ -54,16 +54,33 @@ from multilabel_core.certificate import Certificate
 from multilabel_core.parallel import map_threads, n_jobs_field
 from multilabel_core.regularizers import Frobenius, LowRank
 from multilabel_core.relations import Independent
-from multilabel_core.solvers import AlternatingSolver, embedded_hinge_cd, svmplus_cd, tighten_to_relative_gap
+from multilabel_core.solvers import (
+    AlternatingSolver,
+    embedded_hinge_cd,
+    svmplus_cd,
+    svmplus_ipm,
+    tighten_to_relative_gap,
+)
 from multilabel_core.validation import check_random_state, check_scalar, count, flag, seed, warn_not_converged
 
 from .feasibility import infeasible_labels
 from .parts import PrivilegedLabels
 
-__all__ = ["FIRST_EPS", "PrivilegedCDSolver", "prml_alternating"]
+__all__ = ["FIRST_EPS", "IPM_MAX_UNKNOWNS", "IPM_MAX_NEWTON", "PrivilegedCDSolver", "prml_alternating"]
 
 #: The projected-gradient bound a sub-solve starts at (LIBLINEAR's default eps).
 FIRST_EPS = 0.1
+
+#: ``sub_solver="auto"`` solves an SVM+ sub-problem on dense rows by the interior-point method when its
+#: Newton system has at most this many unknowns (k dim(x) for a D-step, k for a W-step label):
+#: a factorisation of 3000 unknowns takes about a second, and dual CD is the method beyond.
+IPM_MAX_UNKNOWNS = 3000
+
+#: Most Newton steps of one interior-point sub-solve (they take 5 to 30 on the reproductions' data).
+IPM_MAX_NEWTON = 200
+
+SUB_SOLVERS = ("auto", "cd", "ipm")
+INITS = ("svd", "random")
 
 
 def _relative_gap(instance, attribute, value) -> None:
@@ -118,6 +135,8 @@ class PrivilegedCDSolver(Solver):
     shrinking: bool = attrs.field(default=True, validator=flag)
     random_state: object = attrs.field(default=0, validator=seed)
     n_jobs: int | None = n_jobs_field()
+    sub_solver: str = attrs.field(default="auto", validator=attrs.validators.in_(SUB_SOLVERS))
+    init: str = attrs.field(default="svd", validator=attrs.validators.in_(INITS))
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
 
@@ -145,6 +164,12 @@ class PrivilegedCDSolver(Solver):
             )
         if isinstance(problem.relation, PrivilegedLabels):
             problem.relation.pool(problem.Y)
+        if self.sub_solver == "ipm" and not (isinstance(problem.relation, PrivilegedLabels) and problem.relation.bias):
+            raise ValueError(
+                "sub_solver='ipm' solves the SVM+ problems with the correcting functions' bias "
+                "(PrivilegedLabels(bias=True), privileged_bias=True): the hinge problems (LEML) and the "
+                "paper-literal, possibly infeasible form are solved by dual CD (sub_solver='cd' or 'auto')"
+            )
 
     def learns_state(self, problem: Problem) -> bool:
         """True for the low-rank problems: D is carried from round to round."""
@@ -192,7 +217,7 @@ class PrivilegedCDSolver(Solver):
         D = warm.dictionary(k, dimension)
         first_round = D is None
         if first_round:
-            D = rng.standard_normal((k, dimension)) / np.sqrt(dimension)
+            D = _first_dictionary(X, Y, k, problem.fit_intercept, self.init, rng)
         g1 = regularizer.gamma
         projected = _projected(X, D, problem.fit_intercept)
         if privileged is not None and not privileged.bias and first_round:
@@ -297,6 +322,12 @@ class PrivilegedCDSolver(Solver):
             "shrinking": self.shrinking,
         }
 
+        if privileged is not None and self._interior_point(privileged, X, embedding, fit_intercept):
+            return svmplus_ipm(
+                X, privileged_rows, Y, C, privileged.gamma, embedding=embedding, privileged_mask=pool,
+                fit_intercept=bool(fit_intercept), tol=self.tol, max_iter=IPM_MAX_NEWTON, warn=warn,
+            )
+
         def solve(eps, previous):
             duals = start if previous is None else _duals(previous)
             seed = int(rng.integers(2**63))
@@ -312,6 +343,35 @@ class PrivilegedCDSolver(Solver):
 
         fit, _ = tighten_to_relative_gap(solve, FIRST_EPS, self.tol, name=type(self).__name__, warn=warn)
         return fit
+
+
+    def _interior_point(self, privileged, X, embedding, fit_intercept) -> bool:
+        """Whether an SVM+ sub-problem goes to :func:`~multilabel_core.solvers.svmplus_ipm`."""
+        if self.sub_solver == "cd" or not privileged.bias:
+            return False
+        if self.sub_solver == "ipm":
+            return True
+        # Sparse rows (text) are CD's: the Newton system would need their dense Gram matrix.
+        unknowns = (1 if embedding is None else embedding.shape[0]) * (X.shape[1] + bool(fit_intercept))
+        return not sp.issparse(X) and unknowns <= IPM_MAX_UNKNOWNS
+
+
+def _first_dictionary(X, Y, k: int, fit_intercept: bool, init: str, rng) -> np.ndarray:
+    """The first round's D (k, dim(x_a)): the SVD start or a random one (module docstring)."""
+    dimension = X.shape[1] + bool(fit_intercept)
+    if init == "random":
+        return rng.standard_normal((k, dimension)) / np.sqrt(dimension)
+    # The k leading left singular vectors of X_a^T Y: the directions of x most correlated
+    # with the labels, so the first W-step sees informative rows D x_j.
+    correlation = np.asarray(X.T @ Y)
+    if fit_intercept:
+        correlation = np.vstack([correlation, Y.sum(axis=0)])
+    U, _, _ = np.linalg.svd(correlation, full_matrices=False)
+    D = np.zeros((k, dimension))
+    D[: min(k, U.shape[1])] = U[:, :k].T
+    if k > U.shape[1]:  # fewer directions than k (d < k): the rest random, as the random start
+        D[U.shape[1]:] = rng.standard_normal((k - U.shape[1], dimension)) / np.sqrt(dimension)
+    return D
 
 
 @attrs.frozen
@@ -396,10 +456,11 @@ def prml_alternating(tol: float = 1e-3, max_iter: int = 30, **settings) -> Alter
     ``random_state``, ``n_jobs``) go to the rounds' solver.
     """
     renamed = {"cd_tol": "tol", "cd_max_iter": "max_iter"}
-    unknown = set(settings) - set(renamed) - {"shrinking", "random_state", "n_jobs"}
+    unknown = set(settings) - set(renamed) - {"shrinking", "random_state", "n_jobs", "sub_solver", "init"}
     if unknown:
         raise ValueError(
-            f"unknown settings {sorted(unknown)}; expected cd_tol, cd_max_iter, shrinking, random_state, n_jobs"
+            f"unknown settings {sorted(unknown)}; expected cd_tol, cd_max_iter, shrinking, random_state, n_jobs, "
+            "sub_solver, init"
         )
     inner = PrivilegedCDSolver(**{renamed.get(key, key): value for key, value in settings.items()})
     return AlternatingSolver(inner=inner, tol=tol, max_iter=max_iter)

@@ -33,12 +33,13 @@ def test_the_privileged_methods_conform(name):
 @pytest.mark.parametrize("name", ["enron", "bibtex"])
 def test_sparse_text_rows_stay_sparse(name, datasets_dir, monkeypatch):
     """Fits on CSR rows with densifying forbidden give the dense fits' scores: the same coordinate orders on the
-    same numbers, so they differ by the rounding of the sums only."""
+    same numbers, so they differ by the rounding of the sums only (dual CD on both: ``sub_solver="auto"``
+    would take the interior-point method on the dense copy, another solver)."""
     dataset = load_dataset(name, data_home=datasets_dir)
     rows = np.random.default_rng(0).permutation(dataset.X.shape[0])[:200]
     X, Y = sp.csr_matrix(dataset.X[rows]), np.asarray(dataset.Y[rows])
     Y = Y[:, np.argsort(-Y.sum(axis=0), kind="stable")[:5]]  # the 5 most frequent labels
-    models = [PrML(C=0.05, k=2, max_iter=2, cd_tol=1e-2), PrBR(C=0.05, cd_tol=1e-2),
+    models = [PrML(C=0.05, k=2, max_iter=2, cd_tol=1e-2, sub_solver="cd"), PrBR(C=0.05, cd_tol=1e-2, sub_solver="cd"),
               LEML(C=0.05, k=2, max_iter=2, cd_tol=1e-2)]
     X_dense = X.toarray()
     dense = [model.fit(X_dense, Y).decision_function(X_dense) for model in models]
