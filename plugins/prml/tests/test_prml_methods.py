@@ -70,6 +70,8 @@ def _small(seed=0, n=30, d=4, n_labels=3):
     (PrML(n_privileged=0), "n_privileged"), (PrML(n_privileged=3), "n_privileged"),
     (PrBR(n_privileged=0), "n_privileged"), (PrBR(n_privileged=3), "n_privileged"),
     (PrML(privileged_bias="yes"), "privileged_bias"), (PrBR(privileged_bias="yes"), "privileged_bias"),
+    (PrML(sub_solver="newton"), "sub_solver"), (PrBR(sub_solver=None), "sub_solver"), (PrML(init="pca"), "init"),
+    (LEML(init=0), "init"), (PrML(sub_solver="ipm", privileged_bias=False), "sub_solver"),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_bad_parameters_are_a_value_error_naming_them(estimator, name):
     X, Y = _small()  # L = 3
@@ -174,3 +176,53 @@ def test_threads_do_not_change_the_fit():
 def test_n_jobs_is_validated():
     with pytest.raises(ValueError, match="n_jobs"):
         PrML(n_jobs=0).fit(np.eye(4), np.array([[1, 0], [0, 1], [1, 1], [0, 0]]))
+
+
+# -- the sub-solvers and the first D --------------------------------------------------------
+
+
+def _labelled(seed=2, n=60, d=5, n_labels=4):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, (X @ rng.standard_normal((d, n_labels)) + 0.3 * rng.standard_normal((n, n_labels)) > 0).astype(int)
+
+
+def test_the_sub_solvers_reach_the_same_prbr():
+    """PrBR is strictly convex in (w, w~) with modulus min(1, gamma2) (Theorem 1): two fits whose objectives
+    are within their gaps g1, g2 of the optimum lie within sqrt(2 (g1 + g2) / min(1, gamma2)) of each other."""
+    X, Y = _labelled()
+    gamma2 = 0.5
+    ipm = PrBR(C=1.0, gamma2=gamma2, sub_solver="ipm", cd_tol=1e-9).fit(X, Y)
+    cd = PrBR(C=1.0, gamma2=gamma2, sub_solver="cd", cd_tol=1e-9, cd_max_iter=100_000).fit(X, Y)
+    first, second = ipm.certificate_[-1], cd.certificate_[-1]
+    assert first.converged and second.converged
+    assert {c.solver for c in first.statistics["d_step"].statistics["labels"]} == {"svmplus_ipm"}
+    radius = np.sqrt(2.0 * (first.gap + second.gap) / min(1.0, gamma2))
+    difference = np.concatenate([(ipm.coef_ - cd.coef_).ravel(), ipm.intercept_ - cd.intercept_,
+                                 (ipm.privileged_weights_ - cd.privileged_weights_).ravel(),
+                                 ipm.privileged_intercept_ - cd.privileged_intercept_])
+    assert np.linalg.norm(difference) <= radius + 1e-9
+
+
+def test_every_sub_solve_of_an_interior_point_fit_is_certified():
+    X, Y = _labelled(4)
+    model = PrML(C=1.0, k=3, cd_tol=1e-6).fit(X, Y)
+    assert all(c.converged for c in model.w_step_certificates_ + model.d_step_certificates_)
+    assert {c.solver for c in model.d_step_certificates_} == {"svmplus_ipm"}  # "auto" on dense rows
+    assert model.certificate_[-1].converged
+    # Objective (5) after each block step falls, up to the sub-solves' relative gap.
+    blocks = model.block_objective_history_
+    assert np.all(np.diff(blocks) <= 1e-6 * np.abs(blocks).max())
+
+
+def test_the_svd_start_and_the_interior_point_method_use_no_randomness():
+    X, Y = _labelled(5)
+    first, second = PrML(k=3, random_state=0).fit(X, Y), PrML(k=3, random_state=7).fit(X, Y)
+    np.testing.assert_array_equal(first.coef_, second.coef_)  # the same computation, one process
+
+
+def test_the_random_start_is_seeded():
+    X, Y = _labelled(5)
+    models = [PrML(k=3, init="random", random_state=seed).fit(X, Y) for seed in (0, 0, 7)]
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+    assert not np.array_equal(models[0].dictionary_, models[2].dictionary_)

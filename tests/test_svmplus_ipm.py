@@ -1,0 +1,157 @@
+"""The SVM+ primal by an interior-point method (svmplus_ipm): optimal against the reference QP of the dual and
+against dual CD, its certificate a true duality gap at a feasible point, and its structured Newton system (labels
+that separate, an embedding, sparse rows) the same problem as the dense one.
+
+You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, problems (6)/(10) and duals (7)/(11).  The primal is
+strongly convex in (M, w~) with modulus min(1, gamma), so two points whose objectives are within g1 and g2 of the
+optimum are within sqrt(2 (g1 + g2) / min(1, gamma)) of each other: the tolerances below are derived from the
+certificates' gaps, not chosen.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import assume, given
+
+from multilabel_core.solvers import ConvergenceWarning, svmplus_cd, svmplus_ipm
+from multilabel_core.solvers.svmplus import privileged_label_features
+from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
+from multilabel_core.testing.strategies import svmplus_problems
+
+TOL = 1e-9
+
+
+def _with_bias(problem: dict) -> dict:
+    """The interior-point method needs the correcting functions' bias (svmplus_cd's default)."""
+    return {key: value for key, value in problem.items() if key != "privileged_intercept"}
+
+
+def _primal_variables(fit) -> np.ndarray:
+    """(M, w~) of a fit as one vector: the scores' weights, the dictionary when there is one, the correcting functions."""
+    extras = fit.solution.extras
+    parts = [fit.solution.coef, fit.solution.intercept, extras["W_tilde"], extras["intercept_tilde"]]
+    if extras["D"] is not None:
+        parts += [extras["D"]] + ([extras["D_intercept"]] if extras["D_intercept"] is not None else [])
+    return np.concatenate([np.ravel(part) for part in parts])
+
+
+def _objective(problem: dict, fit) -> float:
+    """Objective (6)/(10) at the fit's point, recomputed from its parts, and the point's largest constraint violation."""
+    extras = fit.solution.extras
+    X = problem["X"].toarray() if sp.issparse(problem["X"]) else np.asarray(problem["X"], dtype=float)
+    X_priv = problem["X_priv"].toarray() if sp.issparse(problem["X_priv"]) else np.asarray(problem["X_priv"], float)
+    Y = np.reshape(problem["Y"], (X.shape[0], -1)).astype(float)
+    mask = problem.get("privileged_mask")
+    mask = np.ones((Y.shape[1], X_priv.shape[1]), bool) if mask is None else mask
+    scores = X @ fit.solution.coef + fit.solution.intercept
+    slacks = np.column_stack([X_priv @ (extras["W_tilde"][:, i] * mask[i]) for i in range(Y.shape[1])])
+    slacks = slacks + extras["intercept_tilde"]
+    if extras["D"] is None:
+        half_M = np.sum(fit.solution.coef ** 2) + (np.sum(fit.solution.intercept ** 2) if problem.get("fit_intercept")
+                                                   else 0.0)
+    else:
+        half_M = np.sum(extras["D"] ** 2) + (np.sum(extras["D_intercept"] ** 2) if extras["D_intercept"] is not None
+                                             else 0.0)
+    half_tilde = np.sum((extras["W_tilde"] * mask.T) ** 2) + np.sum(extras["intercept_tilde"] ** 2)
+    value = 0.5 * half_M + 0.5 * problem["gamma"] * half_tilde + problem["C"] * slacks.sum()
+    violation = max(0.0, float(np.max(1.0 - Y * scores - slacks)), float(np.max(-slacks)))
+    return value, violation
+
+
+@given(svmplus_problems())
+def test_matches_the_reference_qp_of_the_dual(problem):
+    fit = svmplus_ipm(**_with_bias(problem), tol=TOL)
+    certificate = fit.certificate
+    assert certificate.converged
+    H, p, constant = svmplus_dual_matrices(**problem)
+    reference = solve_box_qp_reference(H, p, 0.0, np.inf)
+    optimum = -(reference.objective + constant)  # the dual's maximum, the primal's minimum
+    scale = max(1.0, abs(optimum))
+    # Weak duality brackets the optimum; the gap is what the certificate promises.
+    assert certificate.dual <= optimum + 1e-8 * scale
+    assert certificate.primal >= optimum - 1e-8 * scale
+    assert certificate.gap <= TOL * max(1.0, abs(certificate.primal))
+
+
+@given(svmplus_problems())
+def test_the_certificate_is_the_objective_at_a_feasible_returned_point(problem):
+    fit = svmplus_ipm(**_with_bias(problem), tol=1e-6)
+    value, violation = _objective(problem, fit)
+    scale = max(1.0, abs(value))
+    assert violation <= 1e-9 * scale
+    assert fit.certificate.primal == pytest.approx(value, rel=1e-9, abs=1e-9)
+    assert fit.certificate.gap >= -1e-9 * scale  # a true gap: dual <= optimum <= primal
+
+
+@given(svmplus_problems())
+def test_agrees_with_dual_cd_within_the_gaps(problem):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cd = svmplus_cd(**problem, tol=1e-9, max_iter=50_000, random_state=0)
+    assume(cd.certificate.converged and cd.certificate.gap >= 0.0)
+    ipm = svmplus_ipm(**_with_bias(problem), tol=TOL)
+    gaps = cd.certificate.gap + ipm.certificate.gap
+    radius = np.sqrt(2.0 * gaps / min(1.0, problem["gamma"]))  # strong convexity (module docstring)
+    difference = np.linalg.norm(_primal_variables(cd) - _primal_variables(ipm))
+    assert difference <= radius + 1e-7 * max(1.0, np.linalg.norm(_primal_variables(ipm)))
+
+
+def _labels(seed=0, n=60, d=4, n_labels=4):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Y = np.where(X @ rng.standard_normal((d, n_labels)) + 0.5 * rng.standard_normal((n, n_labels)) > 0, 1.0, -1.0)
+    return X, Y
+
+
+def test_labels_separate_without_an_embedding():
+    X, Y = _labels()
+    X_priv, mask = privileged_label_features(Y)
+    together = svmplus_ipm(X, X_priv, Y, 1.0, 0.5, privileged_mask=mask, fit_intercept=True, tol=1e-10)
+    for i in range(Y.shape[1]):
+        alone = svmplus_ipm(X, X_priv, Y[:, i], 1.0, 0.5, privileged_mask=mask[[i]], fit_intercept=True, tol=1e-10)
+        np.testing.assert_allclose(together.solution.coef[:, i], alone.solution.coef[:, 0], rtol=0, atol=1e-6)
+        assert alone.certificate.converged
+    assert together.certificate.converged
+
+
+def test_sparse_rows_are_the_dense_problem():
+    X, Y = _labels(1)
+    X[np.abs(X) < 0.7] = 0.0
+    X_priv, mask = privileged_label_features(Y)
+    A = np.random.default_rng(2).standard_normal((2, Y.shape[1]))
+    dense = svmplus_ipm(X, X_priv, Y, 0.5, 1.0, embedding=A, privileged_mask=mask, fit_intercept=True, tol=1e-10)
+    sparse = svmplus_ipm(sp.csr_matrix(X), X_priv, Y, 0.5, 1.0, embedding=A, privileged_mask=mask,
+                         fit_intercept=True, tol=1e-10)
+    radius = np.sqrt(2.0 * (dense.certificate.gap + sparse.certificate.gap))
+    assert np.linalg.norm(_primal_variables(dense) - _primal_variables(sparse)) <= radius + 1e-8
+    assert dense.solution.extras["D"].shape == (2, X.shape[1])
+
+
+def test_budget_reached_is_a_warning_and_not_converged():
+    X, Y = _labels(3)
+    X_priv, mask = privileged_label_features(Y)
+    with pytest.warns(ConvergenceWarning, match="svmplus_ipm.*1 Newton steps"):
+        fit = svmplus_ipm(X, X_priv, Y, 1.0, 1.0, privileged_mask=mask, tol=1e-12, max_iter=1)
+    assert not fit.certificate.converged
+    assert fit.certificate.gap > 1e-12 * max(1.0, abs(fit.certificate.primal))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"tol": 0.0}, "tol"), ({"tol": 1.0}, "tol"), ({"C": -1.0}, "C"), ({"gamma": 0.0}, "gamma"),
+    ({"max_iter": 0}, "max_iter"), ({"embedding": np.ones((2, 3))}, "embedding"),
+    ({"privileged_mask": np.ones((2, 2))}, "privileged_mask"),
+])
+def test_bad_arguments_are_value_errors_naming_them(options, message):
+    X, Y = _labels(n_labels=4)
+    X_priv, mask = privileged_label_features(Y)
+    arguments = {"C": 1.0, "gamma": 1.0, "privileged_mask": mask, **options}
+    with pytest.raises(ValueError, match=message):
+        svmplus_ipm(X, X_priv, Y, **arguments)
+
+
+def test_rows_of_another_length_are_refused():
+    X, Y = _labels()
+    with pytest.raises(ValueError, match="X_priv has"):
+        svmplus_ipm(X, Y[:-1], Y)
