@@ -8,7 +8,7 @@ from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import SMO_TOL_FLOOR, KernelSource, SMOSolver, check_smo_tol, kernel_expansion, relation_statistics, smo_solve
-from .svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd, svmplus_ipm
+from .svmplus import embedded_hinge_cd, embedded_hinge_ipm, privileged_label_features, svmplus_cd, svmplus_ipm
 
 __all__ = [
     "SMALLEST_EPS",
@@ -27,6 +27,7 @@ __all__ = [
     "check_smo_tol",
     "coupling_inverse",
     "embedded_hinge_cd",
+    "embedded_hinge_ipm",
     "fixed_point_continuation",
     "irwls_msvr",
     "kernel_expansion",

@@ -64,8 +64,7 @@ import numbers
 import time
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_solve
 
 from ..base import Fit, Solution
 from ..certificate import Certificate
@@ -80,9 +79,10 @@ from ._augmented import adjoint, product
 from ._cd import solve_dual
 from ._cd_svmplus import EmbeddedHingeDual, SVMPlusDual
 from ._convergence import warn_not_converged
+from .interior_point import mehrotra, reduced_system, robust_cholesky, solve_reduced, weighted_gram
 from .cd import _check_signs, _rows
 
-__all__ = ["embedded_hinge_cd", "privileged_label_features", "svmplus_cd", "svmplus_ipm"]
+__all__ = ["embedded_hinge_cd", "embedded_hinge_ipm", "privileged_label_features", "svmplus_cd", "svmplus_ipm"]
 
 
 def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
@@ -370,12 +370,6 @@ def _check_start(start, name: str, shape) -> np.ndarray:
     return start
 
 
-#: Fraction of the step to the boundary an interior-point step takes (keeps s, lambda > 0).
-_TO_BOUNDARY = 0.99
-
-#: Newton steps without a better certified gap after which round-off is taken to have won.
-_STALLED = 10
-
 
 def svmplus_ipm(
     X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
@@ -443,31 +437,13 @@ def svmplus_ipm(
         Y.shape[1], X_priv.shape[1], C, gamma, 1.0, max_iter, embedding, privileged_mask, None,
         fit_intercept=fit_intercept, warn=warn,
     )
-    n, n_labels = Y.shape
-    problem = _IPMProblem(X, 1.0 if fit_intercept else 0.0, X_priv, Y, mask, float(C), float(gamma))
-    if A is None:
-        # The labels separate: L problems with the embedding [1] each, certified together.
-        parts = [_ipm(problem.label(i), np.ones((1, 1)), tol, max_iter) for i in range(n_labels)]
-        M = np.vstack([part["M"] for part in parts])
-        V = np.vstack([part["V"] for part in parts])
-        alpha = np.column_stack([part["alpha"] for part in parts])
-        beta = np.column_stack([part["beta"] for part in parts])
-        n_iter, mu = max(part["n_iter"] for part in parts), max(part["mu"] for part in parts)
-        certificate = problem.certify(np.eye(n_labels), M, V, alpha, beta)
-    else:
-        part = _ipm(problem, A, tol, max_iter)
-        M, V, alpha, beta, n_iter, mu = (part[key] for key in ("M", "V", "alpha", "beta", "n_iter", "mu"))
-        certificate = problem.certify(A, M, V, alpha, beta)
-    objectives, V = certificate["objectives"], certificate["V"]
-    relative = objectives["gap"] / max(1.0, abs(objectives["primal"]))
-    converged = relative <= tol
-    if warn and not converged:
-        warn_not_converged("svmplus_ipm", f"{n_iter} Newton steps, relative duality gap {relative:.3g} > tol {tol:g}")
+    problem = _SVMPlusPrimal(X, 1.0 if fit_intercept else 0.0, X_priv, Y, mask, float(C), float(gamma))
+    M, V, alpha, beta, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
+    V = certificate["V"]
     statistics = {"primal_infeasibility": certificate["infeasibility"], "complementarity": certificate["complementarity"],
                   "mu": mu}
-    fit_certificate = Certificate(**objectives, n_iter=n_iter, time=time.perf_counter() - start,
-                                  converged=bool(converged), solver="svmplus_ipm", statistics=statistics)
-    d, d_tilde = X.shape[1], X_priv.shape[1]
+    fit_certificate = _ipm_certificate("svmplus_ipm", certificate["objectives"], n_iter, tol, warn, start, statistics)
+    n_labels, d, d_tilde = Y.shape[1], X.shape[1], X_priv.shape[1]
     coef = M.T if A is None else M.T @ A
     solution = Solution(
         coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
@@ -481,8 +457,79 @@ def svmplus_ipm(
     return Fit(solution, fit_certificate)
 
 
-class _IPMProblem:
-    """The data of an SVM+ primal for :func:`_ipm`: x_a's rows, x~_a's (with the constant 1), masks, C, gamma."""
+def embedded_hinge_ipm(
+    X, Y, C: float = 1.0, *, embedding=None, fit_intercept: bool = False, tol: float = 1e-6, max_iter: int = 100,
+    warn: bool = True,
+) -> Fit:
+    """The hinge problem of :func:`embedded_hinge_cd` by the interior-point method of :func:`svmplus_ipm`.
+
+    You et al.'s low-rank problem (2) for a fixed W or D::
+
+        min_{M, xi}  1/2 ||M||_F^2 + C sum_ji xi_ji   s.t.  y_ji a_i^T M x_j + xi_ji >= 1,  xi_ji >= 0.
+
+    The slacks' Newton blocks are diagonal and are eliminated in closed form, leaving the same
+    dense system of ``k dim(x_a)`` unknowns (``dim(x_a)`` per label without an embedding).  The
+    certificate: the primal at the iterate's M (the hinge's slacks make every M feasible), the
+    dual ``sum alpha - 1/2 ||M(alpha)||^2`` at the multipliers clipped to the box [0, C] (those of
+    constraints the iterate leaves inactive set to 0 when that bound is better): a true duality
+    gap.  Arguments as :func:`embedded_hinge_cd` and ``tol``, ``max_iter``, ``warn`` as
+    :func:`svmplus_ipm`; returns a Fit as :func:`embedded_hinge_cd`'s, ``statistics["mu"]`` the
+    last complementarity measure.
+    """
+    start = time.perf_counter()
+    X = check_X(X)
+    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    check_scalar(tol, "tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
+    A, _, _ = _check_settings(Y.shape[1], 1, C, 1.0, 1.0, max_iter, embedding, None, None,
+                              fit_intercept=fit_intercept, warn=warn)
+    problem = _HingePrimal(X, 1.0 if fit_intercept else 0.0, Y, float(C))
+    M, _, alpha, _, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
+    fit_certificate = _ipm_certificate("embedded_hinge_ipm", certificate["objectives"], n_iter, tol, warn, start,
+                                       {"mu": mu})
+    d, n_labels = X.shape[1], Y.shape[1]
+    coef = M.T if A is None else M.T @ A
+    solution = Solution(
+        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
+        dual=alpha,
+        extras={"D": None if A is None else np.ascontiguousarray(M[:, :d]),
+                "D_intercept": None if A is None or not fit_intercept else M[:, d].copy()},
+    )
+    return Fit(solution, fit_certificate)
+
+
+def _by_interior_point(problem, A, tol, max_iter):
+    """:func:`~.interior_point.mehrotra` on ``problem``; without an embedding label by label (the labels
+    separate: L problems with the embedding [1] each), certified together: each to ``tol / L``, so
+    that the summed gaps meet ``tol`` even where the labels' objectives are below 1."""
+    if A is None:
+        n_labels = problem.Y.shape[1]
+        parts = [mehrotra(problem.label(i), np.ones((1, 1)), tol / n_labels, max_iter) for i in range(n_labels)]
+        M, V = np.vstack([part["M"] for part in parts]), problem.stack_v([part["V"] for part in parts])
+        alpha = np.column_stack([part["alpha"] for part in parts])
+        beta = np.column_stack([part["beta"] for part in parts])
+        n_iter, mu = max(part["n_iter"] for part in parts), max(part["mu"] for part in parts)
+        certificate = problem.certify(np.eye(n_labels), M, V, alpha, beta)
+    else:
+        part = mehrotra(problem, A, tol, max_iter)
+        M, V, alpha, beta, n_iter, mu = (part[key] for key in ("M", "V", "alpha", "beta", "n_iter", "mu"))
+        certificate = problem.certify(A, M, V, alpha, beta)
+    return M, V, alpha, beta, n_iter, mu, certificate
+
+
+def _ipm_certificate(name, objectives, n_iter, tol, warn, start, statistics) -> Certificate:
+    relative = objectives["gap"] / max(1.0, abs(objectives["primal"]))
+    converged = relative <= tol
+    if warn and not converged:
+        warn_not_converged(name, f"{n_iter} Newton steps, relative duality gap {relative:.3g} > tol {tol:g}")
+    return Certificate(**objectives, n_iter=n_iter, time=time.perf_counter() - start, converged=bool(converged),
+                       solver=name, statistics=statistics)
+
+
+class _SVMPlusPrimal:
+    """SVM+ (6)/(10) for :func:`~.interior_point.mehrotra`: V holds the correcting functions w~_i as rows.
+
+    x_a's rows, x~_a's (with the constant 1, never masked), the masks, C and gamma.
+    """
 
     def __init__(self, X, bias, X_priv, Y, mask, C, gamma):
         self.X, self.bias, self.Y, self.C, self.gamma = X, bias, Y, C, gamma
@@ -492,9 +539,35 @@ class _IPMProblem:
         self.priv = np.hstack([priv, np.ones((n, 1))])  # the correcting functions' bias, never masked
         self.masks = np.hstack([mask, np.ones((mask.shape[0], 1), dtype=bool)]).astype(np.float64)
         self.p = X.shape[1] + (bias > 0.0)
+        self.scale = C
 
-    def label(self, i: int) -> _IPMProblem:
-        return _IPMProblem(self.X, self.bias, self.X_priv, self.Y[:, [i]], self.mask[[i]], self.C, self.gamma)
+    def zeros_v(self):
+        return np.zeros((self.Y.shape[1], self.priv.shape[1]))
+
+    @staticmethod
+    def stack_v(parts):
+        return np.vstack(parts)
+
+    def dual_residual_v(self, V, adjoint_v):
+        return (self.gamma * V + self.C * self.priv.sum(axis=0)[None, :]) * self.masks - adjoint_v
+
+    def factorise(self, A, ta, tb) -> _CorrectingFactor:
+        """V_i's blocks ``gamma I + X~_i^T diag(theta) X~_i`` by Cholesky, then the reduced M system."""
+        n_labels, p, q = self.Y.shape[1], self.p, self.priv.shape[1]
+        blocks, couplings, parts = [], [], np.empty((n_labels, p, p))
+        for i in range(n_labels):
+            Pi = self.priv * self.masks[i]
+            Vi = self.gamma * np.diag(self.masks[i]) + Pi.T @ ((ta[:, i] + tb[:, i])[:, None] * Pi)
+            Vi[np.diag_indices(q)] += 1.0 - self.masks[i]  # a masked w~ entry: an identity row, held at 0
+            block = robust_cholesky(Vi)
+            Ei = adjoint(self.X, self.bias, (ta[:, i] * self.Y[:, i])[:, None] * Pi)  # X_a^T diag(theta y) X~_i
+            parts[i] = weighted_gram(self.X, self.bias, ta[:, i]) - Ei @ cho_solve(block, Ei.T)
+            blocks.append(block)
+            couplings.append(Ei)
+        return _CorrectingFactor(reduced_system(A, parts), blocks, np.stack(couplings), A)
+
+    def label(self, i: int) -> _SVMPlusPrimal:
+        return _SVMPlusPrimal(self.X, self.bias, self.X_priv, self.Y[:, [i]], self.mask[[i]], self.C, self.gamma)
 
     def slacks(self, V):
         return self.priv @ (V * self.masks).T  # Xi (n, L)
@@ -533,80 +606,10 @@ class _IPMProblem:
                 "complementarity": dual["complementarity"], "alpha": alpha, "beta": beta}
 
 
-def _ipm(problem: _IPMProblem, A, tol, max_iter) -> dict:
-    """Mehrotra's predictor-corrector on the SVM+ primal with embedding A (k, L); see :func:`svmplus_ipm`.
-
-    Variables z = (M (k, p), V (L, q)) with p = dim(x_a), q = dim(x~_a); the rows of V are
-    the w~_i (masked entries held at 0).  Constraints, slacks s and multipliers lambda come in
-    pairs (n, L): the margin ``y o (X_a M^T A) + Xi - 1 >= 0`` (lambda = alpha) and the slack
-    ``Xi >= 0`` (lambda = beta), Xi = X~_a V^T column by column under the masks.  Returns the
-    iterate with the smallest certified gap.
-    """
-    n, n_labels = problem.Y.shape
-    k = A.shape[0]
-    C, gamma, masks = problem.C, problem.gamma, problem.masks
-    linear = C * problem.priv.sum(axis=0)[None, :] * masks  # c of the V block
-    M, V = np.zeros((k, problem.p)), np.zeros((n_labels, problem.priv.shape[1]))
-    # An interior start (s = lambda = max(1, C)) away from the boundary; the residuals r_p need not vanish there.
-    start = max(1.0, C)
-    sa, sb, la, lb = (np.full((n, n_labels), start) for _ in range(4))
-    m = 2.0 * n * n_labels
-    mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
-    best, best_gap, stalled = None, np.inf, 0
-    for n_iter in range(1, max_iter + 1):
-        ga, gb = problem.constraints(A, M, V)
-        rpa, rpb = ga - 1.0 - sa, gb - sb
-        adj_M, adj_V = problem.adjoint(A, la, lb)
-        rdM, rdV = M - adj_M, gamma * V * masks + linear - adj_V
-        factor = _factorise(problem, A, la / sa, lb / sb)
-
-        def direction(rca, rcb):
-            # Newton: (H + G^T Theta G) dz = -r_d - G^T S^{-1} (r_c + Lambda r_p), then ds and dlambda.
-            gM, gV = problem.adjoint(A, (rca + la * rpa) / sa, (rcb + lb * rpb) / sb)
-            dM, dV = factor.solve(-rdM - gM, -rdV - gV)
-            lina, linb = problem.constraints(A, dM, dV)
-            dsa, dsb = lina + rpa, linb + rpb
-            return dM, dV, dsa, dsb, -(rca + la * dsa) / sa, -(rcb + lb * dsb) / sb
-
-        affine = direction(sa * la, sb * lb)
-        step = _boundary_step((sa, sb, la, lb), affine[2:])
-        mu_affine = float(np.sum((sa + step * affine[2]) * (la + step * affine[4]))
-                          + np.sum((sb + step * affine[3]) * (lb + step * affine[5]))) / m
-        sigma = (mu_affine / mu) ** 3
-        dM, dV, dsa, dsb, dla, dlb = direction(sa * la + affine[2] * affine[4] - sigma * mu,
-                                               sb * lb + affine[3] * affine[5] - sigma * mu)
-        step = min(1.0, _TO_BOUNDARY * _boundary_step((sa, sb, la, lb), (dsa, dsb, dla, dlb)))
-        M, V = M + step * dM, V + step * dV
-        sa, sb, la, lb = sa + step * dsa, sb + step * dsb, la + step * dla, lb + step * dlb
-        mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
-        if not np.isfinite(mu) or mu <= 0.0:
-            break
-        certificate = problem.certify(A, M, V, la, lb, sa, sb)
-        objectives = certificate["objectives"]
-        gap = objectives["gap"] / max(1.0, abs(objectives["primal"]))
-        if gap < best_gap:
-            best, best_gap, stalled = (M.copy(), V.copy(), certificate["alpha"], certificate["beta"]), gap, 0
-        else:
-            stalled += 1
-        # Round-off bounds the attainable gap: stop when it no longer improves.
-        if best_gap <= tol or stalled >= _STALLED or mu <= np.finfo(float).eps * start:
-            break
-    M, V, alpha, beta = best if best is not None else (M, V, la, lb)
-    return {"M": M, "V": V, "alpha": alpha, "beta": beta, "n_iter": n_iter, "mu": mu}
 
 
-def _boundary_step(points, directions, scale: float = 1.0) -> float:
-    """The largest t <= scale with every point + t direction >= 0 (the fraction-to-boundary rule's limit)."""
-    step = scale
-    for point, direction in zip(points, directions):
-        falling = direction < 0.0
-        if np.any(falling):
-            step = min(step, float(np.min(-point[falling] / direction[falling])))
-    return step
-
-
-class _Factor:
-    """The Newton matrix ``H + G^T Theta G`` factorised through its correcting-function blocks."""
+class _CorrectingFactor:
+    """The Newton matrix of :class:`_SVMPlusPrimal` through its correcting-function blocks (Schur complement)."""
 
     def __init__(self, reduced, blocks, couplings, A):
         self.reduced, self.blocks, self.couplings, self.A = reduced, blocks, couplings, A
@@ -614,61 +617,84 @@ class _Factor:
     def solve(self, rM, rV):
         t = np.stack([cho_solve(block, r) for block, r in zip(self.blocks, rV)])  # V_i^{-1} r_Vi
         Et = np.einsum("ipq,iq->ip", self.couplings, t)  # E_i V_i^{-1} r_Vi, (L, p)
-        rhs = rM - self.A @ Et
-        dM = cho_solve(self.reduced, rhs.ravel()).reshape(rM.shape)
+        dM = solve_reduced(self.reduced, rM - self.A @ Et)
         back = dM.T @ self.A  # column i is dM^T a_i
         dV = np.stack([cho_solve(block, r - E.T @ back[:, i])
                        for i, (block, r, E) in enumerate(zip(self.blocks, rV, self.couplings))])
         return dM, dV
 
 
-def _factorise(problem: _IPMProblem, A, ta, tb) -> _Factor:
-    """``H + G^T Theta G`` through its blocks (:func:`svmplus_ipm`): V_i by Cholesky, then the reduced M system."""
-    X, bias, Y, masks, gamma = problem.X, problem.bias, problem.Y, problem.masks, problem.gamma
-    n_labels, p, q = Y.shape[1], problem.p, problem.priv.shape[1]
-    k = A.shape[0]
-    blocks, couplings, reduced_parts = [], [], np.empty((n_labels, p, p))
-    for i in range(n_labels):
-        Pi = problem.priv * masks[i]
-        Vi = gamma * np.diag(masks[i]) + Pi.T @ ((ta[:, i] + tb[:, i])[:, None] * Pi)
-        Vi[np.diag_indices(q)] += 1.0 - masks[i]  # a masked w~ entry: an identity row, held at 0
-        block = _robust_cholesky(Vi)
-        Ei = adjoint(X, bias, (ta[:, i] * Y[:, i])[:, None] * Pi)  # X_a^T diag(theta y) X~_i, (p, q)
-        reduced_parts[i] = _weighted_gram(X, bias, ta[:, i]) - Ei @ cho_solve(block, Ei.T)
-        blocks.append(block)
-        couplings.append(Ei)
-    # sum_i (a_i a_i^T) kron R_i as one product: ((k k), L) @ (L, (p p)), reordered to (k p, k p).
-    outer = (A[:, None, :] * A[None, :, :]).reshape(k * k, n_labels)
-    reduced = (outer @ reduced_parts.reshape(n_labels, p * p)).reshape(k, k, p, p).transpose(0, 2, 1, 3)
-    reduced = reduced.reshape(k * p, k * p)
-    reduced[np.diag_indices(k * p)] += 1.0
-    return _Factor(_robust_cholesky(reduced), blocks, np.stack(couplings), A)
+class _HingePrimal:
+    """The hinge problem (You et al.'s (2); :func:`embedded_hinge_ipm`): V is the slacks xi (n, L) themselves.
 
-
-def _robust_cholesky(matrix):
-    """Cholesky factor of a matrix positive definite in exact arithmetic.
-
-    Near the end of an interior-point run Theta spans many orders of magnitude and the Schur
-    complement ``S_i - E_i V_i^{-1} E_i^T`` can lose definiteness to cancellation; a shift of
-    the diagonal by eps-relative amounts (grown until the factorisation succeeds) only makes
-    the Newton direction inexact, which the certificate, computed independently, tolerates.
+    Their Newton blocks are diagonal, ``theta_a + theta_b``, so eliminating them leaves
+    ``R_i = X_a^T diag(theta_a theta_b / (theta_a + theta_b)) X_a``.
     """
-    shift = 0.0
-    scale = float(np.max(np.abs(np.diag(matrix))))
-    for _ in range(12):
-        try:
-            return cho_factor(matrix + shift * np.eye(matrix.shape[0]) if shift else matrix)
-        except np.linalg.LinAlgError:
-            shift = max(1e4 * np.finfo(float).eps * scale, 100.0 * shift)
-    raise np.linalg.LinAlgError("the interior-point Newton matrix is not positive definite even after a diagonal shift")
+
+    def __init__(self, X, bias, Y, C):
+        self.X, self.bias, self.Y, self.C = X, bias, Y, C
+        self.p = X.shape[1] + (bias > 0.0)
+        self.scale = C
+
+    def label(self, i: int) -> _HingePrimal:
+        return _HingePrimal(self.X, self.bias, self.Y[:, [i]], self.C)
+
+    def zeros_v(self):
+        return np.zeros(self.Y.shape)
+
+    @staticmethod
+    def stack_v(parts):
+        return np.hstack(parts)
+
+    def margins(self, A, M):
+        return self.Y * (product(self.X, self.bias, M.T) @ A)
+
+    def constraints(self, A, M, V):
+        return self.margins(A, M) + V, V
+
+    def adjoint(self, A, la, lb):
+        return A @ adjoint(self.X, self.bias, la * self.Y).T, la + lb
+
+    def dual_residual_v(self, V, adjoint_v):
+        return self.C - adjoint_v
+
+    def factorise(self, A, ta, tb) -> _SlackFactor:
+        diagonal = ta + tb
+        weights = ta * tb / diagonal
+        parts = np.stack([weighted_gram(self.X, self.bias, weights[:, i]) for i in range(self.Y.shape[1])])
+        return _SlackFactor(self, A, reduced_system(A, parts), ta, diagonal)
+
+    def certify(self, A, M, V, alpha, beta, sa=None, sb=None) -> dict:
+        """The primal at M (the hinge's slacks make every M feasible); the dual at alpha clipped to [0, C]."""
+        primal = 0.5 * float(np.sum(M * M)) + self.C * float(np.maximum(0.0, 1.0 - self.margins(A, M)).sum())
+        candidates = [np.clip(alpha, 0.0, self.C)]
+        if sa is not None:
+            # Multipliers of constraints the iterate leaves inactive are 0 at the solution.
+            candidates.append(np.where(alpha < sa, 0.0, candidates[0]))
+        best = None
+        for candidate in candidates:
+            P = A @ adjoint(self.X, self.bias, candidate * self.Y).T  # M(alpha)
+            dual = float(candidate.sum()) - 0.5 * float(np.sum(P * P))
+            if best is None or dual > best[1]:
+                best = (candidate, dual, P)
+        alpha, dual, P = best
+        gradient = self.margins(A, P) - 1.0
+        projected = np.where(alpha <= 0.0, np.minimum(gradient, 0.0),
+                             np.where(alpha >= self.C, np.maximum(gradient, 0.0), gradient))
+        objectives = {"primal": primal, "dual": dual, "gap": primal - dual,
+                      "kkt_violation": float(np.abs(projected).max(initial=0.0))}
+        return {"objectives": objectives, "V": V, "alpha": alpha, "beta": np.maximum(beta, 0.0)}
 
 
-def _weighted_gram(X, bias, weights) -> np.ndarray:
-    """``X_a^T diag(weights) X_a``, dense (dim(x_a) x dim(x_a)), for dense or sparse X."""
-    weighted = X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
-    gram = X.T @ weighted
-    gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)
-    if bias > 0.0:
-        column = bias * np.asarray(weighted.sum(axis=0)).reshape(-1)
-        gram = np.block([[gram, column[:, None]], [column[None, :], np.array([[bias * bias * weights.sum()]])]])
-    return gram
+class _SlackFactor:
+    """The Newton matrix of :class:`_HingePrimal`: the diagonal slack blocks eliminated in closed form."""
+
+    def __init__(self, problem, A, reduced, ta, diagonal):
+        self.problem, self.A, self.reduced, self.ta, self.diagonal = problem, A, reduced, ta, diagonal
+
+    def solve(self, rM, rV):
+        problem = self.problem
+        t = rV / self.diagonal
+        dM = solve_reduced(self.reduced, rM - self.A @ adjoint(problem.X, problem.bias, self.ta * t * problem.Y).T)
+        dV = (rV - self.ta * problem.margins(self.A, dM)) / self.diagonal
+        return dM, dV

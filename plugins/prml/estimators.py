@@ -236,15 +236,15 @@ class LEML(_Privileged):
     Yu, Jain, Kar & Dhillon, *Large-scale multi-label learning with missing labels* (ICML
     2014), as PrML's baseline: ``1/2 (||D||^2 + ||W||^2) + C sum hinge``, the same
     alternation as :class:`PrML` without the privileged part.  Parameters as :class:`PrML`
-    without ``gamma1`` (1), ``gamma2``, ``n_privileged``, ``privileged_bias`` and ``sub_solver``
-    (its hinge problems are solved by dual CD; and, as PrML, without ``warm_start``: the
-    problem is not convex).
+    without ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias`` (and, as PrML,
+    without ``warm_start``: the problem is not convex); ``sub_solver`` chooses between
+    :func:`multilabel_core.solvers.embedded_hinge_ipm` and dual CD for its hinge problems.
     """
 
     PARTS = PARTS["leml"]
 
     def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
-                 random_state=0, n_jobs=None, init="svd"):
+                 random_state=0, n_jobs=None, sub_solver="auto", init="svd"):
         self.C = C
         self.k = k
         self.fit_intercept = fit_intercept
@@ -254,4 +254,5 @@ class LEML(_Privileged):
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.sub_solver = sub_solver
         self.init = init

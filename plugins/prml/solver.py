@@ -57,6 +57,7 @@ from multilabel_core.relations import Independent
 from multilabel_core.solvers import (
     AlternatingSolver,
     embedded_hinge_cd,
+    embedded_hinge_ipm,
     svmplus_cd,
     svmplus_ipm,
     tighten_to_relative_gap,
@@ -164,11 +165,11 @@ class PrivilegedCDSolver(Solver):
             )
         if isinstance(problem.relation, PrivilegedLabels):
             problem.relation.pool(problem.Y)
-        if self.sub_solver == "ipm" and not (isinstance(problem.relation, PrivilegedLabels) and problem.relation.bias):
+        if self.sub_solver == "ipm" and isinstance(problem.relation, PrivilegedLabels) and not problem.relation.bias:
             raise ValueError(
                 "sub_solver='ipm' solves the SVM+ problems with the correcting functions' bias "
-                "(PrivilegedLabels(bias=True), privileged_bias=True): the hinge problems (LEML) and the "
-                "paper-literal, possibly infeasible form are solved by dual CD (sub_solver='cd' or 'auto')"
+                "(PrivilegedLabels(bias=True), privileged_bias=True): the paper-literal, possibly infeasible "
+                "form is solved by dual CD (sub_solver='cd' or 'auto')"
             )
 
     def learns_state(self, problem: Problem) -> bool:
@@ -322,7 +323,10 @@ class PrivilegedCDSolver(Solver):
             "shrinking": self.shrinking,
         }
 
-        if privileged is not None and self._interior_point(privileged, X, embedding, fit_intercept):
+        if self._interior_point(privileged, X, embedding, fit_intercept):
+            if privileged is None:
+                return embedded_hinge_ipm(X, Y, C, embedding=embedding, fit_intercept=bool(fit_intercept), tol=self.tol,
+                                          max_iter=IPM_MAX_NEWTON, warn=warn)
             return svmplus_ipm(
                 X, privileged_rows, Y, C, privileged.gamma, embedding=embedding, privileged_mask=pool,
                 fit_intercept=bool(fit_intercept), tol=self.tol, max_iter=IPM_MAX_NEWTON, warn=warn,
@@ -346,8 +350,9 @@ class PrivilegedCDSolver(Solver):
 
 
     def _interior_point(self, privileged, X, embedding, fit_intercept) -> bool:
-        """Whether an SVM+ sub-problem goes to :func:`~multilabel_core.solvers.svmplus_ipm`."""
-        if self.sub_solver == "cd" or not privileged.bias:
+        """Whether a sub-problem goes to the interior-point method (:func:`~multilabel_core.solvers.svmplus_ipm`,
+        :func:`~multilabel_core.solvers.embedded_hinge_ipm`)."""
+        if self.sub_solver == "cd" or (privileged is not None and not privileged.bias):
             return False
         if self.sub_solver == "ipm":
             return True

@@ -40,7 +40,7 @@ def test_sparse_text_rows_stay_sparse(name, datasets_dir, monkeypatch):
     X, Y = sp.csr_matrix(dataset.X[rows]), np.asarray(dataset.Y[rows])
     Y = Y[:, np.argsort(-Y.sum(axis=0), kind="stable")[:5]]  # the 5 most frequent labels
     models = [PrML(C=0.05, k=2, max_iter=2, cd_tol=1e-2, sub_solver="cd"), PrBR(C=0.05, cd_tol=1e-2, sub_solver="cd"),
-              LEML(C=0.05, k=2, max_iter=2, cd_tol=1e-2)]
+              LEML(C=0.05, k=2, max_iter=2, cd_tol=1e-2, sub_solver="cd")]
     X_dense = X.toarray()
     dense = [model.fit(X_dense, Y).decision_function(X_dense) for model in models]
 

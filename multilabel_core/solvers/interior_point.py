@@ -1,0 +1,181 @@
+"""A primal-dual interior-point method for the margin problems of an embedded label model.
+
+The problems (You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, problems (2), (6) and
+(10); their duals (7) and (11)) share one shape.  The unknowns are a matrix M (k, p) -- the
+margin of example j for label i is ``y_ji a_i^T M x_j`` with a fixed embedding A = [a_1 .. a_L]
+(k, L) and x_j with its constant feature (p = dim(x_a)) -- and per-label slack variables V,
+which are either SVM+'s correcting functions (a vector w~_i per label, the slack of (j, i)
+being ``<w~_i, x~_ij>``) or the hinge's own slacks (one per pair).  Every pair (j, i) has two
+linear constraints: the margin ``y_ji a_i^T M x_j + xi_ji >= 1`` and ``xi_ji >= 0``; the
+objective is ``1/2 ||M||^2`` plus a quadratic-and-linear term in V.
+
+:func:`mehrotra` is Mehrotra's predictor-corrector (J. Nocedal and S. Wright, *Numerical
+Optimization*, 2nd ed., Algorithm 16.4) for this convex QP, ``min 1/2 z^T H z + c^T z`` subject
+to ``G z >= h``.  Each Newton step solves ``(H + G^T Theta G) dz = r``, Theta = Lambda / S.
+Because V's blocks couple only to their own label's rows, a problem class eliminates them
+(their blocks are small or diagonal) and leaves the M system ``I + sum_i (a_i a_i^T) kron R_i``
+with ``R_i`` (p, p) built from label i's rows: one dense Cholesky factorisation of ``k p``
+unknowns per step, never anything of size n L squared.  A problem class supplies the
+structure (:class:`MarginProblem`); the driver, the step rule and the stopping rule are
+shared.
+
+Stopping.  Every iterate is certified by the problem class: a primal value at a feasible point
+and a dual value at multipliers made dual feasible, so ``gap = primal - dual`` bounds the
+distance to the optimum whatever the Newton steps' accuracy.  The run stops when the relative
+gap meets ``tol``, or when round-off keeps it from improving for ``STALLED`` steps (the best
+iterate is returned), or after ``max_iter`` steps.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
+
+__all__ = ["STALLED", "TO_BOUNDARY", "MarginProblem", "mehrotra", "robust_cholesky", "weighted_gram"]
+
+#: Fraction of the step to the boundary an interior-point step takes (keeps s, lambda > 0).
+TO_BOUNDARY = 0.99
+
+#: Newton steps without a better certified gap after which round-off is taken to have won.
+STALLED = 10
+
+
+class MarginProblem(Protocol):
+    """The structure :func:`mehrotra` needs (module docstring); arrays of pairs are (n, L)."""
+
+    Y: np.ndarray
+    p: int
+    scale: float  # the multipliers' scale (C): the start and the round-off floor of mu
+
+    def zeros_v(self) -> np.ndarray: ...
+
+    def constraints(self, A, M, V) -> tuple[np.ndarray, np.ndarray]:
+        """The linear parts of G z: (margins incl. slacks, slacks)."""
+
+    def adjoint(self, A, la, lb) -> tuple[np.ndarray, np.ndarray]:
+        """G^T lambda: its M and V blocks."""
+
+    def dual_residual_v(self, V, adjoint_v) -> np.ndarray:
+        """The V block of ``H z + c - G^T lambda``."""
+
+    def factorise(self, A, ta, tb):
+        """``H + G^T Theta G`` factorised; ``.solve(rM, rV)`` returns (dM, dV)."""
+
+    def certify(self, A, M, V, la, lb, sa, sb) -> dict:
+        """``objectives`` (primal, dual, gap, kkt_violation) and the certified multipliers ``alpha``, ``beta``."""
+
+
+def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -> dict:
+    """Mehrotra's predictor-corrector on ``problem`` with embedding A (k, L); the best certified iterate.
+
+    Returns ``M``, ``V``, ``alpha``, ``beta`` (the certified multipliers of the margin and slack
+    constraints), ``n_iter`` (Newton steps) and ``mu`` (the last ``s^T lambda / (2 n L)``).
+    """
+    n, n_labels = problem.Y.shape
+    M, V = np.zeros((A.shape[0], problem.p)), problem.zeros_v()
+    # An interior start (s = lambda = max(1, C)) away from the boundary; the residuals r_p need not vanish there.
+    start = max(1.0, problem.scale)
+    sa, sb, la, lb = (np.full((n, n_labels), start) for _ in range(4))
+    m = 2.0 * n * n_labels
+    mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
+    best, best_gap, stalled, n_iter = None, np.inf, 0, 0
+    for n_iter in range(1, max_iter + 1):
+        ga, gb = problem.constraints(A, M, V)
+        rpa, rpb = ga - 1.0 - sa, gb - sb
+        adj_M, adj_V = problem.adjoint(A, la, lb)
+        rdM, rdV = M - adj_M, problem.dual_residual_v(V, adj_V)
+        factor = problem.factorise(A, la / sa, lb / sb)
+
+        def direction(rca, rcb):
+            # Newton: (H + G^T Theta G) dz = -r_d - G^T S^{-1} (r_c + Lambda r_p), then ds and dlambda.
+            gM, gV = problem.adjoint(A, (rca + la * rpa) / sa, (rcb + lb * rpb) / sb)
+            dM, dV = factor.solve(-rdM - gM, -rdV - gV)
+            lina, linb = problem.constraints(A, dM, dV)
+            dsa, dsb = lina + rpa, linb + rpb
+            return dM, dV, dsa, dsb, -(rca + la * dsa) / sa, -(rcb + lb * dsb) / sb
+
+        affine = direction(sa * la, sb * lb)
+        step = _boundary_step((sa, sb, la, lb), affine[2:])
+        mu_affine = float(np.sum((sa + step * affine[2]) * (la + step * affine[4]))
+                          + np.sum((sb + step * affine[3]) * (lb + step * affine[5]))) / m
+        sigma = (mu_affine / mu) ** 3
+        dM, dV, dsa, dsb, dla, dlb = direction(sa * la + affine[2] * affine[4] - sigma * mu,
+                                               sb * lb + affine[3] * affine[5] - sigma * mu)
+        step = min(1.0, TO_BOUNDARY * _boundary_step((sa, sb, la, lb), (dsa, dsb, dla, dlb)))
+        M, V = M + step * dM, V + step * dV
+        sa, sb, la, lb = sa + step * dsa, sb + step * dsb, la + step * dla, lb + step * dlb
+        mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
+        if not np.isfinite(mu) or mu <= 0.0:
+            break
+        certificate = problem.certify(A, M, V, la, lb, sa, sb)
+        objectives = certificate["objectives"]
+        gap = objectives["gap"] / max(1.0, abs(objectives["primal"]))
+        if gap < best_gap:
+            best, best_gap, stalled = (M.copy(), V.copy(), certificate["alpha"], certificate["beta"]), gap, 0
+        else:
+            stalled += 1
+        # Round-off bounds the attainable gap: stop when it no longer improves.
+        if best_gap <= tol or stalled >= STALLED or mu <= np.finfo(float).eps * start:
+            break
+    M, V, alpha, beta = best if best is not None else (M, V, la, lb)
+    return {"M": M, "V": V, "alpha": alpha, "beta": beta, "n_iter": n_iter, "mu": mu}
+
+
+def _boundary_step(points, directions) -> float:
+    """The largest t <= 1 with every point + t direction >= 0 (the fraction-to-boundary rule's limit)."""
+    step = 1.0
+    for point, direction in zip(points, directions):
+        falling = direction < 0.0
+        if np.any(falling):
+            step = min(step, float(np.min(-point[falling] / direction[falling])))
+    return step
+
+
+def reduced_system(A: np.ndarray, parts: np.ndarray):
+    """``I + sum_i (a_i a_i^T) kron R_i`` (k p, k p) from the R_i (L, p, p), factorised.
+
+    One product ((k k), L) @ (L, (p p)) reordered, instead of L Kronecker products.
+    """
+    k, n_labels, p = A.shape[0], parts.shape[0], parts.shape[1]
+    outer = (A[:, None, :] * A[None, :, :]).reshape(k * k, n_labels)
+    reduced = (outer @ parts.reshape(n_labels, p * p)).reshape(k, k, p, p).transpose(0, 2, 1, 3)
+    reduced = reduced.reshape(k * p, k * p)
+    reduced[np.diag_indices(k * p)] += 1.0
+    return robust_cholesky(reduced)
+
+
+def solve_reduced(factor, rhs: np.ndarray) -> np.ndarray:
+    """The M step from the factorised reduced system and its right-hand side (k, p)."""
+    return cho_solve(factor, rhs.ravel()).reshape(rhs.shape)
+
+
+def robust_cholesky(matrix: np.ndarray):
+    """Cholesky factor (scipy's ``cho_factor``) of a matrix positive definite in exact arithmetic.
+
+    Near the end of an interior-point run Theta spans many orders of magnitude and a Schur
+    complement can lose definiteness to cancellation; a shift of the diagonal by eps-relative
+    amounts (grown until the factorisation succeeds) only makes the Newton direction inexact,
+    which the certificate, computed independently, tolerates.
+    """
+    shift = 0.0
+    scale = float(np.max(np.abs(np.diag(matrix))))
+    for _ in range(12):
+        try:
+            return cho_factor(matrix + shift * np.eye(matrix.shape[0]) if shift else matrix)
+        except np.linalg.LinAlgError:
+            shift = max(1e4 * np.finfo(float).eps * scale, 100.0 * shift)
+    raise np.linalg.LinAlgError("the interior-point Newton matrix is not positive definite even after a diagonal shift")
+
+
+def weighted_gram(X, bias: float, weights: np.ndarray) -> np.ndarray:
+    """``X_a^T diag(weights) X_a``, dense (dim(x_a) x dim(x_a)), for dense or sparse X (X_a = [X, bias 1])."""
+    weighted = X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
+    gram = X.T @ weighted
+    gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)
+    if bias > 0.0:
+        column = bias * np.asarray(weighted.sum(axis=0)).reshape(-1)
+        gram = np.block([[gram, column[:, None]], [column[None, :], np.array([[bias * bias * weights.sum()]])]])
+    return gram
