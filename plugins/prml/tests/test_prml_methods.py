@@ -204,11 +204,12 @@ def test_the_sub_solvers_reach_the_same_prbr():
     assert np.linalg.norm(difference) <= radius + 1e-9
 
 
-def test_every_sub_solve_of_an_interior_point_fit_is_certified():
+@pytest.mark.parametrize("make, solver", [(PrML, "svmplus_ipm"), (LEML, "embedded_hinge_ipm")], ids=["prml", "leml"])
+def test_every_sub_solve_of_an_interior_point_fit_is_certified(make, solver):
     X, Y = _labelled(4)
-    model = PrML(C=1.0, k=3, cd_tol=1e-6).fit(X, Y)
+    model = make(C=1.0, k=3, cd_tol=1e-6).fit(X, Y)
     assert all(c.converged for c in model.w_step_certificates_ + model.d_step_certificates_)
-    assert {c.solver for c in model.d_step_certificates_} == {"svmplus_ipm"}  # "auto" on dense rows
+    assert {c.solver for c in model.d_step_certificates_} == {solver}  # "auto" on dense rows
     assert model.certificate_[-1].converged
     # Objective (5) after each block step falls, up to the sub-solves' relative gap.
     blocks = model.block_objective_history_

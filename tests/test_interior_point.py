@@ -1,6 +1,6 @@
-"""The SVM+ primal by an interior-point method (svmplus_ipm): optimal against the reference QP of the dual and
-against dual CD, its certificate a true duality gap at a feasible point, and its structured Newton system (labels
-that separate, an embedding, sparse rows) the same problem as the dense one.
+"""The margin problems by the interior-point method (svmplus_ipm, embedded_hinge_ipm): optimal against the reference
+QP of the dual and against dual CD, the certificate a true duality gap at a feasible point, and the structured
+Newton system (labels that separate, an embedding, sparse rows) the same problem as the dense one.
 
 You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, problems (6)/(10) and duals (7)/(11).  The primal is
 strongly convex in (M, w~) with modulus min(1, gamma), so two points whose objectives are within g1 and g2 of the
@@ -15,7 +15,13 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given
 
-from multilabel_core.solvers import ConvergenceWarning, svmplus_cd, svmplus_ipm
+from multilabel_core.solvers import (
+    ConvergenceWarning,
+    embedded_hinge_cd,
+    embedded_hinge_ipm,
+    svmplus_cd,
+    svmplus_ipm,
+)
 from multilabel_core.solvers.svmplus import privileged_label_features
 from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
 from multilabel_core.testing.strategies import svmplus_problems
@@ -93,7 +99,7 @@ def test_agrees_with_dual_cd_within_the_gaps(problem):
     assume(cd.certificate.converged and cd.certificate.gap >= 0.0)
     ipm = svmplus_ipm(**_with_bias(problem), tol=TOL)
     gaps = cd.certificate.gap + ipm.certificate.gap
-    radius = np.sqrt(2.0 * gaps / min(1.0, problem["gamma"]))  # of (M, w~): strong convexity (module docstring)
+    radius = np.sqrt(2.0 * max(0.0, gaps) / min(1.0, problem["gamma"]))  # of (M, w~): strong convexity (module docstring)
     if problem["embedding"] is not None:
         radius *= np.sqrt(1.0 + np.linalg.norm(problem["embedding"], 2) ** 2)  # the scores' weights M^T A beside M
     difference = np.linalg.norm(_primal_variables(cd) - _primal_variables(ipm))
@@ -126,7 +132,7 @@ def test_sparse_rows_are_the_dense_problem():
     dense = svmplus_ipm(X, X_priv, Y, 0.5, 1.0, embedding=A, privileged_mask=mask, fit_intercept=True, tol=1e-10)
     sparse = svmplus_ipm(sp.csr_matrix(X), X_priv, Y, 0.5, 1.0, embedding=A, privileged_mask=mask,
                          fit_intercept=True, tol=1e-10)
-    radius = np.sqrt(2.0 * (dense.certificate.gap + sparse.certificate.gap))
+    radius = np.sqrt(2.0 * max(0.0, dense.certificate.gap + sparse.certificate.gap))
     assert np.linalg.norm(_primal_variables(dense) - _primal_variables(sparse)) <= radius + 1e-8
     assert dense.solution.extras["D"].shape == (2, X.shape[1])
 
@@ -157,3 +163,62 @@ def test_rows_of_another_length_are_refused():
     X, Y = _labels()
     with pytest.raises(ValueError, match="X_priv has"):
         svmplus_ipm(X, Y[:-1], Y)
+
+
+# -- the hinge's slacks (problem 2) -----------------------------------------------------------
+
+
+def _hinge_dual(problem: dict):
+    """The hinge dual ``min 1/2 alpha^T Q alpha - 1^T alpha`` over [0, C] written out densely:
+    Q_st = y_s y_t (a_i^T a_i') (x_j^T x_j') for s = (j, i), t = (j', i') in C order of (n, L)."""
+    X = problem["X"].toarray() if sp.issparse(problem["X"]) else np.asarray(problem["X"], dtype=float)
+    if problem["fit_intercept"]:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    Y = np.reshape(problem["Y"], (X.shape[0], -1)).astype(float)
+    A = np.eye(Y.shape[1]) if problem["embedding"] is None else problem["embedding"]
+    Q = np.kron(X @ X.T, A.T @ A) * np.outer(Y.ravel(), Y.ravel())
+    return Q, -np.ones(Q.shape[0])
+
+
+def _hinge(problem: dict) -> dict:
+    return {key: problem[key] for key in ("X", "Y", "C", "embedding", "fit_intercept")}
+
+
+@given(svmplus_problems())
+def test_hinge_matches_the_reference_qp_of_its_dual(problem):
+    fit = embedded_hinge_ipm(**_hinge(problem), tol=TOL)
+    certificate = fit.certificate
+    assert certificate.converged
+    Q, p = _hinge_dual(problem)
+    optimum = -solve_box_qp_reference(Q, p, 0.0, problem["C"]).objective
+    scale = max(1.0, abs(optimum))
+    assert certificate.dual <= optimum + 1e-8 * scale
+    assert certificate.primal >= optimum - 1e-8 * scale
+    assert certificate.gap <= TOL * max(1.0, abs(certificate.primal))
+    assert np.all((fit.solution.dual >= 0.0) & (fit.solution.dual <= problem["C"]))
+
+
+@given(svmplus_problems())
+def test_hinge_agrees_with_dual_cd_within_the_gaps(problem):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cd = embedded_hinge_cd(**_hinge(problem), tol=1e-9, max_iter=50_000, random_state=0)
+    assume(cd.certificate.converged)
+    ipm = embedded_hinge_ipm(**_hinge(problem), tol=TOL)
+    # 1/2 ||M||^2 makes the problem 1-strongly convex in M; the scores' weights are M^T A.
+    # (A gap can round to a tiny negative value: weak duality holds up to round-off.)
+    radius = np.sqrt(2.0 * max(0.0, cd.certificate.gap + ipm.certificate.gap))
+    if problem["embedding"] is not None:
+        radius *= np.linalg.norm(problem["embedding"], 2)
+    scale = max(1.0, np.abs(ipm.solution.coef).max())
+    np.testing.assert_allclose(ipm.solution.coef, cd.solution.coef, rtol=0, atol=radius + 1e-7 * scale)
+
+
+def test_hinge_budget_and_validation():
+    X, Y = _labels(3)
+    with pytest.warns(ConvergenceWarning, match="embedded_hinge_ipm.*1 Newton steps"):
+        fit = embedded_hinge_ipm(X, Y, 1.0, tol=1e-12, max_iter=1)
+    assert not fit.certificate.converged
+    for options, name in (({"tol": 2.0}, "tol"), ({"C": 0.0}, "C"), ({"embedding": np.ones((1, 2))}, "embedding")):
+        with pytest.raises(ValueError, match=name):
+            embedded_hinge_ipm(X, Y, **{"C": 1.0, **options})
