@@ -50,7 +50,8 @@ class MarginProblem(Protocol):
     p: int
     scale: float  # the multipliers' scale (C): the start and the round-off floor of mu
 
-    def zeros_v(self) -> np.ndarray: ...
+    def zeros_v(self) -> np.ndarray:
+        """The slack variables' starting value (zeros of their shape)."""
 
     def constraints(self, A, M, V) -> tuple[np.ndarray, np.ndarray]:
         """The linear parts of G z: (margins incl. slacks, slacks)."""
