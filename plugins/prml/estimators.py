@@ -166,10 +166,11 @@ class PrML(_Privileged):
     sub_solver : {"auto", "cd", "ipm"}, default "auto"
         How the SVM+ sub-problems are solved: "ipm" by the primal interior-point method
         (:func:`multilabel_core.solvers.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
-        descent, "auto" the interior-point method when X is dense and its Newton system has at most
-        ``IPM_MAX_UNKNOWNS`` unknowns (every W-step label at k <= 3000; the D-step when
-        ``k dim(x) <= 3000``; PrBR's labels when ``dim(x) <= 3000``), CD otherwise (sparse X:
-        the Newton system would need its dense Gram matrix).  "ipm" needs ``privileged_bias=True``.
+        descent, "auto" the interior-point method when X is dense, its Newton system has at most
+        ``IPM_MAX_UNKNOWNS`` = 3000 unknowns (k for a W-step label, ``k dim(x)`` for the D-step,
+        ``dim(x)`` for a PrBR label) and a Newton step of the whole step costs at most
+        ``IPM_MAX_FLOPS`` = 1e10, CD otherwise (sparse X: the Newton system would need its dense
+        Gram matrix; many labels: ``L n (k + L)^2`` for the correcting functions' blocks).  "ipm" needs ``privileged_bias=True``.
     init : {"svd", "random"}, default "svd"
         The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or
         entries N(0, 1/d) drawn from ``random_state``.  From a random D the first W-step's

@@ -67,15 +67,20 @@ from multilabel_core.validation import check_random_state, check_scalar, count, 
 from .feasibility import infeasible_labels
 from .parts import PrivilegedLabels
 
-__all__ = ["FIRST_EPS", "IPM_MAX_UNKNOWNS", "IPM_MAX_NEWTON", "PrivilegedCDSolver", "prml_alternating"]
+__all__ = ["FIRST_EPS", "IPM_MAX_FLOPS", "IPM_MAX_NEWTON", "IPM_MAX_UNKNOWNS", "PrivilegedCDSolver", "prml_alternating"]
 
 #: The projected-gradient bound a sub-solve starts at (LIBLINEAR's default eps).
 FIRST_EPS = 0.1
 
-#: ``sub_solver="auto"`` solves an SVM+ sub-problem on dense rows by the interior-point method when its
-#: Newton system has at most this many unknowns (k dim(x) for a D-step, k for a W-step label):
-#: a factorisation of 3000 unknowns takes about a second, and dual CD is the method beyond.
+#: ``sub_solver="auto"`` solves a sub-problem on dense rows by the interior-point method when its Newton
+#: system has at most this many unknowns (k dim(x_a) for a D-step, k for a W-step label, dim(x_a) for a
+#: PrBR label): a factorisation of 3000 unknowns takes about a second, and dual CD is the method beyond ...
 IPM_MAX_UNKNOWNS = 3000
+
+#: ... and when one Newton step of the whole step costs at most this many flops,
+#: ``L n (dim(x_a) + dim(x~_a))^2`` for the blocks plus ``(k dim(x_a))^3 / 3`` per factorisation (about 1e10
+#: takes a few seconds): bibtex's and corel5k's W-steps (L n (k + L)^2 = 5e10 and 6e11) go to CD.
+IPM_MAX_FLOPS = 1e10
 
 #: Most Newton steps of one interior-point sub-solve (they take 5 to 30 on the reproductions' data).
 IPM_MAX_NEWTON = 200
@@ -323,7 +328,7 @@ class PrivilegedCDSolver(Solver):
             "shrinking": self.shrinking,
         }
 
-        if self._interior_point(privileged, X, embedding, fit_intercept):
+        if self._interior_point(privileged, X, embedding, fit_intercept, privileged_rows.shape[1]):
             if privileged is None:
                 return embedded_hinge_ipm(X, Y, C, embedding=embedding, fit_intercept=bool(fit_intercept), tol=self.tol,
                                           max_iter=IPM_MAX_NEWTON, warn=warn)
@@ -349,16 +354,23 @@ class PrivilegedCDSolver(Solver):
         return fit
 
 
-    def _interior_point(self, privileged, X, embedding, fit_intercept) -> bool:
+    def _interior_point(self, privileged, X, embedding, fit_intercept, n_labels) -> bool:
         """Whether a sub-problem goes to the interior-point method (:func:`~multilabel_core.solvers.svmplus_ipm`,
-        :func:`~multilabel_core.solvers.embedded_hinge_ipm`)."""
+        :func:`~multilabel_core.solvers.embedded_hinge_ipm`).  ``n_labels``: the labels of the whole step (a
+        W-step is solved one label per call, and its cost is the step's)."""
         if self.sub_solver == "cd" or (privileged is not None and not privileged.bias):
             return False
         if self.sub_solver == "ipm":
             return True
         # Sparse rows (text) are CD's: the Newton system would need their dense Gram matrix.
-        unknowns = (1 if embedding is None else embedding.shape[0]) * (X.shape[1] + bool(fit_intercept))
-        return not sp.issparse(X) and unknowns <= IPM_MAX_UNKNOWNS
+        if sp.issparse(X):
+            return False
+        k = 1 if embedding is None else embedding.shape[0]
+        p = X.shape[1] + bool(fit_intercept)
+        q = 1 if privileged is None else n_labels + 1  # the hinge's slack blocks are scalars
+        systems = n_labels if embedding is None else 1
+        flops = n_labels * X.shape[0] * (p + q) ** 2 + systems * (k * p) ** 3 / 3
+        return k * p <= IPM_MAX_UNKNOWNS and flops <= IPM_MAX_FLOPS
 
 
 def _first_dictionary(X, Y, k: int, fit_intercept: bool, init: str, rng) -> np.ndarray:

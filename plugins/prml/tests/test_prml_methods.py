@@ -227,3 +227,18 @@ def test_the_random_start_is_seeded():
     models = [PrML(k=3, init="random", random_state=seed).fit(X, Y) for seed in (0, 0, 7)]
     np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
     assert not np.array_equal(models[0].dictionary_, models[2].dictionary_)
+
+
+def test_auto_takes_cd_for_sparse_rows_and_costly_steps():
+    from multilabel_core_plugins.prml.solver import IPM_MAX_FLOPS, PrivilegedCDSolver
+
+    X, Y = _labelled(6)
+    sparse_fit = PrBR(C=1.0).fit(sp.csr_matrix(X), Y)
+    assert {c.solver for c in sparse_fit.certificate_[-1].statistics["d_step"].statistics["labels"]} == {"svmplus_cd"}
+    solver, privileged = PrivilegedCDSolver(), PrivilegedLabels()
+    # bibtex's W-step: 3698 rows, L = 159, k = 144 -> L n (k + L + 1)^2 = 5.4e10 flops per Newton step.
+    rows = np.empty((3698, 144))
+    assert 159 * 3698 * (144 + 160) ** 2 > IPM_MAX_FLOPS
+    assert not solver._interior_point(privileged, rows, None, False, 159)
+    assert solver._interior_point(privileged, rows[:1200, :13], None, False, 14)  # yeast's W-step
+    assert PrivilegedCDSolver(sub_solver="ipm")._interior_point(privileged, rows, None, False, 159)
