@@ -398,8 +398,9 @@ def svmplus_ipm(
     Certificate.  The primal is objective (6)/(10) at the iterate (M, w~), each correcting
     function's bias raised by its label's largest constraint violation (as :func:`svmplus_cd`
     does), so at a feasible point; the dual is ``-g(alpha, beta)`` (eq. 7/11) at the
-    multipliers, with those of the constraints the iterate leaves inactive (lambda < s) set
-    to 0; ``gap = primal - dual >= 0`` is a true duality gap.  The iteration stops when
+    multipliers (any alpha, beta >= 0 bound the optimum; those of the constraints the iterate
+    leaves inactive, lambda < s, are also tried at 0 and the better bound is kept);
+    ``gap = primal - dual >= 0`` is a true duality gap.  The iteration stops when
     ``gap <= tol * max(1, |primal|)``, or when round-off stops it from improving (the best
     iterate is returned, not converged if it misses ``tol``).  The correcting functions'
     bias is required (the constant privileged feature): without it the primal can be
@@ -438,8 +439,8 @@ def svmplus_ipm(
         fit_intercept=fit_intercept, warn=warn,
     )
     problem = _SVMPlusPrimal(X, 1.0 if fit_intercept else 0.0, X_priv, Y, mask, float(C), float(gamma))
-    M, V, alpha, beta, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
-    V = certificate["V"]
+    M, _, alpha, beta, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
+    V = certificate["V"]  # the correcting functions with their bias raised to feasibility
     statistics = {"primal_infeasibility": certificate["infeasibility"], "complementarity": certificate["complementarity"],
                   "mu": mu}
     fit_certificate = _ipm_certificate("svmplus_ipm", certificate["objectives"], n_iter, tol, warn, start, statistics)
