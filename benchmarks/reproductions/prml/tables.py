@@ -182,7 +182,8 @@ def search_scores(records) -> list[str]:
 
 def certificates(records) -> list[str]:
     """Each PrML/LEML final fit's per-round primal objective and gap (the alternation's trace)."""
-    lines = []
+    lines = ["Per round: objective, gap, converged, and the sub-solves' iterations (epochs of dual CD, Newton steps",
+             "of the interior-point method, whichever the round used).", ""]
     for (dataset, method), recs in sorted(records.items()):
         if method not in ("prml", "leml", "prbr"):
             continue
@@ -191,7 +192,7 @@ def certificates(records) -> list[str]:
                 continue
             certs = r.get("certificates") or []
             trace = "; ".join(f"P={c['primal']:.4g} gap={c['gap']:.3g} {'conv' if c['converged'] else 'NOT conv'} "
-                              f"({c['n_iter']} epochs)" for c in certs)
+                              f"({c['n_iter']} it.)" for c in certs)
             lines.append(f"* {dataset} {method} split {r['split']} {r['params']}: {trace}")
     return lines + [""]
 
