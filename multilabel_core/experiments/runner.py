@@ -198,13 +198,14 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         name: [_Group(experiment, name, dataset, method, splits[name], store.finished) for method in experiment.methods]
         for name, dataset in datasets.items()
     }
-    total = 0 if report_only else sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
-    with _cluster(scheduler) as client, progress_bar(progress, total, "compare", "fit") as bar:
-        for name, per_dataset in groups.items() if not report_only else ():
-            with _parallel(n_jobs, client, datasets[name]) as parallel:
-                # As many searched splits per batch as workers: every worker has a final fit to do, and
-                # a kill loses at most one parallel call's work (one split in a serial run).
-                _run_dataset(per_dataset, parallel, store, bar, joblib.effective_n_jobs(n_jobs))
+    if not report_only:
+        total = sum(group.n_tasks for per_dataset in groups.values() for group in per_dataset)
+        with _cluster(scheduler) as client, progress_bar(progress, total, "compare", "fit") as bar:
+            for name, per_dataset in groups.items():
+                with _parallel(n_jobs, client, datasets[name]) as parallel:
+                    # As many searched splits per batch as workers: every worker has a final fit to do, and
+                    # a kill loses at most one parallel call's work (one split in a serial run).
+                    _run_dataset(per_dataset, parallel, store, bar, joblib.effective_n_jobs(n_jobs))
     order = {key: i for i, key in enumerate(_run_order(experiment, splits))}
     records = sorted(store.records, key=lambda record: order[record_key(record)])
     missing = len(order) - len(records)
