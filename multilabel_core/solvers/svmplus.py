@@ -152,11 +152,7 @@ def svmplus_cd(
         plus ``dual_trace`` (-g after every epoch, non-decreasing) with ``record_dual``.
     """
     start = time.perf_counter()
-    X = check_X(X)
-    X_priv = check_X(X_priv, name="X_priv")
-    if X_priv.shape[0] != X.shape[0]:
-        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {X.shape[0]}")
-    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    X, X_priv, Y = _check_data(X, X_priv, Y)
     A, mask, seed = _check_settings(
         Y.shape[1], X_priv.shape[1], C, gamma, tol, max_iter, embedding, privileged_mask, random_state,
         fit_intercept=fit_intercept, privileged_intercept=privileged_intercept, shrinking=shrinking,
@@ -264,6 +260,15 @@ def embedded_hinge_cd(
         },
     )
     return Fit(solution, certificate)
+
+
+def _check_data(X, X_priv, Y):
+    """The checked rows, privileged rows (of as many examples) and signs (n, L) (a vector is one label)."""
+    X = check_X(X)
+    X_priv = check_X(X_priv, name="X_priv")
+    if X_priv.shape[0] != X.shape[0]:
+        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {X.shape[0]}")
+    return X, X_priv, np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
 
 
 def _exclusions(mask) -> tuple[np.ndarray, np.ndarray]:
@@ -428,11 +433,7 @@ def svmplus_ipm(
         complementarity measure ``s^T lambda / (2 n L)``).
     """
     start = time.perf_counter()
-    X = check_X(X)
-    X_priv = check_X(X_priv, name="X_priv")
-    if X_priv.shape[0] != X.shape[0]:
-        raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {X.shape[0]}")
-    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    X, X_priv, Y = _check_data(X, X_priv, Y)
     check_scalar(tol, "tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
     A, mask, _ = _check_settings(
         Y.shape[1], X_priv.shape[1], C, gamma, 1.0, max_iter, embedding, privileged_mask, None,
