@@ -1,4 +1,4 @@
-"""The family's model step: one round of Algorithm 2 (a W-step, then a D-step) by dual CD.
+"""The family's model step: one round of Algorithm 2 (a W-step, then a D-step).
 
 You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, Algorithm 2.  With the problem's
 regulariser the core's :class:`~multilabel_core.regularizers.LowRank` (Z = D^T W, rank k, its
@@ -12,7 +12,12 @@ is one round of the alternation:
 2. **D-step** (section 3.2): W fixed, one problem over the L n pairs, margins
    ``w_i^T D x_j``: SVM+ (10) (dual 11, recovery 12-13; Algorithm 1) or the hinge.
 
-Both run the core's coordinate-descent engine (:func:`~multilabel_core.solvers.svmplus_cd`,
+Each sub-problem is solved by the core's primal interior-point method
+(:func:`~multilabel_core.solvers.svmplus_ipm`, :func:`~multilabel_core.solvers.embedded_hinge_ipm`:
+Mehrotra's predictor-corrector, a few dozen Newton steps on the k dim(x) primal unknowns) when
+the rows are dense and its Newton system small (``sub_solver="auto"``, ``IPM_MAX_UNKNOWNS``,
+``IPM_MAX_FLOPS``), otherwise by the core's coordinate-descent engine
+(:func:`~multilabel_core.solvers.svmplus_cd`,
 :func:`~multilabel_core.solvers.embedded_hinge_cd`): a random permutation per epoch that
 keeps each example's coordinates together (the paper samples with replacement and gives no
 stopping rule), each call stopping when every projected gradient lies in [-eps, eps] (the
@@ -20,7 +25,9 @@ KKT conditions of the dual) or after ``max_iter`` epochs (a ConvergenceWarning),
 tightened until the sub-solve's relative duality gap meets ``tol``.  The gap is a true one:
 the hinge's slacks make every point feasible, and SVM+'s correcting functions are raised
 through their bias until the point is (``svmplus_cd``); without that bias it is the
-complementarity residual.  The solver
+complementarity residual.  The interior-point method's certificate is the same true gap.  The
+SVM+ dual has no upper bound and a low-rank Hessian, and CD on it can spend its epoch caps
+(docs/solvers/ipm.md).  The solver
 ``learns_state`` (D), so the core's :class:`~multilabel_core.solvers.AlternatingSolver`
 repeats the rounds until objective (5) stops decreasing -- every block step decreases it,
 W~ is optimised in both.
@@ -29,8 +36,9 @@ With a Frobenius regulariser the scores are ``W = I`` times D (PrBR, the paper's
 k = L, the D-step splits into L SVM+ problems): one solve, nothing to alternate.
 
 D = 0 is a fixed point of the alternation (K_D = 0 gives w = 0 in eq. 8, then D = 0 in
-eq. 12), so the first round starts from a random D with entries N(0, 1/d) drawn from
-``random_state`` (an int: the same D at every fit).
+eq. 12), so the first round starts elsewhere: by default (``init="svd"``) from the k leading
+left singular vectors of ``X_a^T Y`` (the directions of x most correlated with the labels; no
+randomness), or (``init="random"``) from entries N(0, 1/d) drawn from ``random_state``.
 
 The paper-literal correcting functions (``PrivilegedLabels(bias=False)``) can make problem
 (6) infeasible, and then its dual is unbounded and CD would only stop at the epoch cap.
@@ -120,6 +128,11 @@ class PrivilegedCDSolver(Solver):
     n_jobs : int or None, default None
         Threads for the per-label problems of a W-step (and PrBR's): None is the thread budget
         the caller leaves (:mod:`multilabel_core.parallel`), -1 every core.
+    sub_solver : {"auto", "cd", "ipm"}, default "auto"
+        The interior-point method, dual CD, or the former on dense rows with a small Newton
+        system (module docstring).  ``tol`` applies to both; ``max_iter`` and ``shrinking`` to CD.
+    init : {"svd", "random"}, default "svd"
+        The first D (module docstring).
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit` whose solution has ``coef`` Z =
     D^T W (d, L), ``intercept`` (L,) (the bias row of Z), ``dual`` None (the duals are in
@@ -353,7 +366,6 @@ class PrivilegedCDSolver(Solver):
         fit, _ = tighten_to_relative_gap(solve, FIRST_EPS, self.tol, name=type(self).__name__, warn=warn)
         return fit
 
-
     def _interior_point(self, privileged, X, embedding, fit_intercept, n_labels) -> bool:
         """Whether a sub-problem goes to the interior-point method (:func:`~multilabel_core.solvers.svmplus_ipm`,
         :func:`~multilabel_core.solvers.embedded_hinge_ipm`).  ``n_labels``: the labels of the whole step (a
@@ -374,7 +386,7 @@ class PrivilegedCDSolver(Solver):
 
 
 def _first_dictionary(X, Y, k: int, fit_intercept: bool, init: str, rng) -> np.ndarray:
-    """The first round's D (k, dim(x_a)): the SVD start or a random one (module docstring)."""
+    """The first round's D (k, dim(x_a)): the SVD start or the random one (module docstring)."""
     dimension = X.shape[1] + bool(fit_intercept)
     if init == "random":
         return rng.standard_normal((k, dimension)) / np.sqrt(dimension)
