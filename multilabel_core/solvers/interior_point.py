@@ -73,7 +73,8 @@ def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -
     """Mehrotra's predictor-corrector on ``problem`` with embedding A (k, L); the best certified iterate.
 
     Returns ``M``, ``V``, ``alpha``, ``beta`` (the certified multipliers of the margin and slack
-    constraints), ``n_iter`` (Newton steps) and ``mu`` (the last ``s^T lambda / (2 n L)``).
+    constraints), ``certificate`` (the problem's certificate of that iterate; None when no step
+    was taken), ``n_iter`` (Newton steps) and ``mu`` (the last ``s^T lambda / (2 n L)``).
     """
     n, n_labels = problem.Y.shape
     M, V = np.zeros((A.shape[0], problem.p)), problem.zeros_v()
@@ -115,14 +116,14 @@ def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -
         objectives = certificate["objectives"]
         gap = objectives["gap"] / max(1.0, abs(objectives["primal"]))
         if gap < best_gap:
-            best, best_gap, stalled = (M.copy(), V.copy(), certificate["alpha"], certificate["beta"]), gap, 0
+            best, best_gap, stalled = (M.copy(), V.copy(), certificate["alpha"], certificate["beta"], certificate), gap, 0
         else:
             stalled += 1
         # Round-off bounds the attainable gap: stop when it no longer improves.
         if best_gap <= tol or stalled >= STALLED or mu <= np.finfo(float).eps * start:
             break
-    M, V, alpha, beta = best if best is not None else (M, V, la, lb)
-    return {"M": M, "V": V, "alpha": alpha, "beta": beta, "n_iter": n_iter, "mu": mu}
+    M, V, alpha, beta, certificate = best if best is not None else (M, V, la, lb, None)
+    return {"M": M, "V": V, "alpha": alpha, "beta": beta, "certificate": certificate, "n_iter": n_iter, "mu": mu}
 
 
 def _boundary_step(points, directions) -> float:

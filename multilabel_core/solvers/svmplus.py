@@ -446,16 +446,9 @@ def svmplus_ipm(
                   "mu": mu}
     fit_certificate = _ipm_certificate("svmplus_ipm", certificate["objectives"], n_iter, tol, warn, start, statistics)
     n_labels, d, d_tilde = Y.shape[1], X.shape[1], X_priv.shape[1]
-    coef = M.T if A is None else M.T @ A
-    solution = Solution(
-        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
-        dual=alpha,
-        extras={
-            "beta": beta, "D": None if A is None else np.ascontiguousarray(M[:, :d]),
-            "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(),
-            "W_tilde": np.ascontiguousarray(V[:, :d_tilde].T), "intercept_tilde": V[:, d_tilde].copy(),
-        },
-    )
+    solution = _ipm_solution(M, A, d, fit_intercept, n_labels, alpha, {
+        "beta": beta, "W_tilde": np.ascontiguousarray(V[:, :d_tilde].T), "intercept_tilde": V[:, d_tilde].copy(),
+    })
     return Fit(solution, fit_certificate)
 
 
@@ -489,14 +482,7 @@ def embedded_hinge_ipm(
     fit_certificate = _ipm_certificate("embedded_hinge_ipm", certificate["objectives"], n_iter, tol, warn, start,
                                        {"mu": mu})
     d, n_labels = X.shape[1], Y.shape[1]
-    coef = M.T if A is None else M.T @ A
-    solution = Solution(
-        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
-        dual=alpha,
-        extras={"D": None if A is None else np.ascontiguousarray(M[:, :d]),
-                "D_intercept": None if A is None or not fit_intercept else M[:, d].copy()},
-    )
-    return Fit(solution, fit_certificate)
+    return Fit(_ipm_solution(M, A, d, fit_intercept, n_labels, alpha, {}), fit_certificate)
 
 
 def _by_interior_point(problem, A, tol, max_iter):
@@ -514,8 +500,19 @@ def _by_interior_point(problem, A, tol, max_iter):
     else:
         part = mehrotra(problem, A, tol, max_iter)
         M, V, alpha, beta, n_iter, mu = (part[key] for key in ("M", "V", "alpha", "beta", "n_iter", "mu"))
-        certificate = problem.certify(A, M, V, alpha, beta)
+        certificate = part["certificate"] or problem.certify(A, M, V, alpha, beta)
     return M, V, alpha, beta, n_iter, mu, certificate
+
+
+def _ipm_solution(M, A, d: int, fit_intercept: bool, n_labels: int, alpha, extras: dict) -> Solution:
+    """The scores' weights M^T A (M^T without an embedding), the dictionary M when there is one, the multipliers."""
+    coef = M.T if A is None else M.T @ A
+    return Solution(
+        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
+        dual=alpha,
+        extras={"D": None if A is None else np.ascontiguousarray(M[:, :d]),
+                "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(), **extras},
+    )
 
 
 def _ipm_certificate(name, objectives, n_iter, tol, warn, start, statistics) -> Certificate:
