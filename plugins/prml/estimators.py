@@ -166,11 +166,13 @@ class PrML(_Privileged):
     sub_solver : {"auto", "cd", "ipm"}, default "auto"
         How the SVM+ sub-problems are solved: "ipm" by the primal interior-point method
         (:func:`multilabel_core.solvers.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
-        descent, "auto" the interior-point method when X is dense, its Newton system has at most
+        descent, "auto" the interior-point method when its Newton system has at most
         ``IPM_MAX_UNKNOWNS`` = 3000 unknowns (k for a W-step label, ``k dim(x)`` for the D-step,
         ``dim(x)`` for a PrBR label) and a Newton step of the whole step costs at most
-        ``IPM_MAX_FLOPS`` = 1e10, CD otherwise (sparse X: the Newton system would need its dense
-        Gram matrix; many labels: ``L n (k + L)^2`` for the correcting functions' blocks).  "ipm" needs ``privileged_bias=True``.
+        ``IPM_MAX_FLOPS`` = 3e10 (the Gram products by the rows' nonzeros when X is sparse; the
+        correcting functions' blocks ``L n (L + 1)^2``), CD otherwise (the D-step of sparse text
+        rows, whose ``k dim(x)`` is in the tens of thousands; bibtex's and corel5k's W-steps).
+        "ipm" needs ``privileged_bias=True``.
     init : {"svd", "random"}, default "svd"
         The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or
         entries N(0, 1/d) drawn from ``random_state``.  From a random D the first W-step's

@@ -15,8 +15,8 @@ is one round of the alternation:
 Each sub-problem is solved by the core's primal interior-point method
 (:func:`~multilabel_core.solvers.svmplus_ipm`, :func:`~multilabel_core.solvers.embedded_hinge_ipm`:
 Mehrotra's predictor-corrector, a few dozen Newton steps on the k dim(x) primal unknowns) when
-the rows are dense and its Newton system small (``sub_solver="auto"``, ``IPM_MAX_UNKNOWNS``,
-``IPM_MAX_FLOPS``), otherwise by the core's coordinate-descent engine
+its Newton system is small (``sub_solver="auto"``, ``IPM_MAX_UNKNOWNS``, ``IPM_MAX_FLOPS``; for
+sparse rows the Gram products cost by their nonzeros), otherwise by the core's coordinate-descent engine
 (:func:`~multilabel_core.solvers.svmplus_cd`,
 :func:`~multilabel_core.solvers.embedded_hinge_cd`): a random permutation per epoch that
 keeps each example's coordinates together (the paper samples with replacement and gives no
@@ -80,15 +80,17 @@ __all__ = ["FIRST_EPS", "IPM_MAX_FLOPS", "IPM_MAX_NEWTON", "IPM_MAX_UNKNOWNS", "
 #: The projected-gradient bound a sub-solve starts at (LIBLINEAR's default eps).
 FIRST_EPS = 0.1
 
-#: ``sub_solver="auto"`` solves a sub-problem on dense rows by the interior-point method when its Newton
-#: system has at most this many unknowns (k dim(x_a) for a D-step, k for a W-step label, dim(x_a) for a
-#: PrBR label): a factorisation of 3000 unknowns takes about a second, and dual CD is the method beyond ...
+#: ``sub_solver="auto"`` solves a sub-problem by the interior-point method when its Newton system has at
+#: most this many unknowns (k dim(x_a) for a D-step, k for a W-step label, dim(x_a) for a PrBR label): a
+#: factorisation of 3000 unknowns takes about a second, and dual CD is the method beyond ...
 IPM_MAX_UNKNOWNS = 3000
 
-#: ... and when one Newton step of the whole step costs at most this many flops,
-#: ``L n (dim(x_a) + dim(x~_a))^2`` for the blocks plus ``(k dim(x_a))^3 / 3`` per factorisation (about 1e10
-#: takes a few seconds): bibtex's and corel5k's W-steps (L n (k + L)^2 = 5e10 and 6e11) go to CD.
-IPM_MAX_FLOPS = 1e10
+#: ... and when one Newton step of the whole step costs at most this many flops: per label
+#: ``n w^2 + n q (q + w) + dim(x_a)^2 q`` (w = dim(x_a) for dense rows, the mean nonzeros of x_a for sparse
+#: ones; q = dim(x~_a)) for the blocks, plus ``(k dim(x_a))^3 / 3`` per factorisation.  Enron's PrBR step
+#: (2.1e10: 52 systems of 1002 unknowns) is in, a certified fit in 73 s on one thread; bibtex's and
+#: corel5k's W-steps (4.2e10 and 2e11) and corel5k's PrBR step (2e11) go to CD.
+IPM_MAX_FLOPS = 3e10
 
 #: Most Newton steps of one interior-point sub-solve (they take 5 to 30 on the reproductions' data).
 IPM_MAX_NEWTON = 200
@@ -374,14 +376,15 @@ class PrivilegedCDSolver(Solver):
             return False
         if self.sub_solver == "ipm":
             return True
-        # Sparse rows (text) are CD's: the Newton system would need their dense Gram matrix.
-        if sp.issparse(X):
-            return False
+        n = X.shape[0]
         k = 1 if embedding is None else embedding.shape[0]
         p = X.shape[1] + bool(fit_intercept)
         q = 1 if privileged is None else n_labels + 1  # the hinge's slack blocks are scalars
         systems = n_labels if embedding is None else 1
-        flops = n_labels * X.shape[0] * (p + q) ** 2 + systems * (k * p) ** 3 / 3
+        # Per label and step: X_a^T diag X_a (sparse rows: n nnz(x_a)^2), the correcting function's block
+        # and its coupling to M; then the factorisations.
+        width = X.nnz / n + bool(fit_intercept) if sp.issparse(X) else p
+        flops = n_labels * (n * width ** 2 + n * q * (q + width) + p * p * q) + systems * (k * p) ** 3 / 3
         return k * p <= IPM_MAX_UNKNOWNS and flops <= IPM_MAX_FLOPS
 
 

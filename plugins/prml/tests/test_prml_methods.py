@@ -229,16 +229,23 @@ def test_the_random_start_is_seeded():
     assert not np.array_equal(models[0].dictionary_, models[2].dictionary_)
 
 
-def test_auto_takes_cd_for_sparse_rows_and_costly_steps():
-    from multilabel_core_plugins.prml.solver import IPM_MAX_FLOPS, PrivilegedCDSolver
+def test_auto_routes_by_the_newton_steps_cost():
+    """Small steps go to the interior-point method on dense and sparse rows alike; the D-step of text rows and
+    bibtex's W-step (beyond the unknowns' and flops' limits) go to dual CD."""
+    from multilabel_core_plugins.prml.solver import IPM_MAX_FLOPS, IPM_MAX_UNKNOWNS, PrivilegedCDSolver
 
     X, Y = _labelled(6)
     sparse_fit = PrBR(C=1.0).fit(sp.csr_matrix(X), Y)
-    assert {c.solver for c in sparse_fit.certificate_[-1].statistics["d_step"].statistics["labels"]} == {"svmplus_cd"}
+    assert {c.solver for c in sparse_fit.certificate_[-1].statistics["d_step"].statistics["labels"]} == {"svmplus_ipm"}
     solver, privileged = PrivilegedCDSolver(), PrivilegedLabels()
-    # bibtex's W-step: 3698 rows, L = 159, k = 144 -> L n (k + L + 1)^2 = 5.4e10 flops per Newton step.
+    # bibtex's W-step: 3698 rows, L = 159, k = 143 -> 159 (3698 (144^2 + 160 (160 + 144)) + 144^2 160) = 4.2e10.
     rows = np.empty((3698, 144))
-    assert 159 * 3698 * (144 + 160) ** 2 > IPM_MAX_FLOPS
+    assert 159 * (3698 * (144**2 + 160 * 304) + 144**2 * 160) > IPM_MAX_FLOPS
     assert not solver._interior_point(privileged, rows, None, False, 159)
     assert solver._interior_point(privileged, rows[:1200, :13], None, False, 14)  # yeast's W-step
     assert PrivilegedCDSolver(sub_solver="ipm")._interior_point(privileged, rows, None, False, 159)
+    # enron's PrBR labels (sparse, 851 x 1001, 88 nonzeros a row) are in; its D-step (k = 47) is not.
+    text = sp.random(851, 1001, density=88 / 1001, format="csr", random_state=0)
+    assert solver._interior_point(privileged, text, None, True, 52)
+    assert 47 * 1002 > IPM_MAX_UNKNOWNS
+    assert not solver._interior_point(privileged, text, np.ones((47, 52)), True, 52)
