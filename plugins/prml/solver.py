@@ -131,8 +131,9 @@ class PrivilegedCDSolver(Solver):
         Threads for the per-label problems of a W-step (and PrBR's): None is the thread budget
         the caller leaves (:mod:`multilabel_core.parallel`), -1 every core.
     sub_solver : {"auto", "cd", "ipm"}, default "auto"
-        The interior-point method, dual CD, or the former on dense rows with a small Newton
-        system (module docstring).  ``tol`` applies to both; ``max_iter`` and ``shrinking`` to CD.
+        The interior-point method, dual CD, or the former when its Newton step is small (sparse
+        rows priced by their nonzeros; module docstring).  ``tol`` applies to both; ``max_iter`` and
+        ``shrinking`` to CD.
     init : {"svd", "random"}, default "svd"
         The first D (module docstring).
 
