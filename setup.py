@@ -1,12 +1,26 @@
 """Only the Cython extensions; everything else is declared in pyproject.toml."""
 
+import os
 from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 DIRECTIVES = {"language_level": 3, "boundscheck": False, "wraparound": False, "cdivision": True}
+# Five independent extensions of 1.5-2.2 MB of C each: translating and compiling them on every core
+# roughly halves a fresh install on two cores (pip gives no way to pass --parallel through).
+JOBS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+class ParallelBuildExt(build_ext):
+    """``build_ext`` compiling the extensions concurrently unless ``--parallel`` says otherwise."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None and JOBS > 1:
+            self.parallel = JOBS
 
 
 def extension(source: Path) -> Extension:
@@ -23,5 +37,7 @@ setup(
     ext_modules=cythonize(
         [extension(source) for source in sorted(Path("multilabel_core").rglob("*.pyx"))],
         compiler_directives=DIRECTIVES,
-    )
+        nthreads=JOBS,
+    ),
+    cmdclass={"build_ext": ParallelBuildExt},
 )
