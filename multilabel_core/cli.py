@@ -605,6 +605,7 @@ def cmd_demo(args) -> None:
             grids={spec.name: demo_grid(spec.param_grid, spec.name) for spec in specs if spec.param_grid},
             inner_cv=2,
             seed=args.seed,
+            n_jobs=args.n_jobs,
             progress=show_progress(args),
             plots=None if args.out else False,
         )
@@ -793,6 +794,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", parents=[common], help="the main job: a small compare on the embedded synthetic data")
     p.add_argument("--out", default=None, help="keep the results and report in this folder (default: a temporary one)")
+    p.add_argument("--n-jobs", type=int, default=-1,
+                   help="joblib workers (default -1: one per core; the results do not depend on it)")
     p.set_defaults(func=cmd_demo)
     return parser
 
