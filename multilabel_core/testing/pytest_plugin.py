@@ -5,6 +5,10 @@ The project's own suite loads it with ``-p multilabel_core.testing.pytest_plugin
 
 Profiles: ``dev`` (few examples, the default) and ``ci`` (more examples, chosen when
 ``CI=true``); ``HYPOTHESIS_PROFILE`` overrides both.
+
+With pytest-xdist (the test extra), ``pytest -n auto`` starts one worker per core this process
+may use -- the CPU affinity and cgroup quota, not the host's count, which in a container can be
+many times larger and would start that many interpreters of several hundred MB each.
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") == "true" else "dev"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: one worker per available core (:func:`multilabel_core.parallel.available_cores`)."""
+    from multilabel_core.parallel import available_cores
+
+    return available_cores()
 
 
 def shared_datasets_dir() -> Path | None:
