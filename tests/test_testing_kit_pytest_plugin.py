@@ -16,7 +16,10 @@ def test_auto_workers_are_the_cores_this_process_may_use():
     assert pytest_plugin.pytest_xdist_auto_num_workers(config=None) == available_cores()
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"),
+    reason="os.sched_setaffinity exists only on Linux: elsewhere no process can be pinned to one core to test against",
+)
 def test_auto_workers_follow_the_affinity_mask_not_the_host(tmp_path):
     # A process pinned to one core must get one worker, whatever os.cpu_count() says of the host.
     code = (
