@@ -25,6 +25,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers.interior_point import inequality_qp
 from multilabel_core.solvers.svmplus import privileged_label_features, svmplus_cd
 from multilabel_core.testing.checks import assert_dual_ascent, assert_svmplus_matches_reference, check_duality_gap
 from multilabel_core.testing.reference import solve_box_qp_reference
@@ -181,3 +182,83 @@ def test_max_iter_warns_and_reports_not_converged():
     with pytest.warns(ConvergenceWarning, match="svmplus_cd did not converge"):
         result = svmplus_cd(X, X_priv, Y, 10.0, 0.5, tol=1e-12, max_iter=1, random_state=0)
     assert not result.certificate.converged and result.certificate.n_iter == 1
+
+
+@given(st.integers(1, 5), st.integers(1, 20), st.floats(0.1, 10.0), st.integers(0, 2**32 - 1))
+def test_inequality_qp_matches_the_reference_dual(q, m, gamma, seed):
+    """The correcting functions' QP ``min gamma/2 |v|^2 + c^T v, G v >= h`` against its dual solved by the reference.
+
+    The dual is ``min 1/2 lam^T (G G^T / gamma) lam - (h + G c / gamma)^T lam`` over lam >= 0, and
+    v = (G^T lam - c) / gamma.  A constant column in G keeps the primal feasible.  The solver
+    promises complementarity s^T lam <= m tol scale at zero residuals, hence a gap of at most that
+    and ``gamma/2 |v - v*|^2 <= m tol scale``.
+    """
+    rng = np.random.default_rng(seed)
+    G = np.column_stack([rng.normal(size=(m, q - 1)), np.ones(m)])
+    c, h = rng.normal(size=q), rng.normal(size=m)
+    v, n_iter = inequality_qp(G, c, h, gamma, tol=1e-10)
+    reference = solve_box_qp_reference(G @ G.T / gamma, -(h + G @ c / gamma), 0.0, np.inf)
+    expected = (G.T @ reference.x - c) / gamma
+    scale = max(1.0, np.abs(h).max(), np.abs(c).max())
+    bound = np.sqrt(2.0 * m * 1e-10 * scale / gamma) + 1e-7 * scale
+    assert n_iter < 60
+    np.testing.assert_allclose(v, expected, atol=10.0 * bound)
+    assert np.max(h - G @ v) <= 10.0 * 1e-10 * scale + 1e-12
+
+
+def _objective_parts(result, problem):
+    """1/2 |M|^2 and each label's gamma/2 |w~_i|^2 + C sum_j slack, at the returned point, and the constraints' slack."""
+    X = problem["X"].toarray() if sp.issparse(problem["X"]) else np.asarray(problem["X"])
+    priv = problem["X_priv"].toarray() if sp.issparse(problem["X_priv"]) else np.asarray(problem["X_priv"])
+    extras = result.solution.extras
+    slacks = priv @ extras["W_tilde"] + extras["intercept_tilde"]
+    Y = np.asarray(problem["Y"], dtype=float).reshape(X.shape[0], -1)
+    margins = Y * (X @ result.solution.coef + result.solution.intercept)
+    per_label = (0.5 * problem["gamma"] * (np.sum(extras["W_tilde"] ** 2, axis=0) + extras["intercept_tilde"] ** 2)
+                 + problem["C"] * slacks.sum(axis=0))
+    return per_label, margins, slacks
+
+
+@pytest.mark.filterwarnings("ignore::multilabel_core.solvers.ConvergenceWarning")  # short runs on purpose
+@given(svmplus_problems(), st.integers(1, 5))
+def test_best_correcting_functions_lower_the_certified_primal(problem, epochs):
+    """After a few epochs the recovered point violates constraints: the bias repair makes it feasible, and
+    the best correcting functions for the same M (a QP per label) keep it feasible at a primal no higher,
+    each replaced label at the reference QP's optimum, the certificate still above the dual."""
+    from multilabel_core.solvers import svmplus
+
+    run = {"tol": 1e-12, "max_iter": epochs, "random_state": 3, "fit_intercept": problem["fit_intercept"]}
+    options = {key: value for key, value in problem.items() if key != "fit_intercept"}
+    best = svmplus_cd(**options, **run)
+    original = svmplus.BEST_CORRECTING_MAX_FLOPS
+    svmplus.BEST_CORRECTING_MAX_FLOPS = 0.0
+    try:
+        bias_only = svmplus_cd(**options, **run)
+    finally:
+        svmplus.BEST_CORRECTING_MAX_FLOPS = original
+    assert bias_only.certificate.statistics["best_correcting_labels"] == 0
+    replaced = best.certificate.statistics["best_correcting_labels"]
+    L = np.asarray(problem["Y"]).reshape(np.shape(problem["Y"])[0], -1).shape[1]
+    assert 0 <= replaced <= L
+    scale = max(1.0, abs(bias_only.certificate.primal))
+    assert best.certificate.dual == bias_only.certificate.dual
+    assert best.certificate.primal <= bias_only.certificate.primal + 1e-9 * scale
+    assert best.certificate.primal >= best.certificate.dual - 1e-9 * scale  # weak duality at a feasible point
+    per_label, margins, slacks = _objective_parts(best, problem)
+    assert np.all(margins + slacks >= 1.0 - 1e-9 * scale) and np.all(slacks >= -1e-9 * scale)
+    before, _, _ = _objective_parts(bias_only, problem)
+    changed = np.flatnonzero(per_label < before - 1e-12 * scale)
+    assert changed.size <= replaced
+    # Each label's value is at least the optimum of its QP for this M (the reference, on the dual).
+    hinges = np.maximum(0.0, 1.0 - margins)
+    priv = problem["X_priv"].toarray() if sp.issparse(problem["X_priv"]) else np.asarray(problem["X_priv"])
+    mask = problem["privileged_mask"]
+    for i in range(L):
+        G = np.column_stack([priv * (1.0 if mask is None else mask[i]), np.ones(priv.shape[0])])
+        c = problem["C"] * G.sum(axis=0)
+        reference = solve_box_qp_reference(G @ G.T / problem["gamma"], -(hinges[:, i] + G @ c / problem["gamma"]),
+                                           0.0, np.inf)
+        optimum = -reference.objective - 0.5 * float(c @ c) / problem["gamma"]
+        assert per_label[i] >= optimum - 1e-6 * scale
+        if i in changed:
+            assert per_label[i] == pytest.approx(optimum, rel=1e-5, abs=1e-6 * scale)

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
-__all__ = ["STALLED", "TO_BOUNDARY", "MarginProblem", "mehrotra", "robust_cholesky", "weighted_gram"]
+__all__ = ["STALLED", "TO_BOUNDARY", "MarginProblem", "inequality_qp", "mehrotra", "robust_cholesky", "weighted_gram"]
 
 #: Fraction of the step to the boundary an interior-point step takes (keeps s, lambda > 0).
 TO_BOUNDARY = 0.99
@@ -124,6 +124,53 @@ def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -
             break
     M, V, alpha, beta, certificate = best if best is not None else (M, V, la, lb, None)
     return {"M": M, "V": V, "alpha": alpha, "beta": beta, "certificate": certificate, "n_iter": n_iter, "mu": mu}
+
+
+def inequality_qp(G: np.ndarray, c: np.ndarray, h: np.ndarray, gamma: float, *, tol: float = 1e-9,
+                  max_iter: int = 60) -> tuple[np.ndarray, int]:
+    """``min gamma/2 ||v||^2 + c^T v  s.t.  G v >= h`` (G dense (m, q), m >= q or not) by Mehrotra's method.
+
+    A small dense QP with a strongly convex objective, solved in the primal-dual form of
+    :func:`mehrotra` (Nocedal and Wright, Algorithm 16.4): each step factorises the (q, q)
+    matrix ``gamma I + G^T Theta G``.  The run stops when the complementarity ``s^T lambda / m``
+    and the residuals are below ``tol`` relative to the data, or after ``max_iter`` steps.
+    Returns ``(v, n_iter)``; v is the last iterate, which may violate the constraints by the
+    primal residual: a caller that needs a feasible point repairs it (the SVM+ certificate
+    raises the bias coordinate).
+    """
+    m, q = G.shape
+    scale = max(1.0, float(np.max(np.abs(h), initial=0.0)), float(np.max(np.abs(c), initial=0.0)))
+    v = np.zeros(q)
+    s, lam = np.full(m, scale), np.ones(m)
+    mu = float(s @ lam) / m
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        rd = gamma * v + c - G.T @ lam
+        rp = G @ v - h - s
+        if (mu <= tol * scale and np.max(np.abs(rp), initial=0.0) <= tol * scale
+                and np.max(np.abs(rd), initial=0.0) <= tol * scale):
+            break
+        weights = lam / s
+        matrix = (G.T * weights) @ G
+        matrix[np.diag_indices(q)] += gamma
+        factor = robust_cholesky(matrix)
+
+        def direction(rc):
+            # Newton on (gamma v + c - G^T lam, G v - h - s, s lam - target): ds = G dv + rp, dlam from s lam.
+            dv = cho_solve(factor, -rd - G.T @ ((rc + lam * rp) / s))
+            ds = G @ dv + rp
+            return dv, ds, -(rc + lam * ds) / s
+
+        dv, ds, dl = direction(s * lam)
+        step = _boundary_step((s, lam), (ds, dl))
+        sigma = (float((s + step * ds) @ (lam + step * dl)) / m / mu) ** 3
+        dv, ds, dl = direction(s * lam + ds * dl - sigma * mu)
+        step = min(1.0, TO_BOUNDARY * _boundary_step((s, lam), (ds, dl)))
+        v, s, lam = v + step * dv, s + step * ds, lam + step * dl
+        mu = float(s @ lam) / m
+        if not np.isfinite(mu):
+            break
+    return v, n_iter
 
 
 def _boundary_step(points, directions) -> float:

@@ -42,9 +42,13 @@ residual, ``G(beta_ji)`` the slack itself), and then ``primal - dual = sum eta G
 an approximate solution the point may violate a constraint by up to the KKT violation
 (``statistics["primal_infeasibility"]``).  With ``privileged_intercept`` (the default) both
 constraints of (j, i) are met by a larger slack, so each label's correcting function is
-raised through its bias by its largest violation: the returned point is feasible, its
-objective is the certificate's ``primal`` and ``gap = primal - dual >= 0`` is a true duality
-gap (weak duality).  Without it no such repair exists (the slacks are the function w~ and
+raised through its bias by its largest violation, which makes the point feasible; then, M
+fixed, each label's correcting function is replaced by the best one for M (a QP in the d~ + 1
+values of w~_i, over the distinct privileged rows: ``statistics["best_correcting_labels"]``
+counts the labels replaced), which pays the violations only where they occur.  The returned
+point is feasible, its objective is the certificate's ``primal`` and ``gap = primal - dual >= 0``
+is a true duality gap (weak duality).  On an enron D-step after 400 epochs the bias repair
+alone gave a primal of 80 496, the best correcting functions 18 428 (dual 5 131).  Without it no such repair exists (the slacks are the function w~ and
 may be forced to 0): the ``primal`` is then taken at the recovered point and the ``gap`` is
 the complementarity residual ``sum eta G``, which tends to 0 with the KKT violation but is no
 bound.  ``statistics["complementarity"]`` holds that residual in both cases.
@@ -79,7 +83,7 @@ from ._augmented import adjoint, product
 from ._cd import solve_dual
 from ._cd_svmplus import EmbeddedHingeDual, SVMPlusDual
 from ._convergence import warn_not_converged
-from .interior_point import mehrotra, reduced_system, robust_cholesky, solve_reduced, weighted_gram
+from .interior_point import inequality_qp, mehrotra, reduced_system, robust_cholesky, solve_reduced, weighted_gram
 from .cd import _check_signs, _rows
 
 __all__ = ["embedded_hinge_cd", "embedded_hinge_ipm", "privileged_label_features", "svmplus_cd", "svmplus_ipm"]
@@ -179,6 +183,7 @@ def svmplus_cd(
     statistics = {key: run[key] for key in ("n_updates", "n_shrunk", "n_resets", "min_active", "spread")}
     statistics["primal_infeasibility"] = primal.pop("primal_infeasibility")
     statistics["complementarity"] = primal.pop("complementarity")
+    statistics["best_correcting_labels"] = primal.pop("best_correcting_labels")
     if record_dual:
         statistics["dual_trace"] = np.negative(run["dual_trace"])
     certificate = Certificate(
@@ -278,8 +283,12 @@ def _exclusions(mask) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([[0], np.cumsum(counts)]).astype(np.intp), columns.astype(np.intp)
 
 
-def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, gamma) -> dict:
+def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, gamma, best_correcting=True) -> dict:
     """M, w~ (eqs. 8-9, 12-13), the objectives and the KKT violation at (alpha, beta).
+
+    With ``privileged_bias`` the point is repaired to feasibility, and with ``best_correcting``
+    each label's correcting function is then the best one for M (:func:`_best_correcting_functions`;
+    a caller that needs only the dual value skips that).
 
     O(nnz(X) k + nnz(X_priv) L + d k L): the gradients are ``y o T + Xi - 1`` and ``Xi``,
     with the scores T and the slacks Xi = X~_a W~ of every (j, i).
@@ -298,11 +307,15 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
     complementarity = float(np.sum(alpha * G_alpha) + np.sum(beta * G_beta))
     infeasibility = float(max(0.0, -G_alpha.min(), -G_beta.min()))
     d, d_tilde = X.shape[1], X_priv.shape[1]
+    best_labels = 0
     if privileged_bias > 0.0:
         # Both constraints of (j, i) ask for a larger slack, so raising label i's correcting
         # function by its largest violation (through its bias) makes the point feasible; the
         # certificate then bounds the primal at a feasible point, and primal - dual is a true gap.
         W_tilde[d_tilde] += np.maximum(0.0, np.maximum(-G_alpha.min(axis=0), -G_beta.min(axis=0))) / privileged_bias
+        hinges = np.maximum(0.0, Xi - G_alpha)  # 1 - y a_i^T M x_j, at least 0: the slack each pair needs
+        if best_correcting:
+            best_labels = _best_correcting_functions(X_priv, privileged_bias, mask, hinges, W_tilde, C, gamma)
         Xi = product(X_priv, privileged_bias, W_tilde)
         primal = 0.5 * float(np.sum(M * M)) + 0.5 * gamma * float(np.sum(W_tilde * W_tilde)) + C * float(Xi.sum())
         gap = primal - dual
@@ -324,7 +337,50 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
         "objectives": objectives,
         "primal_infeasibility": infeasibility,
         "complementarity": complementarity,
+        "best_correcting_labels": best_labels,
     }
+
+
+#: Largest ``n q^2`` (rows times the square of a label's correcting-function length) for which
+#: :func:`_best_correcting_functions` solves a label's QP: one of its Newton steps.  Enron's
+#: D-step (851 rows, 53 privileged features) is 2.4e6; bibtex's (3700 rows, 160) is 9.5e7.
+BEST_CORRECTING_MAX_FLOPS = 2.5e7
+
+
+def _best_correcting_functions(X_priv, privileged_bias, mask, hinges, W_tilde, C, gamma) -> int:
+    """Replace each label's repaired correcting function by the best one for the fixed margins, in place.
+
+    For a fixed M the primal (14) separates by label into ``min gamma/2 ||v||^2 + C sum_j <v,
+    x~_ij>`` subject to ``<v, x~_ij> >= h_ji``, h the hinge ``max(0, 1 - y_ji a_i^T M x_j)`` (both
+    constraints of a pair in one).  Raising the bias by the largest violation (the caller's
+    repair) pays that violation on every example; this QP pays it where it is needed.  Rows with
+    the same privileged vector share a slack, so each distinct row is kept once with its largest
+    h (PrML's label features: 139 to 162 distinct rows of 1500 on yeast).  The solution is made
+    exactly feasible through its bias, and replaces the column only when its objective is lower:
+    the certificate's primal can only fall.  Labels whose Newton step would cost more than
+    :data:`BEST_CORRECTING_MAX_FLOPS` keep the bias repair.  Returns the number of labels replaced.
+    """
+    n, d_tilde = X_priv.shape
+    replaced = 0
+    for i in range(hinges.shape[1]):
+        seen = np.flatnonzero(mask[i])
+        if n * (seen.size + 1) ** 2 > BEST_CORRECTING_MAX_FLOPS:
+            continue
+        rows = X_priv[:, seen]
+        rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
+        rows = np.column_stack([rows, np.full(n, privileged_bias)])
+        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+        needed = np.full(distinct.shape[0], -np.inf)
+        np.maximum.at(needed, inverse.reshape(-1), hinges[:, i])
+        linear = C * rows.sum(axis=0)
+        v, _ = inequality_qp(distinct, linear, needed, gamma)
+        v[-1] += max(0.0, float(np.max(needed - distinct @ v))) / privileged_bias
+        current = np.append(W_tilde[seen, i], W_tilde[d_tilde, i])
+        if 0.5 * gamma * float(v @ v) + float(linear @ v) < 0.5 * gamma * float(current @ current) + float(linear @ current):
+            W_tilde[:, i] = 0.0
+            W_tilde[seen, i], W_tilde[d_tilde, i] = v[:-1], v[-1]
+            replaced += 1
+    return replaced
 
 
 def _check_settings(n_labels, n_privileged, C, gamma, tol, max_iter, embedding, privileged_mask, random_state,
@@ -582,7 +638,7 @@ class _SVMPlusPrimal:
 
     def _dual(self, A, alpha, beta) -> dict:
         return _primal_point(self.X, self.X_priv, self.bias, 1.0, self.Y, A, self.mask, alpha, beta, self.C,
-                             self.gamma)
+                             self.gamma, best_correcting=False)
 
     def certify(self, A, M, V, alpha, beta, sa=None, sb=None) -> dict:
         """The primal at (M, V) made feasible through the biases, the dual at the (cleaned) multipliers."""
