@@ -268,3 +268,26 @@ def test_the_label_by_label_steps_meet_tol_as_a_sum(datasets_dir):
         assert max(label.primal for label in labels) < 1.0  # the regime where the per-label target matters
         assert certificate.gap <= model.tol * max(1.0, abs(certificate.primal))
         assert certificate.converged
+
+
+@pytest.mark.filterwarnings("ignore::multilabel_core.ConvergenceWarning")  # short CD budgets on purpose
+def test_the_exposed_model_is_the_certified_feasible_point_of_problem_5():
+    """With CD sub-solves stopped early, the D-step's point is repaired (the correcting functions replaced by
+    the best ones for the returned D); the exposed D, W, W~ and biases are that point: feasible for (5), and
+    (5) evaluated from them is the last round's certified primal."""
+    X, Y = _labelled(5, n=80, n_labels=5)
+    C, gamma1, gamma2 = 1.0, 1.0, 0.5
+    model = PrML(C=C, gamma2=gamma2, k=4, sub_solver="cd", max_iter=2, cd_max_iter=5).fit(X, Y)
+    d_step = model.d_step_certificates_[-1]
+    assert d_step.statistics["best_correcting_labels"] > 0
+    signs = 2.0 * Y - 1.0
+    D = np.column_stack([model.dictionary_, model.dictionary_intercept_])
+    W, W_tilde, b_tilde = model.label_weights_, model.privileged_weights_, model.privileged_intercept_
+    assert np.all(np.diag(W_tilde) == 0.0)  # label i does not see itself (eq. 3)
+    slacks = signs @ W_tilde + b_tilde  # <w~_i, y~_ij> + bias: y~_ij = y_j with entry i removed
+    margins = signs * model.decision_function(X)
+    scale = max(1.0, abs(d_step.primal))
+    assert np.all(margins + slacks >= 1.0 - 1e-9 * scale) and np.all(slacks >= -1e-9 * scale)
+    objective = (0.5 * np.sum(D * D) + 0.5 * gamma1 * np.sum(W * W)
+                 + 0.5 * gamma2 * (np.sum(W_tilde * W_tilde) + np.sum(b_tilde * b_tilde)) + C * slacks.sum())
+    assert objective == pytest.approx(model.certificate_[-1].primal, rel=1e-9)
