@@ -207,7 +207,7 @@ def test_inequality_qp_matches_the_reference_dual(q, m, gamma, seed):
 
 
 def _objective_parts(result, problem):
-    """1/2 |M|^2 and each label's gamma/2 |w~_i|^2 + C sum_j slack, at the returned point, and the constraints' slack."""
+    """At the returned point: each label's gamma/2 |w~_i|^2 + C sum_j slack, the margins and the slacks."""
     X = problem["X"].toarray() if sp.issparse(problem["X"]) else np.asarray(problem["X"])
     priv = problem["X_priv"].toarray() if sp.issparse(problem["X_priv"]) else np.asarray(problem["X_priv"])
     extras = result.solution.extras

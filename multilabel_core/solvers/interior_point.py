@@ -35,7 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
-__all__ = ["STALLED", "TO_BOUNDARY", "MarginProblem", "inequality_qp", "mehrotra", "robust_cholesky", "weighted_gram"]
+__all__ = [
+    "STALLED", "TO_BOUNDARY", "MarginProblem", "inequality_qp", "mehrotra", "robust_cholesky", "weighted_gram",
+]
 
 #: Fraction of the step to the boundary an interior-point step takes (keeps s, lambda > 0).
 TO_BOUNDARY = 0.99

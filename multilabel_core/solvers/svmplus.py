@@ -48,9 +48,10 @@ values of w~_i, over the distinct privileged rows: ``statistics["best_correcting
 counts the labels replaced), which pays the violations only where they occur.  The returned
 point is feasible, its objective is the certificate's ``primal`` and ``gap = primal - dual >= 0``
 is a true duality gap (weak duality).  On an enron D-step after 400 epochs the bias repair
-alone gave a primal of 80 496, the best correcting functions 18 428 (dual 5 131).  Without it no such repair exists (the slacks are the function w~ and
-may be forced to 0): the ``primal`` is then taken at the recovered point and the ``gap`` is
-the complementarity residual ``sum eta G``, which tends to 0 with the KKT violation but is no
+alone gave a primal of 80 496, the best correcting functions 18 428 (dual 5 131).  Without
+the constant feature no such repair exists (the slacks are the function w~ and may be forced
+to 0): the ``primal`` is then taken at the recovered point and the ``gap`` is the
+complementarity residual ``sum eta G``, which tends to 0 with the KKT violation but is no
 bound.  ``statistics["complementarity"]`` holds that residual in both cases.
 
 Without privileged features, :func:`embedded_hinge_cd` solves the same margins with the hinge's
@@ -376,7 +377,8 @@ def _best_correcting_functions(X_priv, privileged_bias, mask, hinges, W_tilde, C
         v, _ = inequality_qp(distinct, linear, needed, gamma)
         v[-1] += max(0.0, float(np.max(needed - distinct @ v))) / privileged_bias
         current = np.append(W_tilde[seen, i], W_tilde[d_tilde, i])
-        if 0.5 * gamma * float(v @ v) + float(linear @ v) < 0.5 * gamma * float(current @ current) + float(linear @ current):
+        best, repaired = (0.5 * gamma * float(w @ w) + float(linear @ w) for w in (v, current))
+        if best < repaired:
             W_tilde[:, i] = 0.0
             W_tilde[seen, i], W_tilde[d_tilde, i] = v[:-1], v[-1]
             replaced += 1
