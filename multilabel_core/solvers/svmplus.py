@@ -48,7 +48,7 @@ values of w~_i, over the distinct privileged rows: ``statistics["best_correcting
 counts the labels replaced), which pays the violations only where they occur.  The returned
 point is feasible, its objective is the certificate's ``primal`` and ``gap = primal - dual >= 0``
 is a true duality gap (weak duality).  On an enron D-step after 400 epochs the bias repair
-alone gave a primal of 80 496, the best correcting functions 18 428 (dual 5 131).  Without
+alone gave a primal of 70 816, the best correcting functions 18 428 (dual 5 131).  Without
 the constant feature no such repair exists (the slacks are the function w~ and may be forced
 to 0): the ``primal`` is then taken at the recovered point and the ``gap`` is the
 complementarity residual ``sum eta G``, which tends to 0 with the KKT violation but is no
