@@ -17,6 +17,7 @@ others (monotone dual, certificate signs) hold on every draw.
 """
 
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ import scipy.sparse as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers import ConvergenceWarning, svmplus
 from multilabel_core.solvers.interior_point import inequality_qp
 from multilabel_core.solvers.svmplus import privileged_label_features, svmplus_cd
 from multilabel_core.testing.checks import assert_dual_ascent, assert_svmplus_matches_reference, check_duality_gap
@@ -225,17 +226,11 @@ def test_best_correcting_functions_lower_the_certified_primal(problem, epochs):
     """After a few epochs the recovered point violates constraints: the bias repair makes it feasible, and
     the best correcting functions for the same M (a QP per label) keep it feasible at a primal no higher,
     each replaced label at the reference QP's optimum, the certificate still above the dual."""
-    from multilabel_core.solvers import svmplus
-
     run = {"tol": 1e-12, "max_iter": epochs, "random_state": 3, "fit_intercept": problem["fit_intercept"]}
     options = {key: value for key, value in problem.items() if key != "fit_intercept"}
     best = svmplus_cd(**options, **run)
-    original = svmplus.BEST_CORRECTING_MAX_FLOPS
-    svmplus.BEST_CORRECTING_MAX_FLOPS = 0.0
-    try:
+    with mock.patch.object(svmplus, "BEST_CORRECTING_MAX_FLOPS", 0.0):  # hypothesis: no function-scoped fixture
         bias_only = svmplus_cd(**options, **run)
-    finally:
-        svmplus.BEST_CORRECTING_MAX_FLOPS = original
     assert bias_only.certificate.statistics["best_correcting_labels"] == 0
     replaced = best.certificate.statistics["best_correcting_labels"]
     L = np.asarray(problem["Y"]).reshape(np.shape(problem["Y"])[0], -1).shape[1]

@@ -314,8 +314,8 @@ def _primal_point(X, X_priv, bias, privileged_bias, Y, A, mask, alpha, beta, C, 
         # function by its largest violation (through its bias) makes the point feasible; the
         # certificate then bounds the primal at a feasible point, and primal - dual is a true gap.
         W_tilde[d_tilde] += np.maximum(0.0, np.maximum(-G_alpha.min(axis=0), -G_beta.min(axis=0))) / privileged_bias
-        hinges = np.maximum(0.0, Xi - G_alpha)  # 1 - y a_i^T M x_j, at least 0: the slack each pair needs
         if best_correcting:
+            hinges = np.maximum(0.0, Xi - G_alpha)  # 1 - y a_i^T M x_j, at least 0: the slack each pair needs
             best_labels = _best_correcting_functions(X_priv, privileged_bias, mask, hinges, W_tilde, C, gamma)
         Xi = product(X_priv, privileged_bias, W_tilde)
         primal = 0.5 * float(np.sum(M * M)) + 0.5 * gamma * float(np.sum(W_tilde * W_tilde)) + C * float(Xi.sum())

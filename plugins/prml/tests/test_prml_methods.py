@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from multilabel_core_plugins.prml import LEML, PrBR, PrivilegedLabels, PrML, infeasible_labels
+from multilabel_core_plugins.prml.solver import _first_dictionary, _projected
 
 from multilabel_core.datasets import load_dataset
+from multilabel_core.solvers import svmplus_ipm
 from multilabel_core.solvers.svmplus import svmplus_cd
 from multilabel_core.testing.checks import check_method
 
@@ -298,10 +300,6 @@ def test_the_interior_point_method_does_not_stop_early_on_enron_first_w_step(dat
     iterates stays above the first step's for more than ``STALLED`` steps, and a stall rule counting every step
     stopped both at step 11 with relative gaps above 3.  Stalls count only once the iterate's complementarity meets
     tol, and both labels are certified."""
-    from multilabel_core_plugins.prml.solver import _first_dictionary, _projected
-
-    from multilabel_core.solvers import svmplus_ipm
-
     dataset = load_dataset("enron", data_home=datasets_dir)
     X, Y = sp.csr_matrix(dataset.X), np.asarray(dataset.Y)
     half = np.random.default_rng(3).permutation(X.shape[0])[: X.shape[0] // 2]
