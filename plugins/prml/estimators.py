@@ -169,9 +169,9 @@ class PrML(_Privileged):
         descent, "auto" the interior-point method when its Newton system has at most
         ``IPM_MAX_UNKNOWNS`` = 3000 unknowns (k for a W-step label, ``k dim(x)`` for the D-step,
         ``dim(x)`` for a PrBR label) and a Newton step of the whole step costs at most
-        ``IPM_MAX_FLOPS`` = 3e10 (the Gram products by the rows' nonzeros when X is sparse; the
+        ``IPM_MAX_FLOPS`` = 5e11 (the Gram products by the rows' nonzeros when X is sparse; the
         correcting functions' blocks ``L n (L + 1)^2``), CD otherwise (the D-step of sparse text
-        rows, whose ``k dim(x)`` is in the tens of thousands; bibtex's and corel5k's W-steps).
+        rows, whose ``k dim(x)`` is in the tens of thousands).
         "ipm" needs ``privileged_bias=True``.
     init : {"svd", "random"}, default "svd"
         The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or

@@ -87,10 +87,14 @@ IPM_MAX_UNKNOWNS = 3000
 
 #: ... and when one Newton step of the whole step costs at most this many flops: per label
 #: ``n w^2 + n q (q + w) + dim(x_a)^2 q`` (w = dim(x_a) for dense rows, the mean nonzeros of x_a for sparse
-#: ones; q = dim(x~_a)) for the blocks, plus ``(k dim(x_a))^3 / 3`` per factorisation.  Enron's PrBR step
-#: (2.1e10: 52 systems of 1002 unknowns) is in, a certified fit in 73 s on one thread; bibtex's and
-#: corel5k's W-steps (4.2e10 and 2e11) and corel5k's PrBR step (2e11) go to CD.
-IPM_MAX_FLOPS = 3e10
+#: ones; q = dim(x~_a)) for the blocks, plus ``(k dim(x_a))^3 / 3`` per factorisation.  The Newton steps run
+#: at about 4-7 Gflop/s on one thread, so a step at the limit takes about two minutes and a whole solve (11 to
+#: 21 steps on these data) half an hour at most.  Every step of the reproductions' data is in: enron's PrBR
+#: step (2.1e10), bibtex's W-step (4.1e10: 159 labels certified in about 170 s on one thread, where 300
+#: epochs of dual CD took 223 s and left a relative gap of 1, its dual still negative) and PrBR step (4.4e11,
+#: about 8 s a label), corel5k's W-step (3.8e11, about 2.2 s a label) and PrBR step (1.9e11).  Only the
+#: D-steps of text rows go to CD, by the unknowns' limit.
+IPM_MAX_FLOPS = 5e11
 
 #: Most Newton steps of one interior-point sub-solve (they take 5 to 30 on the reproductions' data).
 IPM_MAX_NEWTON = 200

@@ -232,20 +232,26 @@ def test_the_random_start_is_seeded():
 
 
 def test_auto_routes_by_the_newton_steps_cost():
-    """Small steps go to the interior-point method on dense and sparse rows alike; the D-step of text rows and
-    bibtex's W-step (beyond the unknowns' and flops' limits) go to dual CD."""
+    """Small steps go to the interior-point method on dense and sparse rows alike, and so do bibtex's W-step and
+    PrBR step; the D-step of text rows (beyond the unknowns' limit) and a step beyond the flops' limit go to
+    dual CD."""
     from multilabel_core_plugins.prml.solver import IPM_MAX_FLOPS, IPM_MAX_UNKNOWNS, PrivilegedCDSolver
 
     X, Y = _labelled(6)
     sparse_fit = PrBR(C=1.0).fit(sp.csr_matrix(X), Y)
     assert {c.solver for c in sparse_fit.certificate_[-1].statistics["d_step"].statistics["labels"]} == {"svmplus_ipm"}
     solver, privileged = PrivilegedCDSolver(), PrivilegedLabels()
-    # bibtex's W-step: 3698 rows, L = 159, k = 143 -> 159 (3698 (144^2 + 160 (160 + 144)) + 144^2 160) = 4.2e10.
+    # bibtex's W-step: 3698 rows, L = 159, k = 144 -> 159 (3698 (144^2 + 160 (160 + 144)) + 144^2 160) = 4.1e10.
     rows = np.empty((3698, 144))
-    assert 159 * (3698 * (144**2 + 160 * 304) + 144**2 * 160) > IPM_MAX_FLOPS
-    assert not solver._interior_point(privileged, rows, None, False, 159)
+    assert solver._interior_point(privileged, rows, None, False, 159)
+    # 600 labels on the same rows: 600 (3698 (144^2 + 601 (601 + 144)) + 144^2 601) = 1.0e12 flops a step.
+    assert 600 * (3698 * (144**2 + 601 * 745) + 144**2 * 601) > IPM_MAX_FLOPS
+    assert not solver._interior_point(privileged, rows, None, False, 600)
     assert solver._interior_point(privileged, rows[:1200, :13], None, False, 14)  # yeast's W-step
-    assert PrivilegedCDSolver(sub_solver="ipm")._interior_point(privileged, rows, None, False, 159)
+    assert PrivilegedCDSolver(sub_solver="ipm")._interior_point(privileged, rows, None, False, 600)
+    # bibtex's PrBR labels (sparse, 3698 x 1836, 69 nonzeros a row): 4.4e11 flops a step, in.
+    words = sp.random(3698, 1836, density=69 / 1836, format="csr", random_state=0)
+    assert solver._interior_point(privileged, words, None, True, 159)
     # enron's PrBR labels (sparse, 851 x 1001, 88 nonzeros a row) are in; its D-step (k = 47) is not.
     text = sp.random(851, 1001, density=88 / 1001, format="csr", random_state=0)
     assert solver._interior_point(privileged, text, None, True, 52)
