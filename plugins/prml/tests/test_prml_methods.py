@@ -10,7 +10,7 @@ from multilabel_core_plugins.prml import LEML, PrBR, PrivilegedLabels, PrML, inf
 from multilabel_core_plugins.prml.solver import _first_dictionary, _projected
 
 from multilabel_core.datasets import load_dataset
-from multilabel_core.solvers import svmplus_ipm
+from multilabel_core.solvers import ConvergenceWarning, svmplus_ipm
 from multilabel_core.solvers.svmplus import svmplus_cd
 from multilabel_core.testing.checks import check_method
 
@@ -299,6 +299,66 @@ def test_the_exposed_model_is_the_certified_feasible_point_of_problem_5():
     objective = (0.5 * np.sum(D * D) + 0.5 * gamma1 * np.sum(W * W)
                  + 0.5 * gamma2 * (np.sum(W_tilde * W_tilde) + np.sum(b_tilde * b_tilde)) + C * slacks.sum())
     assert objective == pytest.approx(model.certificate_[-1].primal, rel=1e-9)
+
+
+def _noisy(seed, n=80, d=5, n_labels=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, (X @ rng.standard_normal((d, n_labels)) + 0.5 * rng.standard_normal((n, n_labels)) > 0).astype(int)
+
+
+@pytest.mark.filterwarnings("ignore:AlternatingSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:PrivilegedCDSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
+def test_a_round_whose_unfinished_d_step_ends_above_its_start_returns_the_incoming_d():
+    """Dual CD stopped after five epochs returns a D far above the point the D-step started from (the incoming D
+    with the W-step's correcting functions, feasible for it).  The round returns the incoming point, with a
+    warning and a flag; its certificate is a true gap there.  Here the next round, which goes on from the
+    D-step's D, ends above it and is discarded, so the exposed model is the SVD start with the first W-step:
+    feasible for (5), with the certified value."""
+    X, Y = _noisy(1)
+    C, gamma2, k = 1.0, 1.0, 4
+    with pytest.warns(ConvergenceWarning, match="the round returns the incoming D"):
+        model = PrML(C=C, gamma2=gamma2, k=k, sub_solver="cd", max_iter=3, cd_max_iter=5).fit(X, Y)
+    [certificate] = model.d_step_certificates_
+    assert certificate.statistics["kept_incoming"]
+    assert certificate.statistics["d_step_primal"] > 1.5 * certificate.primal
+    assert certificate.gap == pytest.approx(certificate.primal - certificate.dual, rel=1e-12)
+    assert certificate.gap >= 0.0 and not certificate.converged
+    np.testing.assert_allclose(model.block_objective_history_, [certificate.primal + 0.5 * np.sum(model.label_weights_ ** 2)] * 2,
+                               rtol=1e-12)
+    D = np.column_stack([model.dictionary_, model.dictionary_intercept_])
+    np.testing.assert_array_equal(D, _first_dictionary(X, 2.0 * Y - 1.0, k, True, "svd", None))
+    signs = 2.0 * Y - 1.0
+    W, W_tilde, b_tilde = model.label_weights_, model.privileged_weights_, model.privileged_intercept_
+    slacks = signs @ W_tilde + b_tilde
+    margins = signs * model.decision_function(X)
+    scale = model.certificate_[-1].primal
+    assert np.all(margins + slacks >= 1.0 - 1e-9 * scale) and np.all(slacks >= -1e-9 * scale)
+    objective = (0.5 * np.sum(D * D) + 0.5 * np.sum(W * W)
+                 + 0.5 * gamma2 * (np.sum(W_tilde * W_tilde) + np.sum(b_tilde * b_tilde)) + C * slacks.sum())
+    assert objective == pytest.approx(scale, rel=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:AlternatingSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:PrivilegedCDSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
+@pytest.mark.parametrize("make", [lambda: PrML(k=4, sub_solver="cd", max_iter=4, cd_max_iter=2),
+                                  lambda: LEML(k=4, sub_solver="cd", max_iter=4, cd_max_iter=1)])
+def test_the_rounds_objectives_never_increase_when_d_steps_end_above_their_start(make):
+    """The alternation goes on from the D-step's D (Algorithm 2), but each round reports the lower of its two block
+    points, so the rounds' objectives never increase, and the exposed model has the last one: (2) for LEML,
+    evaluated from the exposed D and W."""
+    X, Y = _noisy(0)
+    with pytest.warns(ConvergenceWarning, match="the round returns the incoming D"):
+        model = make().fit(X, Y)
+    assert model.d_step_certificates_[0].statistics["kept_incoming"]
+    assert np.all(np.diff(model.objective_history_) <= 0.0)
+    blocks = np.asarray(model.block_objective_history_).reshape(-1, 2)
+    assert np.all(blocks[:, 1] <= blocks[:, 0])
+    if isinstance(model, LEML):
+        D = np.column_stack([model.dictionary_, model.dictionary_intercept_])
+        hinge = np.maximum(0.0, 1.0 - (2.0 * Y - 1.0) * model.decision_function(X))
+        objective = 0.5 * np.sum(D * D) + 0.5 * np.sum(model.label_weights_ ** 2) + hinge.sum()
+        assert objective == pytest.approx(model.certificate_[-1].primal, rel=1e-9)
 
 
 def test_the_interior_point_method_does_not_stop_early_on_enron_first_w_step(datasets_dir):
