@@ -24,6 +24,14 @@ echo "== enron: 10 splits, fixed hyper-parameters, sparse X"
 "$MLCORE" compare --config "$HERE/enron.toml" --data-home "$DATA_HOME" --out "$HERE/runs/enron" \
     --n-jobs "$N_JOBS" --quiet --extend
 
+echo "== bibtex: 2 splits, fixed hyper-parameters, sparse X, D-step epochs capped at 300"
+"$MLCORE" compare --config "$HERE/bibtex.toml" --data-home "$DATA_HOME" --out "$HERE/runs/bibtex" \
+    --n-jobs "$N_JOBS" --quiet --extend
+
+echo "== corel5k: 1 split, fixed hyper-parameters, sparse X, D-step epochs capped at 300"
+"$MLCORE" compare --config "$HERE/corel5k.toml" --data-home "$DATA_HOME" --out "$HERE/runs/corel5k" \
+    --n-jobs "$N_JOBS" --quiet --extend
+
 echo "== converged PrML fits on a yeast half (README finding 2)"
 "$PYTHON" "$HERE/converged_fit.py" --data-home "$DATA_HOME"
 
