@@ -12,25 +12,18 @@ source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 HERE=benchmarks/reproductions/prml
 
-echo "== yeast: 10 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), standardised"
-"$MLCORE" compare --config "$HERE/yeast.toml" --data-home "$DATA_HOME" --out "$HERE/runs/yeast" \
-    --n-jobs "$N_JOBS" --quiet --extend
+# compare CONFIG RUN MESSAGE: one experiment file into runs/RUN, resumed where it stopped.
+compare() {
+    echo "== $3"
+    "$MLCORE" compare --config "$HERE/$1.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$2" \
+        --n-jobs "$N_JOBS" --quiet --extend
+}
 
-echo "== yeast: label powerset, RAkEL and ECC on the same 10 splits"
-"$MLCORE" compare --config "$HERE/baselines.toml" --data-home "$DATA_HOME" --out "$HERE/runs/baselines" \
-    --n-jobs "$N_JOBS" --quiet --extend
-
-echo "== enron: 10 splits, fixed hyper-parameters, sparse X"
-"$MLCORE" compare --config "$HERE/enron.toml" --data-home "$DATA_HOME" --out "$HERE/runs/enron" \
-    --n-jobs "$N_JOBS" --quiet --extend
-
-echo "== bibtex: 2 splits, fixed hyper-parameters, sparse X, D-step epochs capped at 300"
-"$MLCORE" compare --config "$HERE/bibtex.toml" --data-home "$DATA_HOME" --out "$HERE/runs/bibtex" \
-    --n-jobs "$N_JOBS" --quiet --extend
-
-echo "== corel5k: 1 split, fixed hyper-parameters, sparse X, D-step epochs capped at 300"
-"$MLCORE" compare --config "$HERE/corel5k.toml" --data-home "$DATA_HOME" --out "$HERE/runs/corel5k" \
-    --n-jobs "$N_JOBS" --quiet --extend
+compare yeast yeast "yeast: 10 splits, 3-fold inner search on C (gamma2 = 1, k = 0.9 L), standardised"
+compare baselines baselines "yeast: label powerset, RAkEL and ECC on the same 10 splits"
+compare enron enron "enron: 10 splits, fixed hyper-parameters, sparse X"
+compare bibtex bibtex "bibtex: 2 splits, fixed hyper-parameters, sparse X, D-step epochs capped at 300"
+compare corel5k corel5k "corel5k: 1 split, fixed hyper-parameters, sparse X, D-step epochs capped at 300"
 
 echo "== converged PrML fits on a yeast half (README finding 2)"
 "$PYTHON" "$HERE/converged_fit.py" --data-home "$DATA_HOME"
