@@ -183,10 +183,10 @@ def test_n_jobs_is_validated():
 # -- the sub-solvers and the first D --------------------------------------------------------
 
 
-def _labelled(seed=2, n=60, d=5, n_labels=4):
+def _labelled(seed=2, n=60, d=5, n_labels=4, noise=0.3):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
-    return X, (X @ rng.standard_normal((d, n_labels)) + 0.3 * rng.standard_normal((n, n_labels)) > 0).astype(int)
+    return X, (X @ rng.standard_normal((d, n_labels)) + noise * rng.standard_normal((n, n_labels)) > 0).astype(int)
 
 
 def test_the_sub_solvers_reach_the_same_prbr():
@@ -301,12 +301,6 @@ def test_the_exposed_model_is_the_certified_feasible_point_of_problem_5():
     assert objective == pytest.approx(model.certificate_[-1].primal, rel=1e-9)
 
 
-def _noisy(seed, n=80, d=5, n_labels=5):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    return X, (X @ rng.standard_normal((d, n_labels)) + 0.5 * rng.standard_normal((n, n_labels)) > 0).astype(int)
-
-
 @pytest.mark.filterwarnings("ignore:AlternatingSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
 @pytest.mark.filterwarnings("ignore:PrivilegedCDSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
 def test_a_round_whose_unfinished_d_step_ends_above_its_start_returns_the_incoming_d():
@@ -315,7 +309,7 @@ def test_a_round_whose_unfinished_d_step_ends_above_its_start_returns_the_incomi
     warning and a flag; its certificate is a true gap there.  Here the next round, which goes on from the
     D-step's D, ends above it and is discarded, so the exposed model is the SVD start with the first W-step:
     feasible for (5), with the certified value."""
-    X, Y = _noisy(1)
+    X, Y = _labelled(1, n=80, n_labels=5, noise=0.5)
     C, gamma2, k = 1.0, 1.0, 4
     with pytest.warns(ConvergenceWarning, match="the round returns the incoming D"):
         model = PrML(C=C, gamma2=gamma2, k=k, sub_solver="cd", max_iter=3, cd_max_iter=5).fit(X, Y)
@@ -347,7 +341,7 @@ def test_the_rounds_objectives_never_increase_when_d_steps_end_above_their_start
     """The alternation goes on from the D-step's D (Algorithm 2), but each round reports the lower of its two block
     points, so the rounds' objectives never increase, and the exposed model has the last one: (2) for LEML,
     evaluated from the exposed D and W."""
-    X, Y = _noisy(0)
+    X, Y = _labelled(0, n=80, n_labels=5, noise=0.5)
     with pytest.warns(ConvergenceWarning, match="the round returns the incoming D"):
         model = make().fit(X, Y)
     assert model.d_step_certificates_[0].statistics["kept_incoming"]
