@@ -2,11 +2,11 @@
 
 Each method fits, in a subprocess, a problem that takes many seconds (ten or more on the
 development machine); SIGINT is sent once the fit has run for a second.  The fit must end in
-KeyboardInterrupt, with nothing caught or swallowed on the way, well before ``HANG_LIMIT``.
-The Cython solvers check for signals inside their loops (docs/solvers/smo.md, cd.md); the
-scikit-learn baselines return to Python between labels, so their delay is at most one
-label's solve, a second or two here.  The limit detects a hang, it is not a timing
-requirement.
+KeyboardInterrupt, with nothing caught or swallowed on the way.  The Cython solvers check for
+signals inside their loops (docs/solvers/smo.md, cd.md); the scikit-learn baselines return to
+Python between labels, so their delay is at most one label's solve, a second or two here.
+The delay is printed, not asserted: ``HANG_LIMIT`` only tells a hang from a slow stop on a
+loaded machine (one CI run took over ten seconds to stop liblinear).
 
 A method registered without an entry in ``LONG_FITS`` gets ``DEFAULT_FIT``; when that fit
 ends before the signal the test fails and asks for an entry, rather than passing unchecked.
@@ -27,7 +27,7 @@ import pytest
 from multilabel_core import list_methods
 
 METHODS = [spec.name for spec in list_methods()]
-HANG_LIMIT = 10.0
+HANG_LIMIT = 120.0
 DELAY = 1.0
 
 # (n_samples, n_features, parameters[, n_labels]): a noisy problem (noise=2), 5 labels unless
@@ -52,6 +52,8 @@ LONG_FITS = {
     "mtrl": (3000, 20, {"lam1": 1e-6, "lam2": 1e-6, "tol": 1e-10, "smo_tol": 1e-8}),
     "ovr_linear": (100000, 200, {"C": 1e4, "tol": 1e-10, "max_iter": 10**7}),
     "ovr_svc": (3000, 20, {"C": 1e4, "tol": 1e-8}, 12),
+    # The default problem goes to the interior-point method and ends in about a second.
+    "prbr": (50000, 200, {"C": 1e3}),
     "ssmlrl": (3000, 20, {"lam1": 1e-6, "lam2": 1e-5, "tol": 1e-10, "smo_tol": 1e-8}),
 }
 
@@ -130,5 +132,8 @@ def test_ctrl_c_stops_a_long_fit(method, interrupted):
     assert not outcome.get("hang"), f"{method} did not stop within {HANG_LIMIT} s of SIGINT"
     frames = [line.strip() for line in outcome["stderr"].splitlines() if line.strip().startswith("File ")]
     print(f"{method}: stopped {outcome['seconds']:.2f} s after SIGINT, in {frames[-1] if frames else '?'}")
-    assert "interrupted" in outcome["stdout"] and "finished" not in outcome["stdout"], outcome["stdout"]
+    assert "finished" not in outcome["stdout"], (
+        f"{method}'s fit ended as the signal arrived: give it a longer problem in LONG_FITS"
+    )
+    assert "interrupted" in outcome["stdout"], outcome["stdout"]
     assert outcome["returncode"] != 0 and "KeyboardInterrupt" in outcome["stderr"], outcome["stderr"]
