@@ -245,3 +245,40 @@ def test_ctrl_c_interrupts_a_long_solve(python_sigint_handler):
     finally:
         timer.cancel()
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("where", [(0, 0), (5, 700), (1099, 3), (1099, 1099), (1030, 1070)])
+@pytest.mark.parametrize("defect", ["nan", "inf", "asymmetry"])
+def test_the_tiled_check_finds_a_defect_anywhere_on_any_thread_count(where, defect, n_jobs):
+    # 1100 rows: past the size (1024) where the check runs on threads, 18 tile rows of 64 with a
+    # partial last one; each thread claims rows as it goes, so every row must be covered once.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1100, 4))
+    K = RBFKernel(gamma=0.3)(X)
+    KernelColumns(K, n_jobs=n_jobs)  # the clean matrix passes
+    i, j = where
+    if defect == "asymmetry":
+        if i == j:  # the diagonal cannot be asymmetric: its neighbour in the same tile
+            j = j - 1
+        K[i, j] += 1e-3
+        message = "symmetric"
+    else:
+        K[i, j] = np.nan if defect == "nan" else np.inf
+        message = "NaN or infinity"
+    with pytest.raises(ValueError, match=message):
+        KernelColumns(K, n_jobs=n_jobs)
+
+
+def test_the_tiled_check_reports_the_largest_asymmetry_whatever_the_threads():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((1300, 3))
+    K = RBFKernel(gamma=0.5)(X)
+    K[1290, 17] += 0.25
+    K[40, 900] += 0.5
+    messages = set()
+    for n_jobs in (1, 2, 3):
+        with pytest.raises(ValueError, match="symmetric") as error:
+            KernelColumns(K, n_jobs=n_jobs)
+        messages.add(str(error.value))
+    assert messages == {"the kernel matrix must be symmetric (largest |K_ij - K_ji| = 0.5)"}

@@ -34,23 +34,40 @@ cdef enum:
     TILE = 64
 
 
-cdef void check_matrix(const double[:, ::1] K, Py_ssize_t first, Py_ssize_t stride, bint* finite, double* largest,
+cdef extern from *:
+    """
+    static inline Py_ssize_t mlc_take_next(Py_ssize_t* counter) {
+        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    """
+    # The next unclaimed item of a counter shared by threads (GCC/Clang builtin: one atomic add).
+    Py_ssize_t take_next "mlc_take_next"(Py_ssize_t* counter) noexcept nogil
+
+
+cdef void check_matrix(const double[:, ::1] K, Py_ssize_t* claimed, bint* finite, double* largest,
                        double* worst) noexcept nogil:
     """Finiteness, max |K_ij| and max |K_ij - K_ji|, tile by tile so that K^T is read cache-friendly.
 
-    Covers the tile rows ``first, first + stride, ...`` of the lower triangle (a thread's share:
-    the rows' work grows along the triangle, so striding balances it).  Branch-free: a NaN or an
-    infinity turns ``poison = sum 0 * K_ij`` into NaN.  Four independent sets of accumulators:
-    with one, every entry waited for the last entry's add and max (their latency, not memory,
-    bounded the pass: 10 ms for scene's 2407 x 2407, a fifth of a BSVM fit).
+    Covers the tile rows of the lower triangle that this thread claims from the shared counter
+    ``claimed``, the longest (bottom) rows first: a thread that runs slower (a core just woken
+    from idle starts at a fraction of its speed for some milliseconds) then takes fewer rows
+    instead of holding the other back, as a fixed split of the rows between the threads did.
+    The result does not depend on the schedule (maxima, and a sum of zeros).  Branch-free: a
+    NaN or an infinity turns ``poison = sum 0 * K_ij`` into NaN.  Four independent sets of
+    accumulators: with one, every entry waited for the last entry's add and max (their latency,
+    not memory, bounded the pass: 10 ms for scene's 2407 x 2407, a fifth of a BSVM fit).
     """
-    cdef Py_ssize_t n = K.shape[0], top = first * TILE, left, i, j, end
+    cdef Py_ssize_t n = K.shape[0], tiles = (n + TILE - 1) // TILE, top, left, i, j, end
     cdef const double* row
     cdef double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0
     cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
     cdef double w0 = 0.0, w1 = 0.0, w2 = 0.0, w3 = 0.0
     cdef double a0, a1, a2, a3, m0, m1, m2, m3
-    while top < n:
+    while True:
+        top = take_next(claimed)
+        if top >= tiles:
+            break
+        top = (tiles - 1 - top) * TILE
         left = 0
         while left <= top:
             for i in range(top, min(top + TILE, n)):
@@ -75,18 +92,17 @@ cdef void check_matrix(const double[:, ::1] K, Py_ssize_t first, Py_ssize_t stri
                     w0 = max(w0, fabs(a0 - m0))
                     j += 1
             left += TILE
-        top += stride * TILE
     finite[0] = (p0 + p1) + (p2 + p3) == 0.0
     largest[0] = max(max(l0, l1), max(l2, l3))
     worst[0] = max(max(w0, w1), max(w2, w3))
 
 
-def _check_share(const double[:, ::1] K, Py_ssize_t first, Py_ssize_t stride):
-    """(finite, largest |K_ij|, largest asymmetry) over one thread's tile rows (:func:`check_matrix`)."""
+def _check_share(const double[:, ::1] K, Py_ssize_t[::1] claimed):
+    """(finite, largest |K_ij|, largest asymmetry) over the tile rows one thread claims (:func:`check_matrix`)."""
     cdef double largest = 0.0, worst = 0.0
     cdef bint finite = True
     with nogil:
-        check_matrix(K, first, stride, &finite, &largest, &worst)
+        check_matrix(K, &claimed[0], &finite, &largest, &worst)
     return finite, largest, worst
 
 
@@ -127,7 +143,8 @@ cdef class KernelColumns:
             raise ValueError(f"the kernel matrix must be square and non-empty, got shape {(matrix.shape[0], matrix.shape[1])}")
         # The check is a pass over the matrix: on its threads when the matrix is large enough to pay for them.
         threads = effective_threads(n_jobs, (n + TILE - 1) // TILE) if n >= 1024 else 1
-        shares = map_threads(lambda first: _check_share(matrix, first, threads), range(threads), threads)
+        claimed = np.zeros(1, dtype=np.intp)
+        shares = map_threads(lambda _: _check_share(matrix, claimed), range(threads), threads)
         finite = all(share[0] for share in shares)
         largest = max(share[1] for share in shares)
         worst = max(share[2] for share in shares)
