@@ -14,8 +14,9 @@ problem, rescaled.  Both stop at LIBSVM's rule with eps = 1e-3.  Three timings p
 
 Ratios are ours / SVC (below 1: ours is faster).  Targets: <= 1.0 against the precomputed
 loop, <= 0.3 against the rbf loop, <= 0.5 against the precomputed loop with two threads and a
-speed-up >= 1.7 of two threads over one (also timed alternately, :func:`timed_pair`), dual objectives within 1e-4 (largest relative
-difference over the labels of h_i = 1/2 beta_i^T K beta_i - sum |beta_i|, beta_i = y * alpha_i).
+speed-up >= 1.7 of two threads over one (also timed alternately, :func:`timed_pair`), dual
+objectives within 1e-4 (largest relative difference over the labels of
+h_i = 1/2 beta_i^T K beta_i - sum |beta_i|, beta_i = y * alpha_i).
 
     python benchmarks/bench_smo.py [--repeat 3]
 """

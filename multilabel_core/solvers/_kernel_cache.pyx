@@ -36,11 +36,19 @@ cdef enum:
 
 cdef extern from *:
     """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline Py_ssize_t mlc_take_next(Py_ssize_t* counter) {
+        return (Py_ssize_t)_InterlockedExchangeAdd64((volatile __int64*)counter, 1);
+    }
+    #else
     static inline Py_ssize_t mlc_take_next(Py_ssize_t* counter) {
         return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
+    #endif
     """
-    # The next unclaimed item of a counter shared by threads (GCC/Clang builtin: one atomic add).
+    # The next unclaimed item of a counter shared by threads: one atomic add (the GCC/Clang builtin,
+    # or MSVC's intrinsic on 64-bit Windows, where Py_ssize_t is __int64).
     Py_ssize_t take_next "mlc_take_next"(Py_ssize_t* counter) noexcept nogil
 
 
