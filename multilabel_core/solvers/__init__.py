@@ -8,7 +8,14 @@ from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import SMO_TOL_FLOOR, KernelSource, SMOSolver, check_smo_tol, kernel_expansion, relation_statistics, smo_solve
-from .svmplus import embedded_hinge_cd, embedded_hinge_ipm, privileged_label_features, svmplus_cd, svmplus_ipm
+from .svmplus import (
+    embedded_hinge_cd,
+    embedded_hinge_ipm,
+    embedded_solution,
+    privileged_label_features,
+    svmplus_cd,
+    svmplus_ipm,
+)
 
 __all__ = [
     "SMALLEST_EPS",
@@ -28,6 +35,7 @@ __all__ = [
     "coupling_inverse",
     "embedded_hinge_cd",
     "embedded_hinge_ipm",
+    "embedded_solution",
     "fixed_point_continuation",
     "irwls_msvr",
     "kernel_expansion",

@@ -87,7 +87,8 @@ from ._convergence import warn_not_converged
 from .interior_point import inequality_qp, mehrotra, reduced_system, robust_cholesky, solve_reduced, weighted_gram
 from .cd import _check_signs, _rows
 
-__all__ = ["embedded_hinge_cd", "embedded_hinge_ipm", "privileged_label_features", "svmplus_cd", "svmplus_ipm"]
+__all__ = ["embedded_hinge_cd", "embedded_hinge_ipm", "embedded_solution", "privileged_label_features", "svmplus_cd",
+           "svmplus_ipm"]
 
 
 def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
@@ -503,8 +504,8 @@ def svmplus_ipm(
     statistics = {"primal_infeasibility": certificate["infeasibility"], "complementarity": certificate["complementarity"],
                   "mu": mu}
     fit_certificate = _ipm_certificate("svmplus_ipm", certificate["objectives"], n_iter, tol, warn, start, statistics)
-    n_labels, d, d_tilde = Y.shape[1], X.shape[1], X_priv.shape[1]
-    solution = _ipm_solution(M, A, d, fit_intercept, n_labels, alpha, {
+    d, d_tilde = X.shape[1], X_priv.shape[1]
+    solution = embedded_solution(M, A, d, fit_intercept, alpha, {
         "beta": beta, "W_tilde": np.ascontiguousarray(V[:, :d_tilde].T), "intercept_tilde": V[:, d_tilde].copy(),
     })
     return Fit(solution, fit_certificate)
@@ -539,8 +540,7 @@ def embedded_hinge_ipm(
     M, _, alpha, _, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
     fit_certificate = _ipm_certificate("embedded_hinge_ipm", certificate["objectives"], n_iter, tol, warn, start,
                                        {"mu": mu})
-    d, n_labels = X.shape[1], Y.shape[1]
-    return Fit(_ipm_solution(M, A, d, fit_intercept, n_labels, alpha, {}), fit_certificate)
+    return Fit(embedded_solution(M, A, X.shape[1], fit_intercept, alpha), fit_certificate)
 
 
 def _by_interior_point(problem, A, tol, max_iter):
@@ -562,14 +562,21 @@ def _by_interior_point(problem, A, tol, max_iter):
     return M, V, alpha, beta, n_iter, mu, certificate
 
 
-def _ipm_solution(M, A, d: int, fit_intercept: bool, n_labels: int, alpha, extras: dict) -> Solution:
-    """The scores' weights M^T A (M^T without an embedding), the dictionary M when there is one, the multipliers."""
+def embedded_solution(M, A, d: int, fit_intercept: bool, dual, extras: dict | None = None) -> Solution:
+    """The Solution of a point M of the embedded problems (:func:`embedded_hinge_cd`, :func:`svmplus_ipm`).
+
+    ``M`` is (k, d + fit_intercept) with A (k, L) the embedding, or (L, d + fit_intercept) without
+    one (A None).  The scores' weights are ``M^T A`` (``M^T``), split into ``coef`` (d, L) and the
+    intercept (the last row, zeros without an intercept); with an embedding ``extras`` holds the
+    dictionary ``D = M[:, :d]`` and ``D_intercept``, then the given ``extras``.  ``dual`` is the
+    multipliers.
+    """
     coef = M.T if A is None else M.T @ A
     return Solution(
-        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(n_labels),
-        dual=alpha,
+        coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(coef.shape[1]),
+        dual=dual,
         extras={"D": None if A is None else np.ascontiguousarray(M[:, :d]),
-                "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(), **extras},
+                "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(), **(extras or {})},
     )
 
 

@@ -68,6 +68,7 @@ from multilabel_core.solvers import (
     AlternatingSolver,
     embedded_hinge_cd,
     embedded_hinge_ipm,
+    embedded_solution,
     svmplus_cd,
     svmplus_ipm,
     tighten_to_relative_gap,
@@ -308,16 +309,12 @@ class PrivilegedCDSolver(Solver):
             f"from the D-step's",
         )
         extras_d = d_fit.solution.extras
-        d = D.shape[1] - bool(fit_intercept)
-        scores = D.T @ W  # (dim(x_a), L): Z = D^T W, its last row the scores' bias
-        extras = dict(extras_d, D=np.ascontiguousarray(D[:, :d]), D_intercept=D[:, d].copy() if fit_intercept else None,
-                      continue_from=(extras_d["D"], extras_d["D_intercept"]))
+        extras = {key: value for key, value in extras_d.items() if key not in ("D", "D_intercept")}
+        extras["continue_from"] = (extras_d["D"], extras_d["D_intercept"])
         if "W_tilde" in extras:
             extras.update(W_tilde=w_fit.solution.extras["W_tilde"], intercept_tilde=w_fit.solution.extras["intercept_tilde"])
-        solution = Solution(
-            coef=np.ascontiguousarray(scores[:d]), intercept=scores[d].copy() if fit_intercept else np.zeros(W.shape[1]),
-            dual=d_fit.solution.dual, extras=extras,
-        )
+        d = D.shape[1] - bool(fit_intercept)
+        solution = embedded_solution(D, W, d, fit_intercept, d_fit.solution.dual, extras)
         gap = incoming - certificate.dual
         kept = attrs.evolve(
             certificate, primal=incoming, gap=gap, converged=bool(gap <= self.tol * max(1.0, abs(incoming))),
