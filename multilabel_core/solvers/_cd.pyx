@@ -17,7 +17,7 @@ eq. 8); other modules add theirs by subclassing
 
 import numpy as np
 
-from multilabel_core.parallel import cancelled as _cancelled
+from multilabel_core.parallel import raise_if_cancelled
 from multilabel_core.validation import SYMMETRY_RTOL
 
 cimport cython
@@ -37,8 +37,7 @@ cdef int check_interrupt() except -1:
     each running label stops at its next check instead of finishing its solve.
     """
     PyErr_CheckSignals()
-    if _cancelled():
-        raise KeyboardInterrupt("stopped: another label's solve failed or was interrupted")
+    raise_if_cancelled()
 
 #: Coordinate visits between two checks for Ctrl-C (a check takes the GIL briefly).
 cdef Py_ssize_t SIGNAL_CHECK_INTERVAL = 1 << 14

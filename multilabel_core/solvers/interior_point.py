@@ -35,6 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
+from ..parallel import raise_if_cancelled
+
 __all__ = [
     "STALLED", "TO_BOUNDARY", "MarginProblem", "inequality_qp", "mehrotra", "robust_cholesky", "weighted_gram",
 ]
@@ -88,6 +90,8 @@ def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -
     mu = float((np.sum(sa * la) + np.sum(sb * lb)) / m)
     best, best_gap, stalled, n_iter = None, np.inf, 0, 0
     for n_iter in range(1, max_iter + 1):
+        # On a label thread, Ctrl-C reaches the main thread only: stop when it cancels the map.
+        raise_if_cancelled()
         ga, gb = problem.constraints(A, M, V)
         rpa, rpb = ga - 1.0 - sa, gb - sb
         adj_M, adj_V = problem.adjoint(A, la, lb)
