@@ -38,6 +38,7 @@ TABLE = {
     "corel5k": (5000, 499, 374, 3.522, True),
     "bibtex": (7395, 1836, 159, 2.402, True),
     "cal500": (502, 68, 174, 26.044, False),
+    "corel16k001": (13766, 500, 153, 2.859, True),
 }
 TEXT_SETS = ("enron", "medical", "bibtex", "corel5k")
 # Mean stored feature values per row (1 decimal): the words present in an example.  Reading

@@ -40,6 +40,8 @@ fail (missing file, or the checksum):
   filter, as their relation names record), not the all-feature files Mulan publishes;
 - yahoo-arts-mkml is not a Mulan file: it was converted from a public MATLAB copy of the Yahoo
   Arts data of the ML-kNN papers (462 features), features as given;
+- corel16k001 (Mulan's Corel16k sample 1) was likewise converted from a public MATLAB copy, features
+  as given (numeric, sparse rows), so it is not byte-identical to Mulan's ``corel16k001.arff``;
 - the ``NAME-train.xml`` and ``NAME-test.xml`` of emotions, scene and yeast: Mulan publishes one
   header ``NAME.xml`` per folder, and these copies are that header with LF line ends where the
   ``NAME.xml`` here has CRLF (``scene-train.xml`` is byte-identical to the index's
@@ -173,6 +175,13 @@ _MULAN_DATASETS = {
         "P. Duygulu, K. Barnard, J. F. G. de Freitas, D. A. Forsyth. Object recognition as machine "
         "translation: learning a lexicon for a fixed image vocabulary. ECCV 2002.",
         dict(n_samples=5000, n_features=499, n_labels=374, label_cardinality=3.522, sparse=True),
+    ),
+    "corel16k001": (
+        "ea29e22e4760f2f4191cf26f83990177d0b4f292365d0e1b215efbb37cec0b11",
+        "0fb3d2d914a1d3342c3764062ac06fbaf8aafc5d4d24329a088a363afaa1177c",
+        "K. Barnard, P. Duygulu, D. Forsyth, N. de Freitas, D. M. Blei, M. I. Jordan. Matching words and "
+        "pictures. JMLR 3, 2003 (Corel16k, sample 1 of Mulan's ten; 500 numeric features as given).",
+        dict(n_samples=13766, n_features=500, n_labels=153, label_cardinality=2.859, sparse=True),
     ),
     "bibtex": (
         "a282a6d1fb3cdaf39bde3f81cd4e6079850a7a538a6bc44f8b4ed95dfe1e5014",
