@@ -258,6 +258,17 @@ class EpsilonInsensitive(Loss):
         Y, T = _pair(Y, T)
         return self.irwls_weights(Y, T)[:, None] * (T - Y)
 
+    def conjugate(self, Y, U) -> float:
+        """Fenchel conjugate ``sum_i <u_i, y_i> + epsilon ||u_i|| + ||u_i||^2 / 4`` at the dual point ``U``.
+
+        Per row, with t = y - r: ``sup_t <u, t> - Omega_1(||y - t||) = <u, y> + sup_{s >= 0} s ||u||
+        - Omega_1(s)``, attained at s = epsilon + ||u|| / 2; finite everywhere, so primal solvers
+        (L-BFGS) certify MSVR problems by their duality gap.
+        """
+        Y, U = _pair(Y, U)
+        norms = np.linalg.norm(U, axis=1)
+        return float(np.sum(Y * U) + self.epsilon * norms.sum() + (norms**2).sum() / 4.0)
+
     def irwls_weights(self, Y, T) -> np.ndarray:
         """``a_i = Omega_1'(r_i) / r_i`` (eq. 13) at the residual rows of (Y, T): :func:`tube_weights`."""
         Y, T = _pair(Y, T)

@@ -317,3 +317,18 @@ def _check_params(what: str, factory: Callable, params: dict) -> None:
             f"{what} has no parameter {', '.join(map(repr, unknown))}. "
             f"Valid parameters: {', '.join(valid) if valid else 'none'}"
         )
+    required = [
+        p.name
+        for p in signature.parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        and p.name not in params
+    ]
+    if required:
+        kind = what.split()[0]
+        example = ", ".join(f"{name!r}: ..." for name in required)
+        raise ValueError(
+            f"{what} needs {', '.join(required)}, which has no default: pass it "
+            f"({kind}_params={{{example}}} in ComposedEstimator, or make_component(..., {required[0]}=...)), "
+            f"or give a {kind} object"
+        )

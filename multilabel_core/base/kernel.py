@@ -22,6 +22,10 @@ class Kernel(ABC):
 
     linear: bool = False
     precomputed: bool = False
+    #: Capabilities through which this part's own information reaches a model beyond its generic
+    #: interface; a solver must read each (``requires`` or ``consumes``) or refuse the part
+    #: (:meth:`multilabel_core.base.Solver.check`).  Empty for the stock parts.
+    state: tuple[str, ...] = ()
 
     @abstractmethod
     def __call__(self, X, Z=None):

@@ -49,6 +49,10 @@ class Loss(ABC):
     smooth: bool = False
     #: "sign" for losses on {-1,+1} targets, "real" for regression targets.
     target: str = "sign"
+    #: Capabilities through which this part's own information reaches a model beyond its generic
+    #: interface; a solver must read each (``requires`` or ``consumes``) or refuse the part
+    #: (:meth:`multilabel_core.base.Solver.check`).  Empty for the stock parts.
+    state: tuple[str, ...] = ()
 
     @abstractmethod
     def value(self, Y: np.ndarray, T: np.ndarray) -> float:

@@ -38,6 +38,10 @@ class Regularizer(ABC):
 
     #: True when :meth:`value` is differentiable everywhere (quasi-Newton solvers need it).
     smooth: bool = False
+    #: Capabilities through which this part's own information reaches a model beyond its generic
+    #: interface; a solver must read each (``requires`` or ``consumes``) or refuse the part
+    #: (:meth:`multilabel_core.base.Solver.check`).  Empty for the stock parts.
+    state: tuple[str, ...] = ()
 
     @abstractmethod
     def value(self, W: np.ndarray) -> float:

@@ -18,10 +18,25 @@ class LabelRelation(ABC):
         The relation given ``gram = W^T W`` (L, L), the closed-form step of the
         alternating methods.  Working from the Gram matrix lets kernel methods update
         without forming ``W`` (MLRL section 2.2).
+
+    Optional capabilities
+    ---------------------
+    feed(problem) -> Problem
+        The problem a generic solver solves instead, for a fixed relation that acts before
+        the model step (LIEML's label enhancement: the enhanced labels as the targets).  Same
+        rows and kernel (prediction is the fitted model's as usual); the returned problem's
+        relation is what the solver then sees (usually :class:`Independent`).  A composing
+        estimator feeds the problem only when the chosen solver does not read the relation's
+        ``state`` itself.
     """
 
     #: False for fixed relations (Omega = I): alternating solvers then stop after one step.
     learned: bool = True
+    #: The capabilities through which this relation's own information reaches a model (the concept
+    #: network's co-occurrence graph: ``("graph",)``).  A solver must read each of them (list it in its
+    #: ``requires`` or ``consumes``) or refuse the relation; ``()`` for Omega = I, which every
+    #: per-label solver realises by solving the labels apart.
+    state: tuple[str, ...] = ()
 
     @abstractmethod
     def initial(self, n_labels: int) -> np.ndarray:

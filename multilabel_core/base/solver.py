@@ -16,7 +16,47 @@ from .relation import LabelRelation
 
 
 class CapabilityError(TypeError):
-    """A solver was given a part that lacks a method the solver needs."""
+    """A solver was given a part that lacks a method the solver needs, or a part it would ignore."""
+
+
+def unread_message(solver, role: str, part, names: tuple[str, ...]) -> str:
+    """The refusal of a part ``solver`` would ignore (:func:`unread_state`'s ``(role, part, names)``)."""
+    solver_name = type(solver).__name__
+    if role == "relation" and names[0] == "update" and getattr(part, "learned", False):
+        return (
+            f"{solver_name} solves for a fixed label relation, but {type(part).__name__} is learned and "
+            f"{solver_name} never runs its update: compose it with an alternating solver (solver='alternating', "
+            "or solver='auto')"
+        )
+    return (
+        f"{solver_name} would ignore the {role} {type(part).__name__}: it does not read "
+        f"{', '.join(f'{role}.{name}' for name in names)}, through which that {role} shapes the model; "
+        f"choose a solver that reads it (solver='auto' finds one) or drop the {role}"
+    )
+
+
+def unread_state(solver, problem) -> list[tuple[str, object, tuple[str, ...]]]:
+    """The parts of ``problem`` whose ``state`` ``solver`` would not read: ``(role, part, names)`` each.
+
+    A name is read when the solver lists it for that role in ``requires`` or ``consumes``.
+    What :meth:`Solver.check` refuses, and what a composing estimator asks before it hands a
+    problem to a solver whose own ``check`` it cannot vouch for.
+    """
+    requires = getattr(solver, "requires", {}) or {}
+    consumes = getattr(solver, "consumes", {}) or {}
+    unread = []
+    for role in PART_ROLES:
+        part = getattr(problem, role)
+        read = set(requires.get(role, ())) | set(consumes.get(role, ()))
+        state = tuple(getattr(part, "state", ()))
+        if role == "relation" and getattr(part, "learned", False):
+            # A learned relation shapes the model through its update step: a solver that never
+            # runs it solves for the initial relation and would pass that off as the learned one.
+            state = ("update",) + state
+        missing = tuple(name for name in state if name not in read)
+        if missing:
+            unread.append((role, part, missing))
+    return unread
 
 
 @attrs.frozen(eq=False)
@@ -122,6 +162,10 @@ class Fit:
         return int(self.certificate.n_iter)
 
 
+#: The roles of the parts a solver reads from a :class:`Problem`.
+PART_ROLES = ("loss", "regularizer", "relation", "kernel")
+
+
 class Solver(ABC):
     """Base class of a solver.
 
@@ -130,12 +174,22 @@ class Solver(ABC):
     Method names must be callables of the part; other names (e.g. ``"smooth"``,
     ``"linear"``) must be true attributes.  :meth:`check` raises
     :class:`CapabilityError` naming the first one missing, before any numerical work.
+
+    ``consumes`` maps a role to the capabilities the solver reads *when the part has them*
+    (optional inputs: LIEML's solver enhances the labels when the relation can).  A part
+    whose own information reaches a model only through some capability lists it in its
+    ``state`` (the concept network's relation: ``("graph",)``); a solver that neither
+    requires nor consumes each of those names would fit as if the part were absent, so
+    :meth:`check` refuses the part (:func:`unread_state`).  A part with an empty ``state``
+    (independent labels, the stock losses) is read through its generic interface alone.
     """
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
+    consumes: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def check(self, problem: Problem) -> None:
-        """Raise :class:`CapabilityError` if a part of ``problem`` lacks a capability in :attr:`requires`."""
+        """Raise :class:`CapabilityError` if a part of ``problem`` lacks a capability in :attr:`requires`,
+        or carries state (its ``state`` names) that this solver would not read."""
         for role, names in self.requires.items():
             part = getattr(problem, role)
             for name in names:
@@ -145,6 +199,9 @@ class Solver(ABC):
                         f"{type(self).__name__} requires {role}.{name}, which "
                         f"{type(part).__name__} does not provide"
                     )
+        unread = unread_state(self, problem)
+        if unread:
+            raise CapabilityError(unread_message(self, *unread[0]))
 
     def require_identity_label_gram(self, problem: Problem, objective: str) -> None:
         """Raise :class:`CapabilityError` unless the regulariser's ``label_gram(L)`` is the identity.

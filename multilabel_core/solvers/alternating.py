@@ -154,6 +154,16 @@ class AlternatingSolver(Solver):
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update")}
 
+    @property
+    def consumes(self) -> dict[str, tuple[str, ...]]:
+        """What the model steps read: the inner solver's requirements and optional inputs (the driver
+        passes a fixed relation's problem to it unchanged)."""
+        roles = set(self.inner.requires) | set(getattr(self.inner, "consumes", {}))
+        return {
+            role: tuple(self.inner.requires.get(role, ())) + tuple(getattr(self.inner, "consumes", {}).get(role, ()))
+            for role in roles
+        }
+
     def check(self, problem: Problem) -> None:
         super().check(problem)
         if problem.relation.learned and not callable(getattr(problem.regularizer, "with_relation", None)):

@@ -74,13 +74,23 @@ def register_methods(register):
     )
 
 
+#: Where ``solver="auto"`` tries this family's solvers (the core's: cd 10, smo 20, irwls 30, lbfgs 40,
+#: alternating 50; multilabel_core.composition).
+AUTO_ORDER = {'concept_network_cd': 15}
+
+
 @multilabel_core.hookimpl
 def register_components(register):
     for kind, name, factory in (
         ("relation", "concept_network", ConceptNetworkRelation),
         ("solver", "concept_network_cd", ConceptNetworkSolver),
     ):
-        register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))
+        register(
+            ComponentSpec(
+                kind, name, factory, description=factory.__doc__.strip().splitlines()[0],
+                auto_order=AUTO_ORDER.get(name),
+            )
+        )
 
 
 @multilabel_core.hookimpl

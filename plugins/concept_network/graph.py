@@ -121,6 +121,8 @@ class ConceptNetworkRelation(LabelRelation):
     threshold: float = attrs.field(default=0.05)
 
     learned = False
+    # The graph is what this relation contributes: a solver that does not read it fits independent labels.
+    state = ("graph",)
 
     def __attrs_post_init__(self):
         check_threshold(self.threshold)

@@ -175,6 +175,8 @@ class LowRankEnhancement(LabelRelation):
     accelerate: bool = attrs.field(default=True, validator=flag)
 
     learned = False
+    # The enhanced labels are what this relation contributes.
+    state = ("enhance",)
 
     def initial(self, n_labels: int) -> np.ndarray:
         return np.eye(check_scalar(n_labels, "n_labels", kind=numbers.Integral, low=1))

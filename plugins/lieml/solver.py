@@ -61,6 +61,7 @@ class LIEMLSolver(Solver):
         "loss": ("epsilon", "irwls_weights"),
         "regularizer": ("label_gram",),
     }
+    consumes: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("enhance",)}
 
     def check(self, problem: Problem) -> None:
         super().check(problem)

@@ -80,6 +80,11 @@ def register_methods(register):
         )
 
 
+#: Where ``solver="auto"`` tries this family's solvers (the core's: cd 10, smo 20, irwls 30, lbfgs 40,
+#: alternating 50; multilabel_core.composition).
+AUTO_ORDER = {'privileged_cd': 12, 'prml_alternating': 55}
+
+
 @multilabel_core.hookimpl
 def register_components(register):
     components = {
@@ -88,4 +93,9 @@ def register_components(register):
         ("solver", "prml_alternating"): prml_alternating,
     }
     for (kind, name), factory in components.items():
-        register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))
+        register(
+            ComponentSpec(
+                kind, name, factory, description=factory.__doc__.strip().splitlines()[0],
+                auto_order=AUTO_ORDER.get(name),
+            )
+        )

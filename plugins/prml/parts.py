@@ -77,6 +77,8 @@ class PrivilegedLabels(LabelRelation):
     bias: bool = attrs.field(default=True, validator=flag)
 
     learned: ClassVar[bool] = False
+    # The label pool (which labels are privileged features of which) is what this relation contributes.
+    state: ClassVar[tuple[str, ...]] = ("pool",)
 
     def __attrs_post_init__(self):
         if self.n_privileged is not None:

@@ -168,6 +168,7 @@ class PrivilegedCDSolver(Solver):
     init: str = attrs.field(default="svd", validator=attrs.validators.in_(INITS))
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
+    consumes: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("pool",)}
 
     def check(self, problem: Problem) -> None:
         super().check(problem)

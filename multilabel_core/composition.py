@@ -1,0 +1,259 @@
+"""Composition: which registered solver solves a problem made of given parts.
+
+A solver declares what it needs of each part (:attr:`~multilabel_core.base.Solver.requires`)
+and which optional capabilities it reads (:attr:`~multilabel_core.base.Solver.consumes`); a
+part declares the capabilities through which its own information reaches a model (its
+``state``).  :meth:`~multilabel_core.base.Solver.check` holds a solver to both, so a
+composition is either solved with every part it names, or refused with a
+:class:`~multilabel_core.base.CapabilityError` that names the part and what is missing.
+
+``solver="auto"`` (:func:`select_solver`) tries the registered solvers that carry an
+``auto_order`` (:class:`~multilabel_core.registry.ComponentSpec`), lowest first, and takes the
+first whose check passes; a solver with an ``inner`` parameter (the alternating driver) gets
+its model-step solver by the same rule, applied to the model step's problem.  When no solver
+reads a fixed relation's state but the relation can ``feed`` a generic solver (LIEML's label
+enhancement: the enhanced labels become the targets), the fed problem is tried the same way.
+
+:func:`auto_table` renders what ``auto`` picks for every registered (loss, regularizer,
+relation) by kernel: the table of docs/components.md (a test holds the two equal).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+
+from .base import CapabilityError, Problem, Solver, unread_state
+from .base.solver import unread_message
+from .plugins import component_parameters, list_components, make_component
+
+__all__ = ["AUTO", "SolverChoice", "auto_table", "feed_if_unread", "select_solver", "solver_order"]
+
+#: The name that asks for the automatic choice (``solver="auto"``, ``inner="auto"``).
+AUTO = "auto"
+
+
+@attrs.frozen(eq=False)
+class SolverChoice:
+    """The outcome of a choice: the built ``solver``, its registered ``name``, the ``problem`` it
+    solves (the fed one when the relation fed it) and, for a driver, the ``inner`` name."""
+
+    solver: Solver
+    name: str
+    problem: Problem
+    inner: str | None = None
+    fed: bool = False
+
+
+def solver_order() -> list[str]:
+    """The registered solvers ``auto`` tries, in order (``auto_order``, then name)."""
+    specs = [spec for spec in list_components("solver") if spec.auto_order is not None]
+    return [spec.name for spec in sorted(specs, key=lambda spec: (spec.auto_order, spec.name))]
+
+
+def has_inner(name: str) -> bool:
+    """Whether the solver registered as ``name`` takes a model-step solver (``inner``)."""
+    return "inner" in component_parameters("solver", name)
+
+
+def _accepts(name: str, settings: Mapping) -> bool:
+    accepted = component_parameters("solver", name)
+    factory = {spec.name: spec.factory for spec in list_components("solver")}[name]
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(factory).parameters.values())
+    return takes_any or set(settings) <= accepted
+
+
+def _step_problem(problem: Problem) -> Problem:
+    """A model step's problem of an alternating solve, on which its solver is chosen.
+
+    The relation is held at its initial value moved off the diagonal (a learned covariance
+    starts at I / L, where every label is apart; the later steps couple them), so that a
+    solver accepting only label-separable steps is not chosen for a driver whose steps are not.
+    """
+    from .solvers.alternating import AlternatingSolver
+
+    relation = problem.relation
+    if relation.learned and not callable(getattr(problem.regularizer, "with_relation", None)):
+        raise CapabilityError(
+            f"the {type(relation).__name__} relation is learned through regularizer.with_relation, which "
+            f"{type(problem.regularizer).__name__} does not provide (a label covariance regulariser does)"
+        )
+    held = np.asarray(relation.initial(problem.n_labels), dtype=np.float64)
+    if relation.learned and held.shape[0] > 1:
+        L = held.shape[0]
+        smallest = float(np.linalg.eigvalsh(held)[0])
+        # J - I has eigenvalues -1 and L - 1: the shift keeps the matrix positive definite.
+        held = held + 0.5 * smallest / L * (np.ones((L, L)) - np.eye(L))
+    return AlternatingSolver.step_problem(problem, held)
+
+
+def build_solver(name: str, problem: Problem, settings: Mapping, inner=AUTO, optional: Mapping = ()) -> SolverChoice:
+    """The solver registered as ``name``, built with ``settings`` (and the ``optional`` settings it
+    takes), its ``inner`` solver by name, object or ``"auto"`` when it has one."""
+    params = dict(settings)
+    params.update((key, value) for key, value in dict(optional).items() if key in component_parameters("solver", name))
+    inner_name = None
+    if has_inner(name):
+        if isinstance(inner, Solver):
+            params["inner"], inner_name = inner, type(inner).__name__
+        elif inner == AUTO:
+            choice = select_solver(_step_problem(problem), exclude_drivers=True, feed=False)
+            params["inner"], inner_name = choice.solver, choice.name
+        else:
+            params["inner"], inner_name = make_component("solver", inner), inner
+    elif not (isinstance(inner, str) and inner == AUTO):
+        raise ValueError(
+            f"inner={inner!r} names a model-step solver, but solver {name!r} has none; "
+            f"solvers that take one: {', '.join(n for n in solver_names() if has_inner(n)) or 'none'}"
+        )
+    return SolverChoice(make_component("solver", name, **params), name, problem, inner_name)
+
+
+def solver_names() -> list[str]:
+    """Every registered solver's name, sorted."""
+    return [spec.name for spec in list_components("solver")]
+
+
+def select_solver(
+    problem: Problem,
+    settings: Mapping | None = None,
+    *,
+    optional: Mapping | None = None,
+    inner=AUTO,
+    exclude_drivers: bool = False,
+    feed: bool = True,
+) -> SolverChoice:
+    """The first solver of :func:`solver_order` that solves ``problem`` with every part it names.
+
+    Parameters
+    ----------
+    problem : Problem
+    settings : mapping, optional
+        Settings the solver must take (the user's ``tol``, ``max_iter``, ``solver_params``):
+        solvers that do not take them all are passed over, never given less than was asked.
+    optional : mapping, optional
+        Settings given to the solvers that take them (``n_jobs``: solvers without label threads
+        have nothing to split).
+    inner : str or Solver, default "auto"
+        The model-step solver of a driver (a solver with an ``inner`` parameter); by name, as an
+        object, or ``"auto"`` (this rule, on the model step's problem).  Anything but ``"auto"``
+        restricts the choice to drivers.
+    exclude_drivers : bool, default False
+        Leave the drivers out (the choice of a driver's own model-step solver).
+    feed : bool, default True
+        When no solver takes the problem as it is and its relation can ``feed`` a generic solver,
+        try the fed problem too.
+
+    Raises
+    ------
+    CapabilityError
+        No registered solver solves the composition; the message gives each candidate's reason.
+    """
+    settings = dict(settings or {})
+    optional = dict(optional or {})
+    wants_driver = not (isinstance(inner, str) and inner == AUTO)
+    reasons: dict[str, str] = {}
+    problems = [(problem, False)]
+    for candidate_problem, fed in problems:
+        for name in solver_order():
+            if (exclude_drivers and has_inner(name)) or (wants_driver and not has_inner(name)):
+                continue
+            if not _accepts(name, settings):
+                reasons.setdefault(name, f"takes no {', '.join(sorted(set(settings) - component_parameters('solver', name)))}")
+                continue
+            try:
+                choice = build_solver(name, candidate_problem, settings, inner, optional)
+                choice.solver.check(candidate_problem)
+            except CapabilityError as exc:
+                reasons[name] = str(exc)
+                continue
+            return attrs.evolve(choice, fed=fed)
+        if feed and not fed and callable(getattr(problem.relation, "feed", None)):
+            problems.append((feed_problem(problem), True))
+    listing = "; ".join(f"{name}: {reason}" for name, reason in reasons.items()) or "no solver is registered for auto"
+    raise CapabilityError(f"no registered solver solves this composition ({_describe(problem)}): {listing}")
+
+
+def feed_problem(problem: Problem) -> Problem:
+    """``problem.relation.feed(problem)``, held to its contract: the same rows, kernel and shape."""
+    fed = problem.relation.feed(problem)
+    if not isinstance(fed, Problem):
+        raise TypeError(f"{type(problem.relation).__name__}.feed must return a Problem, got {type(fed).__name__}")
+    if fed.X is not problem.X or fed.kernel is not problem.kernel or np.shape(fed.Y) != np.shape(problem.Y):
+        raise TypeError(
+            f"{type(problem.relation).__name__}.feed must keep the problem's rows, kernel and target shape "
+            "(prediction uses the fitted model on new rows as usual)"
+        )
+    return fed
+
+
+def feed_if_unread(solver: Solver, problem: Problem) -> tuple[Problem, bool]:
+    """The problem ``solver`` should solve: ``problem`` itself, or the relation's fed problem when
+    ``solver`` does not read the relation's state and the relation can feed a generic solver.
+
+    Raises :class:`CapabilityError` when ``solver`` would ignore a part it cannot be fed around.
+    """
+    unread = unread_state(solver, problem)
+    if unread and [role for role, *_ in unread] == ["relation"] and callable(getattr(problem.relation, "feed", None)):
+        fed = feed_problem(problem)
+        if not unread_state(solver, fed):
+            return fed, True
+    if unread:
+        raise CapabilityError(unread_message(solver, *unread[0]))
+    return problem, False
+
+
+def _describe(problem: Problem) -> str:
+    return ", ".join(f"{role}={type(getattr(problem, role)).__name__}" for role in ("loss", "regularizer", "relation", "kernel"))
+
+
+# -- the table of docs/components.md ------------------------------------------------------
+
+
+def _table_data(n_samples: int = 24, n_features: int = 5, n_labels: int = 3):
+    """A small fixed data set on which the table's problems are built (checks only: nothing is solved)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_samples, n_features))
+    Y = (X[:, :n_labels] + 0.5 * rng.standard_normal((n_samples, n_labels)) > 0).astype(np.int8)
+    Y[0], Y[1] = 1, 0  # every label takes both values
+    return X, Y
+
+
+def auto_table(kernels=("linear", "rbf")) -> list[dict]:
+    """For every registered (loss, regularizer, relation) and each kernel: what ``solver="auto"`` picks.
+
+    One record per (loss, regularizer, relation): the names, and per kernel the chosen solver
+    (``"alternating(inner=smo)"`` for a driver, ``" (fed)"`` when the relation fed a generic
+    solver) or ``"none"`` with the first candidate's reason, as :func:`select_solver` gives them.
+    The problems are built as :class:`~multilabel_core.ComposedEstimator` builds them, on a
+    small fixed data set; only the solvers' checks run.
+    """
+    from .estimator import ComposedEstimator
+
+    X, Y = _table_data()
+    names = {kind: [spec.name for spec in list_components(kind)] for kind in ("loss", "regularizer", "relation")}
+    records = []
+    for loss, regularizer, relation in itertools.product(names["loss"], names["regularizer"], names["relation"]):
+        record = {"loss": loss, "regularizer": regularizer, "relation": relation}
+        for kernel in kernels:
+            estimator = ComposedEstimator(loss=loss, regularizer=regularizer, relation=relation, kernel=kernel)
+            try:
+                choice = estimator.choose_solver(X, Y)
+            except (CapabilityError, ValueError) as exc:
+                record[kernel] = "none: " + _first_reason(str(exc))
+            else:
+                label = choice.name if choice.inner is None else f"{choice.name}(inner={choice.inner})"
+                record[kernel] = label + (" (fed)" if choice.fed else "")
+        records.append(record)
+    return records
+
+
+def _first_reason(message: str) -> str:
+    """The shortest useful part of a refusal: the reason of the first candidate, or the message."""
+    head, _, listing = message.partition("): ")
+    reason = listing.split("; ")[0] if listing else message
+    return reason.split(": ", 1)[1] if ": " in reason and listing else reason
