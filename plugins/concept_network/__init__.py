@@ -11,11 +11,11 @@ from __future__ import annotations
 import multilabel_core
 from multilabel_core.registry import ComponentSpec, MethodSpec
 
-from .estimator import PARTS, ConceptNetwork, InferenceWarning
+from .estimator import PARTS, ConceptNetwork, InferenceWarning, concept_inference
 from .graph import ConceptGraph, ConceptNetworkRelation, concept_graph, edge_statistic
 from .inference import InferenceResult, global_score, infer
 from .kernels import EigenBasis, LearnedKernels, learn_kernels, top_eigenpairs
-from .solver import ClippingWarning, ConceptNetworkSolver, local_features
+from .solver import ClippingWarning, ConceptNetworkSolver, local_features, site_dual_coef
 
 __all__ = [
     "CITATION",
@@ -31,6 +31,7 @@ __all__ = [
     "InferenceWarning",
     "LearnedKernels",
     "concept_graph",
+    "concept_inference",
     "edge_statistic",
     "global_score",
     "infer",
@@ -39,6 +40,7 @@ __all__ = [
     "register_components",
     "register_methods",
     "register_trusted_types",
+    "site_dual_coef",
     "top_eigenpairs",
 ]
 

@@ -43,11 +43,11 @@ import numpy as np
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
-from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
+from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar, check_X
 
 from .inference import INFERENCE, InferenceResult, infer
 
-__all__ = ["ConceptNetwork", "InferenceWarning"]
+__all__ = ["ConceptNetwork", "InferenceWarning", "concept_inference"]
 
 
 class InferenceWarning(UserWarning):
@@ -120,7 +120,16 @@ class ConceptNetwork(ComposedEstimator):
         ``v_l^T phi_l(x) = phi(x) . site_coef_[l]`` and ``w_lt^T phi_lt(x) = phi(x) . edge_coef_[e]``.
     dual_ : (n, L) the alpha of (8); certificate_ : the summed certificate of the L local duals
         (per-label values in ``statistics``); kernel_ : the resolved base RBF kernel; X_fit_;
-        and the composed estimator's ``dual_coef_``, ``parts_``, ``solution_``.
+        and the composed estimator's ``parts_``, ``solution_`` and ``dual_coef_`` -- the site scores
+        as an expansion in the base kernel, ``kernel_(x, X_fit_) @ dual_coef_ = (1 + eps) site_scores(x)``
+        (what a :class:`~multilabel_core.ComposedEstimator` of the same parts predicts with).
+
+    The same model composes by name: ``ComposedEstimator(loss="hinge", regularizer="frobenius",
+    relation="concept_network", kernel="rbf", solver="concept_network_cd", relation_params={"threshold": P0},
+    solver_params={"sigma": ..., "eps": ..., ...}, C=C, fit_intercept=False)``; its decision values are the
+    site scores and its ``predict`` their sign, while this preset infers the labels jointly (ICM);
+    :func:`concept_inference` runs that inference on the composition too.  Any loss with an SVM dual (the
+    squared hinge) and any kernel compose the same way (docs/methods/concept-network.md, "As a composition").
     """
 
     PARTS = PARTS
@@ -220,11 +229,7 @@ class ConceptNetwork(ComposedEstimator):
         return self.basis_.extend(self.kernel_(X, self.X_fit_))
 
     def _infer(self, X) -> InferenceResult:
-        phi = self._eigenfunctions(X)
-        return infer(
-            phi @ self.site_coef_.T, phi @ self.edge_coef_.T, self.concept_graph_.edges,
-            eps=self.eps, sigma=self.sigma, eps_edge=self.eps_edge, method=self.inference, max_sweeps=self.max_sweeps,
-        )  # fmt: skip
+        return _inference(self.solution_, self.intercept_, self._eigenfunctions(X), self.inference, self.max_sweeps)
 
     def _inferred(self, X) -> InferenceResult:
         result = self._infer(X)
@@ -248,3 +253,63 @@ class ConceptNetwork(ComposedEstimator):
         sweep cap (counted in an :class:`InferenceWarning`) keep their last labelling.
         """
         return self._inferred(self._validate_test_X(X)).labels
+
+
+def _inference(solution, intercept, phi, method: str, max_sweeps: int) -> InferenceResult:
+    """Inference on rows with eigenfunctions ``phi``, from a solution of :class:`~.solver.ConceptNetworkSolver`.
+
+    A local model's bias b_l (a problem with ``fit_intercept``) adds to its gain at y_l = 1 against
+    y_l = 0, as ``(1 + eps) g_l`` does: it enters as ``g_l + b_l / (1 + eps)``.
+    """
+    extras = solution.extras
+    eps = extras["eps"]
+    G = phi @ extras["site_coef"].T + np.asarray(intercept) / (1.0 + eps)
+    return infer(
+        G, phi @ extras["edge_coef"].T, extras["graph"].edges,
+        eps=eps, sigma=extras["sigma"], eps_edge=extras["eps_edge"], method=method, max_sweeps=max_sweeps,
+    )  # fmt: skip
+
+
+def concept_inference(estimator, X, *, method: str = "icm", max_sweeps: int = 100) -> InferenceResult:
+    """The concept network's joint inference on rows X for any estimator its solver fitted.
+
+    A :class:`~multilabel_core.ComposedEstimator` composed with ``solver="concept_network_cd"`` (or
+    ``"auto"`` choosing it) predicts the sign of its decision values, the local models' site scores
+    ``(1 + eps) v_l^T phi_l(x) + b_l`` -- the labelling ICM starts from.  This runs the inference of
+    Zhang et al. (section 4; :mod:`.inference`) on its fitted model, as :class:`ConceptNetwork`'s
+    ``predict`` does, so the composition reaches the paper's predictions too.
+
+    Parameters
+    ----------
+    estimator : a fitted ComposedEstimator (or ConceptNetwork) whose solver was ConceptNetworkSolver.
+    X : array or sparse matrix (n, d) -- rows as given to ``predict`` (the kernel's rows for a precomputed kernel).
+    method : {"icm", "global"}, default "icm"
+    max_sweeps : int >= 1, default 100
+
+    Returns
+    -------
+    InferenceResult
+        ``labels`` (the joint labelling), ``scores`` (the gains at it) and the per-row counts.
+
+    Raises
+    ------
+    ValueError
+        When the estimator was not fitted by :class:`~.solver.ConceptNetworkSolver` (the
+        message names its solver), for X of the wrong width, or for a bad ``method`` / ``max_sweeps``.
+    """
+    if method not in INFERENCE:
+        raise ValueError(f"method must be one of {INFERENCE}, got {method!r}")
+    check_scalar(max_sweeps, "max_sweeps", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+    solution = getattr(estimator, "solution_", None)
+    extras = getattr(solution, "extras", {}) or {}
+    if not all(key in extras for key in ("graph", "basis", "site_coef", "edge_coef", "eps", "sigma", "eps_edge")):
+        solver = type(getattr(estimator, "parts_", {}).get("solver", None)).__name__
+        raise ValueError(
+            f"concept_inference needs an estimator fitted by ConceptNetworkSolver; {type(estimator).__name__} "
+            + ("is not fitted" if solution is None else f"was fitted by {solver}")
+        )
+    X = check_X(X)
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} columns, but the estimator was fitted on {estimator.n_features_in_}")
+    phi = extras["basis"].extend(estimator.kernel_(X, estimator.X_fit_))
+    return _inference(solution, estimator.intercept_, phi, method, max_sweeps)
