@@ -25,11 +25,27 @@ follows (Theorem 3.4) sees the features re-weighted by the new lambda: the solut
 after the lambda-step (the paper orders the steps alpha, D, lambda; lambda before D lets the
 lambda-step use this alpha-step's R^-1, and every block step decreases the objective in
 either order).
+
+Kernels.  The dual (7) sees the rows only through their inner products, so any positive
+semi-definite kernel k serves (Elisseeff & Weston's ranking SVM is a kernel method, and
+eq. 18 writes the subset kernel as one).  A problem whose kernel is a matrix (``precomputed``:
+an RBF or polynomial kernel given by name reaches the solver as its training Gram matrix K)
+is solved on a factor G with ``G G^T = K``: the eigenvectors of K scaled by the square roots
+of its eigenvalues, those at most ``n * eps * lambda_max`` dropped (round-off: the stock
+kernels and :class:`~multilabel_core.kernels.PrecomputedKernel` are checked positive
+semi-definite), so ``||K - G G^T||_2 <= n * eps * lambda_max`` and the certificate is exact
+for that G.  The weights ``W_G = G^T beta R^-1`` on G's columns never leave the solver: the
+solution is the kernel expansion ``dual_coef = beta R^-1`` (scores ``k(x, X) beta R^-1 + b``,
+since ``G W_G = K beta R^-1``) and ``weight_factor`` is ``[W_G; b]``, whose Gram is W^T W in
+the kernel's feature space (Theorem 3.4's D-step needs nothing else).  The factor costs one
+symmetric eigendecomposition of K; the model steps of an alternation on the same K reuse it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 from typing import ClassVar
 
 import attrs
@@ -41,10 +57,9 @@ from multilabel_core.solvers import SMALLEST_EPS, AlternatingSolver, ranking_cd,
 from multilabel_core.solvers.ranking import ENGINE_COUNTS
 from multilabel_core.validation import check_random_state, count, flag, positive, seed
 
-from .kernel import SubsetKernel
 from .subsets import feature_scores, lambda_step
 
-__all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "check_two_labels", "ranking_alternating"]
+__all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "check_two_labels", "kernel_factor", "ranking_alternating"]
 
 #: LIBLINEAR's default eps, where an alpha-step without a warm-start eps starts.
 FIRST_EPS = 0.1
@@ -74,11 +89,14 @@ class RankingCDSolver(Solver):
     Solves a :class:`~multilabel_core.base.Problem` whose loss enumerates its ranked pairs
     (``pairs``: :class:`~multilabel_core.losses.PairwiseRankingHinge`), whose regulariser
     has the form ``1/2 tr(W M^-1 W^T)`` (``label_gram``: M is R^-1; ``Frobenius`` gives
-    LaRank SVM, eq. 1; ``FrobeniusLabelCovariance`` with D held fixed, R = I + mu D^-1),
-    whose kernel is linear (a :class:`~.kernel.SubsetKernel` re-weights the features) and
-    whose relation is fixed.  The bias (``fit_intercept``) is the weight of a constant
-    feature, as in eq. 1.  A learned relation is the core's alternating driver's business:
-    ``AlternatingSolver(inner=RankingCDSolver())`` is CLaRank SVM (:func:`ranking_alternating`).
+    LaRank SVM, eq. 1; ``FrobeniusLabelCovariance`` with D held fixed, R = I + mu D^-1;
+    ``LabelCovariance`` with Omega held fixed, R = Omega^-1), whose kernel is linear (a
+    kernel with ``subsets``, :class:`~.kernel.SubsetKernel`, re-weights the features) or a
+    positive semi-definite kernel matrix (``precomputed``; module docstring, "Kernels"), and
+    whose relation is fixed and carries no state of its own.  The bias (``fit_intercept``) is
+    the weight of a constant feature, as in eq. 1.  A learned relation is the core's
+    alternating driver's business: ``AlternatingSolver(inner=RankingCDSolver())`` is CLaRank
+    SVM (:func:`ranking_alternating`).
 
     Parameters
     ----------
@@ -95,7 +113,8 @@ class RankingCDSolver(Solver):
         from solve to solve (and from fit to fit).
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit`; its solution has ``coef`` W
-    (d, c) on the raw features, ``intercept`` b, ``dual`` alpha (one entry per pair, in
+    (d, c) on the raw features (for a kernel matrix ``coef`` is None and ``dual_coef`` is
+    beta R^-1, (n, c)), ``intercept`` b, ``dual`` alpha (one entry per pair, in
     the order of the loss's ``pairs``) and ``extras``: ``"beta"`` (eq. 8), ``"pairs"``,
     ``"eps"`` (the eps reached), ``"feature_weights"`` s and, with a SubsetKernel,
     ``"subset_weights"`` lambda (the ones solved with) and, for T > 1,
@@ -114,31 +133,39 @@ class RankingCDSolver(Solver):
     shrinking: bool = attrs.field(default=True, validator=flag)
     random_state: object = attrs.field(default=0, validator=seed)
 
+    # The kernel must be linear or a matrix (check): ``requires`` names capabilities that must all hold.
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("pairs",),
         "regularizer": ("label_gram",),
-        "kernel": ("linear",),
     }
+    #: A kernel with ``subsets`` (and ``weights``) is a working set of feature subsets (eq. 18).
+    consumes: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("subsets",)}
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
         check_two_labels(problem.n_labels)
-        if problem.relation.learned:
+        kernel = problem.kernel
+        if not (kernel.linear or kernel.precomputed):
             raise CapabilityError(
-                f"{type(self).__name__} solves for a fixed label coupling; {type(problem.relation).__name__} is "
-                "learned (use AlternatingSolver(inner=RankingCDSolver()), the 'ranking_alternating' solver, or "
-                "CuttingPlaneSolver)"
+                f"{type(self).__name__} needs a linear kernel or the kernel's training matrix, but "
+                f"{type(kernel).__name__} is neither (its matrix exceeds the estimator's kernel memory budget): "
+                "compute it as a precomputed kernel, or use the linear kernel"
             )
+        if _working_set(kernel) is not None and kernel.precomputed:
+            raise CapabilityError(f"{type(kernel).__name__} re-weights features, but a kernel matrix has none")
 
     def learns_state(self, problem: Problem) -> bool:
         """True when the problem's working set has several subsets: the solver learns their weights."""
-        return isinstance(problem.kernel, SubsetKernel) and problem.kernel.n_subsets > 1
+        subsets = _working_set(problem.kernel)
+        return subsets is not None and subsets.shape[0] > 1
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
         start = time.perf_counter()
-        # CSR once: ranking_cd would convert a CSC X at every call of the eps chain.
-        X = problem.X.tocsr() if sp.issparse(problem.X) else problem.X
+        if problem.kernel.precomputed:  # the rows of a factor of K stand for the rows (module docstring)
+            X = kernel_factor(problem.X)
+        else:  # CSR once: ranking_cd would convert a CSC X at every call of the eps chain.
+            X = problem.X.tocsr() if sp.issparse(problem.X) else problem.X
         Y = (np.asarray(problem.Y) > 0).astype(np.int8)
         extras = {} if warm_start is None else dict(warm_start.extras)
         subsets, lam = _subset_weights(problem.kernel, extras)
@@ -168,6 +195,8 @@ class RankingCDSolver(Solver):
             out["dual_gram"] = H
         out["weight_factor"] = _weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept)
         certificate = attrs.evolve(fit.certificate, time=time.perf_counter() - start)
+        if problem.kernel.precomputed:  # W_G lives on the factor's columns: the model is its kernel expansion
+            solution = attrs.evolve(solution, coef=None, dual_coef=beta @ R_inv)
         return Fit(attrs.evolve(solution, extras=out), certificate)
 
     def _alpha_step(self, X, Y, problem: Problem, R_inv, feature_weights, alpha0, eps: float) -> tuple[Fit, float]:
@@ -198,15 +227,63 @@ class RankingCDSolver(Solver):
         return tighten_to_relative_gap(solve, eps, self.tol, name=type(self).__name__, counts=ENGINE_COUNTS)
 
 
+def _working_set(kernel) -> np.ndarray | None:
+    """The (T, d) subsets of a kernel that re-weights features by a working set (``subsets``), else None."""
+    subsets = getattr(kernel, "subsets", None)
+    return None if subsets is None else np.asarray(subsets)
+
+
 def _subset_weights(kernel, extras) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The working set P and the lambda to solve at (class docstring), or (None, None) for every feature."""
-    if not isinstance(kernel, SubsetKernel):
+    subsets = _working_set(kernel)
+    if subsets is None:
         return None, None
     for key in ("next_subset_weights", "subset_weights"):
         weights = extras.get(key)
-        if weights is not None and np.shape(weights) == (kernel.n_subsets,):
-            return kernel.subsets, attrs.evolve(kernel, weights=weights).weights  # checked on the simplex
-    return kernel.subsets, np.asarray(kernel.weights)
+        if weights is not None and np.shape(weights) == (subsets.shape[0],):
+            return subsets, attrs.evolve(kernel, weights=weights).weights  # checked on the simplex
+    return subsets, np.asarray(kernel.weights)
+
+
+#: The last factors computed, by kernel matrix (weakly: a factor goes with its matrix's last model step).
+_FACTORS: list[tuple[weakref.ref, np.ndarray]] = []
+_FACTORS_LOCK = threading.Lock()
+#: How many matrices keep their factor (the model steps of one alternation reuse one).
+FACTOR_CACHE_SIZE = 2
+
+
+def kernel_factor(K) -> np.ndarray:
+    """G (n, r) with ``||K - G G^T||_2 <= n eps lambda_max(K)``: the factor the solver works on (module docstring).
+
+    Eigenvalues at most ``n * eps * lambda_max`` are dropped (they are round-off of a positive
+    semi-definite K; below -n * PSD_RTOL * max |K_ij| :class:`~multilabel_core.kernels.PrecomputedKernel`
+    has refused K already).  The factor of the same matrix object is reused when a product
+    with a fixed probe vector still agrees (K changed in place is factored again).
+    """
+    K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+    n = K.shape[0]
+    probe = np.random.default_rng(0).standard_normal(n)
+    with _FACTORS_LOCK:
+        _FACTORS[:] = [(ref, G) for ref, G in _FACTORS if ref() is not None]
+        cached = next((G for ref, G in _FACTORS if ref() is K), None)
+    if cached is not None:
+        # ||K - G G^T||_2 is round-off of order n eps lambda_max <= n^2 eps max |K_ij| while K is unchanged.
+        allowance = 10.0 * n * n * np.finfo(np.float64).eps * float(np.abs(K).max())
+        if np.linalg.norm(K @ probe - cached @ (cached.T @ probe)) <= allowance * np.linalg.norm(probe):
+            return cached
+    eigenvalues, vectors = np.linalg.eigh((K + K.T) / 2.0)
+    largest = max(float(eigenvalues[-1]), 0.0)
+    keep = eigenvalues > n * np.finfo(np.float64).eps * largest
+    if not keep.any():
+        raise ValueError("the kernel matrix is zero: every row has the same (zero) representation, nothing to rank")
+    G = np.ascontiguousarray(vectors[:, keep] * np.sqrt(eigenvalues[keep]))
+    try:
+        ref = weakref.ref(K)
+    except TypeError:
+        return G
+    with _FACTORS_LOCK:
+        _FACTORS[:] = [*_FACTORS[-(FACTOR_CACHE_SIZE - 1):], (ref, G)] if FACTOR_CACHE_SIZE > 1 else [(ref, G)]
+    return G
 
 
 def _weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:

@@ -240,15 +240,16 @@ class CuttingPlaneSolver(Solver):
     inner_max_iter: int = attrs.field(default=100, validator=count)
     master: str = attrs.field(default="proximal", validator=attrs.validators.in_(MASTERS))
 
-    requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update")}
+    # The features it selects are X's columns: a kernel matrix has none (its columns are training rows).
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update"), "kernel": ("linear",)}
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
         check_two_labels(problem.n_labels)
-        if isinstance(problem.kernel, SubsetKernel):
+        if getattr(problem.kernel, "subsets", None) is not None:
             raise CapabilityError(
                 f"{type(self).__name__} chooses the feature subsets itself: give it the plain linear kernel, "
-                "not a SubsetKernel"
+                f"not a kernel with its own subsets ({type(problem.kernel).__name__})"
             )
         AlternatingSolver(inner=self.cd).check(problem)
 
