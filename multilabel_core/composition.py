@@ -31,7 +31,18 @@ from .base import CapabilityError, Problem, Solver, unread_state
 from .base.solver import unread_message
 from .plugins import component_parameters, list_components, make_component
 
-__all__ = ["AUTO", "SolverChoice", "auto_table", "feed_if_unread", "select_solver", "solver_order"]
+__all__ = [
+    "AUTO",
+    "SolverChoice",
+    "auto_table",
+    "auto_table_markdown",
+    "build_solver",
+    "feed_if_unread",
+    "feed_problem",
+    "select_solver",
+    "solver_order",
+    "telling_reason",
+]
 
 #: The name that asks for the automatic choice (``solver="auto"``, ``inner="auto"``).
 AUTO = "auto"
@@ -175,7 +186,9 @@ def select_solver(
         if feed and not fed and callable(getattr(problem.relation, "feed", None)):
             problems.append((feed_problem(problem), True))
     listing = "; ".join(f"{name}: {reason}" for name, reason in reasons.items()) or "no solver is registered for auto"
-    raise CapabilityError(f"no registered solver solves this composition ({_describe(problem)}): {listing}")
+    error = CapabilityError(f"no registered solver solves this composition ({_describe(problem)}): {listing}")
+    error.reasons = reasons
+    raise error
 
 
 def feed_problem(problem: Problem) -> Problem:
@@ -189,6 +202,32 @@ def feed_problem(problem: Problem) -> Problem:
             "(prediction uses the fitted model on new rows as usual)"
         )
     return fed
+
+
+def fed_fit(fit, problem: Problem):
+    """The :class:`~multilabel_core.base.Fit` of a fed ``problem``, with the feed's own work certified in it.
+
+    A fed problem's relation may list ``feed_steps``, the certificates of what ``feed`` solved
+    before the model step (LIEML's label enhancement: T1 by FPC).  They come first in ``steps``,
+    the certificate is converged only when they all are too (its statistics say which was not),
+    and ``solution.extras["fed_relation"]`` keeps the fed relation (its record of the feed).
+    """
+    relation = problem.relation
+    before = tuple(getattr(relation, "feed_steps", ()))
+    extras = dict(fit.solution.extras) | {"fed_relation": relation}
+    if not before:
+        return attrs.evolve(fit, solution=attrs.evolve(fit.solution, extras=extras))
+    fed_converged = all(bool(c.converged) for c in before)
+    statistics = dict(fit.certificate.statistics) | {
+        "feed_converged": fed_converged,
+        "feed_relative_gaps": [float(c.relative_gap) for c in before],
+    }
+    certificate = attrs.evolve(
+        fit.certificate, converged=bool(fit.certificate.converged and fed_converged), statistics=statistics
+    )
+    return attrs.evolve(
+        fit, solution=attrs.evolve(fit.solution, extras=extras), certificate=certificate, steps=before + tuple(fit.steps)
+    )
 
 
 def feed_if_unread(solver: Solver, problem: Problem) -> tuple[Problem, bool]:
@@ -213,6 +252,9 @@ def _describe(problem: Problem) -> str:
 
 # -- the table of docs/components.md ------------------------------------------------------
 
+#: Parameters the table gives the components that have none by default (LowRank's rank k).
+TABLE_PARAMS = {("regularizer", "low_rank"): {"rank": 2}}
+
 
 def _table_data(n_samples: int = 24, n_features: int = 5, n_labels: int = 3):
     """A small fixed data set on which the table's problems are built (checks only: nothing is solved)."""
@@ -228,9 +270,9 @@ def auto_table(kernels=("linear", "rbf")) -> list[dict]:
 
     One record per (loss, regularizer, relation): the names, and per kernel the chosen solver
     (``"alternating(inner=smo)"`` for a driver, ``" (fed)"`` when the relation fed a generic
-    solver) or ``"none"`` with the first candidate's reason, as :func:`select_solver` gives them.
-    The problems are built as :class:`~multilabel_core.ComposedEstimator` builds them, on a
-    small fixed data set; only the solvers' checks run.
+    solver) or ``"none"`` with the most telling refusal (:func:`telling_reason`).  The problems
+    are built as :class:`~multilabel_core.ComposedEstimator` builds them, on a small fixed data
+    set; only the solvers' checks run.
     """
     from .estimator import ComposedEstimator
 
@@ -240,11 +282,14 @@ def auto_table(kernels=("linear", "rbf")) -> list[dict]:
     for loss, regularizer, relation in itertools.product(names["loss"], names["regularizer"], names["relation"]):
         record = {"loss": loss, "regularizer": regularizer, "relation": relation}
         for kernel in kernels:
-            estimator = ComposedEstimator(loss=loss, regularizer=regularizer, relation=relation, kernel=kernel)
+            estimator = ComposedEstimator(
+                loss=loss, regularizer=regularizer, relation=relation, kernel=kernel,
+                regularizer_params=TABLE_PARAMS.get(("regularizer", regularizer)),
+            )  # fmt: skip
             try:
                 choice = estimator.choose_solver(X, Y)
             except (CapabilityError, ValueError) as exc:
-                record[kernel] = "none: " + _first_reason(str(exc))
+                record[kernel] = "none: " + telling_reason(exc, make_component("relation", relation))
             else:
                 label = choice.name if choice.inner is None else f"{choice.name}(inner={choice.inner})"
                 record[kernel] = label + (" (fed)" if choice.fed else "")
@@ -252,8 +297,59 @@ def auto_table(kernels=("linear", "rbf")) -> list[dict]:
     return records
 
 
-def _first_reason(message: str) -> str:
-    """The shortest useful part of a refusal: the reason of the first candidate, or the message."""
-    head, _, listing = message.partition("): ")
-    reason = listing.split("; ")[0] if listing else message
-    return reason.split(": ", 1)[1] if ": " in reason and listing else reason
+def telling_reason(exc: Exception, relation=None) -> str:
+    """The refusal that says most about why no solver fits, for a table cell.
+
+    The solvers that would read what the relation contributes (its ``state``; for a learned
+    relation, its update: the drivers) are the ones whose refusal matters; otherwise a candidate
+    that got past the capability checks (a part it would ignore) says more than one that stopped
+    at a missing capability.  Without per-candidate reasons, the message itself.
+    """
+    reasons = getattr(exc, "reasons", None)
+    if not reasons:
+        return _short(str(exc))
+    state = tuple(getattr(relation, "state", ()))
+    if relation is not None and getattr(relation, "learned", False):
+        state = ("update",) + state
+    # The core's own solvers first among those that would read the relation: their refusal names the
+    # generic capability (a family's driver names its family's parts).
+    core = {spec.name for spec in list_components("solver") if spec.plugin == "multilabel_core"}
+    relevant = sorted(
+        ((name, reason) for name, reason in reasons.items() if state and _reads(name, state)),
+        key=lambda item: item[0] not in core,
+    )
+    later = [(name, reason) for name, reason in reasons.items() if " requires " not in reason]
+    name, reason = (relevant or later or list(reasons.items()))[0]
+    return f"{name}: {_short(reason)}"
+
+
+def _reads(name: str, state: tuple[str, ...]) -> bool:
+    """Whether the solver registered as ``name`` (built with its defaults) reads every one of ``state``."""
+    try:
+        solver = make_component("solver", name)
+    except (TypeError, ValueError):
+        return False
+    read = {n for role in ("relation",) for n in (*solver.requires.get(role, ()), *getattr(solver, "consumes", {}).get(role, ()))}
+    return set(state) <= read
+
+
+def _short(reason: str) -> str:
+    """A refusal without its advice and its kernel-matrix note (the table's cells stay one clause)."""
+    if reason.startswith("no registered solver solves this composition"):
+        return "no registered solver takes its model steps with these parts"
+    for cut in (" (the ", ": compose it", ", through which", "; choose a solver", ": pass it", " (a label covariance"):
+        reason = reason.split(cut)[0]
+    return reason.replace("|", "\\|")
+
+
+def auto_table_markdown(kernels=("linear", "rbf")) -> str:
+    """:func:`auto_table` as the Markdown table of docs/components.md."""
+    lines = [
+        "| loss | regularizer | relation | " + " | ".join(f"`{k}` kernel" for k in kernels) + " |",
+        "| --- | --- | --- | " + " | ".join("---" for _ in kernels) + " |",
+    ]
+    for record in auto_table(kernels):
+        cells = [f"`{record[role]}`" for role in ("loss", "regularizer", "relation")]
+        cells += [record[kernel] for kernel in kernels]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

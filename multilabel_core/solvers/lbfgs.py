@@ -107,7 +107,9 @@ class _LinearPrimal:
     def unpack(self, v: np.ndarray) -> Solution:
         V = v.reshape(self.shape)
         intercept = V[self.n_features].copy() if self.fit_intercept else np.zeros(self.shape[1])
-        return Solution(coef=V[: self.n_features].copy(), intercept=intercept)
+        # The regulariser sees the bias row too (as LIBLINEAR's): a relation step must see the same
+        # weights, or an alternating solve would update Omega from W while the objective holds [W; b].
+        return Solution(coef=V[: self.n_features].copy(), intercept=intercept, extras={"weight_factor": V.copy()})
 
 
 @attrs.frozen
