@@ -13,13 +13,14 @@ from __future__ import annotations
 import multilabel_core
 from multilabel_core.registry import ComponentSpec, MethodSpec
 
-from .enhancement import LabelEnhancement, LowRankEnhancement, enhance_labels, stacked_objective
+from .enhancement import EnhancedTargets, LabelEnhancement, LowRankEnhancement, enhance_labels, fed_targets, stacked_objective
 from .estimator import LIEML, PARTS, RAW_PARTS, LIEMLRawLabels
 from .solver import LIEMLSolver
 
 __all__ = [
     "CITATION",
     "DEFAULT_GRID",
+    "EnhancedTargets",
     "LIEML",
     "PARTS",
     "RAW_GRID",
@@ -29,6 +30,7 @@ __all__ = [
     "LabelEnhancement",
     "LowRankEnhancement",
     "enhance_labels",
+    "fed_targets",
     "register_components",
     "register_methods",
     "register_trusted_types",
@@ -94,5 +96,7 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
-    # A fitted LIEML keeps the record of its label enhancement (not a registered component).
+    # A fitted LIEML keeps the record of its label enhancement (not a registered component), and a
+    # per-label model fed by the enhancement keeps the fed relation that holds it.
     register(LabelEnhancement)
+    register(EnhancedTargets)

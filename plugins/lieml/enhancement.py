@@ -24,12 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, xlogy
 
-from multilabel_core.base import LabelRelation
+from multilabel_core.base import CapabilityError, LabelRelation, Problem
 from multilabel_core.certificate import Certificate
+from multilabel_core.relations import Independent
 from multilabel_core.solvers import SVT_METHODS, fixed_point_continuation
 from multilabel_core.validation import check_scalar, check_signs, check_X, check_Y, count, flag, open_unit, positive, to_signs
 
-__all__ = ["LabelEnhancement", "LowRankEnhancement", "enhance_labels", "stacked_objective"]
+__all__ = ["EnhancedTargets", "LabelEnhancement", "LowRankEnhancement", "enhance_labels", "fed_targets", "stacked_objective"]
 
 
 @attrs.frozen(eq=False)
@@ -154,6 +155,54 @@ def _svt_method(instance, attribute, value) -> None:
         raise ValueError(f"{attribute.name} must be one of {SVT_METHODS}, got {value!r}")
 
 
+def fed_targets(enhancement: LabelEnhancement, signs: np.ndarray, target: str) -> tuple[np.ndarray, int]:
+    """The targets a per-label model trains on after label enhancement, and how many labels were turned over.
+
+    ``target`` is the loss's convention (:attr:`multilabel_core.base.Loss.target`):
+
+    - ``"real"`` (a regression loss, e.g. epsilon-insensitive): the numerical labels U themselves,
+      what Tao, Xu & Geng's regressor T2 (eq. 8) fits;
+    - ``"sign"`` (hinge, squared hinge, logistic, ranking): the signs of U, a relabelling.  An
+      entry with u_ij = 0 keeps its logical label (the enhancement gives no direction there).
+
+    ``signs`` are the logical labels in {-1, +1}.  The count is the number of entries whose
+    target sign differs from the logical label.
+    """
+    U = np.asarray(enhancement.labels, dtype=np.float64)
+    turned_over = int(np.count_nonzero((U * signs) < 0.0))
+    if target == "real":
+        return np.ascontiguousarray(U), turned_over
+    if target == "sign":
+        return np.where(U > 0.0, 1.0, np.where(U < 0.0, -1.0, signs)), turned_over
+    raise ValueError(f"a loss's target must be 'sign' or 'real', got {target!r}")
+
+
+@attrs.frozen(eq=False)
+class EnhancedTargets(Independent):
+    """The relation of a problem :meth:`LowRankEnhancement.feed` made: independent labels after enhancement.
+
+    The fed problem's targets already carry the enhancement, so the model step sees Omega = I
+    (every per-label solver accepts it); this object keeps the record of how the targets were
+    made, and its :attr:`feed_steps` (the enhancement's FPC certificate) count in the fit's
+    certificate (:func:`multilabel_core.composition.fed_fit`).
+
+    Attributes
+    ----------
+    enhancement : :class:`LabelEnhancement` (U, rank, stages, certificate).
+    target : "real" (the targets are U) or "sign" (the targets are the signs of U).
+    turned_over : entries whose enhanced label has the other sign than the logical label.
+    """
+
+    enhancement: LabelEnhancement
+    target: str
+    turned_over: int
+
+    @property
+    def feed_steps(self) -> tuple:
+        """The certificates of the work done before the model step: the enhancement's (T1 by FPC)."""
+        return (self.enhancement.certificate,)
+
+
 @attrs.frozen
 class LowRankEnhancement(LabelRelation):
     """Label enhancement on the low-rank stacked matrix [U; X; 1] (LIEML's label relation).
@@ -161,6 +210,9 @@ class LowRankEnhancement(LabelRelation):
     The labels relate through the low rank of the stacked matrix, not through a covariance:
     :meth:`enhance` turns logical labels into numerical ones (:func:`enhance_labels`), and the
     model step then sees independent outputs (``initial`` and ``update`` are the identity).
+    A solver that reads ``enhance`` itself (LIEML's ``lieml_irwls``) runs it; any other solver
+    of independent labels gets the problem :meth:`feed` makes, whose targets are the enhanced
+    labels (U for a real-target loss, the signs of U for a sign loss).
 
     Parameters: ``lam`` (lambda of eq. 4, default 1), ``mu_min``, ``eta_mu``, ``stage_tol``,
     ``max_iter``, ``svt`` and ``accelerate``, as in :func:`enhance_labels`.
@@ -177,6 +229,9 @@ class LowRankEnhancement(LabelRelation):
     learned = False
     # The enhanced labels are what this relation contributes.
     state = ("enhance",)
+    # The stacked matrix holds the raw rows X: a composing estimator must not hand the solver the
+    # kernel matrix in their place.
+    needs_rows = True
 
     def initial(self, n_labels: int) -> np.ndarray:
         return np.eye(check_scalar(n_labels, "n_labels", kind=numbers.Integral, low=1))
@@ -190,3 +245,48 @@ class LowRankEnhancement(LabelRelation):
             X, Y, lam=self.lam, mu_min=self.mu_min, eta_mu=self.eta_mu, stage_tol=self.stage_tol,
             max_iter=self.max_iter, svt=self.svt, accelerate=self.accelerate, warn=warn,
         )  # fmt: skip
+
+    def feed(self, problem: Problem) -> Problem:
+        """The problem a per-label solver solves instead: the same rows, kernel, loss and C, the enhanced targets.
+
+        The labels are enhanced from the problem's rows and logical labels (:meth:`enhance`);
+        the targets become :func:`fed_targets` of the loss's convention, and the relation an
+        :class:`EnhancedTargets` (independent labels, with the enhancement's record and
+        certificate).
+
+        Why these targets.  Tao, Xu & Geng train a regressor on U (T2, eq. 8), so a real-target
+        loss gets U.  A sign loss sees only signs: its per-entry information would be the
+        magnitudes |u_ij| as per-entry costs, which no registered per-label solver of sign losses
+        takes (their duals have one cost per label), so it gets the signs of U.  Where the
+        enhancement turns no label over, those signs are the logical labels and the model
+        would be the one without the relation: that composition is refused (below) rather than
+        fitted as if the relation had acted.
+
+        Raises
+        ------
+        CapabilityError
+            The problem's rows are a precomputed kernel matrix (the enhancement stacks the raw
+            rows X), or the loss is a sign loss and the enhancement turned no label over (the
+            message gives the counts and the ways on: a real-target loss, or a larger ``mu_min``).
+        """
+        name = type(self).__name__
+        if problem.kernel.precomputed:
+            raise CapabilityError(
+                f"{name} enhances the labels from the raw rows X (the stacked matrix [U; X; 1]); "
+                "a precomputed kernel matrix hides them"
+            )
+        signs = _signs(problem.Y, problem.n_samples)
+        target = getattr(problem.loss, "target", "sign")
+        # The FPC warning (with its relative gap) is the one a user sees; the certificate also counts.
+        enhancement = self.enhance(problem.X, signs, warn=True)
+        targets, turned_over = fed_targets(enhancement, signs, target)
+        if target == "sign" and turned_over == 0:
+            raise CapabilityError(
+                f"{name} (lam={self.lam:g}, mu_min={self.mu_min:g}) turned none of the {signs.size} labels over, so "
+                f"{type(problem.loss).__name__}, a sign loss, would train on the logical labels (the signs of the "
+                "enhanced labels are theirs, and the model would be relation='independent''s); the magnitudes reach a "
+                "real-target loss (loss='epsilon_insensitive' with solver 'irwls', 'lbfgs' or 'lieml_irwls'), and a "
+                "larger mu_min makes the enhancement turn labels over"
+            )
+        relation = EnhancedTargets(enhancement=enhancement, target=target, turned_over=turned_over)
+        return attrs.evolve(problem, Y=targets, relation=relation)
