@@ -14,7 +14,7 @@ from .registry import ComponentSpec
 
 @hookimpl
 def register_components(register):
-    from . import kernels, losses, regularizers, relations, solvers
+    from . import kernels, losses, regularizers, relations, solvers, thresholds
 
     # The kernel names are the values of the estimators' ``kernel`` parameter.
     stock = {
@@ -49,6 +49,8 @@ def register_components(register):
             "alternating": solvers.AlternatingSolver,
             "irwls": solvers.IRWLSSolver,
         },
+        # The values of every method's ``thresholding`` parameter.
+        "threshold": dict(thresholds.STOCK),
     }
     for kind, factories in stock.items():
         for name, factory in factories.items():

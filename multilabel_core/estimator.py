@@ -219,7 +219,28 @@ COMMON_PARAMETERS = {
     "random_state": lambda name, value: check_seed(value, name),
     "fit_intercept": _flag,
     "warm_start": _flag,
+    "thresholding": lambda name, value: _check_thresholding(value),
 }
+
+
+def _check_thresholding(value):
+    """The threshold part a ``thresholding`` value names, unfitted; ValueError naming the parameter otherwise.
+
+    A registered threshold name (``make_component("threshold", name)``) or a
+    :class:`~multilabel_core.base.Threshold` object.
+    """
+    from .base import Threshold
+    from .plugins import list_components
+
+    if isinstance(value, Threshold):
+        return value
+    known = sorted(spec.name for spec in list_components("threshold"))
+    if not isinstance(value, str) or value not in known:
+        raise ValueError(
+            f"thresholding must be a registered threshold name ({', '.join(known)}) or a Threshold object, "
+            f"got {value!r}"
+        )
+    return value
 
 
 class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
@@ -239,6 +260,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
     them as scikit-learn does: other names, or the same in another order, raise a
     ValueError naming the first differences; X without names (an array) gives a
     UserWarning, as does a frame with names for an estimator fitted without them.
+
+    An estimator with a ``thresholding`` parameter (every registered method) fits that
+    threshold (:mod:`multilabel_core.thresholds`) at the end of ``fit``, on the training rows
+    only, keeps it in ``threshold_`` (and in ``parts_["threshold"]`` when it has ``parts_``),
+    and ``predict`` applies it to the scores; ``zero``, the default, is ``t_ij > 0``.
     """
 
     def fit(self, X, Y):
@@ -256,6 +282,7 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         names = _feature_names(X)
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
+        threshold = self._threshold_part()
         self._fit(X, Y, **data)
         if names is None:
             self.__dict__.pop("feature_names_in_", None)
@@ -264,15 +291,71 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.n_labels_ = Y.shape[1]
         self.classes_ = np.array([0, 1])
+        if threshold is not None:
+            self.threshold_ = self._fit_threshold(threshold, X, Y, **data)
+            if isinstance(getattr(self, "parts_", None), dict):
+                self.parts_ = {**self.parts_, "threshold": self.threshold_}
         return self
+
+    # -- the threshold (the sixth part) ---------------------------------------------------
+
+    def _threshold_part(self):
+        """The unfitted threshold ``thresholding`` names, or None for an estimator without the parameter.
+
+        A name is built through the component registry with :meth:`_threshold_settings`; an
+        object is used as it is.  Called before the fit, so a bad value costs nothing.
+        """
+        params = self.get_params(deep=False)
+        if "thresholding" not in params:
+            return None
+        value = _check_thresholding(params["thresholding"])
+        if isinstance(value, str):
+            return make_component("threshold", value, **self._threshold_settings(value))
+        return value
+
+    def _threshold_settings(self, name: str) -> dict:
+        """Keyword arguments for the threshold registered as ``name`` when it is given by name (here: none)."""
+        return {}
+
+    def _inner_threshold_params(self) -> dict:
+        """The parameters that differ in the copies a threshold refits on inner folds.
+
+        ``thresholding="zero"`` (the inner fits give scores, not labels, and must not tune
+        again) and no warm start (each inner fit starts afresh).
+        """
+        params = self.get_params(deep=False)
+        return {"thresholding": "zero"} | ({"warm_start": False} if "warm_start" in params else {})
+
+    def _fit_threshold(self, threshold, X, Y, **data):
+        """The fitted threshold, learned on the training rows (validated X, dense int8 Y) and their scores."""
+        # X is validated already: straight to the scores (decision_function would check feature names again).
+        scores = np.ascontiguousarray(self._decision_function(X), dtype=np.float64)
+        return threshold.fit(self, X, Y, scores, **data)
+
+    def _applies_threshold(self) -> bool:
+        """Whether ``predict`` cuts the scores with a fitted threshold other than ``zero``.
+
+        A method whose own labels are not the sign of its scores (the concept network's
+        inference) keeps them under ``zero`` and defers to the threshold otherwise.
+        """
+        from .thresholds import ZeroThreshold
+
+        return not isinstance(getattr(self, "threshold_", None), (type(None), ZeroThreshold))
 
     def decision_function(self, X) -> np.ndarray:
         """Scores t_ij (n, L), float64: label j is predicted relevant for row i when t_ij > 0."""
         return np.ascontiguousarray(self._decision_function(self._validate_test_X(X)), dtype=np.float64)
 
     def predict(self, X) -> np.ndarray:
-        """The dense int64 (n, L) {0, 1} prediction ``[decision_function(X) > 0]``."""
-        return (self.decision_function(X) > 0.0).astype(np.int64)
+        """The dense int64 (n, L) {0, 1} prediction: the fitted threshold applied to ``decision_function(X)``.
+
+        With ``thresholding="zero"`` (the default) this is ``[decision_function(X) > 0]``.
+        """
+        scores = self.decision_function(X)
+        threshold = getattr(self, "threshold_", None)
+        if threshold is None:
+            return (scores > 0.0).astype(np.int64)
+        return threshold.predict(scores)
 
     def _validate_params(self) -> None:
         for name, value in self.get_params(deep=False).items():

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-COMPONENT_KINDS = ("loss", "regularizer", "relation", "kernel", "solver")
+COMPONENT_KINDS = ("loss", "regularizer", "relation", "kernel", "solver", "threshold")
 
 #: The value of ``MethodSpec.parts["solver"]`` for a method that solves its problem with its own code
 #: (a closed form, or another library) instead of a registered solver: honest, and accepted by the

@@ -10,6 +10,7 @@ from .loss import Loss
 from .regularizer import Regularizer
 from .relation import LabelRelation
 from .solver import CapabilityError, Fit, Problem, Solution, Solver
+from .threshold import Threshold
 
 __all__ = [
     "CapabilityError",
@@ -21,4 +22,5 @@ __all__ = [
     "Regularizer",
     "Solution",
     "Solver",
+    "Threshold",
 ]

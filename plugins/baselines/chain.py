@@ -86,6 +86,7 @@ class ClassifierChains(MultiLabelEstimator):
         tol=None,
         max_iter=None,
         random_state=None,
+        thresholding="zero",
     ):
         self.base = base
         self.C = C
@@ -96,6 +97,7 @@ class ClassifierChains(MultiLabelEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.thresholding = thresholding
 
     method = "classifier_chain"
 

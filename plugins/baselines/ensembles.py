@@ -167,12 +167,13 @@ class LabelPowerset(_Ensemble):
 
     method = "label_powerset"
 
-    def __init__(self, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None):
+    def __init__(self, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=None, thresholding="zero"):
         self.classifier = classifier
         self.scores = scores
         self.C = C
         self.max_iter = max_iter
         self.random_state = random_state
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         self._validate_base()
@@ -235,7 +236,8 @@ class RAkEL(_Ensemble):
     method = "rakel"
 
     def __init__(
-        self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0
+        self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0,
+        thresholding="zero",
     ):
         self.scores = scores
         self.k = k
@@ -245,6 +247,7 @@ class RAkEL(_Ensemble):
         self.C = C
         self.max_iter = max_iter
         self.random_state = random_state
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         self._validate_base()
@@ -316,7 +319,8 @@ class EnsembleClassifierChains(_Ensemble):
     method = "ecc"
 
     def __init__(
-        self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0
+        self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0,
+        thresholding="zero",
     ):
         self.scores = scores
         self.n_chains = n_chains
@@ -325,6 +329,7 @@ class EnsembleClassifierChains(_Ensemble):
         self.C = C
         self.max_iter = max_iter
         self.random_state = random_state
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         self._validate_base()

@@ -90,10 +90,11 @@ class MLkNN(MultiLabelEstimator):
     #: Read by :func:`multilabel_core.testing.checks.check_method`: no certificate to check.
     certified = False
 
-    def __init__(self, k=10, s=1.0, n_jobs=None):
+    def __init__(self, k=10, s=1.0, n_jobs=None, thresholding="zero"):
         self.k = k
         self.s = s
         self.n_jobs = n_jobs
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         check_scalar(self.k, "k", kind=numbers.Integral, low=1)

@@ -111,7 +111,8 @@ class OneVsRestSVC(_OneVsRest):
     method = "ovr_svc"
 
     def __init__(
-        self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0
+        self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0,
+        thresholding="zero",
     ):
         self.C = C
         self.kernel = kernel
@@ -121,6 +122,7 @@ class OneVsRestSVC(_OneVsRest):
         self.tol = tol
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         check_common(self, ("C", "max_iter"))
@@ -139,7 +141,9 @@ class OneVsRestSVC(_OneVsRest):
 
     def _binary_models(self, n_samples: int, n_labels: int) -> list:
         # LIBSVM's C-SVC is deterministic: no seed to give.
-        return [svc_model(self.method, n_samples, **self.get_params(deep=False)) for _ in range(n_labels)]
+        # thresholding is the multi-label part that turns scores into labels, not a setting of LIBSVM's.
+        params = {name: value for name, value in self.get_params(deep=False).items() if name != "thresholding"}
+        return [svc_model(self.method, n_samples, **params) for _ in range(n_labels)]
 
     def _objectives(self, X, signs) -> list:
         # The labels share X and the kernel: their training scores come from one pass over K.
@@ -173,12 +177,13 @@ class OneVsRestLinear(_OneVsRest):
     solver = "liblinear"
     method = "ovr_linear"
 
-    def __init__(self, model="linear_svc", C=1.0, tol=1e-4, max_iter=None, random_state=None):
+    def __init__(self, model="linear_svc", C=1.0, tol=1e-4, max_iter=None, random_state=None, thresholding="zero"):
         self.model = model
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         super()._validate_params()

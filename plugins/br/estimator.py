@@ -71,9 +71,12 @@ class BinaryRelevance(ComposedEstimator):
 
     PARTS = PARTS
 
-    def __init__(self, C=1.0, tol=None, max_iter=None, fit_intercept=True, solver="cd", n_jobs=None):
+    def __init__(
+        self, C=1.0, tol=None, max_iter=None, fit_intercept=True, solver="cd", n_jobs=None, thresholding="zero"
+    ):
         parts = dict(PARTS, solver=solver)
         super().__init__(**parts, C=C, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         super()._validate_params()

@@ -154,6 +154,7 @@ class ConceptNetwork(ComposedEstimator):
         max_iter=100000,
         random_state=0,
         n_jobs=None,
+        thresholding="zero",
     ):
         self.C = C
         self.sigma = sigma
@@ -171,6 +172,7 @@ class ConceptNetwork(ComposedEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.thresholding = thresholding
 
     # -- the parts ----------------------------------------------------------------------
 
@@ -250,8 +252,11 @@ class ConceptNetwork(ComposedEstimator):
         """The labels found by inference, dense int64 (n, L) {0, 1}.
 
         At a fixed point they equal ``decision_function(X) > 0``; rows that cycled or hit the
-        sweep cap (counted in an :class:`InferenceWarning`) keep their last labelling.
+        sweep cap (counted in an :class:`InferenceWarning`) keep their last labelling.  With a
+        ``thresholding`` other than ``zero``, that threshold cuts the inferred scores instead.
         """
+        if self._applies_threshold():
+            return super().predict(X)
         return self._inferred(self._validate_test_X(X)).labels
 
 

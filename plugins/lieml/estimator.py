@@ -133,6 +133,7 @@ class LIEML(_Regressor):
         accelerate=True,
         tol=1e-5,
         max_iter=500,
+        thresholding="zero",
     ):
         self.lam = lam
         self.gamma1 = gamma1
@@ -147,6 +148,7 @@ class LIEML(_Regressor):
         self.accelerate = accelerate
         self.tol = tol
         self.max_iter = max_iter
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         super()._validate_params()
@@ -179,13 +181,14 @@ class LIEMLRawLabels(_Regressor):
 
     PARTS = RAW_PARTS
 
-    def __init__(self, gamma1=1.0, gamma2=0.1, epsilon=0.1, gamma=None, tol=1e-5, max_iter=500):
+    def __init__(self, gamma1=1.0, gamma2=0.1, epsilon=0.1, gamma=None, tol=1e-5, max_iter=500, thresholding="zero"):
         self.gamma1 = gamma1
         self.gamma2 = gamma2
         self.epsilon = epsilon
         self.gamma = gamma
         self.tol = tol
         self.max_iter = max_iter
+        self.thresholding = thresholding
 
     def _parts(self) -> dict:
         return self._regressor_parts() | {"relation": make_component("relation", "independent")}

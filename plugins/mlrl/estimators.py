@@ -181,7 +181,7 @@ class MLRL(_RelationLearner):
 
     def __init__(
         self, lam=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
-        warm_start=False, n_jobs=None,
+        warm_start=False, n_jobs=None, thresholding="zero",
     ):  # fmt: skip
         self.lam = lam
         self.kernel = kernel
@@ -192,6 +192,7 @@ class MLRL(_RelationLearner):
         self.cache_size = cache_size
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.thresholding = thresholding
 
 
 class SSMLRL(_RelationLearner):
@@ -227,7 +228,7 @@ class SSMLRL(_RelationLearner):
 
     def __init__(
         self, lam1=1e-4, lam2=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
-        warm_start=False, n_jobs=None,
+        warm_start=False, n_jobs=None, thresholding="zero",
     ):  # fmt: skip
         self.lam1 = lam1
         self.lam2 = lam2
@@ -239,6 +240,7 @@ class SSMLRL(_RelationLearner):
         self.cache_size = cache_size
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.thresholding = thresholding
 
     def fit(self, X, Y, X_unlabeled=None):
         """Fit on the labelled rows (X, Y) and the unlabelled rows ``X_unlabeled`` (u, d); return ``self``."""
@@ -325,7 +327,7 @@ class BSVM(_PaperScaled):
 
     def __init__(
         self, lam=1e-4, kernel="rbf", gamma=None, tol=1e-3, max_iter=None, cache_size=1024.0, warm_start=False,
-        n_jobs=None,
+        n_jobs=None, thresholding="zero",
     ):
         self.lam = lam
         self.kernel = kernel
@@ -335,6 +337,7 @@ class BSVM(_PaperScaled):
         self.cache_size = cache_size
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.thresholding = thresholding
 
     def _parts(self) -> dict:
         return self._build(solver=self._smo(self.tol, self.max_iter))

@@ -61,7 +61,7 @@ class MTRL(ComposedEstimator):
 
     def __init__(
         self, lam1=1e-4, lam2=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
-        warm_start=False,
+        warm_start=False, thresholding="zero",
     ):  # fmt: skip
         self.lam1 = lam1
         self.lam2 = lam2
@@ -72,6 +72,7 @@ class MTRL(ComposedEstimator):
         self.smo_tol = smo_tol
         self.cache_size = cache_size
         self.warm_start = warm_start
+        self.thresholding = thresholding
 
     def _validate_params(self) -> None:
         super()._validate_params()

@@ -188,7 +188,7 @@ class PrML(_Privileged):
 
     def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
                  fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000, random_state=0,
-                 n_jobs=None, sub_solver="auto", init="svd"):
+                 n_jobs=None, sub_solver="auto", init="svd", thresholding="zero"):
         self.C = C
         self.gamma1 = gamma1
         self.gamma2 = gamma2
@@ -204,6 +204,7 @@ class PrML(_Privileged):
         self.n_jobs = n_jobs
         self.sub_solver = sub_solver
         self.init = init
+        self.thresholding = thresholding
 
 
 class PrBR(_Privileged):
@@ -219,7 +220,8 @@ class PrBR(_Privileged):
     PARTS = PARTS["prbr"]
 
     def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-3,
-                 cd_max_iter=10000, random_state=0, n_jobs=None, warm_start=False, sub_solver="auto"):
+                 cd_max_iter=10000, random_state=0, n_jobs=None, warm_start=False, sub_solver="auto",
+                 thresholding="zero"):
         self.C = C
         self.gamma2 = gamma2
         self.n_privileged = n_privileged
@@ -231,6 +233,7 @@ class PrBR(_Privileged):
         self.n_jobs = n_jobs
         self.warm_start = warm_start
         self.sub_solver = sub_solver
+        self.thresholding = thresholding
 
 
 class LEML(_Privileged):
@@ -247,7 +250,7 @@ class LEML(_Privileged):
     PARTS = PARTS["leml"]
 
     def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
-                 random_state=0, n_jobs=None, sub_solver="auto", init="svd"):
+                 random_state=0, n_jobs=None, sub_solver="auto", init="svd", thresholding="zero"):
         self.C = C
         self.k = k
         self.fit_intercept = fit_intercept
@@ -259,3 +262,4 @@ class LEML(_Privileged):
         self.n_jobs = n_jobs
         self.sub_solver = sub_solver
         self.init = init
+        self.thresholding = thresholding

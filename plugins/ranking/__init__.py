@@ -3,7 +3,8 @@
 Registered through the ``multilabel_core.plugins`` entry point ``ranking``: the methods
 ``larank``, ``clarank``, ``mlfs``, ``cmlfs``, and the solvers they compose --
 ``ranking_cd`` (Algorithm 1), ``ranking_alternating`` (CLaRank's alternation: the core's
-AlternatingSolver over Algorithm 1) and ``cutting_plane`` (Algorithm 2).  Their regulariser
+AlternatingSolver over Algorithm 1) and ``cutting_plane`` (Algorithm 2), and the threshold
+``learned_linear`` (section 3.8's set-size threshold t(x), :class:`LearnedLinearThreshold`).  Their regulariser
 ``frobenius_label_covariance`` is the core's (re-exported here).
 docs/methods/ranking.md describes the formulation, the algorithms and the grids.
 """
@@ -20,7 +21,7 @@ from .cutting_plane import CuttingPlaneSolver
 from .estimators import CMLFS, MLFS, PARTS, CLaRankSVM, LaRankSVM
 from .kernel import SubsetKernel
 from .simplex import project_simplex
-from .threshold import LinearThreshold
+from .threshold import LearnedLinearThreshold, LinearThreshold
 
 __all__ = [
     "CITATION",
@@ -32,6 +33,7 @@ __all__ = [
     "CuttingPlaneSolver",
     "FrobeniusLabelCovariance",
     "LaRankSVM",
+    "LearnedLinearThreshold",
     "RankingCDSolver",
     "SubsetKernel",
     "project_simplex",
@@ -93,6 +95,8 @@ def register_components(register):
         ("solver", "ranking_cd"): RankingCDSolver,
         ("solver", "ranking_alternating"): ranking_alternating,
         ("solver", "cutting_plane"): CuttingPlaneSolver,
+        # Section 3.8's set-size threshold, the presets' default thresholding and usable by every method.
+        ("threshold", "learned_linear"): LearnedLinearThreshold,
     }
     for (kind, name), factory in components.items():
         register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))
@@ -100,5 +104,6 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
-    # A fitted estimator keeps its threshold model (threshold_), which is no registered component.
+    # LinearThreshold, the t(x) of section 3.8 before it became the registered LearnedLinearThreshold
+    # (which is trusted as a component): still a public class, so models that hold one load.
     register(LinearThreshold)

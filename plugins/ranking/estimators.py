@@ -4,7 +4,9 @@ Each preset builds the :class:`~multilabel_core.base.Problem` of problem (6) -- 
 pairwise ranking hinge (eq. 1), a linear kernel, the bias as a constant feature -- with
 its regulariser and relation, runs its solver, and learns the set-size threshold of
 section 3.8 on the training scores (in-sample, or out-of-fold with ``threshold_cv``;
-its regressors are the ``threshold`` parameter, :mod:`.threshold`):
+its regressors are the ``threshold`` parameter, :mod:`.threshold`).  That threshold is the
+registered threshold ``learned_linear`` (:class:`~.threshold.LearnedLinearThreshold`), the
+presets' default ``thresholding``; any other registered threshold may replace it:
 
 ============  ==============================  ====================  ============================================
 method        regulariser                     relation              solver
@@ -17,12 +19,14 @@ method        regulariser                     relation              solver
 
 Each preset builds its parts from the registered components named in :data:`PARTS` (its
 MethodSpec's ``parts``), so the same names given to :class:`~multilabel_core.ComposedEstimator`
-fit the same W, b and D (its ``predict`` is then the sign of the scores: the threshold is
-the presets' own).
+fit the same W, b and D (its ``predict`` is the sign of the scores unless it is given
+``thresholding="learned_linear"`` too).
 
 ``decision_function`` returns the label scores ``X W + b`` (the ranking); ``predict``
 compares them with the learned threshold t(x), so here predict is ``[scores > t(x)]``,
-not ``[scores > 0]``: ``decision_threshold(X)`` gives t(x).
+not ``[scores > 0]``: ``decision_threshold(X)`` gives t(x).  The parameters ``threshold``
+(the regressors of t(x)) and ``threshold_cv`` configure ``learned_linear`` and are refused
+beside another ``thresholding``.
 """
 
 from __future__ import annotations
@@ -32,13 +36,12 @@ import numbers
 import numpy as np
 
 from multilabel_core.estimator import ComposedEstimator
-from multilabel_core.model_selection import iterative_stratification
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import check_scalar
 
 from .cd_solver import RankingCDSolver, check_two_labels
-from .threshold import LinearThreshold, check_regressors
+from .threshold import LearnedLinearThreshold, check_regressors
 
 __all__ = ["CMLFS", "MLFS", "PARTS", "CLaRankSVM", "LaRankSVM"]
 
@@ -91,7 +94,20 @@ class _LabelRanking(ComposedEstimator):
                 "W = 0, would rank nothing"
             )
         super()._fit(X, Y)
-        self.threshold_ = LinearThreshold.fit(self._threshold_training_scores(X, Y), Y, self.threshold)
+
+    def _fit_threshold(self, threshold, X, Y, **data):
+        # Under the fit's one BLAS thread (see _fit): the out-of-fold refits of threshold_cv are fits too.
+        with blas_limited(1):
+            return super()._fit_threshold(threshold, X, Y, **data)
+
+    def _threshold_settings(self, name: str) -> dict:
+        """``learned_linear`` by name takes the presets' ``threshold`` (regressors), ``threshold_cv`` and seed."""
+        if name != LearnedLinearThreshold.name:
+            return {}
+        return {"regressors": self.threshold, "cv": self.threshold_cv, "random_state": self.random_state}
+
+    def _inner_threshold_params(self) -> dict:
+        return super()._inner_threshold_params() | {"threshold": "sorted_scores", "threshold_cv": None}
 
     def _store_fit(self, fit, parts, kernel, X, C) -> None:
         super()._store_fit(fit, parts, kernel, X, C)
@@ -115,37 +131,21 @@ class _LabelRanking(ComposedEstimator):
     def _regularizer_settings(self) -> dict:
         return {"mu": float(self.mu)} if "mu" in self.get_params(deep=False) else {}
 
-    def _solve(self, X, Y):
-        """The solver's Fit on problem (6) for the rows X, Y (the out-of-fold fits of ``threshold_cv``)."""
-        parts = self._parts()
-        return parts["solver"].solve(self._problem(X, Y, parts, parts["kernel"].resolve(X)))
-
-    def _threshold_training_scores(self, X, Y) -> np.ndarray:
-        """The training scores eq. 34 and the regression of t(x) are computed on (section 3.8).
-
-        In-sample scores, or with ``threshold_cv = k`` out-of-fold ones: each row scored by
-        the model fitted on the other k - 1 folds (iterative stratification, seeded by
-        ``random_state``).  A max-margin ranking separates its own training rows better than
-        new ones, so in-sample targets are fitted to optimistic score profiles.
-        """
-        if self.threshold_cv is None:
-            return self._decision_function(X)
-        folds = iterative_stratification(Y, self.threshold_cv, self.random_state)
-        scores = np.empty(Y.shape)
-        for fold in range(self.threshold_cv):
-            fit_rows, held_out = np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
-            solution = self._solve(X[fit_rows], Y[fit_rows]).solution
-            scores[held_out] = np.asarray(X[held_out] @ solution.coef) + solution.intercept
-        return scores
-
     def decision_threshold(self, X) -> np.ndarray:
-        """t(x) (n,), the threshold of section 3.8: label k is predicted for row i when its score exceeds t(x_i)."""
-        return self.threshold_(self.decision_function(X))
+        """t(x) (n,), the threshold of section 3.8: label k is predicted for row i when its score exceeds t(x_i).
 
-    def predict(self, X) -> np.ndarray:
-        """The dense int64 (n, c) prediction ``[decision_function(X) > decision_threshold(X)]`` (section 3.8)."""
+        In-sample training scores, or with ``threshold_cv = k`` out-of-fold ones (each row scored
+        by the model fitted on the other k - 1 folds): a max-margin ranking separates its own
+        training rows better than new ones, so in-sample targets are fitted to optimistic
+        score profiles.  Only for ``thresholding="learned_linear"`` (the default).
+        """
         scores = self.decision_function(X)
-        return (scores > self.threshold_(scores)[:, None]).astype(np.int64)
+        if not isinstance(self.threshold_, LearnedLinearThreshold):
+            raise ValueError(
+                f"decision_threshold is t(x) of the learned_linear threshold; this model was fitted with "
+                f"thresholding={self.threshold_.describe()!r}"
+            )
+        return self.threshold_(scores)
 
     def _validate_params(self) -> None:
         super()._validate_params()
@@ -157,6 +157,19 @@ class _LabelRanking(ComposedEstimator):
         check_regressors(self.threshold, "threshold")
         if self.threshold_cv is not None:
             check_scalar(self.threshold_cv, "threshold_cv", kind=numbers.Integral, low=2)
+        if self.thresholding != LearnedLinearThreshold.name:
+            # threshold and threshold_cv configure learned_linear by name; beside anything else they would do nothing.
+            unused = [
+                f"{name}={getattr(self, name)!r}"
+                for name, default in (("threshold", "sorted_scores"), ("threshold_cv", None))
+                if getattr(self, name) != default
+            ]
+            if unused:
+                raise ValueError(
+                    f"{' and '.join(unused)} configure thresholding='learned_linear' by name; with "
+                    f"thresholding={self.thresholding!r} set them on a LearnedLinearThreshold object, or leave them "
+                    "at their defaults"
+                )
 
     def _cd(self) -> RankingCDSolver:
         return RankingCDSolver(**self._settings("tol"), random_state=self.random_state)
@@ -190,13 +203,19 @@ class LaRankSVM(_LabelRanking):
     threshold_cv : int >= 2 or None, default None
         Compute eq. 34's targets and the regression on out-of-fold training scores from
         this many folds (as many extra fits); None: on the in-sample scores (the paper).
+    thresholding : str or Threshold, default "learned_linear"
+        How scores become labels: ``learned_linear`` is section 3.8's t(x), configured by
+        ``threshold`` and ``threshold_cv``; any registered threshold (``mlcore`` components of
+        kind ``threshold``) or a Threshold object may replace it (``threshold`` and
+        ``threshold_cv`` must then keep their defaults).
 
     Notes
     -----
     Fitted attributes: ``coef_`` (d, c), ``intercept_`` (c,), ``certificate_`` (a list of
     one Certificate), ``n_iter_`` (epochs), ``objective_history_``, ``threshold_`` (the
-    :class:`~.threshold.LinearThreshold` t(x), its ``coef`` (c + 1,)), ``parts_`` (the part
-    objects of the fit, by role, built from ``PARTS``), ``n_features_in_``, ``n_labels_``.
+    fitted :class:`~.threshold.LearnedLinearThreshold` t(x), its ``coef`` (c + 1,), or the
+    threshold ``thresholding`` names), ``parts_`` (the part objects of the fit, by role, built
+    from ``PARTS``, and the threshold), ``n_features_in_``, ``n_labels_``.
     """
 
     def __init__(
@@ -208,6 +227,7 @@ class LaRankSVM(_LabelRanking):
         random_state=0,
         threshold="sorted_scores",
         threshold_cv=None,
+        thresholding="learned_linear",
     ):
         self.C = C
         self.tol = tol
@@ -216,6 +236,7 @@ class LaRankSVM(_LabelRanking):
         self.random_state = random_state
         self.threshold = threshold
         self.threshold_cv = threshold_cv
+        self.thresholding = thresholding
 
     PARTS = PARTS["larank"]
 
@@ -240,7 +261,7 @@ class CLaRankSVM(_LabelRanking):
         Most alpha-steps (None: 100).
     fit_intercept : bool, default True
     random_state : None, int or numpy Generator, default 0
-    threshold, threshold_cv
+    threshold, threshold_cv, thresholding
         As for :class:`LaRankSVM`.
 
     Notes
@@ -261,6 +282,7 @@ class CLaRankSVM(_LabelRanking):
         random_state=0,
         threshold="sorted_scores",
         threshold_cv=None,
+        thresholding="learned_linear",
     ):
         self.C = C
         self.mu = mu
@@ -270,6 +292,7 @@ class CLaRankSVM(_LabelRanking):
         self.random_state = random_state
         self.threshold = threshold
         self.threshold_cv = threshold_cv
+        self.thresholding = thresholding
 
     PARTS = PARTS["clarank"]
 
@@ -294,7 +317,7 @@ class MLFS(_LabelRanking):
     fit_intercept : bool, default True
         The bias feature is always kept (never a candidate for selection).
     random_state : None, int or numpy Generator, default 0
-    threshold, threshold_cv
+    threshold, threshold_cv, thresholding
         As for :class:`LaRankSVM`.
 
     Notes
@@ -318,6 +341,7 @@ class MLFS(_LabelRanking):
         random_state=0,
         threshold="sorted_scores",
         threshold_cv=None,
+        thresholding="learned_linear",
     ):
         self.C = C
         self.n_features = n_features
@@ -327,6 +351,7 @@ class MLFS(_LabelRanking):
         self.random_state = random_state
         self.threshold = threshold
         self.threshold_cv = threshold_cv
+        self.thresholding = thresholding
 
     PARTS = PARTS["mlfs"]
 
@@ -342,7 +367,7 @@ class CMLFS(_LabelRanking):
     C : float, default 1.0
     mu : float >= 0, default 1.0
     n_features : int, default 10
-    tol, max_iter, fit_intercept, random_state, threshold, threshold_cv
+    tol, max_iter, fit_intercept, random_state, threshold, threshold_cv, thresholding
         As for :class:`MLFS`.
 
     Fitted attributes: those of :class:`MLFS` and ``label_covariance_`` / ``label_correlation_``.
@@ -359,6 +384,7 @@ class CMLFS(_LabelRanking):
         random_state=0,
         threshold="sorted_scores",
         threshold_cv=None,
+        thresholding="learned_linear",
     ):
         self.C = C
         self.mu = mu
@@ -369,6 +395,7 @@ class CMLFS(_LabelRanking):
         self.random_state = random_state
         self.threshold = threshold
         self.threshold_cv = threshold_cv
+        self.thresholding = thresholding
 
     PARTS = PARTS["cmlfs"]
 

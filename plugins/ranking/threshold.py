@@ -31,14 +31,33 @@ whatever d is, so the features MLFS left out stay unused; they are fitted by lea
 
 The presets default to ``"sorted_scores"``; their ``threshold_cv`` computes eq. 34 and the fit on
 out-of-fold training scores instead of in-sample ones (docs/methods/ranking.md has the measurements).
+
+:class:`LearnedLinearThreshold` is this rule as a threshold part, registered as ``learned_linear``:
+the ranking presets' default ``thresholding``, and usable with every other method
+(``thresholding="learned_linear"``).
 """
 
 from __future__ import annotations
 
+import numbers
+import warnings
+from typing import ClassVar
+
 import attrs
 import numpy as np
 
-__all__ = ["REGRESSORS", "LinearThreshold", "check_regressors", "threshold_regressors", "threshold_targets"]
+from multilabel_core.base import Threshold
+from multilabel_core.thresholds import ThresholdWarning, check_scores, out_of_fold_scores
+from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar, check_seed
+
+__all__ = [
+    "REGRESSORS",
+    "LearnedLinearThreshold",
+    "LinearThreshold",
+    "check_regressors",
+    "threshold_regressors",
+    "threshold_targets",
+]
 
 #: Half the margin of problem (1): where a row without a relevant (or irrelevant) label puts its threshold.
 HALF_MARGIN = 0.5
@@ -95,3 +114,85 @@ class LinearThreshold:
 
 def _with_constant(Z) -> np.ndarray:
     return np.hstack([Z, np.ones((Z.shape[0], 1))])
+
+
+def _optional_folds(instance, attribute, value):
+    if value is not None:
+        check_scalar(value, attribute.name, kind=numbers.Integral, low=2, high=MAX_ITER_LIMIT)
+
+
+@attrs.frozen
+class LearnedLinearThreshold(Threshold):
+    """The set-size threshold t(x) of section 3.8 as a part [learned_linear]: label k is relevant when t_k(x) > t(x).
+
+    t(x) = a^T z(x) + a_0 is fitted by least squares on eq. 34's targets of the training rows
+    (:class:`LinearThreshold`), z(x) the row's scores (``regressors``).
+
+    Parameters
+    ----------
+    regressors : {"sorted_scores", "scores"}, default "sorted_scores"
+        The row's scores sorted increasingly, or in label order (the paper's); module docstring.
+    cv : int >= 2 or None, default None
+        Fit on out-of-fold training scores from this many folds (iterative stratification,
+        as many extra fits of the method); None: on the in-sample scores (the paper).
+    random_state : None, int or numpy Generator, default 0
+        Seed of the folds.
+
+    Fitted state: ``coef`` (c + 1,), (a, a_0); ``n_left_out``, the training rows left out of the
+    regression because a label of theirs had no out-of-fold score (a label constant in an inner
+    fold's training rows; a :class:`~multilabel_core.thresholds.ThresholdWarning` counts them).
+    Calling the fitted threshold on score rows (n, c) gives t(x) (n,).
+    """
+
+    name: ClassVar[str] = "learned_linear"
+
+    regressors: str = attrs.field(
+        default="sorted_scores", validator=lambda _, attribute, value: check_regressors(value, attribute.name)
+    )
+    cv: int | None = attrs.field(default=None, validator=_optional_folds)
+    random_state: object = attrs.field(default=0, validator=lambda _, attribute, value: check_seed(value, attribute.name))
+    coef: np.ndarray | None = attrs.field(default=None, eq=False)
+    n_left_out: int | None = attrs.field(default=None, eq=False)
+
+    @property
+    def fitted(self) -> bool:
+        """Whether (a, a_0) is set."""
+        return self.coef is not None
+
+    def fit(self, estimator, X, Y, scores, **data) -> LearnedLinearThreshold:
+        """(a, a_0) by least squares on eq. 34's targets of the in-sample, or out-of-fold, training scores."""
+        n_left_out = 0
+        if self.cv is not None:
+            scores, _ = out_of_fold_scores(estimator, X, Y, self.cv, self.random_state, **data)
+            complete = np.isfinite(scores).all(axis=1)
+            n_left_out = int(np.count_nonzero(~complete))
+            if n_left_out:
+                warnings.warn(
+                    f"learned_linear: {n_left_out} of {len(complete)} training rows had a label without an out-of-fold "
+                    "score (constant in an inner fold's training rows) and were left out of the regression of t(x)",
+                    ThresholdWarning,
+                    stacklevel=3,
+                )
+            if not complete.any():
+                raise ValueError("learned_linear: no training row has an out-of-fold score for every label")
+            scores, Y = scores[complete], Y[complete]
+        coef = LinearThreshold.fit(scores, Y, self.regressors).coef
+        return attrs.evolve(self, coef=np.asarray(coef, dtype=np.float64), n_left_out=n_left_out)
+
+    def __call__(self, scores) -> np.ndarray:
+        """t(x) (n,) of the score rows (n, c)."""
+        if self.coef is None:
+            raise ValueError("LearnedLinearThreshold is not fitted: t(x) needs the coefficients fit returns")
+        scores = check_scores(scores, len(self.coef) - 1, "LearnedLinearThreshold")
+        return LinearThreshold(self.regressors, self.coef)(scores)
+
+    def predict(self, scores) -> np.ndarray:
+        """``scores > t(x)`` row by row, as int64."""
+        scores = np.asarray(scores, dtype=np.float64)
+        return (scores > self(scores)[:, None]).astype(np.int64)
+
+    def describe(self) -> str:
+        """The name, with the settings that differ from the defaults."""
+        settings = [f"regressors={self.regressors}"] if self.regressors != "sorted_scores" else []
+        settings += [f"cv={self.cv}"] if self.cv is not None else []
+        return self.name + (f"({', '.join(settings)})" if settings else "")
