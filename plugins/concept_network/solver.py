@@ -328,9 +328,10 @@ class ConceptNetworkSolver(Solver):
         if budget:
             reasons.append(f"{len(budget)} spent max_iter={self.max_iter} epochs (labels {_listed(budget)})")
         if gap:
+            smallest = min(local[label]["tol"] for label in gap)
             reasons.append(
-                f"{len(gap)} stayed above a relative duality gap of GAP_RTOL={GAP_RTOL:g} at the smallest projected-"
-                f"gradient bound {SMALLEST_EPS:g} (labels {_listed(gap)})"
+                f"{len(gap)} stayed above a relative duality gap of GAP_RTOL={GAP_RTOL:g} at projected-gradient "
+                f"bounds down to {smallest:g} (labels {_listed(gap)})"
             )
         if not reasons:
             reasons.append(
