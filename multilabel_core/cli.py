@@ -38,6 +38,7 @@ import numpy as np
 
 from .base.solver import CapabilityError
 from .experiments.preprocessing import PREPROCESSORS
+from .metrics import METRICS
 
 EXIT_USAGE = 2
 EXIT_FAILED_FITS = 1
@@ -354,6 +355,7 @@ def diagnose(records) -> dict:
     ``counts``, its ``warnings`` (:func:`run_warnings`), its ``grid_edges`` and its ``constant_labels`` per dataset (:mod:`.experiments.diagnostics`),
     read once for the summary lines, the JSON and ``--strict``."""
     from .experiments.diagnostics import constant_label_counts, failure_counts, failures, grid_edge_counts
+    from .experiments.report import no_label_models
 
     return {
         "failures": failures(records),
@@ -361,6 +363,7 @@ def diagnose(records) -> dict:
         "counts": failure_counts(records),
         "grid_edges": grid_edge_counts(records),
         "constant_labels": constant_label_counts(records),
+        "no_label_models": no_label_models(records),
     }
 
 
@@ -384,6 +387,10 @@ def failure_lines(diagnosis: dict) -> list[str]:
                          f"{f['error']}")
         else:
             lines.append(f"{f['method']} on {f['dataset']}, split {f['split']} failed: {f['error']}")
+    for row in diagnosis.get("no_label_models", ()):
+        point = ", ".join(f"{name}={value}" for name, value in row["params"].items()) or "its parameters"
+        lines.append(f"{row['method']} on {row['dataset']}, split {row['split']}: the chosen model ({point}) predicts "
+                     "no label on the test part (micro-F1 = macro-F1 = 0)")
     return lines
 
 
@@ -396,7 +403,8 @@ def failure_summary(diagnosis: dict) -> str:
         f"failed fits: {counts['n_failed_fits']} ({counts['n_failed_inner_fits']} in the hyper-parameter searches, "
         f"at {counts['n_failed_points']} grid point(s) of {counts['n_searches_with_failures']} split(s)); "
         f"failed splits: {counts['n_failed_splits']}; "
-        f"chosen values at a grid edge: {edges}"
+        f"chosen values at a grid edge: {edges}; "
+        f"chosen models predicting no label: {len(diagnosis.get('no_label_models', ()))}"
     )
 
 
@@ -450,6 +458,9 @@ def compare_payload(result, diagnosis: dict) -> dict:
         "summary": summarize(result.records),
         **diagnosis["counts"],
         "grid_edges": diagnosis["grid_edges"],
+        "grid_extensions": result.grid_extensions,
+        "n_no_label_models": len(diagnosis["no_label_models"]),
+        "no_label_models": diagnosis["no_label_models"],
         "failures": diagnosis["failures"],
         "warnings": warning_payload(diagnosis["warnings"]),
         "constant_labels": diagnosis["constant_labels"],
@@ -476,6 +487,7 @@ def cmd_compare(args) -> None:
         grid=grid or None,
         grids=grids or None,
         selection_metric=args.selection_metric,
+        grid_extensions=args.grid_extensions,
         inner_cv=args.inner_cv,
         seed=args.seed,
         data_home=args.data_home,
@@ -501,7 +513,8 @@ def cmd_compare(args) -> None:
     lines = [
         f"compare: {len(experiment.methods)} method(s) x {len(experiment.datasets)} dataset(s), "
         f"protocol {experiment.protocol} ({params}), seed {experiment.seed}"
-        + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ""),
+        + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else "")
+        + f"; selected by {experiment.selection_metric}, grid extensions up to {result.grid_extensions} per parameter",
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed"
         + (f"; {result.missing} not computed yet and left out of this report (rerun without --report-only to compute "
            "them)" if result.missing else ""),
@@ -603,6 +616,8 @@ def cmd_demo(args) -> None:
             out,
             protocol_params={"n_splits": 3},
             grids={spec.name: demo_grid(spec.param_grid, spec.name) for spec in specs if spec.param_grid},
+            # The demo's grids are chosen so that every fit converges (DEMO_SETTINGS); an extension would leave them.
+            grid_extensions=0,
             inner_cv=2,
             seed=args.seed,
             n_jobs=args.n_jobs,
@@ -775,7 +790,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", action="append", default=[], metavar="[METHOD.]NAME=v1,v2,...",
                    help="grid values replacing the registered grid (every method, or METHOD's)")
     p.add_argument("--config", default=None, metavar="FILE", help="experiment file (TOML, or YAML with PyYAML)")
-    p.add_argument("--selection-metric", default=None, metavar="METRIC", help="default average_precision")
+    p.add_argument("--select", "--selection-metric", dest="selection_metric", default=None, metavar="METRIC",
+                   help="the metric the inner search chooses by (default average_precision; one of "
+                   + ", ".join(METRICS) + ")")
+    p.add_argument("--grid-extensions", type=int, default=None, metavar="N",
+                   help="extend a grid beyond the edge its choice lies at, up to N times per parameter "
+                   "(default 3 for a new run; a resumed run keeps its own; 0: never)")
     p.add_argument("--inner-cv", type=int, default=None, metavar="K", help="inner folds of the search (default 3)")
     p.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="dask.distributed scheduler, tcp://host:8786")

@@ -37,6 +37,7 @@ def compare(tmp_path, methods=("br",), **settings):
         "inner_cv": 2,
         "progress": False,
         "plots": False,
+        "grid_extensions": 0,  # the searched grid is the one given (extensions: test_experiments_grid_extension.py)
         **settings,
     }
     protocol = settings.pop("protocol", "kfold")

@@ -62,7 +62,7 @@ class PickyRidge(Ridge):
 
 def run(tmp_path, methods, grids):
     return run_experiment(methods, [DATA], "kfold", tmp_path / "run", protocol_params={"n_splits": N_SPLITS},
-                          grids=grids, inner_cv=INNER_CV, progress=False, plots=False)  # fmt: skip
+                          grids=grids, inner_cv=INNER_CV, progress=False, plots=False, grid_extensions=0)  # fmt: skip
 
 
 def expected_failed_folds():

@@ -19,6 +19,7 @@ SETTINGS = {
     "inner_cv": 2,
     "progress": False,
     "plots": False,
+    "grid_extensions": 0,  # the grid as given (extended runs in parallel: test_experiments_grid_extension.py)
 }
 
 

@@ -15,8 +15,9 @@ An experiment file is TOML (read with :mod:`tomllib`), or YAML when PyYAML is in
     protocol = "kfold"
     preprocess = "standardize"
     seed = 0
-    selection_metric = "average_precision"
+    select = "average_precision"   # the metric the inner search chooses by (alias: selection_metric)
     inner_cv = 3
+    grid_extensions = 3   # steps a grid may take beyond an edge its choice lies at, per parameter (0: none)
     sparse = "auto"   # or true / false: how file datasets hold their features
     constant_labels = "refuse"   # or "predict_constant": labels of one value in a training part
 
@@ -51,7 +52,7 @@ import scipy.sparse as sp
 from .. import __version__
 from ..validation import check_scalar
 from ..datasets._storage import check_sparse, to_storage
-from ..metrics import METRICS, check_metric_names
+from ..metrics import METRICS
 from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels
 from .preprocessing import check_preprocess
 from .protocols import get_protocol
@@ -77,8 +78,10 @@ FILE_KEYS = (
     "preprocess",
     "grid",
     "grids",
+    "select",
     "selection_metric",
     "inner_cv",
+    "grid_extensions",
     "seed",
     "data_home",
     "sparse",
@@ -169,6 +172,18 @@ def _as_grids(value) -> dict:
     return grids
 
 
+def _check_selection_metric(instance, attribute, value) -> None:
+    if not isinstance(value, str) or value not in METRICS:
+        raise ValueError(
+            f"select (the selection metric): unknown metric {value!r}; choose from {', '.join(METRICS)}"
+        )
+
+
+def _check_grid_extensions(instance, attribute, value) -> None:
+    if value is not None:
+        check_scalar(value, "grid_extensions", kind=numbers.Integral, low=0)
+
+
 def _check_scalar_field(kind, **bounds):
     return lambda instance, attribute, value: check_scalar(value, attribute.name, kind=kind, **bounds)
 
@@ -199,8 +214,17 @@ class Experiment:
         Replaces that method's registered ``param_grid``.  A method given by name
         without a grid here searches its registered grid; an estimator object without
         one is used as it is.
-    selection_metric : a name of :data:`multilabel_core.metrics.METRICS`
-        What the inner search optimises (its direction from the table).
+    selection_metric : a name of :data:`multilabel_core.metrics.METRICS`, default "average_precision"
+        What the inner search optimises (its direction from the table); ``select`` in the
+        experiment file and ``--select`` on the command line.  Average precision judges the
+        scores only; a measure of the predicted labels (``micro_f1``, ``macro_f1``) also
+        judges the sign of the scores, so it never prefers a model that predicts no label.
+    grid_extensions : int >= 0 or None
+        How many times the search may extend one parameter's grid beyond the edge its chosen
+        value lies at (:mod:`.search`; 0: never).  None, the default, is
+        :data:`~.search.DEFAULT_GRID_EXTENSIONS` (3) for a new store and the stored run's own
+        value when a store is resumed (0 for a store written before grid extension existed),
+        so a resumed run keeps the search it was started with.
     inner_cv : int >= 2
         Folds of the inner, iterative-stratified cross-validation on each training part.
     seed : int >= 0
@@ -224,9 +248,10 @@ class Experiment:
     protocol_params: dict = attrs.field(factory=dict, converter=lambda value: dict(value or {}))
     preprocess: str | None = attrs.field(default=None, validator=lambda _, __, value: check_preprocess(value))
     grids: dict = attrs.field(factory=dict, converter=_as_grids)
-    selection_metric: str = "average_precision"
+    selection_metric: str = attrs.field(default="average_precision", validator=_check_selection_metric)
     inner_cv: int = attrs.field(default=3, validator=_check_scalar_field(numbers.Integral, low=2))
     seed: int = attrs.field(default=0, validator=_check_scalar_field(numbers.Integral, low=0))
+    grid_extensions: int | None = attrs.field(default=None, validator=_check_grid_extensions)
     data_home: str | None = None
     sparse: object = attrs.field(default="auto", converter=check_sparse)
     constant_labels: str = attrs.field(
@@ -241,7 +266,6 @@ class Experiment:
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "protocol_params", get_protocol(self.protocol).params(self.protocol_params))
-        check_metric_names([self.selection_metric])
         if self.reference_method is not None and self.reference_method not in self.methods:
             raise ValueError(
                 f"reference_method {self.reference_method!r} is not one of the methods {list(self.methods)}"
@@ -308,7 +332,16 @@ class Experiment:
             "metrics": list(METRICS),
             # Left out at its default, so the stores written before the option existed still resume.
             **({} if self.constant_labels == DEFAULT_CONSTANT_LABELS else {"constant_labels": self.constant_labels}),
+            # Left out at 0, the search of the stores written before grid extension existed, so they still resume.
+            **({"grid_extensions": extensions} if (extensions := self.resolved_grid_extensions) else {}),
         }
+
+    @property
+    def resolved_grid_extensions(self) -> int:
+        """``grid_extensions``, None read as :data:`~.search.DEFAULT_GRID_EXTENSIONS` (a new store's)."""
+        from .search import DEFAULT_GRID_EXTENSIONS
+
+        return DEFAULT_GRID_EXTENSIONS if self.grid_extensions is None else int(self.grid_extensions)
 
 
 def load_data(dataset, data_home=None, seed: int = 0, sparse="auto"):
@@ -399,6 +432,29 @@ def _check_keys(path, table, allowed, prefix) -> None:
         raise ValueError(f"{path}: unknown key(s) {listed}; allowed: {', '.join(allowed)}")
 
 
+def _merge_select(merged: dict, settings: dict, given: dict) -> None:
+    """``select`` and its older name ``selection_metric`` as the one field ``selection_metric``.
+
+    Within one source (the file, or the overrides) both may be given only with the same value;
+    an override of either name wins over the file's.
+    """
+    for source in (settings, given):
+        names = {source[key] for key in ("select", "selection_metric") if key in source}
+        if len(names) > 1:
+            raise ValueError(
+                f"select and selection_metric name the same setting; got {source['select']!r} and "
+                f"{source['selection_metric']!r}"
+            )
+    chosen = next(
+        (source[key] for source in (given, settings) for key in ("select", "selection_metric") if key in source),
+        None,
+    )
+    merged.pop("select", None)
+    merged.pop("selection_metric", None)
+    if chosen is not None:
+        merged["selection_metric"] = chosen
+
+
 def load_experiment(path=None, **overrides) -> Experiment:
     """An :class:`Experiment` from an experiment file (optional), with overrides on top.
 
@@ -415,6 +471,7 @@ def load_experiment(path=None, **overrides) -> Experiment:
     if unknown:
         raise ValueError(f"unknown experiment setting(s) {unknown}")
     merged = {**settings, **report, **given}
+    _merge_select(merged, settings, given)
     merged["protocol_params"] = {**settings.get("protocol_params", {}), **given.get("protocol_params", {})}
     methods = _as_methods(merged.get("methods", ()))
     grids = {}

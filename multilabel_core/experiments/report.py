@@ -6,9 +6,11 @@ docs/experiments.md) into
 * ``report.md`` -- per dataset, the mean +- std of every method on every metric with
   the papers' significance markers; the win/tie/loss table of MLRL Table VII; the same
   tests against the best ecosystem baseline of each dataset; the papers' values beside
-  ours; runs, convergence, the chosen hyper-parameters (with the grid points that
-  failed and the choices at a grid edge), the labels constant in a training part (the
-  metric rows they touch marked), every failed fit, and plots;
+  ours; runs, convergence, the share of test rows each method predicts no label for
+  (a chosen model that predicts no label at all is flagged beside the failed fits), the
+  chosen hyper-parameters (with the grid points that failed, the grid extensions and the
+  choices at a grid edge), the labels constant in a training part (the metric rows they
+  touch marked), every failed fit, and plots;
 * ``summary.csv`` and ``summary.json`` -- the same numbers, one row per
   (dataset, method, metric), with the t-test and the reference values;
 * ``splits.csv`` -- one row per record and metric, the raw material of every table.
@@ -47,12 +49,16 @@ from .stats import (
     in_order,
     read_reference,
     reference_deltas,
+    group_records,
     run_summary,
     summarize,
 )
 from .store import jsonable
 
-__all__ = ["SPLIT_COLUMNS", "SUMMARY_COLUMNS", "markdown_table", "write_report"]
+__all__ = [
+    "SPLIT_COLUMNS", "SUMMARY_COLUMNS", "grid_extension_counts", "markdown_table", "no_label_models",
+    "no_label_shares", "write_report",
+]
 
 SUMMARY_COLUMNS = (
     "dataset", "method", "metric", "greater_is_better", "mean", "std", "n", "n_failed",
@@ -63,7 +69,7 @@ SUMMARY_COLUMNS = (
 )  # fmt: skip
 SPLIT_COLUMNS = (
     "dataset", "method", "protocol", "split", "status", "metric", "value", "fit_time",
-    "predict_time", "n_train", "n_test", "converged", "params", "error",
+    "predict_time", "n_train", "n_test", "converged", "params", "error", "n_no_label_rows", "n_predicted_labels",
 )  # fmt: skip
 MISSING = "—"  # a table cell without a value (no successful split, no reference number)
 CONSTANT_MARK = "†"  # a metric row whose values rest on labels predicted constant
@@ -93,7 +99,7 @@ def _direction(metric: str) -> str:
 
 
 # --------------------------------------------------------------- the sections
-def _heading_lines(records, title: str, config: dict | None, counts: dict, n_edges: int) -> list[str]:
+def _heading_lines(records, title: str, config: dict | None, counts: dict, n_edges: int, n_no_label: int) -> list[str]:
     failed = sum(r["status"] == "failed" for r in records)
     protocols = in_order([r for r in records if "protocol" in r], "protocol")
     lines = [
@@ -103,7 +109,7 @@ def _heading_lines(records, title: str, config: dict | None, counts: dict, n_edg
         f"on datasets {', '.join(map(str, in_order(records, 'dataset')))}"
         + (f"; protocol {', '.join(map(str, protocols))}." if protocols else "."),
         "",
-        _failed_fits_sentence(counts) + f" Chosen values at a grid edge: {n_edges}.",
+        _failed_fits_sentence(counts) + f" Chosen values at a grid edge: {n_edges}. " + _no_label_sentence(n_no_label),
         *_preprocess_lines(records),
     ]
     if config is not None:
@@ -332,6 +338,98 @@ def _constant_label_lines(constant_rows) -> list[str]:
     return lines + [intro, "", *(f"- {constant_labels_sentence(row)}." for row in constant_rows)]
 
 
+def no_label_models(records) -> list[dict]:
+    """The successful records whose model predicts no label on any test row: one row each.
+
+    Such a model scores micro-F1 = macro-F1 = 0 however good its ranking measures are.  Each
+    row: ``method``, ``dataset``, ``split``, ``params``, ``n_test``, ``micro_f1``, ``macro_f1``
+    and ``average_precision`` (None when not measured).  Records written before the runner
+    counted the predicted labels (no ``n_predicted_labels``) give no row.
+    """
+    rows = []
+    for record in records:
+        if record["status"] != "ok" or record.get("n_predicted_labels") != 0:
+            continue
+        metrics = record.get("metrics") or {}
+        rows.append({
+            **{key: record[key] for key in ("method", "dataset", "split")},
+            "params": record.get("params") or {},
+            "n_test": record.get("n_test"),
+            **{name: metrics.get(name) for name in ("micro_f1", "macro_f1", "average_precision")},
+        })
+    return rows
+
+
+def no_label_shares(records) -> list[dict]:
+    """Per (dataset, method): the share of test rows the chosen models predict no label for.
+
+    Each row: ``dataset``, ``method``, ``n_splits`` (successful splits whose count is recorded),
+    ``mean``, ``min`` and ``max`` of the per-split share (None without such a split),
+    ``shares`` (``{"split", "share"}`` per split) and ``n_no_label_models`` (splits whose model
+    predicts no label at all: :func:`no_label_models`).
+    """
+    rows = []
+    for (dataset, method), group in group_records(records).items():
+        counted = [
+            r for r in group if r["status"] == "ok" and r.get("n_no_label_rows") is not None and r.get("n_test")
+        ]
+        shares = [{"split": r["split"], "share": r["n_no_label_rows"] / r["n_test"]} for r in counted]
+        values = [entry["share"] for entry in shares]
+        rows.append({
+            "dataset": dataset,
+            "method": method,
+            "n_splits": len(counted),
+            "mean": sum(values) / len(values) if values else None,
+            "min": min(values) if values else None,
+            "max": max(values) if values else None,
+            "shares": shares,
+            "n_no_label_models": sum(r.get("n_predicted_labels") == 0 for r in counted),
+        })
+    return rows
+
+
+NO_LABEL_MARK = "**no label**"  # a chosen model that predicts no label on its test part
+
+
+def _no_label_sentence(n: int) -> str:
+    """"Chosen models predicting no label: N." -- stated in every report beside the failed fits."""
+    if n == 0:
+        return "Chosen models predicting no label: 0."
+    return (
+        f"**Chosen models predicting no label: {n}** (micro-F1 = macro-F1 = 0 on their test part; see Failures and "
+        "Predictions without a label)."
+    )
+
+
+def _percent(value) -> str:
+    return MISSING if value is None else f"{100 * value:.1f} %"
+
+
+def _no_label_lines(share_rows) -> list[str]:
+    lines = ["", "## Predictions without a label", ""]
+    if not any(row["n_splits"] for row in share_rows):
+        return lines + ["Not recorded: these records were written before the runner counted the predicted labels."]
+    intro = (
+        "The share of test rows for which the chosen model predicts no label (every score <= 0): mean, smallest and "
+        f"largest over the successful splits, and each split's. {NO_LABEL_MARK}: splits whose model predicts no "
+        "label on any test row -- micro-F1 = macro-F1 = 0 whatever its ranking measures; select by a measure of the "
+        "predicted labels (`--select micro_f1`, docs/experiments.md) to avoid them."
+    )
+    header = ["dataset", "method", "splits", "no-label rows (mean)", "min", "max", "models predicting no label",
+              "per split"]  # fmt: skip
+    rows = []
+    for row in share_rows:
+        if not row["n_splits"]:
+            continue
+        flagged = row["n_no_label_models"]
+        rows.append([
+            row["dataset"], row["method"], row["n_splits"], _percent(row["mean"]), _percent(row["min"]),
+            _percent(row["max"]), f"{NO_LABEL_MARK} {flagged}" if flagged else "0",
+            ", ".join(f"{entry['split']}: {_percent(entry['share'])}" for entry in row["shares"]),
+        ])
+    return lines + [intro, "", *markdown_table(header, rows)]
+
+
 def _failed_fits_sentence(counts: dict) -> str:
     """"Failed fits: N ..." -- stated in every report, zero included."""
     n, inner = counts["n_failed_fits"], counts["n_failed_inner_fits"]
@@ -369,8 +467,21 @@ def _where(row) -> str:
     return "final fit (split failed)"
 
 
-def _failure_lines(failures, counts: dict) -> list[str]:
+def _failure_lines(failures, counts: dict, no_label=()) -> list[str]:
     lines = ["", "## Failures", "", _failed_fits_sentence(counts)]
+    if no_label:
+        lines += [
+            "",
+            _no_label_sentence(len(no_label)) + " A model that predicts no label fitted without an error, "
+            "but is of no use as a classifier:",
+            "",
+            *markdown_table(
+                ["method", "dataset", "split", "chosen", "n_test", "micro_f1", "macro_f1", "average_precision"],
+                [[r["method"], r["dataset"], r["split"], _params_text(r["params"]), r["n_test"],
+                  _number(r["micro_f1"]), _number(r["macro_f1"]), _number(r["average_precision"])]
+                 for r in no_label],
+            ),
+        ]  # fmt: skip
     if not failures:
         return lines
     intro = (
@@ -414,8 +525,11 @@ def _hyperparameter_lines(records) -> list[str]:
             f"{_value_text(edge['grid'][-1])}, {len(edge['grid'])} values)"
             for edge in grid_edges(record)
         ]
+        notes += _extension_notes(record.get("grid_extension"))
         if summary["n_failed_points"]:
             notes.append(f"{summary['n_failed_points']} of {summary['n_points']} grid points failed")
+        if record["status"] == "ok" and record.get("n_predicted_labels") == 0:
+            notes.append(f"{NO_LABEL_MARK}: predicts no label on the test part")
         if record["status"] == "failed":
             chosen, score = "— (split failed)", MISSING
         else:
@@ -423,6 +537,82 @@ def _hyperparameter_lines(records) -> list[str]:
         rows.append([record["dataset"], record["method"], record["split"], chosen, score, "; ".join(notes)])
     header = ["dataset", "method", "split", "chosen", "inner score", "notes"]
     return lines + markdown_table(header, rows)
+
+
+def _extension_notes(summary) -> list[str]:
+    """The hyper-parameter notes of one record's grid extensions: what was added, and an edge left."""
+    if not summary:
+        return []
+    notes = []
+    added: dict = {}
+    for entry in summary.get("extensions") or ():
+        added.setdefault(entry["param"], []).append(entry)
+    for name, entries in added.items():
+        path = " → ".join([_value_text(entries[0]["from"]), *(_value_text(e["value"]) for e in entries)])
+        notes.append(f"{name} grid extended {len(entries)}x ({path})")
+    for edge in summary.get("at_edge") or ():
+        notes.append(f"{edge['param']} still at the {edge['edge']} value: {_EDGE_REASONS[edge['reason']](edge)}")
+    return notes
+
+
+_EDGE_REASONS = {
+    "limit": lambda edge: f"extension limit reached ({edge['extensions']} extensions)",
+    "valid range": lambda edge: "no valid value beyond it (the parameter's valid range ends there)",
+    "off": lambda edge: "grid extension off (grid_extensions = 0)",
+}
+
+
+def grid_extension_counts(records) -> list[dict]:
+    """Per (dataset, method, parameter) of the searched splits: how its grid was extended.
+
+    Each row: ``dataset``, ``method``, ``param``, ``n_searched`` (searched splits with an
+    extension record), ``n_extended`` (splits whose search extended the parameter), ``added``
+    (the values added, over all splits, sorted), ``limit`` (the runs' limit per parameter), and
+    the splits whose choice is still at an edge when the search ended, by reason:
+    ``at_edge_limit``, ``at_edge_valid_range``, ``at_edge_off``.  Records written before grid
+    extension existed give no row.
+    """
+    rows = {}
+    for (dataset, method), group in group_records(records).items():
+        summaries = [r["grid_extension"] for r in group if r.get("search") and r.get("grid_extension")]
+        for summary in summaries:
+            for entry in summary.get("extensions") or ():
+                row = _extension_row(rows, dataset, method, entry["param"], summary, len(summaries))
+                row["added"].add(entry["value"])
+            for name in {entry["param"] for entry in summary.get("extensions") or ()}:
+                rows[dataset, method, name]["n_extended"] += 1
+            for edge in summary.get("at_edge") or ():
+                row = _extension_row(rows, dataset, method, edge["param"], summary, len(summaries))
+                row["at_edge_" + edge["reason"].replace(" ", "_")] += 1
+    return [{**row, "added": sorted(row["added"])} for row in rows.values()]
+
+
+def _extension_row(rows, dataset, method, name, summary, n_searched) -> dict:
+    return rows.setdefault((dataset, method, name), {
+        "dataset": dataset, "method": method, "param": name, "n_searched": n_searched, "n_extended": 0,
+        "added": set(), "limit": summary.get("limit"), "at_edge_limit": 0, "at_edge_valid_range": 0, "at_edge_off": 0,
+    })  # fmt: skip
+
+
+def _grid_extension_lines(extension_rows) -> list[str]:
+    if not extension_rows:
+        return []
+    intro = (
+        "Grid extensions: a chosen value at an edge of a numeric grid (three or more values) extends that grid one "
+        "step beyond it (the ratio of its last two values for a log-spaced grid, their difference otherwise; never "
+        "past the parameter's valid range) and the search runs again on the new points, at most `limit` times per "
+        "parameter (docs/experiments.md). Still at an edge: the splits whose choice is at an edge when the search "
+        "ended, because the limit was reached, because no valid value lies beyond it, or because extension was off."
+    )
+    header = ["dataset", "method", "parameter", "splits extended", "values added", "limit",
+              "still at edge: limit", "valid range", "off"]  # fmt: skip
+    rows = [
+        [r["dataset"], r["method"], r["param"], f"{r['n_extended']}/{r['n_searched']}",
+         ", ".join(map(_value_text, r["added"])) or MISSING, r["limit"], r["at_edge_limit"],
+         r["at_edge_valid_range"], r["at_edge_off"]]
+        for r in extension_rows
+    ]  # fmt: skip
+    return ["", "### Grid extensions", "", intro, "", *markdown_table(header, rows)]
 
 
 def _grid_edge_lines(edge_counts) -> list[str]:
@@ -433,8 +623,10 @@ def _grid_edge_lines(edge_counts) -> list[str]:
         ]
     intro = (
         "How often the search chose the lowest or the highest value of a numeric grid (of three or more values), "
-        "out of the successful searched splits: the optimum may lie beyond that edge; widen the grid there "
-        "(`--grid METHOD.NAME=...`, docs/experiments.md)."
+        "out of the successful searched splits, on the grid as searched (with the values its extensions added): the "
+        "optimum may lie beyond that edge; widen the grid there (`--grid METHOD.NAME=...`, docs/experiments.md), "
+        "or allow more extensions (`--grid-extensions N`) unless the edge is the end of the parameter's valid range "
+        "(see Grid extensions)."
     )
     header = ["dataset", "method", "parameter", "at lowest", "at highest", "splits searched", "grid"]
     rows = [
@@ -628,6 +820,9 @@ def write_report(
     counts = failure_counts(records)
     edge_counts = grid_edge_counts(records)
     n_edges = n_grid_edges(edge_counts)
+    extension_rows = grid_extension_counts(records)
+    no_label = no_label_models(records)
+    share_rows = no_label_shares(records)
     constant_rows = constant_label_counts(records)
     config = _read_config(out_dir / "config.json")
     plots_written = _plots(records, out_dir / "plots", plots)
@@ -635,7 +830,7 @@ def write_report(
     title = title or "Experiment report"
     n_datasets = len(in_order(records, "dataset"))
     lines = [
-        *_heading_lines(records, title, config, counts, n_edges),
+        *_heading_lines(records, title, config, counts, n_edges, len(no_label)),
         *_results_lines(summary, comparison, baseline, constant_rows),
     ]
     if comparison is not None:
@@ -646,10 +841,12 @@ def write_report(
         lines += _reference_lines(deltas)
     lines += [
         *_runs_lines(runs),
+        *_no_label_lines(share_rows),
         *_hyperparameter_lines(records),
         *_grid_edge_lines(edge_counts),
+        *_grid_extension_lines(extension_rows),
         *_constant_label_lines(constant_rows),
-        *_failure_lines(failures, counts),
+        *_failure_lines(failures, counts, no_label),
         *_plot_lines(plots_written, out_dir),
     ]
 
@@ -677,12 +874,18 @@ def write_report(
                 "params": r.get("params"),
                 **search_summary(r),
                 "grid_edges": grid_edges(r),
+                "grid_extension": r.get("grid_extension"),
+                "n_no_label_rows": r.get("n_no_label_rows"),
             }
             for r in records
             if r.get("search")
         ],
         "grid_edges": edge_counts,
         "n_grid_edges": n_edges,
+        "grid_extensions": extension_rows,
+        "no_label": share_rows,
+        "no_label_models": no_label,
+        "n_no_label_models": len(no_label),
         "constant_labels": constant_rows,
         "plots": [p.relative_to(out_dir).as_posix() for p in plots_written],
     }

@@ -4,9 +4,13 @@ For each dataset the protocol's splits are drawn once (all methods share them); 
 each method and each split not yet in the store:
 
 1. the hyper-parameters are chosen by inner cross-validation on the training part
-   (:mod:`.search`; skipped for a grid of one point);
+   (:mod:`.search`; skipped for a grid of one point), by the experiment's ``selection_metric``
+   (``--select``); a choice at a grid edge extends the grid beyond it and searches again, up to
+   ``grid_extensions`` times per parameter, the new points' tasks going with the next batch;
 2. the method is refitted on the whole training part with the chosen values and
-   evaluated on the test part with every metric of :mod:`multilabel_core.metrics`;
+   evaluated on the test part with every metric of :mod:`multilabel_core.metrics`, and with
+   how many test rows it predicts no label for (a model predicting no label at all is flagged
+   by the report and the command line like a failed fit);
    with ``preprocess`` the features are first scaled by a scaler fitted on the
    training part only (:mod:`.preprocessing`; in the search, on each inner training
    part only);
@@ -61,6 +65,7 @@ from .constant_labels import DEFAULT_CONSTANT_LABELS, PartialModel, constant_col
 from .protocols import PROTOCOLS, get_protocol
 from .report import write_report
 from .search import (
+    DEFAULT_GRID_EXTENSIONS,
     InnerSearch,
     SearchError,
     describe_warnings,
@@ -70,7 +75,7 @@ from .search import (
     recording_warnings,
     rows_of,
 )
-from .store import CONFIG_FILE, ResultStore, jsonable, record_key
+from .store import CONFIG_FILE, ResultStore, jsonable, read_config, record_key
 
 __all__ = ["ExperimentResult", "blas_threads_per_worker", "evaluate_split", "run", "run_experiment", "split_seeds"]
 
@@ -84,6 +89,7 @@ class ExperimentResult:
     those found in the store, ``missing`` the evaluations of the configuration that are in
     neither (none after a full run; after ``report_only=True``, the work left).  ``report`` is
     what :func:`~multilabel_core.experiments.report.write_report` returned (paths).
+    ``grid_extensions`` is the limit the searches ran with (the experiment's, or the resumed store's).
     """
 
     out_dir: Path
@@ -92,6 +98,7 @@ class ExperimentResult:
     resumed: int
     report: dict | None
     missing: int = 0
+    grid_extensions: int = 0
 
 
 def run_experiment(
@@ -107,6 +114,8 @@ def run_experiment(
     seed=0,
     data_home=None,
     preprocess=None,
+    select=None,
+    grid_extensions=None,
     n_jobs=None,
     scheduler=None,
     progress=True,
@@ -122,6 +131,10 @@ def run_experiment(
     """Run ``methods`` on ``datasets`` under ``protocol``; store and report in ``out_dir``.
 
     The configuration arguments are those of :class:`~.config.Experiment`; the others:
+
+    select : str or None
+        The selection metric under its command-line and file name: the same as
+        ``selection_metric`` (default ``"average_precision"``), which it replaces when given.
 
     n_jobs : int or None
         joblib workers for the folds x grid points (None: serial, or the ambient
@@ -148,15 +161,18 @@ def run_experiment(
     plots : None, bool
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
     """
+    if select is not None and selection_metric not in ("average_precision", select):
+        raise ValueError(f"select and selection_metric name the same setting; got {select!r} and {selection_metric!r}")
     experiment = Experiment(
         methods=methods,
         datasets=datasets,
         protocol=protocol,
         protocol_params=protocol_params,
         grids=grids,
-        selection_metric=selection_metric,
+        selection_metric=selection_metric if select is None else select,
         inner_cv=inner_cv,
         seed=seed,
+        grid_extensions=grid_extensions,
         data_home=data_home,
         preprocess=preprocess,
         reference=reference,
@@ -192,6 +208,7 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
             splits[name] = protocol.split(dataset.Y, experiment.seed, parts=parts, **experiment.protocol_params)
         except ValueError as exc:
             raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
+    experiment = _with_grid_extensions(experiment, out_dir, new_run)
     store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run, extend=extend)
     resumed = len(store.records)
     groups = {
@@ -219,7 +236,24 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         # Said where the reader looks: a report of an unfinished run is not one of the whole configuration.
         title=f"Experiment report (partial: {len(records)} of {len(order)} evaluations)" if missing else None,
     )
-    return ExperimentResult(store.folder, records, len(store.records) - resumed, resumed, report, missing)
+    return ExperimentResult(
+        store.folder, records, len(store.records) - resumed, resumed, report, missing, experiment.grid_extensions
+    )
+
+
+def _with_grid_extensions(experiment, out_dir, new_run: bool):
+    """The experiment with ``grid_extensions`` decided: given, else the stored run's, else the default.
+
+    A store is resumed with the search it was started with: its ``config.json`` holds
+    ``grid_extensions`` when it is not 0, so a stored configuration without the key ran without
+    extensions (every store written before they existed).  A new store, or ``new_run``, gets
+    :data:`~.search.DEFAULT_GRID_EXTENSIONS`.
+    """
+    if experiment.grid_extensions is not None:
+        return experiment
+    stored = None if new_run else read_config(out_dir)
+    value = DEFAULT_GRID_EXTENSIONS if stored is None else int(stored["config"].get("grid_extensions", 0))
+    return attrs.evolve(experiment, grid_extensions=value)
 
 
 def _run_order(experiment, splits):
@@ -384,6 +418,7 @@ class _Group:
                 seed=inner_seed,
                 preprocess=self.experiment.preprocess,
                 constant_labels=self.experiment.constant_labels,
+                grid_extensions=self.experiment.resolved_grid_extensions,
             )
         except Exception as exc:  # e.g. fewer training rows than inner folds
             self.failures[s] = f"{type(exc).__name__}: inner search: {exc}"
@@ -433,6 +468,7 @@ class _Group:
             "failed_stage": outcome["failed_stage"],
             "params": params,
             "search": search,
+            "grid_extension": self.searches[s].extension_summary() if s in self.searches else None,
             "selection_metric": self.experiment.selection_metric,
             "metrics": outcome["metrics"],
             "fit_time": outcome["fit_time"],
@@ -440,6 +476,8 @@ class _Group:
             "n_train": len(train),
             "n_test": len(test),
             "n_unlabeled": outcome["n_unlabeled"],
+            "n_no_label_rows": outcome["n_no_label_rows"],
+            "n_predicted_labels": outcome["n_predicted_labels"],
             "n_labels": int(self.dataset.Y.shape[1]),
             "label_names": list(self.dataset.label_names),
             "certificates": outcome["certificates"],
@@ -478,13 +516,23 @@ def _run_dataset(groups, parallel, store, bar, batch_size: int) -> None:
     splits, then the final fits of this batch's splits that need no search, then this batch's
     search tasks: while the slowest search task of a batch runs, the other workers are already
     fitting, instead of waiting for it before the final fits start (and the same between the
-    methods of a dataset).  Records are appended in task order as the final fits arrive; a
-    split whose search could not be planned, or failed at every grid point, is recorded at
-    once.  A kill loses at most the call in flight: the final fits of one batch whose records were not
-    yet written, and the search of the next (in a serial run, one split: its final fit or its search).
+    methods of a dataset).  A search whose choice lies at a grid edge it may extend plans new
+    points (:meth:`~.search.InnerSearch.extend`); their tasks go with the next stage, and its
+    final fit waits until a stage leaves it nothing to extend.  Records are appended in task
+    order as the final fits arrive; a split whose search could not be planned, or failed at
+    every grid point, is recorded at once.  A kill loses at most the call in flight: the final
+    fits of one batch whose records were not yet written, and the searches of the next (in a
+    serial run, one split: its final fit or its search).
     """
-    searched = []  # (group, split, (params, search record)) of the previous batch, awaiting their final fits
-    for batch in [*_batches(groups, batch_size), []]:
+    searched = []  # (group, split, (params, search record)) of the previous stage, awaiting their final fits
+    extending = []  # (group, split, search) whose extended grid's tasks go with the next stage
+    batches = iter(_batches(groups, batch_size))
+    while True:
+        batch = next(batches, None)
+        if batch is None:
+            if not searched and not extending:
+                break
+            batch = []  # no split left to start: stages that finish the searches and final fits in flight
         for group, s in batch:
             if s in group.failures:  # the search could not be planned: a failure known before any fit
                 store.append(group.failed_record(s))
@@ -492,10 +540,10 @@ def _run_dataset(groups, parallel, store, bar, batch_size: int) -> None:
         direct = [(group, s, group.unsearched(s)) for group, s in batch
                   if s not in group.searches and s not in group.failures]
         finals = searched + direct
-        searches = [(group, s, group.searches[s]) for group, s in batch if s in group.searches]
+        searches = extending + [(group, s, group.searches[s]) for group, s in batch if s in group.searches]
         if not finals and not searches:
             continue
-        running = (batch or [(group, s) for group, s, _ in finals])[0][0]
+        running = (batch or [(group, s) for group, s, _ in finals + searches])[0][0]
         bar.set_postfix_str(f"{running.method} on {running.dataset_name}")
         tasks = [group.final_task(s, chosen[0]) for group, s, chosen in finals]
         tasks += [task for group, _, search in searches for task in search.tasks(group.dataset.X, group.dataset.Y)]
@@ -503,20 +551,34 @@ def _run_dataset(groups, parallel, store, bar, batch_size: int) -> None:
         for (group, s, chosen), outcome in zip(finals, results):
             store.append(group._record(s, *chosen, outcome))
             bar.update(1)
-        searched = []
+        searched, extending = [], []
         for group, s, search in searches:
             outcomes = []
             for result in itertools.islice(results, search.n_tasks):
                 outcomes.append(result)
                 bar.update(1)
             try:
-                searched.append((group, s, search.choose(outcomes)))
+                search.absorb(outcomes)
+                if search.extend():
+                    _count_more(bar, search.n_tasks)
+                    extending.append((group, s, search))
+                else:
+                    searched.append((group, s, search.result()))
             except SearchError as exc:  # every grid point failed: the record keeps their errors
                 group.failures[s] = f"{type(exc).__name__}: {exc}"
                 store.append(group.failed_record(s, ({}, exc.entries)))
                 bar.update(1)
         for _ in results:  # nothing is left; the generator ends, and the next stage may start
             pass
+
+
+def _count_more(bar, n: int) -> None:
+    """Tell the progress bar of ``n`` fits more than planned (an extended grid's)."""
+    if getattr(bar, "total", None) is not None:
+        bar.total += n
+        refresh = getattr(bar, "refresh", None)
+        if refresh is not None:
+            refresh()
 
 
 def _parts(split):
@@ -534,6 +596,8 @@ def _outcome(error: str | None = None) -> dict:
         "fit_time": None,
         "predict_time": None,
         "n_unlabeled": 0,
+        "n_no_label_rows": None,
+        "n_predicted_labels": None,
         "certificates": [],
         "converged": None,
         "label_correlation": None,
@@ -550,7 +614,8 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
     scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`); ``constant_labels``
     handles the labels that take one value in the rows ``train`` (:mod:`.constant_labels`).
     Returns the outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics``
-    (every metric), ``fit_time``, ``predict_time``, ``n_unlabeled``, ``certificates``,
+    (every metric), ``fit_time``, ``predict_time``, ``n_unlabeled``, ``n_no_label_rows`` (test
+    rows with no label predicted), ``n_predicted_labels`` (labels predicted over the test part), ``certificates``,
     ``converged``, ``label_correlation``, ``concept_graph``, ``warnings``.
     """
     outcome = _outcome()
@@ -567,6 +632,11 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
             scores, predictions = predictor.decision_function(X_test), predictor.predict(X_test)
             outcome["predict_time"] = perf_counter() - start
             outcome["metrics"] = evaluate(Y[test], scores, predictions, check_metric_names(None))
+            # A model that predicts no label scores 0 in every F-measure while its ranking measures
+            # may look fine: counted here, so the report can say it.
+            predicted = np.asarray(predictions) != 0
+            outcome["n_no_label_rows"] = int(np.count_nonzero(~predicted.any(axis=1)))
+            outcome["n_predicted_labels"] = int(np.count_nonzero(predicted))
         except Exception as exc:  # a failing method is recorded, the run goes on
             outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}", failed_stage="fit", metrics={})
     outcome["warnings"] = describe_warnings(caught)

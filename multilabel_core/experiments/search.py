@@ -33,6 +33,15 @@ the held-out fold) follow the experiment's ``constant_labels`` option, as the ou
 does (:mod:`.constant_labels`): under ``"refuse"`` the method raises and that fold fails the
 grid point; under ``"predict_constant"`` the fold's model is fitted on the other labels and
 the constant ones are predicted at their inner training value.
+
+Grid extension.  With ``grid_extensions = N > 0``, a chosen value at an edge of its grid
+(the lowest or highest of a numeric grid of at least three distinct values, as
+:func:`~.diagnostics.grid_edges` reads it) extends that grid one step beyond the edge
+(:func:`next_grid_value`) and the new points are fitted on the same inner folds; the choice
+is then made again over every point, old and new, and so on, at most N times per
+parameter.  Each extension is recorded (:meth:`InnerSearch.extension_summary`), and so is
+a chosen value still at an edge when the search ends: the limit was reached, no valid value
+lies beyond the edge, or extension was off.  Non-numeric grids are never extended.
 """
 
 from __future__ import annotations
@@ -41,27 +50,34 @@ import contextlib
 import inspect
 import itertools
 import math
+import numbers
 import warnings
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+
+from ..validation import check_scalar
 
 from ..parallel import WithinBudget, worker_threads
 from ..validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
 from ..model_selection import IterativeStratifiedKFold, _take_rows, _uses_precomputed_kernel
 from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels, constant_columns, fit_labels
+from .diagnostics import MIN_EDGE_GRID, is_number
 from .preprocessing import check_preprocess, preprocessed
 
 __all__ = [
+    "DEFAULT_GRID_EXTENSIONS",
     "InnerSearch",
     "SearchError",
     "accepts_unlabeled",
     "describe_warnings",
+    "edge_of",
     "expand_grid",
     "fit_model",
     "fit_on_rows",
     "inner_folds",
+    "next_grid_value",
     "prepared",
     "recording_warnings",
     "rows_of",
@@ -69,7 +85,12 @@ __all__ = [
     "search_params",
     "select",
     "supports_warm_start",
+    "valid_value",
 ]
+
+#: How many times one parameter's grid may be extended at its edges in one inner search
+#: (the runner's default for a new store; module docstring).
+DEFAULT_GRID_EXTENSIONS = 3
 
 
 class SearchError(RuntimeError):
@@ -229,50 +250,224 @@ def _metric_value(metric, Y_true, model, X) -> float:
     return float(function(Y_true, model.decision_function(X) if needs == "scores" else model.predict(X)))
 
 
+def edge_of(values, chosen) -> str | None:
+    """``"lowest"`` or ``"highest"`` when ``chosen`` is that end of the numeric grid ``values``, else None.
+
+    Only a grid of numbers (bools are not) with at least :data:`~.diagnostics.MIN_EDGE_GRID`
+    distinct values has edges: a grid of two values has no interior, every choice in it is an end.
+    """
+    if not is_number(chosen) or not all(map(is_number, values)):
+        return None
+    distinct = sorted(set(values))
+    if len(distinct) < MIN_EDGE_GRID:
+        return None
+    return "lowest" if chosen == distinct[0] else "highest" if chosen == distinct[-1] else None
+
+
+def valid_value(estimator, name: str, value) -> bool:
+    """Whether ``estimator`` accepts ``value`` for its parameter ``name``, by its own validation.
+
+    The estimator is rebuilt with the value and its ``_validate_params`` (the check every
+    :class:`~multilabel_core.MultiLabelEstimator` runs at the start of ``fit``, before any data
+    are read) is called; an estimator without one accepts every value, and a value it cannot
+    fit is then a failed grid point like any other.
+    """
+    try:
+        probe = type(estimator)(**{**estimator.get_params(deep=False), name: value})
+        check = getattr(probe, "_validate_params", None)
+        if check is not None:
+            check()
+    except Exception:  # whatever the estimator raises for a value is its refusal of it
+        return False
+    return True
+
+
+#: Where a step beyond a grid's edge is clipped when it leaves the parameter's valid range
+#: (a weight >= 0, a fraction or probability <= 1), tried nearest to the edge's step first.
+NATURAL_BOUNDS = (0, 1, -1)
+
+
+def next_grid_value(values, edge: str, estimator=None, name: str | None = None):
+    """The value one step beyond the ``edge`` (``"lowest"``/``"highest"``) of the numeric grid ``values``.
+
+    Returns ``(value, step)`` with ``step`` ``"geometric"`` or ``"arithmetic"`` (``", clipped at
+    B"`` added when the step left the valid range and was clipped at the bound B), or None
+    when no valid value lies beyond the edge.
+
+    * A grid of values of one strict sign that is not evenly spaced is log-spaced: the step
+      repeats the ratio of the two values at that edge (1e-5, 1e-4, ..., 0.01 -> 1e-6 or 0.1).
+    * Any other grid (evenly spaced, or holding 0 or both signs) steps by the difference of
+      the two values at that edge (5, 10, 15, 20 -> 0 or 25).
+    * A grid of integers stays integer (the step rounded, at least 1).
+    * With ``estimator`` and ``name`` the value must pass :func:`valid_value`; when it does not,
+      the nearest of :data:`NATURAL_BOUNDS` strictly between the edge and the step is tried
+      (lam2 grid 0.001, 0.01, 0.1 stepping to -0.089 is clipped at 0; a probability 0.5, 0.7, 0.9
+      stepping to 1.1 is clipped at 1), and a grid whose edge is already that bound is not extended.
+    """
+    grid = sorted(set(values))
+    if len(grid) < 2 or not all(map(is_number, grid)):
+        return None
+    edge_value, inner = (grid[0], grid[1]) if edge == "lowest" else (grid[-1], grid[-2])
+    differences = np.diff(np.asarray(grid, dtype=np.float64))
+    evenly = bool(np.allclose(differences, differences[0], rtol=1e-6, atol=0.0))
+    one_sign = all(v > 0 for v in grid) or all(v < 0 for v in grid)
+    integer = all(isinstance(v, numbers.Integral) for v in grid)
+    if one_sign and not evenly:
+        value, step = edge_value * (edge_value / inner), "geometric"
+    else:
+        value, step = edge_value + (edge_value - inner), "arithmetic"
+    if integer:
+        rounded = int(round(value))
+        value = rounded if rounded != edge_value else edge_value + (1 if value > edge_value else -1)
+    else:
+        # 12 significant digits: 1e-5 * (1e-5 / 1e-4) is 1e-06, not 1.0000000000000002e-06.
+        value = float(f"{value:.12g}")
+    if estimator is None or name is None or valid_value(estimator, name, value):
+        return value, step
+    between = [b for b in NATURAL_BOUNDS if min(edge_value, value) < b < max(edge_value, value)]
+    for bound in sorted(between, key=lambda b: abs(b - value)):
+        bound = bound if integer else float(bound)
+        if valid_value(estimator, name, bound):
+            return bound, f"{step}, clipped at {bound:g}"
+    return None
+
+
 class InnerSearch:
     """The inner search of one training part: its tasks, and the choice from their results.
 
-    The runner gathers the tasks of several training parts into one parallel batch,
-    then hands each search its slice of the results (:meth:`choose`).
+    The runner gathers the tasks of several training parts into one parallel batch, then
+    hands each search its slice of the results (:meth:`absorb`).  With ``grid_extensions``
+    (module docstring) :meth:`extend` may then plan new points, whose tasks go with a later
+    batch; :meth:`result` gives the choice once it plans none.  :meth:`choose` is
+    :meth:`absorb` then :meth:`result`, for a search without extensions.
     """
 
     def __init__(self, estimator, grid, Y, train, unlabeled=None, *, inner_cv=3, metric="average_precision", seed=0,
-                 preprocess=None, constant_labels=DEFAULT_CONSTANT_LABELS):
+                 preprocess=None, constant_labels=DEFAULT_CONSTANT_LABELS, grid_extensions=0):
         check_preprocess(preprocess)
+        check_scalar(grid_extensions, "grid_extensions", kind=numbers.Integral, low=0)
         self.estimator = estimator
-        self.points = expand_grid(grid)
+        #: The grid searched so far: the given one, with the values its extensions added.
+        self.grid = {name: list(values) for name, values in grid.items()}
+        #: Every point scored so far, in the order scored (the given grid's, then each extension's).
+        self.points = []
+        #: Points awaiting their tasks (:meth:`tasks`).
+        self.pending = expand_grid(self.grid)
         self.metric = metric
         self.preprocess = preprocess
         self.constant_labels = check_constant_labels(constant_labels)
+        self.grid_extensions = int(grid_extensions)
+        #: One entry per extension: ``round``, ``param``, ``edge``, ``from`` (the edge value), ``value``, ``step``.
+        self.extensions = []
+        self._rounds = []  # the extension round of each point of ``points``
+        self._round = 0
         self.warm_start = supports_warm_start(estimator)
         self.folds = inner_folds(Y, np.asarray(train), unlabeled, inner_cv, seed)
+        self.fold_results = [[] for _ in self.folds]
         #: The labels constant in each inner training part, fold by fold (for the record).
         self.fold_constants = [constant_columns(Y[fit_rows])[0].tolist() for fit_rows, _, _ in self.folds]
-        # Warm starts go along the whole grid in one task; otherwise each point is a task.
-        self.chunks = [self.points] if self.warm_start else [[point] for point in self.points]
+
+    @property
+    def chunks(self) -> list[list[dict]]:
+        """The pending points cut into tasks: a warm-started estimator goes along them in one task."""
+        return [self.pending] if self.warm_start else [[point] for point in self.pending]
 
     @property
     def n_tasks(self) -> int:
-        return len(self.folds) * len(self.chunks)
+        return len(self.folds) * len(self.chunks) if self.pending else 0
 
     def tasks(self, X, Y) -> list:
-        """joblib ``delayed`` calls, fold by fold; X and Y are passed whole (see docs/experiments.md)."""
+        """joblib ``delayed`` calls for the pending points, fold by fold; X and Y are passed whole
+        (see docs/experiments.md)."""
+        chunks = self.chunks if self.pending else []
         return [
             delayed(score_points)(
                 self.estimator, X, Y, fit_rows, score_rows, pool, chunk, self.metric, self.warm_start, self.preprocess,
                 self.constant_labels,
             )
             for fit_rows, score_rows, pool in self.folds
-            for chunk in self.chunks
+            for chunk in chunks
         ]
+
+    def absorb(self, results) -> None:
+        """Take the results of :meth:`tasks`, in order: the pending points become scored points."""
+        results = list(results)
+        n_chunks = len(self.chunks)
+        for k in range(len(self.folds)):
+            self.fold_results[k] += itertools.chain.from_iterable(results[k * n_chunks : (k + 1) * n_chunks])
+        self.points += self.pending
+        self._rounds += [self._round] * len(self.pending)
+        self.pending = []
+
+    def result(self) -> tuple[dict, list[dict]]:
+        """``(chosen params, search record)`` over every point scored (:func:`select`); each entry
+        also says which ``extension`` added its point (0: the grid as given)."""
+        chosen, entries = select(self.points, self.fold_results, self.metric)
+        for entry, round_ in zip(entries, self._rounds):
+            entry["extension"] = round_
+        return chosen, entries
 
     def choose(self, results) -> tuple[dict, list[dict]]:
         """``(chosen params, search record)`` from the results of :meth:`tasks`, in order."""
-        per_fold = [
-            list(itertools.chain.from_iterable(results[k * len(self.chunks) : (k + 1) * len(self.chunks)]))
-            for k in range(len(self.folds))
-        ]
-        return select(self.points, per_fold, self.metric)
+        self.absorb(results)
+        return self.result()
+
+    def _edges(self, chosen) -> list[tuple[str, str]]:
+        return [
+            (name, edge) for name in sorted(self.grid)
+            if (edge := edge_of(self.grid[name], chosen.get(name))) is not None
+        ]  # fmt: skip
+
+    def _extended(self, name: str) -> int:
+        return sum(e["param"] == name for e in self.extensions)
+
+    def extend(self) -> bool:
+        """Extend the grid at the edges of the current choice; True when new points await their tasks.
+
+        Raises :class:`SearchError` when no point could be scored (as :meth:`result`).
+        """
+        chosen, _ = select(self.points, self.fold_results, self.metric)
+        added = []
+        for name, edge in self._edges(chosen):
+            if self._extended(name) >= self.grid_extensions:
+                continue
+            found = next_grid_value(self.grid[name], edge, self.estimator, name)
+            if found is None:
+                continue
+            value, step = found
+            values = self.grid[name]
+            # Warm starts walk the grid in its order: the new value goes beside the edge it extends.
+            at_front = values.index(chosen[name]) == 0
+            self.grid[name] = [value, *values] if at_front else [*values, value]
+            added.append({"param": name, "edge": edge, "from": chosen[name], "value": value, "step": step})
+        if not added:
+            return False
+        self._round += 1
+        self.extensions += [{"round": self._round, **entry} for entry in added]
+        self.pending = [point for point in expand_grid(self.grid) if point not in self.points]
+        return bool(self.pending)
+
+    def extension_summary(self) -> dict:
+        """What the record keeps of the extensions: ``limit`` (per parameter), ``extensions`` (each one)
+        and ``at_edge``: each chosen value still at an edge of the searched grid, with ``param``,
+        ``value``, ``edge``, ``extensions`` (how many that parameter had) and ``reason``: ``"limit"``
+        (extended ``limit`` times), ``"valid range"`` (no valid value beyond the edge) or ``"off"``
+        (``limit`` 0).  Empty ``at_edge`` when no point could be scored."""
+        try:
+            chosen, _ = select(self.points, self.fold_results, self.metric)
+        except SearchError:
+            chosen = None
+        at_edge = []
+        for name, edge in self._edges(chosen) if chosen is not None else ():
+            n = self._extended(name)
+            if self.grid_extensions == 0:
+                reason = "off"
+            elif n >= self.grid_extensions:
+                reason = "limit"
+            else:
+                reason = "valid range"
+            at_edge.append({"param": name, "value": chosen[name], "edge": edge, "extensions": n, "reason": reason})
+        return {"limit": self.grid_extensions, "extensions": list(self.extensions), "at_edge": at_edge}
 
 
 def select(points, fold_results, metric) -> tuple[dict, list[dict]]:
@@ -316,23 +511,29 @@ def _better(score: float, incumbent: float, greater: bool) -> bool:
 
 
 def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv=3, metric="average_precision",
-                  seed=0, n_jobs=None, preprocess=None,
-                  constant_labels=DEFAULT_CONSTANT_LABELS) -> tuple[dict, list[dict]]:
+                  seed=0, n_jobs=None, preprocess=None, constant_labels=DEFAULT_CONSTANT_LABELS,
+                  grid_extensions=0) -> tuple[dict, list[dict]]:
     """Choose the grid point of ``grid`` for ``estimator`` by inner cross-validation.
 
     ``train`` are the rows to search on (default: all rows); ``unlabeled`` the outer
     unlabelled rows of a transductive part; ``preprocess`` a scaler name fitted in each
     inner fold on its training rows; ``constant_labels`` how labels constant in an inner
-    training part are handled (module docstring).  Returns ``(chosen params, search record)``,
-    the record holding for each point its ``params``, mean ``score``, ``status``,
-    ``error`` (the first), ``fold_scores`` and ``fold_errors``.  Tasks run through joblib with ``n_jobs``.
+    training part are handled; ``grid_extensions`` how many times a parameter's grid may be
+    extended beyond an edge its choice lies at (module docstring; 0: never).  Returns
+    ``(chosen params, search record)``, the record holding for each point its ``params``, mean
+    ``score``, ``status``, ``error`` (the first), ``fold_scores``, ``fold_errors`` and
+    ``extension``.  Tasks run through joblib with ``n_jobs``.
     """
     X = check_X(X)
     Y = check_Y(Y, n_samples=X.shape[0])
     check_metric_names([metric])
     train = np.arange(X.shape[0]) if train is None else train
     search = InnerSearch(estimator, grid, Y, train, unlabeled, inner_cv=inner_cv, metric=metric, seed=seed,
-                         preprocess=preprocess, constant_labels=constant_labels)
+                         preprocess=preprocess, constant_labels=constant_labels, grid_extensions=grid_extensions)
     threads = worker_threads(effective_n_jobs(n_jobs))
-    tasks = ((WithinBudget(function, threads), args, kwargs) for function, args, kwargs in search.tasks(X, Y))
-    return search.choose(Parallel(n_jobs=n_jobs)(tasks))
+    with Parallel(n_jobs=n_jobs) as parallel:
+        while True:
+            tasks = ((WithinBudget(function, threads), args, kwargs) for function, args, kwargs in search.tasks(X, Y))
+            search.absorb(parallel(tasks))
+            if not search.extend():
+                return search.result()

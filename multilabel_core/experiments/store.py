@@ -46,6 +46,7 @@ __all__ = [
     "differences",
     "jsonable",
     "read_records",
+    "read_config",
     "record_key",
     "without_timings",
 ]
@@ -213,6 +214,12 @@ class ResultStore:
             os.fsync(stream.fileno())
         self.records.append(json.loads(line))  # exactly what a later run will read back
         self.finished.add(record_key(record))
+
+
+def read_config(out_dir) -> dict | None:
+    """The ``config.json`` of the store folder ``out_dir`` (``config_hash``, ``config``, maybe
+    ``extends``), or None when the folder holds no store yet; ValueError for a damaged one."""
+    return _read_config(Path(out_dir))
 
 
 def _read_config(folder: Path) -> dict | None:

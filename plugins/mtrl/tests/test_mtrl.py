@@ -93,7 +93,7 @@ def test_warm_start_lands_on_the_cold_fit(data):
     assert abs(warm.objective_history_[-1] - cold.objective_history_[-1]) <= slack
 
 
-@pytest.mark.parametrize("params, message", [({"lam1": 0.0}, "lam1 must be > 0"), ({"lam2": -1.0}, "lam2 must be > 0")])
+@pytest.mark.parametrize("params, message", [({"lam1": 0.0}, "lam1 must be > 0"), ({"lam2": -1.0}, "lam2 must be >= 0")])
 def test_bad_parameters_are_named(data, params, message):
     with pytest.raises(ValueError, match=message):
         MTRL(**params).fit(*data)
