@@ -169,6 +169,8 @@ def select_solver(
     wants_driver = not (isinstance(inner, str) and inner == AUTO)
     reasons: dict[str, str] = {}
     problems = [(problem, False)]
+    can_feed = feed and callable(getattr(problem.relation, "feed", None))
+    feedable = False
     for candidate_problem, fed in problems:
         for name in solver_order():
             if (exclude_drivers and has_inner(name)) or (wants_driver and not has_inner(name)):
@@ -178,17 +180,40 @@ def select_solver(
                 continue
             try:
                 choice = build_solver(name, candidate_problem, settings, inner, optional)
+            except CapabilityError as exc:  # a driver with no model-step solver for these parts
+                reasons[name] = str(exc)
+                continue
+            try:
                 choice.solver.check(candidate_problem)
             except CapabilityError as exc:
                 reasons[name] = str(exc)
+                feedable = feedable or (can_feed and not fed and _takes_unfed(choice.solver, candidate_problem))
                 continue
             return attrs.evolve(choice, fed=fed)
-        if feed and not fed and callable(getattr(problem.relation, "feed", None)):
+        # The feed (LIEML's enhancement: a low-rank completion) is computed only when some solver
+        # refused the problem for the relation alone.
+        if can_feed and not fed and feedable:
             problems.append((feed_problem(problem), True))
     listing = "; ".join(f"{name}: {reason}" for name, reason in reasons.items()) or "no solver is registered for auto"
     error = CapabilityError(f"no registered solver solves this composition ({_describe(problem)}): {listing}")
     error.reasons = reasons
     raise error
+
+
+def unfed(problem: Problem) -> Problem:
+    """``problem`` with its fixed relation replaced by independent labels: what a solver must take
+    for a fed problem to be worth computing."""
+    from .relations import Independent
+
+    return attrs.evolve(problem, relation=Independent())
+
+
+def _takes_unfed(solver, problem: Problem) -> bool:
+    try:
+        solver.check(unfed(problem))
+    except CapabilityError:
+        return False
+    return True
 
 
 def feed_problem(problem: Problem) -> Problem:
@@ -238,6 +263,8 @@ def feed_if_unread(solver: Solver, problem: Problem) -> tuple[Problem, bool]:
     """
     unread = unread_state(solver, problem)
     if unread and [role for role, *_ in unread] == ["relation"] and callable(getattr(problem.relation, "feed", None)):
+        # A solver that cannot take the other parts is refused for them before the (costly) feed.
+        solver.check(unfed(problem))
         fed = feed_problem(problem)
         if not unread_state(solver, fed):
             return fed, True
