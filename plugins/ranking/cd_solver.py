@@ -245,9 +245,9 @@ def _subset_weights(kernel, extras) -> tuple[np.ndarray | None, np.ndarray | Non
     return subsets, np.asarray(kernel.weights)
 
 
-#: The last factors computed, by kernel matrix (weakly: a factor goes with its matrix's last model step).
+#: The last factors computed, by kernel matrix (weakly: a factor is dropped when its matrix is freed).
 _FACTORS: list[tuple[weakref.ref, np.ndarray]] = []
-_FACTORS_LOCK = threading.Lock()
+_FACTORS_LOCK = threading.RLock()  # re-entrant: a freed matrix's callback may run while it is held
 #: How many matrices keep their factor (the model steps of one alternation reuse one).
 FACTOR_CACHE_SIZE = 2
 
@@ -277,13 +277,16 @@ def kernel_factor(K) -> np.ndarray:
     if not keep.any():
         raise ValueError("the kernel matrix is zero: every row has the same (zero) representation, nothing to rank")
     G = np.ascontiguousarray(vectors[:, keep] * np.sqrt(eigenvalues[keep]))
-    try:
-        ref = weakref.ref(K)
-    except TypeError:
-        return G
+    # The callback runs when K is freed: a factor (n x r floats) never outlives its matrix.
+    ref = weakref.ref(K, _forget)
     with _FACTORS_LOCK:
         _FACTORS[:] = [*_FACTORS[-(FACTOR_CACHE_SIZE - 1):], (ref, G)] if FACTOR_CACHE_SIZE > 1 else [(ref, G)]
     return G
+
+
+def _forget(ref) -> None:
+    with _FACTORS_LOCK:
+        _FACTORS[:] = [entry for entry in _FACTORS if entry[0] is not ref]
 
 
 def _weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:

@@ -269,3 +269,14 @@ def test_a_ranking_cd_object_solves_a_polynomial_kernel(data):
         loss="pairwise_ranking_hinge", kernel="poly", solver=RankingCDSolver(tol=TOL), C=C
     ).fit(X, Y)
     assert model.dual_coef_.shape == (X.shape[0], Y.shape[1])
+
+
+def test_a_factor_does_not_outlive_its_matrix(data):
+    from multilabel_core_plugins.ranking import cd_solver
+
+    X, _ = data
+    K = RBFKernel(gamma=0.1)(X)
+    kernel_factor(K)
+    assert any(ref() is K for ref, _ in cd_solver._FACTORS)
+    del K
+    assert all(ref() is not None for ref, _ in cd_solver._FACTORS)
