@@ -27,6 +27,7 @@ import inspect
 import numbers
 import sys
 import warnings
+from collections.abc import Mapping
 
 import attrs
 import numpy as np
@@ -40,8 +41,9 @@ from .base import (
     Regularizer,
     Solver,
 )
+from .composition import AUTO, SolverChoice, build_solver, fed_fit, feed_if_unread, select_solver
 from .kernels import PrecomputedKernel
-from .plugins import component_parameters, make_component
+from .plugins import make_component
 from .relations import correlation_from_covariance
 from .solvers.smo import kernel_expansion
 from .validation import (
@@ -512,8 +514,15 @@ class ComposedEstimator(MultiLabelEstimator):
         regularizer="frobenius",
         relation="independent",
         kernel="linear",
-        solver="lbfgs",
+        solver="auto",
         *,
+        inner="auto",
+        loss_params=None,
+        regularizer_params=None,
+        relation_params=None,
+        kernel_params=None,
+        solver_params=None,
+        thresholding="zero",
         C=1.0,
         gamma=None,
         fit_intercept=True,
@@ -527,6 +536,13 @@ class ComposedEstimator(MultiLabelEstimator):
         self.relation = relation
         self.kernel = kernel
         self.solver = solver
+        self.inner = inner
+        self.loss_params = loss_params
+        self.regularizer_params = regularizer_params
+        self.relation_params = relation_params
+        self.kernel_params = kernel_params
+        self.solver_params = solver_params
+        self.thresholding = thresholding
         self.C = C
         self.gamma = gamma
         self.fit_intercept = fit_intercept
@@ -538,34 +554,104 @@ class ComposedEstimator(MultiLabelEstimator):
     # -- what a preset may override ------------------------------------------------------
 
     def _parts(self) -> dict:
-        """The five part objects, by role.
+        """The part objects, by role; the solver may still be a name (``"auto"`` included).
 
         Here: each part given as an object is used as it is, a name is built through the
-        component registry, with ``gamma`` for a kernel and ``tol``/``max_iter`` for a
-        solver given by name (refused beside an object: set them on the object).
+        component registry with its ``<role>_params`` and, for a kernel, ``gamma``; a solver
+        given by name is built once the problem is known (:meth:`_solver_for`: ``"auto"`` and
+        a driver's ``inner`` choose against it).  Settings beside an object are refused: set
+        them on the object.
         """
-        settings = {
-            "kernel": {"gamma": self.gamma},
-            "solver": {"tol": self.tol, "max_iter": self.max_iter},
-        }
         parts = {}
         for role, expected in PART_TYPES.items():
             value = getattr(self, role)
-            params = {name: v for name, v in settings.get(role, {}).items() if v is not None}
+            params = self._part_params(role)
+            if role == "kernel" and self.gamma is not None:
+                if "gamma" in params:
+                    raise ValueError("gamma is given twice, as gamma= and in kernel_params; give it once")
+                params["gamma"] = self.gamma
             if isinstance(value, str):
-                if role == "solver" and getattr(self, "n_jobs", None) is not None:
-                    # Only solvers with label threads take it (the others have nothing to split).
-                    if "n_jobs" in component_parameters("solver", value):
-                        params["n_jobs"] = self.n_jobs
-                value = make_component(role, value, **params)
+                if role != "solver":
+                    value = make_component(role, value, **params)
             elif not isinstance(value, expected):
                 raise ValueError(f"{role} must be a registered {role} name or a {expected.__name__}, got {value!r}")
-            elif params:
-                raise ValueError(
-                    f"{', '.join(params)} cannot be combined with a {role} object; set it on the {role} itself"
-                )
+            else:
+                if role == "solver":
+                    params.update(self._solver_settings())
+                if params:
+                    raise ValueError(
+                        f"{', '.join(params)} cannot be combined with a {role} object; set it on the {role} itself"
+                    )
             parts[role] = value
         return parts
+
+    def _part_params(self, role: str) -> dict:
+        """``<role>_params`` as a fresh dict (empty when None or when the class has no such parameter)."""
+        value = getattr(self, f"{role}_params", None)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+            raise ValueError(f"{role}_params must be a dict of parameter name -> value or None, got {value!r}")
+        return dict(value)
+
+    def _solver_settings(self) -> dict:
+        """The estimator's own solver settings that are set (``tol``, ``max_iter``): a chosen solver must take them."""
+        return {name: getattr(self, name) for name in ("tol", "max_iter") if getattr(self, name, None) is not None}
+
+    def _solver_for(self, solver, problem: Problem):
+        """The solver of ``problem`` and the problem it solves (:class:`~multilabel_core.composition.SolverChoice`).
+
+        A solver object is held to the parts it would ignore (a fixed relation's state it does
+        not read is fed around when the relation can feed a generic solver, else refused); a
+        name is built with the estimator's settings, ``"auto"`` chosen by capability
+        (:func:`~multilabel_core.composition.select_solver`), and a driver's ``inner`` by
+        name, object or the same rule.
+        """
+        inner = getattr(self, "inner", AUTO)
+        if isinstance(solver, Solver):
+            if not (isinstance(inner, str) and inner == AUTO):
+                raise ValueError(f"inner={inner!r} cannot be combined with a solver object; set it on the solver itself")
+            fed_problem, fed = feed_if_unread(solver, problem)
+            solver.check(fed_problem)
+            return SolverChoice(solver, type(solver).__name__, fed_problem, fed=fed)
+        if not (isinstance(inner, str) or isinstance(inner, Solver)):
+            raise ValueError(f"inner must be a registered solver name, 'auto' or a Solver, got {inner!r}")
+        settings = {**self._part_params("solver"), **self._solver_settings()}
+        optional = {"n_jobs": self.n_jobs} if getattr(self, "n_jobs", None) is not None else {}
+        if solver == AUTO:
+            return select_solver(problem, settings, optional=optional, inner=inner)
+        choice = build_solver(solver, problem, settings, inner, optional)
+        fed_problem, fed = feed_if_unread(choice.solver, problem)
+        choice.solver.check(fed_problem)
+        return attrs.evolve(choice, problem=fed_problem, fed=fed)
+
+    def choose_solver(self, X, Y):
+        """Which solver a fit on (X, Y) would use, and on which problem, without solving anything.
+
+        Returns the :class:`~multilabel_core.composition.SolverChoice` (``name``, the built
+        ``solver``, ``inner`` for a driver, ``fed`` when the relation fed a generic solver);
+        raises the :class:`~multilabel_core.base.CapabilityError` or ValueError ``fit`` would.
+        """
+        self._validate_params()
+        X = check_X(X)
+        Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
+        parts = self._parts()
+        kernel = self._training_kernel(parts["kernel"], X)
+        return self._checked_choice(parts["solver"], self._problem(X, Y, parts, kernel), kernel)
+
+    def _checked_choice(self, solver, problem: Problem, kernel):
+        """:meth:`_solver_for`, its refusal naming the kernel the user gave when the problem carries its matrix."""
+        try:
+            return self._solver_for(solver, problem)
+        except CapabilityError as exc:
+            if problem.kernel is not kernel:
+                error = CapabilityError(
+                    f"{exc} (the {type(kernel).__name__} given is passed to the solver as its kernel matrix, "
+                    f"a {type(problem.kernel).__name__})"
+                )
+                error.reasons = getattr(exc, "reasons", None)
+                raise error from None
+            raise
 
     def _cost(self, n_samples: int) -> float:
         """C of the Problem: the weight of the summed loss (presets with an averaged loss divide by n)."""
@@ -584,14 +670,22 @@ class ComposedEstimator(MultiLabelEstimator):
     def _fit(self, X, Y, **data):
         parts = self._parts()
         kernel = self._training_kernel(parts["kernel"], X, **data)
-        problem = self._problem(X, Y, parts, kernel)
-        fit = parts["solver"].solve(problem, warm_start=self._warm_solution(problem))
-        self._store_fit(fit, parts, kernel, X, problem.C)
+        choice = self._checked_choice(parts["solver"], self._problem(X, Y, parts, kernel), kernel)
+        parts = {**parts, "solver": choice.solver}
+        fit = choice.solver.solve(choice.problem, warm_start=self._warm_solution(choice.problem))
+        if choice.fed:
+            # What the relation solved to make the fed problem (label enhancement's FPC) is certified too.
+            fit = fed_fit(fit, choice.problem)
+        self._store_fit(fit, parts, kernel, X, choice.problem.C)
+        self.solver_name_ = choice.name if choice.inner is None else f"{choice.name}(inner={choice.inner})"
+        self.fed_ = choice.fed
 
     def _problem(self, X, Y, parts: dict, kernel) -> Problem:
         """The Problem of the rows X (validated) and the {0, 1} labels Y, for the given parts and resolved kernel."""
         targets = to_signs(Y) if parts["loss"].target == "sign" else Y.astype(np.float64)
-        problem_X, problem_kernel = self._kernel_data(X, kernel)
+        # A relation that reads the raw rows (label enhancement stacks them) keeps them from the kernel matrix.
+        rows = getattr(parts["relation"], "needs_rows", False)
+        problem_X, problem_kernel = (X, kernel) if rows else self._kernel_data(X, kernel)
         return Problem(
             problem_X,
             targets,

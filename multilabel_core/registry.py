@@ -54,15 +54,31 @@ class MethodSpec:
     plugin: str | None = None
 
 
+def _auto_order(instance, attribute, value):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{attribute.name} must be a finite number or None, got {value!r}")
+    if instance.kind != "solver":
+        raise ValueError(f"{attribute.name} orders solvers for solver='auto'; a {instance.kind} has none")
+
+
 @attrs.frozen
 class ComponentSpec:
-    """A registered component: ``factory(**params)`` builds it."""
+    """A registered component: ``factory(**params)`` builds it.
+
+    ``auto_order`` (solvers only): where ``solver="auto"`` tries this solver, lower first
+    (:func:`multilabel_core.composition.select_solver`); ``None`` keeps it out of the automatic
+    choice (it is then used only when named).  The core's order puts the fastest first for
+    what each accepts: ``cd`` 10, ``smo`` 20, ``irwls`` 30, ``lbfgs`` 40, ``alternating`` 50.
+    """
 
     kind: str = attrs.field(validator=attrs.validators.in_(COMPONENT_KINDS))
     name: str = attrs.field(validator=_lower_name)
     factory: Callable[..., Any] = attrs.field(validator=attrs.validators.is_callable())
     description: str = ""
     plugin: str | None = None
+    auto_order: float | None = attrs.field(default=None, kw_only=True, validator=_auto_order)
 
 
 _IDENTIFIER = re.compile(r"[a-z0-9_-]+")

@@ -9,10 +9,11 @@ from .kernel import Kernel
 from .loss import Loss
 from .regularizer import Regularizer
 from .relation import LabelRelation
-from .solver import CapabilityError, Fit, Problem, Solution, Solver
+from .solver import PART_ROLES, CapabilityError, Fit, Problem, Solution, Solver, unread_state
 from .threshold import Threshold
 
 __all__ = [
+    "PART_ROLES",
     "CapabilityError",
     "Fit",
     "Kernel",
@@ -23,4 +24,5 @@ __all__ = [
     "Solution",
     "Solver",
     "Threshold",
+    "unread_state",
 ]

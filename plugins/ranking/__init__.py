@@ -89,6 +89,11 @@ def register_methods(register):
         )
 
 
+#: Where ``solver="auto"`` tries this family's solvers (the core's: cd 10, smo 20, irwls 30, lbfgs 40,
+#: alternating 50; multilabel_core.composition).
+AUTO_ORDER = {'ranking_cd': 25, 'ranking_alternating': 56, 'cutting_plane': 60}
+
+
 @multilabel_core.hookimpl
 def register_components(register):
     components = {
@@ -99,7 +104,12 @@ def register_components(register):
         ("threshold", "learned_linear"): LearnedLinearThreshold,
     }
     for (kind, name), factory in components.items():
-        register(ComponentSpec(kind, name, factory, description=factory.__doc__.strip().splitlines()[0]))
+        register(
+            ComponentSpec(
+                kind, name, factory, description=factory.__doc__.strip().splitlines()[0],
+                auto_order=AUTO_ORDER.get(name),
+            )
+        )
 
 
 @multilabel_core.hookimpl
