@@ -438,6 +438,7 @@ def _check_start(start, name: str, shape) -> np.ndarray:
 def svmplus_ipm(
     X, X_priv, Y, C: float = 1.0, gamma: float = 1.0, *, embedding=None, privileged_mask=None,
     fit_intercept: bool = False, tol: float = 1e-6, max_iter: int = 100, warn: bool = True,
+    squared_slack: bool = False,
 ) -> Fit:
     """Solve the SVM+ primal (6)/(10) by a primal-dual interior-point method (symbols: module docstring).
 
@@ -481,6 +482,16 @@ def svmplus_ipm(
     max_iter : int >= 1, default 100
         Most Newton steps (a ConvergenceWarning beyond, with ``warn``).
     warn : bool, default True
+    squared_slack : bool, default False
+        Penalise the correcting functions' values squared, ``C sum_ji (w~_i^T x~_ij)^2`` in place of
+        ``C sum_ji w~_i^T x~_ij``, the constraints unchanged: the slack of the L2-SVM (the squared
+        hinge, Hsieh et al., *A dual coordinate descent method for large-scale linear SVM*, ICML 2008,
+        eq. 1 with the squared slack) replaced by SVM+'s correcting function.  A free slack per example
+        (x~_j = e_j) gives back the squared-hinge SVM.  The Newton step's w~_i block gains
+        ``2 C X~_i^T X~_i``, and the dual bound is the Lagrangian's exact minimum over (M, w~) at
+        alpha, beta >= 0: ``sum alpha - 1/2 ||M(alpha)||^2 - 1/2 sum_i r_i^T S_i^-1 r_i`` with
+        ``r_i = X~_i^T (alpha_i + beta_i)`` and ``S_i = gamma I + 2 C X~_i^T X~_i`` (a (dim(x~) + 1)
+        square system per label), so the gap is again a true one.
 
     Returns
     -------
@@ -498,7 +509,9 @@ def svmplus_ipm(
         Y.shape[1], X_priv.shape[1], C, gamma, 1.0, max_iter, embedding, privileged_mask, None,
         fit_intercept=fit_intercept, warn=warn,
     )
-    problem = _SVMPlusPrimal(X, 1.0 if fit_intercept else 0.0, X_priv, Y, mask, float(C), float(gamma))
+    check_flag(squared_slack, "squared_slack")
+    problem = _SVMPlusPrimal(X, 1.0 if fit_intercept else 0.0, X_priv, Y, mask, float(C), float(gamma),
+                             squared=bool(squared_slack))
     M, _, alpha, beta, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
     V = certificate["V"]  # the correcting functions with their bias raised to feasibility
     statistics = {"primal_infeasibility": certificate["infeasibility"], "complementarity": certificate["complementarity"],
@@ -513,7 +526,7 @@ def svmplus_ipm(
 
 def embedded_hinge_ipm(
     X, Y, C: float = 1.0, *, embedding=None, fit_intercept: bool = False, tol: float = 1e-6, max_iter: int = 100,
-    warn: bool = True,
+    warn: bool = True, squared_slack: bool = False,
 ) -> Fit:
     """The hinge problem of :func:`embedded_hinge_cd` by the interior-point method of :func:`svmplus_ipm`.
 
@@ -528,7 +541,10 @@ def embedded_hinge_ipm(
     constraints the iterate leaves inactive set to 0 when that bound is better): a true duality
     gap.  Arguments as :func:`embedded_hinge_cd` and ``tol``, ``max_iter``, ``warn`` as
     :func:`svmplus_ipm`; returns a Fit as :func:`embedded_hinge_cd`'s, ``statistics["mu"]`` the
-    last complementarity measure.
+    last complementarity measure.  ``squared_slack=True`` solves the squared hinge instead,
+    ``C sum_ji xi_ji^2`` (the L2-SVM, Hsieh et al., ICML 2008, eq. 1): the slacks' Newton blocks
+    gain ``2 C``, and the dual bound is ``sum alpha - 1/2 ||M(alpha)||^2 - sum alpha^2 / (4 C)`` at
+    alpha >= 0 (no upper bound), again a true gap.
     """
     start = time.perf_counter()
     X = check_X(X)
@@ -536,7 +552,8 @@ def embedded_hinge_ipm(
     check_scalar(tol, "tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
     A, _, _ = _check_settings(Y.shape[1], 1, C, 1.0, 1.0, max_iter, embedding, None, None,
                               fit_intercept=fit_intercept, warn=warn)
-    problem = _HingePrimal(X, 1.0 if fit_intercept else 0.0, Y, float(C))
+    check_flag(squared_slack, "squared_slack")
+    problem = _HingePrimal(X, 1.0 if fit_intercept else 0.0, Y, float(C), squared=bool(squared_slack))
     M, _, alpha, _, n_iter, mu, certificate = _by_interior_point(problem, A, tol, max_iter)
     fit_certificate = _ipm_certificate("embedded_hinge_ipm", certificate["objectives"], n_iter, tol, warn, start,
                                        {"mu": mu})
@@ -595,9 +612,9 @@ class _SVMPlusPrimal:
     x_a's rows, x~_a's (with the constant 1, never masked), the masks, C and gamma.
     """
 
-    def __init__(self, X, bias, X_priv, Y, mask, C, gamma):
+    def __init__(self, X, bias, X_priv, Y, mask, C, gamma, squared=False):
         self.X, self.bias, self.Y, self.C, self.gamma = X, bias, Y, C, gamma
-        self.X_priv, self.mask = X_priv, mask
+        self.X_priv, self.mask, self.squared = X_priv, mask, squared
         n = Y.shape[0]
         priv = np.asarray(X_priv.toarray() if hasattr(X_priv, "toarray") else X_priv, dtype=np.float64)
         self.priv = np.hstack([priv, np.ones((n, 1))])  # the correcting functions' bias, never masked
@@ -613,15 +630,20 @@ class _SVMPlusPrimal:
         return np.vstack(parts)
 
     def dual_residual_v(self, V, adjoint_v):
+        if self.squared:
+            # The gradient of C ||X~_i w~_i||^2 is 2 C X~_i^T (the slacks of label i).
+            return (self.gamma * V + 2.0 * self.C * (self.priv.T @ self.slacks(V)).T) * self.masks - adjoint_v
         return (self.gamma * V + self.C * self.priv.sum(axis=0)[None, :]) * self.masks - adjoint_v
 
     def factorise(self, A, ta, tb) -> _CorrectingFactor:
-        """V_i's blocks ``gamma I + X~_i^T diag(theta) X~_i`` by Cholesky, then the reduced M system."""
+        """V_i's blocks ``gamma I + X~_i^T diag(theta) X~_i`` (``theta + 2 C`` with squared slacks) by
+        Cholesky, then the reduced M system."""
         n_labels, p, q = self.Y.shape[1], self.p, self.priv.shape[1]
         blocks, couplings, parts = [], [], np.empty((n_labels, p, p))
+        curvature = 2.0 * self.C if self.squared else 0.0
         for i in range(n_labels):
             Pi = self.priv * self.masks[i]
-            Vi = self.gamma * np.diag(self.masks[i]) + Pi.T @ ((ta[:, i] + tb[:, i])[:, None] * Pi)
+            Vi = self.gamma * np.diag(self.masks[i]) + Pi.T @ ((ta[:, i] + tb[:, i] + curvature)[:, None] * Pi)
             Vi[np.diag_indices(q)] += 1.0 - self.masks[i]  # a masked w~ entry: an identity row, held at 0
             block = robust_cholesky(Vi)
             Ei = adjoint(self.X, self.bias, (ta[:, i] * self.Y[:, i])[:, None] * Pi)  # X_a^T diag(theta y) X~_i
@@ -631,7 +653,8 @@ class _SVMPlusPrimal:
         return _CorrectingFactor(reduced_system(A, parts), blocks, np.stack(couplings), A)
 
     def label(self, i: int) -> _SVMPlusPrimal:
-        return _SVMPlusPrimal(self.X, self.bias, self.X_priv, self.Y[:, [i]], self.mask[[i]], self.C, self.gamma)
+        return _SVMPlusPrimal(self.X, self.bias, self.X_priv, self.Y[:, [i]], self.mask[[i]], self.C, self.gamma,
+                              self.squared)
 
     def slacks(self, V):
         return self.priv @ (V * self.masks).T  # Xi (n, L)
@@ -646,8 +669,37 @@ class _SVMPlusPrimal:
         return A @ adjoint(self.X, self.bias, la * self.Y).T, (self.priv.T @ (la + lb)).T * self.masks
 
     def _dual(self, A, alpha, beta) -> dict:
+        if self.squared:
+            return self._squared_dual(A, alpha, beta)
         return _primal_point(self.X, self.X_priv, self.bias, 1.0, self.Y, A, self.mask, alpha, beta, self.C,
                              self.gamma, best_correcting=False)
+
+    def _squared_dual(self, A, alpha, beta) -> dict:
+        """The Lagrangian's minimum over (M, w~) at alpha, beta >= 0 with squared slacks (:func:`svmplus_ipm`).
+
+        M(alpha) as for the linear slacks; each w~_i solves ``S_i w~_i = r_i``.  The KKT violation is
+        the largest projected gradient of the dual at that minimiser, the complementarity ``sum eta G``.
+        """
+        P = adjoint(self.X, self.bias, alpha * self.Y)
+        M = P.T if A is None else A @ P.T
+        coef = M.T if A is None else M.T @ A
+        q = self.priv.shape[1]
+        V = np.zeros((self.Y.shape[1], q))
+        correcting = 0.0
+        for i in range(self.Y.shape[1]):
+            Pi = self.priv * self.masks[i]
+            S = self.gamma * np.diag(self.masks[i]) + 2.0 * self.C * (Pi.T @ Pi)
+            S[np.diag_indices(q)] += 1.0 - self.masks[i]  # masked entries: identity rows, r = 0 there
+            r = Pi.T @ (alpha[:, i] + beta[:, i])
+            V[i] = cho_solve(robust_cholesky(S), r)
+            correcting += 0.5 * float(r @ V[i])
+        xi = self.slacks(V)
+        G_alpha = self.Y * product(self.X, self.bias, coef) + xi - 1.0
+        projected = np.concatenate([np.where(alpha > 0.0, G_alpha, np.minimum(G_alpha, 0.0)).ravel(),
+                                    np.where(beta > 0.0, xi, np.minimum(xi, 0.0)).ravel()])
+        dual = float(alpha.sum()) - 0.5 * float(np.sum(M * M)) - correcting
+        return {"objectives": {"dual": dual, "kkt_violation": float(np.abs(projected).max(initial=0.0))},
+                "complementarity": float(np.sum(alpha * G_alpha) + np.sum(beta * xi))}
 
     def certify(self, A, M, V, alpha, beta, sa=None, sb=None) -> dict:
         """The primal at (M, V) made feasible through the biases, the dual at the (cleaned) multipliers."""
@@ -656,7 +708,8 @@ class _SVMPlusPrimal:
         V = V * self.masks
         V[:, -1] += violation
         xi = self.slacks(V)
-        primal = 0.5 * float(np.sum(M * M)) + 0.5 * self.gamma * float(np.sum(V * V)) + self.C * float(xi.sum())
+        slack_cost = float(np.sum(xi * xi)) if self.squared else float(xi.sum())
+        primal = 0.5 * float(np.sum(M * M)) + 0.5 * self.gamma * float(np.sum(V * V)) + self.C * slack_cost
         dual = self._dual(A, alpha, beta)
         if sa is not None:
             # Multipliers of constraints the iterate leaves inactive are 0 at the solution; any
@@ -695,13 +748,13 @@ class _HingePrimal:
     ``R_i = X_a^T diag(theta_a theta_b / (theta_a + theta_b)) X_a``.
     """
 
-    def __init__(self, X, bias, Y, C):
-        self.X, self.bias, self.Y, self.C = X, bias, Y, C
+    def __init__(self, X, bias, Y, C, squared=False):
+        self.X, self.bias, self.Y, self.C, self.squared = X, bias, Y, C, squared
         self.p = X.shape[1] + (bias > 0.0)
         self.scale = C
 
     def label(self, i: int) -> _HingePrimal:
-        return _HingePrimal(self.X, self.bias, self.Y[:, [i]], self.C)
+        return _HingePrimal(self.X, self.bias, self.Y[:, [i]], self.C, self.squared)
 
     def zeros_v(self):
         return np.zeros(self.Y.shape)
@@ -720,18 +773,29 @@ class _HingePrimal:
         return A @ adjoint(self.X, self.bias, la * self.Y).T, la + lb
 
     def dual_residual_v(self, V, adjoint_v):
+        if self.squared:
+            return 2.0 * self.C * V - adjoint_v
         return self.C - adjoint_v
 
     def factorise(self, A, ta, tb) -> _SlackFactor:
-        diagonal = ta + tb
-        weights = ta * tb / diagonal
+        if self.squared:
+            # The squared slack's own curvature 2C joins the diagonal block: R_i's weights are
+            # theta_a - theta_a^2 / (theta_a + theta_b + 2C).
+            diagonal = ta + tb + 2.0 * self.C
+            weights = ta * (tb + 2.0 * self.C) / diagonal
+        else:
+            diagonal = ta + tb
+            weights = ta * tb / diagonal
         parts = np.stack([weighted_gram(self.X, self.bias, weights[:, i]) for i in range(self.Y.shape[1])])
         return _SlackFactor(self, A, reduced_system(A, parts), ta, diagonal)
 
     def certify(self, A, M, V, alpha, beta, sa=None, sb=None) -> dict:
         """The primal at M (the hinge's slacks make every M feasible); the dual at alpha clipped to [0, C]."""
-        primal = 0.5 * float(np.sum(M * M)) + self.C * float(np.maximum(0.0, 1.0 - self.margins(A, M)).sum())
-        candidates = [np.clip(alpha, 0.0, self.C)]
+        hinge = np.maximum(0.0, 1.0 - self.margins(A, M))
+        primal = 0.5 * float(np.sum(M * M)) + self.C * float(np.sum(hinge * hinge) if self.squared else hinge.sum())
+        # The squared hinge's dual has no upper bound (its conjugate's alpha^2 / (4C) term instead).
+        upper = np.inf if self.squared else self.C
+        candidates = [np.clip(alpha, 0.0, upper)]
         if sa is not None:
             # Multipliers of constraints the iterate leaves inactive are 0 at the solution.
             candidates.append(np.where(alpha < sa, 0.0, candidates[0]))
@@ -739,12 +803,16 @@ class _HingePrimal:
         for candidate in candidates:
             P = A @ adjoint(self.X, self.bias, candidate * self.Y).T  # M(alpha)
             dual = float(candidate.sum()) - 0.5 * float(np.sum(P * P))
+            if self.squared:
+                dual -= float(np.sum(candidate * candidate)) / (4.0 * self.C)
             if best is None or dual > best[1]:
                 best = (candidate, dual, P)
         alpha, dual, P = best
         gradient = self.margins(A, P) - 1.0
+        if self.squared:
+            gradient = gradient + alpha / (2.0 * self.C)
         projected = np.where(alpha <= 0.0, np.minimum(gradient, 0.0),
-                             np.where(alpha >= self.C, np.maximum(gradient, 0.0), gradient))
+                             np.where(alpha >= upper, np.maximum(gradient, 0.0), gradient))
         objectives = {"primal": primal, "dual": dual, "gap": primal - dual,
                       "kkt_violation": float(np.abs(projected).max(initial=0.0))}
         return {"objectives": objectives, "V": V, "alpha": alpha, "beta": np.maximum(beta, 0.0)}

@@ -81,8 +81,11 @@ def register_methods(register):
 
 
 #: Where ``solver="auto"`` tries this family's solvers (the core's: cd 10, smo 20, irwls 30, lbfgs 40,
-#: alternating 50; multilabel_core.composition).
-AUTO_ORDER = {'privileged_cd': 12, 'prml_alternating': 55}
+#: alternating 50; multilabel_core.composition).  ``prml_alternating`` comes before the core's generic
+#: driver: it accepts only what its rounds' solver accepts (the low-rank problems, which ``privileged_cd``
+#: alone refuses), and after the driver it would be taken as the driver's model step, one alternation
+#: wrapped in another that does a single step of it.
+AUTO_ORDER = {"privileged_cd": 12, "prml_alternating": 45}
 
 
 @multilabel_core.hookimpl

@@ -53,7 +53,7 @@ feasible point of the next one.
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import attrs
 import numpy as np
@@ -62,8 +62,6 @@ import scipy.sparse as sp
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.parallel import map_threads, n_jobs_field
-from multilabel_core.regularizers import Frobenius, LowRank
-from multilabel_core.relations import Independent
 from multilabel_core.solvers import (
     AlternatingSolver,
     embedded_hinge_cd,
@@ -76,9 +74,11 @@ from multilabel_core.solvers import (
 from multilabel_core.validation import check_random_state, check_scalar, count, flag, seed, warn_not_converged
 
 from .feasibility import infeasible_labels
-from .parts import PrivilegedLabels
 
-__all__ = ["FIRST_EPS", "IPM_MAX_FLOPS", "IPM_MAX_NEWTON", "IPM_MAX_UNKNOWNS", "PrivilegedCDSolver", "prml_alternating"]
+__all__ = [
+    "FIRST_EPS", "IPM_MAX_FLOPS", "IPM_MAX_NEWTON", "IPM_MAX_UNKNOWNS", "PrivilegedCDSolver", "newton_cost",
+    "prml_alternating", "regularizer_form", "slack_kind", "slack_weight",
+]
 
 #: The projected-gradient bound a sub-solve starts at (LIBLINEAR's default eps).
 FIRST_EPS = 0.1
@@ -115,11 +115,26 @@ def _relative_gap(instance, attribute, value) -> None:
 class PrivilegedCDSolver(Solver):
     """PrML, PrBR and LEML's solver: Algorithm 2's rounds by Algorithm 1 (module docstring).
 
-    Solves a :class:`~multilabel_core.base.Problem` with the hinge loss, a linear kernel,
-    a :class:`~multilabel_core.regularizers.LowRank` regulariser (PrML, LEML: one round per call) or
-    :class:`~multilabel_core.regularizers.Frobenius` (PrBR: W = I), and the relation
-    :class:`~.parts.PrivilegedLabels` (SVM+) or
-    :class:`~multilabel_core.relations.Independent` (the hinge's slacks).
+    What it needs of each part, by capability (:meth:`check` refuses anything else, before any
+    work, with a CapabilityError naming the part):
+
+    * loss: a margin loss with an SVM dual (``dual_box``, ``dual_diagonal``, sign targets) whose
+      slack is paid linearly -- the hinge, SVM+ as in the paper -- or squared -- the squared
+      hinge, ``C sum phi^2`` in place of ``C sum phi`` (:func:`slack_kind`; squared slacks go to
+      the interior-point sub-solvers).  A loss without slacks (the logistic) is refused: with a
+      label pool there is no slack for the correcting functions to replace (You et al., eq. 4);
+    * regulariser: the low-rank factor form (``rank``, ``gamma``, ``factor_value`` = ``1/2 ||D||^2
+      + gamma_1/2 ||W||^2``: :class:`~multilabel_core.regularizers.LowRank`; PrML, LEML) or
+      ``1/2 ||W||_F^2`` (``label_gram`` = I: PrBR, W = I) (:func:`regularizer_form`);
+    * relation: one with a label pool (``state`` ``("pool",)``, ``pool(Y)``, ``gamma``, ``bias``:
+      :class:`~.parts.PrivilegedLabels`, SVM+), or one without state whose ``initial`` is the
+      identity (:class:`~multilabel_core.relations.Independent`: the slacks are the loss's own);
+    * kernel: linear.
+
+    One call is one round of Algorithm 2 on a low-rank problem, which is not a solution of
+    problem (5): there the solver must be the model step of an alternating driver, and says so
+    with ``as_round=True`` (:func:`prml_alternating` does); without it the low-rank problem is
+    refused.
 
     Parameters
     ----------
@@ -143,6 +158,9 @@ class PrivilegedCDSolver(Solver):
         ``shrinking`` to CD.
     init : {"svd", "random"}, default "svd"
         The first D (module docstring).
+    as_round : bool, default False
+        True when an alternating driver calls :meth:`solve` once per round (low-rank problems);
+        False refuses the low-rank problem, which one call would not solve.
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit` whose solution has ``coef`` Z =
     D^T W (d, L), ``intercept`` (L,) (the bias row of Z), ``dual`` None (the duals are in
@@ -167,43 +185,84 @@ class PrivilegedCDSolver(Solver):
     sub_solver: str = attrs.field(default="auto", validator=attrs.validators.in_(SUB_SOLVERS))
     init: str = attrs.field(default="svd", validator=attrs.validators.in_(INITS))
 
+    as_round: bool = attrs.field(default=False, validator=flag)
+
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
     consumes: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("pool",)}
 
     def check(self, problem: Problem) -> None:
+        """Refuse, before any work, the parts this solver cannot honour (class docstring: what each must provide)."""
+        pooled = "pool" in tuple(getattr(problem.relation, "state", ()))
+        slack_kind(problem.loss, privileged=pooled, solver=type(self).__name__)
         super().check(problem)
-        if type(problem.loss).__name__ != "Hinge":
+        form = regularizer_form(problem, type(self).__name__)
+        if form == "low_rank" and not self.as_round:
             raise CapabilityError(
-                f"{type(self).__name__} solves the hinge margin constraints of You et al.'s problems (2) and (5), "
-                f"not {type(problem.loss).__name__}"
+                f"{type(self).__name__} solves one round of You et al.'s Algorithm 2 (a W-step, then a D-step) per "
+                f"call; under the low-rank regulariser {type(problem.regularizer).__name__} one round is not a "
+                "solution of problem (5): use solver='prml_alternating' (solver='auto' finds it), which repeats the "
+                "rounds, or AlternatingSolver(inner=PrivilegedCDSolver(as_round=True))"
             )
-        if not isinstance(problem.regularizer, LowRank | Frobenius):
-            raise CapabilityError(
-                f"{type(self).__name__} needs the LowRank regulariser (PrML, LEML) or Frobenius (PrBR: W = I), "
-                f"got {type(problem.regularizer).__name__}"
-            )
-        if not isinstance(problem.relation, PrivilegedLabels | Independent):
-            raise CapabilityError(
-                f"{type(self).__name__} needs the PrivilegedLabels relation (SVM+) or Independent (the hinge), "
-                f"got {type(problem.relation).__name__}"
-            )
-        if isinstance(problem.regularizer, LowRank) and problem.regularizer.rank > problem.n_labels:
+        if form == "low_rank" and problem.regularizer.rank > problem.n_labels:
             raise ValueError(
                 f"the rank k = {problem.regularizer.rank} exceeds the number of labels L = {problem.n_labels}: "
                 "Z = D^T W has rank <= L"
             )
-        if isinstance(problem.relation, PrivilegedLabels):
+        correcting = _correcting(problem.relation, type(self).__name__)
+        if correcting is None:
+            _require_apart(problem, type(self).__name__)
+        else:
             problem.relation.pool(problem.Y)
-        if self.sub_solver == "ipm" and isinstance(problem.relation, PrivilegedLabels) and not problem.relation.bias:
+        if self.sub_solver == "ipm" and correcting is not None and not correcting.bias:
             raise ValueError(
                 "sub_solver='ipm' solves the SVM+ problems with the correcting functions' bias "
                 "(PrivilegedLabels(bias=True), privileged_bias=True): the paper-literal, possibly infeasible "
                 "form is solved by dual CD (sub_solver='cd' or 'auto')"
             )
+        if slack_kind(problem.loss) == "squared":
+            self._check_squared(problem, form, correcting)
+
+    def _check_squared(self, problem: Problem, form: str, correcting) -> None:
+        """Squared slacks are solved by the interior-point method only: refuse what it cannot take.
+
+        Dual CD's engine has no curvature term for a correcting function's value (its SVM+ dual
+        is the linear-slack one, eq. 7), so the squared-slack sub-problems go to
+        :func:`~multilabel_core.solvers.svmplus_ipm` / :func:`~multilabel_core.solvers.embedded_hinge_ipm`,
+        which need the correcting functions' bias and a Newton system within the limits
+        ``IPM_MAX_UNKNOWNS`` and ``IPM_MAX_FLOPS``.
+        """
+        name = type(problem.loss).__name__
+        if self.sub_solver == "cd":
+            raise CapabilityError(
+                f"{type(self).__name__}(sub_solver='cd') cannot solve the squared slacks of {name}: the dual CD "
+                "engine solves the linear-slack duals (You et al., eqs. 7 and 11); use sub_solver='auto' or 'ipm'"
+            )
+        if correcting is not None and not correcting.bias:
+            raise ValueError(
+                f"the squared slacks of {name} are solved by the interior-point method, which needs the correcting "
+                "functions' bias (PrivilegedLabels(bias=True), privileged_bias=True)"
+            )
+        X, n, L = problem.X, problem.n_samples, problem.n_labels
+        q = 1 if correcting is None else L + 1
+        width = X.nnz / n + bool(problem.fit_intercept) if sp.issparse(X) else X.shape[1] + bool(problem.fit_intercept)
+        p = X.shape[1] + bool(problem.fit_intercept)
+        if form == "low_rank":
+            k = problem.regularizer.rank
+            steps = {"W-step": newton_cost(n, k, k, 1, q, L, L), "D-step": newton_cost(n, width, p, k, q, L, 1)}
+        else:
+            steps = {"per-label step": newton_cost(n, width, p, 1, q, L, L)}
+        for step, (unknowns, flops) in steps.items():
+            if unknowns > IPM_MAX_UNKNOWNS or flops > IPM_MAX_FLOPS:
+                raise CapabilityError(
+                    f"{type(self).__name__} solves the squared slacks of {name} by the interior-point method only, "
+                    f"and the {step}'s Newton system ({unknowns} unknowns, {flops:.2g} flops a step) exceeds its "
+                    f"limits ({IPM_MAX_UNKNOWNS} unknowns, {IPM_MAX_FLOPS:.2g} flops): use the hinge (dual CD) "
+                    "or a smaller rank"
+                )
 
     def learns_state(self, problem: Problem) -> bool:
         """True for the low-rank problems: D is carried from round to round."""
-        return isinstance(problem.regularizer, LowRank)
+        return regularizer_form(problem, type(self).__name__) == "low_rank"
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
@@ -211,10 +270,10 @@ class PrivilegedCDSolver(Solver):
         rng = check_random_state(self.random_state)
         Y = np.asarray(problem.Y, dtype=np.float64)
         X = problem.X
-        privileged = problem.relation if isinstance(problem.relation, PrivilegedLabels) else None
-        pool = privileged.pool(Y) if privileged is not None else None
+        privileged = _correcting(problem.relation, type(self).__name__)
+        pool = problem.relation.pool(Y) if privileged is not None else None
         warm = _Warm.read(warm_start, problem.C)
-        if isinstance(problem.regularizer, Frobenius):
+        if regularizer_form(problem, type(self).__name__) == "identity":
             return self._identity(problem, X, Y, privileged, pool, warm, rng, start)
         return self._round(problem, X, Y, privileged, pool, warm, rng, start)
 
@@ -224,7 +283,7 @@ class PrivilegedCDSolver(Solver):
         """PrBR (W = I): the L problems of the D-step at once, no alternation."""
         if privileged is not None and not privileged.bias:
             _refuse_infeasible(X, Y, pool, problem.fit_intercept, "PrBR")
-        fit = self._per_label(X, Y, problem.C, privileged, pool, problem.fit_intercept, warm.d_step, rng)
+        fit = self._per_label(X, Y, problem.C, privileged, pool, problem.fit_intercept, warm.d_step, rng, problem.loss)
         solution = fit.solution
         extras = {
             "dictionary": solution.coef.T.copy(), "dictionary_intercept": solution.intercept.copy(),
@@ -252,12 +311,13 @@ class PrivilegedCDSolver(Solver):
         projected = _projected(X, D, problem.fit_intercept)
         if privileged is not None and not privileged.bias and first_round:
             _refuse_infeasible(projected, Y, pool, False, "the first W-step (6)")
-        scaled = attrs.evolve(privileged, gamma=privileged.gamma / g1) if privileged is not None else None
-        w_fit = self._per_label(projected, Y, problem.C / g1, scaled, pool, False, warm.w_step, rng)
+        scaled = privileged._replace(gamma=privileged.gamma / g1) if privileged is not None else None
+        w_fit = self._per_label(projected, Y, problem.C / g1, scaled, pool, False, warm.w_step, rng, problem.loss)
         W = np.ascontiguousarray(w_fit.solution.coef)  # (k, L): the w_i as columns
         w_objective = 0.5 * float(np.sum(D * D)) + g1 * w_fit.certificate.primal
 
-        d_fit = self._sub_solve(X, Y, problem.C, privileged, pool, W, problem.fit_intercept, warm.d_step, rng)
+        d_fit = self._sub_solve(X, Y, problem.C, privileged, pool, W, problem.fit_intercept, warm.d_step, rng,
+                                loss=problem.loss)
         half_w = 0.5 * g1 * float(np.sum(W * W))
         d_fit, kept = self._no_worse_than_incoming(d_fit, D, W, w_fit, w_objective - half_w, problem.fit_intercept)
         extras_d = d_fit.solution.extras
@@ -323,7 +383,7 @@ class PrivilegedCDSolver(Solver):
         )
         return Fit(solution, kept), True
 
-    def _per_label(self, X, Y, C, privileged, pool, fit_intercept, start, rng) -> Fit:
+    def _per_label(self, X, Y, C, privileged, pool, fit_intercept, start, rng, loss=None) -> Fit:
         """The L independent problems of a W-step (or PrBR), each its own solve with its own stopping test.
 
         One engine run over all of them would sweep every label until the slowest had converged
@@ -344,7 +404,7 @@ class PrivilegedCDSolver(Solver):
             label_start = None if start is None else {key: value[:, [i]] for key, value in start.items()}
             return self._sub_solve(
                 X, Y[:, [i]], C, privileged, None if pool is None else pool[[i]], None, fit_intercept, label_start,
-                np.random.default_rng(seeds[i]), privileged_rows=Y, warn=False, tol=self.tol / n_labels,
+                np.random.default_rng(seeds[i]), privileged_rows=Y, warn=False, tol=self.tol / n_labels, loss=loss,
             )
 
         start_time = time.perf_counter()
@@ -386,26 +446,30 @@ class PrivilegedCDSolver(Solver):
         return Fit(solution, certificate)
 
     def _sub_solve(self, X, Y, C, privileged, pool, embedding, fit_intercept, start, rng, privileged_rows=None,
-                   warn=True, tol=None) -> Fit:
+                   warn=True, tol=None, loss=None) -> Fit:
         """One SVM+ (privileged) or hinge problem to the relative gap ``tol`` (the solver's by default),
         warm-started from ``start``.
 
         ``privileged_rows`` are the rows of the privileged features (the signs of every label;
-        ``Y`` itself by default, when Y holds every label)."""
+        ``Y`` itself by default, when Y holds every label).  ``loss`` says how a slack is paid
+        (:func:`slack_kind`; the hinge's linear slack when None): the weight passed to the
+        engines is :func:`slack_weight` at ``C``."""
         privileged_rows = Y if privileged_rows is None else privileged_rows
         tol = self.tol if tol is None else tol
+        squared = loss is not None and slack_kind(loss) == "squared"
+        C = C if loss is None else slack_weight(loss, C)
         settings = {
             "embedding": embedding, "fit_intercept": bool(fit_intercept), "max_iter": self.max_iter,
             "shrinking": self.shrinking,
         }
 
-        if self._interior_point(privileged, X, embedding, fit_intercept, privileged_rows.shape[1]):
+        if squared or self._interior_point(privileged, X, embedding, fit_intercept, privileged_rows.shape[1]):
             if privileged is None:
                 return embedded_hinge_ipm(X, Y, C, embedding=embedding, fit_intercept=bool(fit_intercept), tol=tol,
-                                          max_iter=IPM_MAX_NEWTON, warn=warn)
+                                          max_iter=IPM_MAX_NEWTON, warn=warn, squared_slack=squared)
             return svmplus_ipm(
                 X, privileged_rows, Y, C, privileged.gamma, embedding=embedding, privileged_mask=pool,
-                fit_intercept=bool(fit_intercept), tol=tol, max_iter=IPM_MAX_NEWTON, warn=warn,
+                fit_intercept=bool(fit_intercept), tol=tol, max_iter=IPM_MAX_NEWTON, warn=warn, squared_slack=squared,
             )
 
         def solve(eps, previous):
@@ -437,11 +501,145 @@ class PrivilegedCDSolver(Solver):
         p = X.shape[1] + bool(fit_intercept)
         q = 1 if privileged is None else n_labels + 1  # the hinge's slack blocks are scalars
         systems = n_labels if embedding is None else 1
-        # Per label and step: X_a^T diag X_a (sparse rows: n nnz(x_a)^2), the correcting function's block
-        # and its coupling to M; then the factorisations.
         width = X.nnz / n + bool(fit_intercept) if sp.issparse(X) else p
-        flops = n_labels * (n * width ** 2 + n * q * (q + width) + p * p * q) + systems * (k * p) ** 3 / 3
-        return k * p <= IPM_MAX_UNKNOWNS and flops <= IPM_MAX_FLOPS
+        unknowns, flops = newton_cost(n, width, p, k, q, n_labels, systems)
+        return unknowns <= IPM_MAX_UNKNOWNS and flops <= IPM_MAX_FLOPS
+
+
+def newton_cost(n: int, width: float, p: int, k: int, q: int, n_labels: int, systems: int) -> tuple[int, float]:
+    """The unknowns ``k p`` of an interior-point sub-solve's Newton system and the flops of one Newton step.
+
+    ``n`` rows of ``p`` entries (``width`` of them stored: the mean nonzeros of a sparse row),
+    ``k`` the embedding's rows (1 without one), ``q`` a correcting function's length (1 for the
+    hinge's scalar slacks), ``systems`` the factorisations (L for per-label problems, 1 for a
+    D-step).  Per label and step: ``X_a^T diag X_a`` (sparse rows: ``n nnz(x_a)^2``), the
+    correcting function's block and its coupling to M; then the factorisations.
+    """
+    flops = n_labels * (n * width ** 2 + n * q * (q + width) + p * p * q) + systems * (k * p) ** 3 / 3
+    return int(k * p), float(flops)
+
+
+class _Correcting(NamedTuple):
+    """What the sub-solves read of a relation with a label pool: gamma_2 (rescaled in a W-step) and the bias."""
+
+    gamma: float
+    bias: bool
+
+
+def _correcting(relation, solver: str) -> _Correcting | None:
+    """The correcting functions' settings of a relation that provides ``pool``; None for a relation without one.
+
+    A relation whose ``state`` names ``pool`` must provide ``pool(Y)`` (the (L, L) mask of which
+    labels each label sees), ``gamma`` (gamma_2 > 0) and ``bias`` (the correcting functions' bias).
+    """
+    if "pool" not in tuple(getattr(relation, "state", ())):
+        return None
+    missing = [name for name in ("gamma", "bias") if getattr(relation, name, None) is None]
+    if not callable(getattr(relation, "pool", None)):
+        missing.insert(0, "pool")
+    if missing:
+        raise CapabilityError(
+            f"{solver} requires relation.{', relation.'.join(missing)}, which {type(relation).__name__} does not "
+            "provide (a relation with a label pool gives pool(Y), gamma and bias: You et al.'s eq. 3 and problem 5)"
+        )
+    gamma = float(relation.gamma)
+    if not gamma > 0.0 or not np.isfinite(gamma):
+        raise ValueError(f"relation.gamma (gamma_2) must be a finite number > 0, got {relation.gamma!r}")
+    return _Correcting(gamma, bool(relation.bias))
+
+
+def _require_apart(problem: Problem, solver: str) -> None:
+    """A relation without a label pool is solved with the hinge's own slacks, each label apart: refuse any
+    other coupling its ``initial`` would carry (this solver never reads it)."""
+    relation = problem.relation
+    initial = np.asarray(relation.initial(problem.n_labels), dtype=np.float64)
+    if initial.shape != (problem.n_labels,) * 2 or not np.array_equal(initial, np.eye(problem.n_labels)):
+        raise CapabilityError(
+            f"{solver} would ignore the relation {type(relation).__name__}: without a label pool (relation.pool) it "
+            "solves every label with its own slacks, and this relation's initial coupling is not the identity"
+        )
+
+
+def slack_kind(loss, *, privileged: bool = False, solver: str = "PrivilegedCDSolver") -> str:
+    """How ``loss`` pays a margin constraint's slack: ``"linear"`` (the hinge) or ``"squared"`` (the squared hinge).
+
+    Read from the loss's SVM-dual capabilities (:meth:`~multilabel_core.base.Loss.dual_box`,
+    :meth:`~multilabel_core.base.Loss.dual_diagonal`): a multiplier box ``[0, U]`` with no
+    diagonal term is the slack paid linearly at U (the hinge, ``C xi``); an unbounded box
+    ``[0, inf)`` with the diagonal ``D > 0`` is the slack paid ``xi^2 / (2 D)`` (the squared
+    hinge: D = 1/(2C), ``C xi^2``; Hsieh et al., *A dual coordinate descent method for
+    large-scale linear SVM*, ICML 2008, eq. 4).  Anything else is a CapabilityError whose
+    message gives the reason; with ``privileged`` (a label pool) that a loss without slacks
+    (no ``dual_box``: the logistic loss) leaves SVM+'s correcting functions nothing to
+    correct (You et al., eq. 4).
+    """
+    name = type(loss).__name__
+    has_dual = callable(getattr(loss, "dual_box", None)) and callable(getattr(loss, "dual_diagonal", None))
+    if not has_dual or getattr(loss, "target", None) != "sign":
+        if privileged:
+            raise CapabilityError(
+                f"{solver} cannot give {name} privileged labels: SVM+ (You et al., eq. 4) replaces the slack xi_j of "
+                f"a margin constraint y_j t_j >= 1 - xi_j by a correcting function phi(y~_j) >= 0 of the privileged "
+                f"labels, and {name} has no such constraint or slack (it does not provide loss.dual_box and "
+                f"loss.dual_diagonal on sign targets), so there is nothing for the privileged labels to correct; "
+                "they compose with the hinge (SVM+) and the squared hinge (squared-slack SVM+)"
+            )
+        raise CapabilityError(
+            f"{solver} solves margin constraints with slacks (You et al.'s problems 2 and 5), which {name} does not "
+            "have (it does not provide loss.dual_box and loss.dual_diagonal on sign targets)"
+        )
+    upper = float(loss.dual_box(1.0)[1])
+    diagonal = float(loss.dual_diagonal(1.0))
+    if np.isfinite(upper) and diagonal == 0.0:
+        return "linear"
+    if not np.isfinite(upper) and diagonal > 0.0:
+        return "squared"
+    raise CapabilityError(
+        f"{solver} pays a slack linearly (box [0, U], no diagonal: the hinge) or squared (box [0, inf), a diagonal "
+        f"D > 0: the squared hinge); {name}'s dual box [0, {upper:g}] with diagonal {diagonal:g} at C = 1 is neither"
+    )
+
+
+def slack_weight(loss, C: float) -> float:
+    """The weight of the slacks at cost ``C``: U of the box for linear slacks, ``1 / (2 D)`` for squared ones."""
+    if slack_kind(loss) == "linear":
+        return float(loss.dual_box(C)[1])
+    return 1.0 / (2.0 * float(loss.dual_diagonal(C)))
+
+
+def regularizer_form(problem: Problem, solver: str = "PrivilegedCDSolver") -> str:
+    """``"low_rank"`` for a regulariser of the low-rank factor form, ``"identity"`` for ``1/2 ||W||_F^2`` (W = I).
+
+    The low-rank form (You et al., eq. 5): ``rank`` k, ``gamma`` gamma_1 and ``factor_value(D, V) =
+    1/2 ||D||^2 + gamma_1/2 ||V||^2`` on the factors of ``W = D^T V`` (checked on a probe pair of
+    factors, so a regulariser with another factor penalty is refused rather than solved as this
+    one).  The identity form: ``label_gram(L) = I`` (the per-label problems of PrBR).  Anything
+    else is a CapabilityError.
+    """
+    regularizer = problem.regularizer
+    name = type(regularizer).__name__
+    if callable(getattr(regularizer, "factor_value", None)) and getattr(regularizer, "rank", None) is not None:
+        gamma = getattr(regularizer, "gamma", None)
+        k = regularizer.rank
+        D = np.linspace(-1.0, 1.0, 2 * k).reshape(k, 2)
+        V = np.linspace(0.5, 1.5, k * problem.n_labels).reshape(k, problem.n_labels)
+        if gamma is not None:
+            expected = 0.5 * float(np.sum(D * D)) + 0.5 * float(gamma) * float(np.sum(V * V))
+            value = float(regularizer.factor_value(D, V))
+            if abs(value - expected) <= 1e-12 * max(1.0, abs(expected)):
+                return "low_rank"
+        raise CapabilityError(
+            f"{solver} solves the factor penalty 1/2 ||D||^2 + gamma_1/2 ||W||^2 of You et al.'s problem (5); "
+            f"{name}.factor_value is not of that form (or {name} has no gamma)"
+        )
+    if callable(getattr(regularizer, "label_gram", None)):
+        gram = np.asarray(regularizer.label_gram(problem.n_labels), dtype=np.float64)
+        if gram.shape == (problem.n_labels,) * 2 and np.array_equal(gram, np.eye(problem.n_labels)):
+            return "identity"
+    raise CapabilityError(
+        f"{solver} needs a regulariser of the low-rank factor form (rank, gamma, factor_value: You et al.'s "
+        f"problems 2 and 5) or 1/2 ||W||_F^2 (label_gram = I: PrBR's W = I); {name} is neither"
+    )
 
 
 def _first_dictionary(X, Y, k: int, fit_intercept: bool, init: str, rng) -> np.ndarray:
@@ -551,5 +749,5 @@ def prml_alternating(tol: float = 1e-3, max_iter: int = 30, **settings) -> Alter
             f"unknown settings {sorted(unknown)}; expected cd_tol, cd_max_iter, shrinking, random_state, n_jobs, "
             "sub_solver, init"
         )
-    inner = PrivilegedCDSolver(**{renamed.get(key, key): value for key, value in settings.items()})
+    inner = PrivilegedCDSolver(as_round=True, **{renamed.get(key, key): value for key, value in settings.items()})
     return AlternatingSolver(inner=inner, tol=tol, max_iter=max_iter)
