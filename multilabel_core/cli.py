@@ -204,10 +204,55 @@ def cmd_datasets(args) -> None:
     emit(args, {"datasets": records}, lines)
 
 
-def make_estimator(method: str, params: list[str], preprocess: str | None = None):
+def make_estimator(method: str, params: list[str], preprocess: str | None = None, threshold: str | None = None):
     from .plugins import make_method
 
-    return make_method(method, preprocess=preprocess, **dict(parse_param(p) for p in params))
+    values = dict(parse_param(p) for p in params)
+    if threshold is not None:
+        if "thresholding" in values:
+            raise CLIError("give the threshold once: --threshold NAME or --param thresholding=NAME, not both")
+        values["thresholding"] = threshold
+    return make_method(method, preprocess=preprocess, **values)
+
+
+def parse_threshold(text: str) -> str:
+    """``--threshold``: a registered threshold name (the methods' ``thresholding``)."""
+    from .plugins import list_components
+
+    known = sorted(spec.name for spec in list_components("threshold"))
+    if text not in known:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(known)}, got {text!r}")
+    return text
+
+
+def add_threshold_option(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument(
+        "--threshold", type=parse_threshold, default=None, metavar="NAME",
+        help=f"how scores become labels, {where}: a registered threshold (zero, tuned_f1, tuned_micro_f1, "
+        "tuned_macro_f1, rank_cut, proportional_cut, learned_linear; fitted on the training rows only); "
+        "default: the method's own (zero; learned_linear for the ranking family)",
+    )
+
+
+def with_threshold(experiment, threshold: str | None):
+    """``experiment`` with ``thresholding=[threshold]`` added to every method's grid (``--threshold`` of compare)."""
+    import attrs
+
+    if threshold is None:
+        return experiment
+    grids = {}
+    for method in experiment.methods:
+        grid = experiment.grid(method)
+        if "thresholding" in grid:
+            raise CLIError(f"give the threshold once: --threshold or a thresholding grid ({method!r} has one)")
+        grids[method] = {**grid, "thresholding": [threshold]}
+    return attrs.evolve(experiment, grids=grids)
+
+
+def threshold_text(est) -> str | None:
+    """The fitted threshold of a model, as reports show it (None for a model without one)."""
+    threshold = getattr(est, "threshold_", None)
+    return None if threshold is None else threshold.describe()
 
 
 def parse_preprocess(text: str) -> str | None:
@@ -237,15 +282,17 @@ def cmd_fit(args) -> None:
     from .persistence import save_model
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
-    est = make_estimator(args.method, args.param, args.preprocess).fit(ds.X, ds.Y)
+    est = make_estimator(args.method, args.param, args.preprocess, args.threshold).fit(ds.X, ds.Y)
     save_model(est, args.out, method=args.method)
     cert = getattr(est, "certificate_", None)
-    payload = {"method": args.method, "data": args.data, "model": str(args.out), "preprocess": args.preprocess}
+    payload = {"method": args.method, "data": args.data, "model": str(args.out), "preprocess": args.preprocess,
+               "threshold": threshold_text(est)}  # fmt: skip
     if cert is not None:
         payload["certificate"] = summarize_certificates(cert)
     lines = [
         f"fitted {args.method} on {args.data}; model written to {args.out}",
         scaling_line(args.preprocess, "the training rows and saved with the model (predict applies it)"),
+        f"threshold: {threshold_text(est)} (fitted on the training rows, saved with the model)",
     ]
     if cert is not None:
         summary = payload["certificate"]
@@ -316,19 +363,20 @@ def cmd_evaluate(args) -> None:
     from .model_selection import cross_validate
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
-    est = make_estimator(args.method, args.param, args.preprocess)
+    est = make_estimator(args.method, args.param, args.preprocess, args.threshold)
     result = cross_validate(
         est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=show_progress(args)
     )
     payload = {
         "method": args.method, "data": args.data, "cv": args.cv, "params": dict(map(parse_param, args.param)),
-        "preprocess": args.preprocess,
+        "preprocess": args.preprocess, "threshold": args.threshold,
     }
     payload.update(result)
     names = list(result["mean"])
     lines = [
         f"{args.method} on {args.data}, {args.cv}-fold iterative-stratified CV",
         scaling_line(args.preprocess, "each training fold only"),
+        *([f"threshold: {args.threshold}, fitted on each training fold only"] if args.threshold else []),
     ]
     lines += table(["metric", "mean", "std"], [[k, result["mean"][k], result["std"][k]] for k in names])
     emit(args, payload, lines)
@@ -497,6 +545,7 @@ def cmd_compare(args) -> None:
         reference_method=args.reference_method,
         alpha=args.alpha,
     )
+    experiment = with_threshold(experiment, args.threshold)
     result = run(
         experiment,
         args.out,
@@ -734,6 +783,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="model file to write (MODEL.mlcore: loads without running code)")
     add_sparse_option(p, "auto")
     add_preprocess_option(p, "the training rows, saved with the model and applied by predict")
+    add_threshold_option(p, "saved with the model")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.set_defaults(func=cmd_fit)
 
@@ -763,6 +813,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", type=int, default=10, help="number of folds (default 10)")
     add_sparse_option(p, "auto")
     add_preprocess_option(p, "each training fold only")
+    add_threshold_option(p, "fitted on each training fold")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--n-jobs", type=int, default=None)
     p.set_defaults(func=cmd_evaluate)
@@ -783,6 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preprocess", default=None, choices=sorted(PREPROCESSORS),
                    help="feature scaling fitted on each training part only (default: none)")
     p.add_argument("--out", required=True, help="results folder (created, or resumed)")
+    add_threshold_option(p, "for every method (added to each method's grid as thresholding=[NAME])")
     # Checked by Experiment rather than by argparse choices: a bad value is one line on stderr, like any bad input.
     p.add_argument("--constant-labels", default=None, metavar="{refuse,predict_constant}",
                    help="a label of one value in a training part: refuse (default; the fit fails) or predict_constant "

@@ -1,6 +1,8 @@
 """The threshold, the sixth part: each rule's defining property, fitted on training rows only, saved with
 the model, accepted by every registered method, and bad values refused."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -298,3 +300,62 @@ def test_thresholds_are_registered_components():
             "learned_linear"} <= names  # fmt: skip
     for name in names:
         assert isinstance(mlc.make_component("threshold", name), Threshold)
+
+
+# -- command line, runner and report ---------------------------------------------------------
+
+
+def _cli(capsys, *argv):
+    from multilabel_core.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fit_takes_threshold_and_saves_it_with_the_model(capsys, tmp_path):
+    path = tmp_path / "model.mlcore"
+    code, out, err = _cli(capsys, "fit", "br", "synthetic", "--out", path, "--threshold", "rank_cut", "--json")
+    assert code == 0, err
+    assert json.loads(out)["threshold"].startswith("rank_cut(k=")
+    model = load_model(path)
+    assert model.threshold_.name == "rank_cut"
+    code, _, err = _cli(capsys, "fit", "br", "synthetic", "--out", path, "--threshold", "rank_cut",
+                        "--param", "thresholding=zero")  # fmt: skip
+    assert code != 0 and "give the threshold once" in err
+
+
+def test_evaluate_takes_threshold_and_refuses_an_unknown_one(capsys):
+    code, out, err = _cli(capsys, "evaluate", "br", "synthetic", "--cv", "2", "--threshold", "rank_cut", "--json")
+    assert code == 0, err
+    assert json.loads(out)["threshold"] == "rank_cut"
+    with pytest.raises(SystemExit) as exit_:  # argparse's usage error
+        _cli(capsys, "evaluate", "br", "synthetic", "--threshold", "tuned")
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "expected one of" in err and "tuned_f1" in err
+
+
+def test_compare_adds_the_threshold_to_every_grid_and_the_report_names_it(capsys, tmp_path):
+    from multilabel_core.experiments.store import read_records
+
+    code, out, err = _cli(capsys, "compare", "br", "--data", "synthetic", "--protocol", "kfold", "--protocol-param",
+                          "n_splits=2", "--inner-cv", "2", "--no-plots", "--grid", "C=0.1,1", "--threshold", "rank_cut",
+                          "--out", tmp_path / "run", "--json")  # fmt: skip
+    assert code == 0, err
+    records = read_records(tmp_path / "run")
+    assert len(records) == 2 and all(r["threshold"].startswith("rank_cut(k=") for r in records)
+    assert all(point["params"]["thresholding"] == "rank_cut" for r in records for point in r["search"])
+    report = (tmp_path / "run" / "report.md").read_text()
+    runs = report.split("## Runs")[1].split("##")[0]
+    assert "| threshold |" in runs and "rank_cut(k=" in runs
+
+
+def test_a_thresholding_grid_is_searched_like_any_parameter(tmp_path):
+    from multilabel_core.experiments import run_experiment
+
+    result = run_experiment(["br"], ["synthetic"], "kfold", tmp_path / "run", protocol_params={"n_splits": 2},
+                            grids={"br": {"thresholding": ["zero", "rank_cut"]}}, inner_cv=2,
+                            selection_metric="micro_f1", progress=False, plots=False)  # fmt: skip
+    for record in result.records:
+        assert {point["params"]["thresholding"] for point in record["search"]} == {"zero", "rank_cut"}
+        assert record["threshold"].split("(")[0] == record["params"]["thresholding"]

@@ -301,11 +301,25 @@ def _reference_lines(deltas) -> list[str]:
     return ["", "## Papers' values", "", intro, "", *markdown_table(header, rows)]
 
 
-def _runs_lines(runs) -> list[str]:
-    header = ["dataset", "method", "splits ok", "failed", "fit time (s)", "predict time (s)", "warnings"]
+def thresholds_used(records) -> dict[tuple, str]:
+    """(dataset, method) -> the thresholds its fitted models used (records' ``threshold``), comma-separated.
+
+    "—" where no record names one (every split failed, or records written before thresholds were a part).
+    """
+    used: dict[tuple, dict] = {}
+    for record in records:
+        names = used.setdefault((record["dataset"], record["method"]), {})
+        if record.get("threshold"):
+            names[record["threshold"]] = None
+    return {key: ", ".join(names) or MISSING for key, names in used.items()}
+
+
+def _runs_lines(runs, thresholds=None) -> list[str]:
+    thresholds = thresholds or {}
+    header = ["dataset", "method", "splits ok", "failed", "fit time (s)", "predict time (s)", "warnings", "threshold"]
     rows = [
         [r["dataset"], r["method"], r["n_splits"], r["n_failed"], _number(r["fit_time"], "{:.3f}"),
-         _number(r["predict_time"], "{:.3f}"), r["n_warnings"]]
+         _number(r["predict_time"], "{:.3f}"), r["n_warnings"], thresholds.get((r["dataset"], r["method"]), MISSING)]
         for r in runs
     ]  # fmt: skip
     lines = ["", "## Runs", "", *markdown_table(header, rows), "", "## Convergence", ""]
@@ -840,7 +854,7 @@ def write_report(
     if deltas:
         lines += _reference_lines(deltas)
     lines += [
-        *_runs_lines(runs),
+        *_runs_lines(runs, thresholds_used(records)),
         *_no_label_lines(share_rows),
         *_hyperparameter_lines(records),
         *_grid_edge_lines(edge_counts),

@@ -484,6 +484,7 @@ class _Group:
             "converged": outcome["converged"],
             "label_correlation": outcome["label_correlation"],
             "concept_graph": outcome["concept_graph"],
+            "threshold": outcome["threshold"],
             "constant_labels": self._constant_labels(train, s),
             "warnings": outcome["warnings"],
         }
@@ -602,6 +603,7 @@ def _outcome(error: str | None = None) -> dict:
         "converged": None,
         "label_correlation": None,
         "concept_graph": None,
+        "threshold": None,
         "warnings": [],
     }
 
@@ -616,7 +618,8 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
     Returns the outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics``
     (every metric), ``fit_time``, ``predict_time``, ``n_unlabeled``, ``n_no_label_rows`` (test
     rows with no label predicted), ``n_predicted_labels`` (labels predicted over the test part), ``certificates``,
-    ``converged``, ``label_correlation``, ``concept_graph``, ``warnings``.
+    ``converged``, ``label_correlation``, ``concept_graph``, ``threshold`` (the fitted threshold's
+    name, :mod:`multilabel_core.thresholds`), ``warnings``.
     """
     outcome = _outcome()
     model = predictor = None
@@ -646,7 +649,14 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
         outcome["converged"] = not not_converged and all(c["converged"] for c in outcome["certificates"])
     outcome["label_correlation"] = _label_correlation(model, predictor)
     outcome["concept_graph"] = _concept_graph(model, predictor)
+    outcome["threshold"] = _threshold(model, predictor)
     return outcome
+
+
+def _threshold(model, predictor):
+    """How the fitted model turned scores into labels: its threshold's ``describe()`` (e.g. ``"tuned_f1"``), or None."""
+    threshold = getattr(model, "threshold_", None) if predictor is not None else None
+    return None if threshold is None else threshold.describe()
 
 
 def _in_data_labels(matrix, predictor, fill):
