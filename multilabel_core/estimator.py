@@ -330,8 +330,10 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
 
     def _fit_threshold(self, threshold, X, Y, **data):
         """The fitted threshold, learned on the training rows (validated X, dense int8 Y) and their scores."""
-        # X is validated already: straight to the scores (decision_function would check feature names again).
-        scores = np.ascontiguousarray(self._decision_function(X), dtype=np.float64)
+        scores = None
+        if threshold.needs_scores:
+            # X is validated already: straight to the scores (decision_function would check feature names again).
+            scores = np.ascontiguousarray(self._decision_function(X), dtype=np.float64)
         return threshold.fit(self, X, Y, scores, **data)
 
     def _applies_threshold(self) -> bool:

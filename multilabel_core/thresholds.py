@@ -117,6 +117,7 @@ class ZeroThreshold(Threshold):
     """
 
     name: ClassVar[str] = "zero"
+    needs_scores: ClassVar[bool] = False
 
     def fit(self, estimator, X, Y, scores, **data) -> ZeroThreshold:
         """This threshold itself (nothing to learn)."""
@@ -143,6 +144,7 @@ class RankCut(Threshold):
     """
 
     name: ClassVar[str] = "rank_cut"
+    needs_scores: ClassVar[bool] = False
 
     k: int | None = attrs.field(default=None, validator=_optional_k)
     size: int | None = attrs.field(default=None, eq=False)

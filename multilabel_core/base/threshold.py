@@ -39,11 +39,15 @@ class Threshold(ABC):
 
     ``name`` is the name the class is registered under (what reports show); ``fitted`` is
     true once :meth:`fit` has filled the learned fields (always true for a rule that learns
-    nothing).
+    nothing).  A rule that does not look at the training scores sets ``needs_scores = False``
+    and gets ``scores=None`` (computing them costs a prediction on every training row, and
+    the concept network's is an inference).
     """
 
     #: The registered name (``make_component("threshold", name)``); reports show it.
     name: ClassVar[str] = ""
+    #: Whether :meth:`fit` reads ``scores`` (False: it is given None).
+    needs_scores: ClassVar[bool] = True
 
     @abstractmethod
     def fit(self, estimator, X, Y, scores, **data) -> "Threshold":
