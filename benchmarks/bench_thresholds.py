@@ -174,9 +174,8 @@ def table(out: Path, datasets, methods, thresholds) -> str:
                 if not ok:
                     row.append("—" if not group else "failed")
                 else:
-                    row.append(
-                        f"{_mean(ok, 'micro_f1'):.3f} / {_mean(ok, 'macro_f1'):.3f} ({100 * _mean(ok, 'empty_rows'):.0f}%)"
-                    )
+                    micro, macro, empty = (_mean(ok, key) for key in ("micro_f1", "macro_f1", "empty_rows"))
+                    row.append(f"{micro:.3f} / {macro:.3f} ({100 * empty:.0f}%)")
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 

@@ -101,7 +101,9 @@ def check_scores(scores, n_labels: int | None, who: str) -> np.ndarray:
 
 def _require_fitted(threshold) -> None:
     if not threshold.fitted:
-        raise ValueError(f"{type(threshold).__name__} is not fitted: predict needs the threshold an estimator's fit returns")
+        raise ValueError(
+            f"{type(threshold).__name__} is not fitted: predict needs the threshold an estimator's fit returns"
+        )
 
 
 # -- the rules --------------------------------------------------------------------------------
@@ -458,7 +460,9 @@ class _Tuned(_PerLabel):
         oof, n_left_out = out_of_fold_scores(estimator, X, Y, self.cv, self.random_state, **data)
         _warn_left_out(self.name, n_left_out, self.cv, Y.shape[1])
         thresholds, info = tune_thresholds(oof, Y, self.objective)
-        return attrs.evolve(self, thresholds=thresholds, oof_objective=float(info["objective"]), n_left_out=int(n_left_out))
+        return attrs.evolve(
+            self, thresholds=thresholds, oof_objective=float(info["objective"]), n_left_out=int(n_left_out)
+        )
 
     def describe(self) -> str:
         """The name, with ``cv`` when it is not the default."""

@@ -150,7 +150,9 @@ class LearnedLinearThreshold(Threshold):
         default="sorted_scores", validator=lambda _, attribute, value: check_regressors(value, attribute.name)
     )
     cv: int | None = attrs.field(default=None, validator=_optional_folds)
-    random_state: object = attrs.field(default=0, validator=lambda _, attribute, value: check_seed(value, attribute.name))
+    random_state: object = attrs.field(
+        default=0, validator=lambda _, attribute, value: check_seed(value, attribute.name)
+    )
     coef: np.ndarray | None = attrs.field(default=None, eq=False)
     n_left_out: int | None = attrs.field(default=None, eq=False)
 
