@@ -326,7 +326,7 @@ def test_cd_solver_warm_starts_from_a_solution_rescaled_to_another_cost():
     [
         ({"loss": "logistic"}, "requires loss.dual_box, which Logistic does not provide"),
         ({"regularizer": "nuclear_norm"}, "requires regularizer.label_gram, which NuclearNorm does not provide"),
-        ({"relation": "learned_covariance"}, "independent labels"),
+        ({"relation": "learned_covariance"}, "CDSolver solves for a fixed label relation, but LearnedCovariance is learned"),
     ],
 )
 def test_cd_solver_refuses_problems_it_cannot_solve(parts, message):

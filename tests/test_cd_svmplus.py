@@ -115,7 +115,14 @@ def test_free_slacks_give_the_hinge_svm_as_gamma_goes_to_zero(data, gamma):
     between the hinge SVM's optimum P_0 and P_0 + gamma/2 sum h_0^2 (h_0 the hinges at the SVM's solution)."""
     X, Y = data
     n, C = X.shape[0], 1.0
-    result = svmplus_cd(X, np.eye(n), Y, C, gamma, privileged_intercept=False, **TIGHT, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = svmplus_cd(X, np.eye(n), Y, C, gamma, privileged_intercept=False, **TIGHT, random_state=0)
+    # Without the privileged intercept the certificate's primal is taken at the recovered point,
+    # which bounds nothing until the solve converges (module docstring of svmplus): the limits below
+    # hold at the optimum.  Degenerate draws (one label value, collinear rows) can stop at max_iter,
+    # flagged not converged, and say nothing about the limit.
+    assume(result.certificate.converged)
     hinges = np.maximum(0.0, 1.0 - Y[:, 0] * (X @ result.solution.coef[:, 0]))
     w = result.solution.coef[:, 0]
     assert result.certificate.primal == pytest.approx(0.5 * w @ w + np.sum(C * hinges + 0.5 * gamma * hinges**2),
