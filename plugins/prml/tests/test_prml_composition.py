@@ -7,7 +7,7 @@ Learning*).
   logistic loss, which has no slack for a correcting function to replace, is refused with that reason; a
   relation or regulariser of another class with the same capabilities is solved as the stock one.
 * The squared-slack SVM+ sub-solver agrees with a reference QP solve (label by label, and the D-step with an
-  embedding for any draw: the certified interval [dual, primal] holds SLSQP's optimum) and, without privileged
+  embedding for any draw: the certified interval [dual, primal] holds the exact optimum, by its dual) and, without privileged
   labels, with the core's squared-hinge CD.
 """
 
@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from multilabel_core_plugins.prml import LEML, PrBR, PrivilegedCDSolver, PrivilegedLabels, PrML, resolve_rank
 from multilabel_core_plugins.prml.solver import prml_alternating
-from scipy.optimize import minimize
 
 from multilabel_core import ComposedEstimator
 from multilabel_core.base import CapabilityError, LabelRelation
 from multilabel_core.regularizers import LowRank
 from multilabel_core.solvers import AlternatingSolver, embedded_hinge_ipm, svmplus_ipm
 from multilabel_core.solvers.svmplus import privileged_label_features
+from multilabel_core.testing.reference import solve_box_qp_reference
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
 
 #: Tight enough that the certificates' bounds are far below the decision values' scale.
@@ -249,13 +249,25 @@ def _small(seed, n=30, d=3, n_labels=3):
     return X, np.where(X @ rng.standard_normal((d, n_labels)) + noise > 0, 1.0, -1.0)
 
 
+def _qp_optimum(H, G, h) -> float:
+    """The optimum of ``min 1/2 z^T H z`` s.t. ``G z >= h`` (H positive definite), exactly, by its dual.
+
+    The Lagrangian dual is ``max_{lam >= 0} h^T lam - 1/2 lam^T G H^-1 G^T lam``, a box QP the kit's
+    active-set reference solves to a verified KKT point; a convex QP with linear constraints and a
+    feasible point has no duality gap, so its value is the primal optimum.  (SLSQP on the primal was
+    the reference before: on degenerate draws, repeated rows, it ended at its start after one step.)
+    """
+    Q = G @ np.linalg.solve(H, G.T)
+    solution = solve_box_qp_reference((Q + Q.T) / 2.0, -h, 0.0, np.inf)
+    return -float(solution.objective)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_squared_slack_svmplus_matches_a_reference_qp(seed):
-    """``svmplus_ipm(squared_slack=True)`` against SLSQP on the explicit primal, label by label:
+    """``svmplus_ipm(squared_slack=True)`` against the exact optimum of the explicit primal, label by label:
     ``min 1/2 ||w||^2 + gamma/2 ||w~||^2 + C sum (w~^T x~_j)^2`` s.t. ``y_j w^T x_j >= 1 - w~^T x~_j``,
     ``w~^T x~_j >= 0``.  The certificate's primal is the objective at a feasible point, recomputed here, and its
-    dual a lower bound: SLSQP's value (at a point feasible within 1e-8, so below the optimum by at most that
-    violation times the multipliers, O(1) here) lies in [dual - 1e-6, primal + 1e-6]."""
+    dual a lower bound: the exact optimum (:func:`_qp_optimum`) lies in [dual - 1e-6, primal + 1e-6]."""
     X, Y = _small(seed)
     C, gamma = 0.7, 1.3
     X_priv, mask = privileged_label_features(Y)
@@ -282,14 +294,7 @@ def test_squared_slack_svmplus_matches_a_reference_qp(seed):
         H[p:, p:] = gamma * np.eye(q) + 2.0 * C * Z.T @ Z
         G = np.vstack([np.hstack([Y[:, [i]] * Xa, Z]), np.hstack([np.zeros((n, p)), Z])])
         h = np.concatenate([np.ones(n), np.zeros(n)])
-        start = np.zeros(p + q)
-        start[-1] = 2.0  # the correcting functions' bias alone makes the start feasible
-        result = minimize(lambda z, H=H: 0.5 * z @ H @ z, start, jac=lambda z, H=H: H @ z, method="SLSQP",
-                          constraints=[{"type": "ineq", "fun": lambda z, G=G, h=h: G @ z - h, "jac": lambda z, G=G: G}],
-                          options={"ftol": 1e-13, "maxiter": 2000})
-        # SLSQP may end on a line-search failure this close to the optimum; its point is what is compared.
-        assert np.min(G @ result.x - h) >= -1e-8
-        reference += result.fun
+        reference += _qp_optimum(H, G, h)
     assert primal == pytest.approx(certificate.primal, rel=1e-12)
     assert certificate.dual - 1e-6 <= reference <= certificate.primal + 1e-6
 
@@ -312,9 +317,9 @@ def squared_d_steps(draw):
 
 @given(squared_d_steps())
 def test_the_squared_slack_d_step_certificate_brackets_a_reference_qp(problem):
-    """Whatever the certificate's gap, ``[dual, primal]`` holds the optimum: SLSQP on the explicit primal over
-    (M, w~_1..w~_L) (a point feasible within 1e-8) lands in it within 1e-6 relative, and the returned point is
-    feasible with the certificate's primal as its objective (recomputed here)."""
+    """Whatever the certificate's gap, ``[dual, primal]`` holds the optimum of the explicit primal over
+    (M, w~_1..w~_L) (:func:`_qp_optimum`, exact) within 1e-6 relative, and the returned point is feasible with
+    the certificate's primal as its objective (recomputed here)."""
     fit = svmplus_ipm(**problem, tol=1e-9, warn=False, squared_slack=True)
     certificate, solution = fit.certificate, fit.solution
     X = problem["X"].toarray() if hasattr(problem["X"], "toarray") else np.asarray(problem["X"])
@@ -339,12 +344,7 @@ def test_the_squared_slack_d_step_certificate_brackets_a_reference_qp(problem):
         G += [margin, slack]
         h += [np.ones(n), np.zeros(n)]
     G, h = np.vstack(G), np.concatenate(h)
-    start = np.zeros(size)
-    start[k * p + q - 1:: q] = 2.0  # every correcting function's bias: a feasible start
-    result = minimize(lambda z: 0.5 * z @ H @ z, start, jac=lambda z: H @ z, method="SLSQP",
-                      constraints=[{"type": "ineq", "fun": lambda z: G @ z - h, "jac": lambda z: G}],
-                      options={"ftol": 1e-13, "maxiter": 3000})
-    assert np.min(G @ result.x - h) >= -1e-8
+    optimum = _qp_optimum(H, G, h)
     M = np.column_stack([solution.extras["D"], solution.extras["D_intercept"]])
     V = np.column_stack([solution.extras["W_tilde"].T, solution.extras["intercept_tilde"]])
     point = np.concatenate([M.ravel(), V.ravel()])
@@ -352,7 +352,7 @@ def test_the_squared_slack_d_step_certificate_brackets_a_reference_qp(problem):
     objective = 0.5 * point @ H @ point
     scale = max(1.0, abs(objective))
     assert objective == pytest.approx(certificate.primal, rel=1e-9, abs=1e-9)
-    assert certificate.dual - 1e-6 * scale <= result.fun <= certificate.primal + 1e-6 * scale
+    assert certificate.dual - 1e-6 * scale <= optimum <= certificate.primal + 1e-6 * scale
 
 
 @pytest.mark.parametrize("seed", [0, 1])
