@@ -217,6 +217,32 @@ class Solver(ABC):
                 f"{type(problem.regularizer).__name__}.label_gram is not the identity"
             )
 
+    def require_diagonal_label_gram(self, problem: Problem, objective: str) -> np.ndarray:
+        """m, the diagonal of the regulariser's ``label_gram(L)``; CapabilityError unless ``M = diag(m)``, m > 0.
+
+        For solvers of per-label problems whose regulariser weighs label j by m_j (the duals then
+        decouple, label j with the cost C m_j); ``objective`` names what the solver solves, for the error.
+        """
+        name, regularizer, L = type(self).__name__, type(problem.regularizer).__name__, problem.n_labels
+        M = np.asarray(problem.regularizer.label_gram(L), dtype=np.float64)
+        if M.shape != (L, L):
+            raise CapabilityError(f"{regularizer}.label_gram({L}) has shape {M.shape}, expected ({L}, {L})")
+        m = np.diag(M).copy()
+        off_diagonal = M - np.diag(m)
+        if np.any(off_diagonal != 0.0):
+            i, j = np.unravel_index(np.argmax(np.abs(off_diagonal)), M.shape)
+            raise CapabilityError(
+                f"{name} solves {objective} and needs a diagonal label_gram (independent per-label duals), but "
+                f"{regularizer}.label_gram({L}) couples labels {i} and {j} (entry {M[i, j]:.3g}); "
+                "a solver for coupled duals (SMO) handles it"
+            )
+        if not np.all(np.isfinite(m) & (m > 0.0)):
+            raise CapabilityError(
+                f"{name} needs a label_gram with finite positive diagonal entries, but "
+                f"{regularizer}.label_gram({L}) has diagonal {m.tolist()}"
+            )
+        return m
+
     @abstractmethod
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         """Solve ``problem`` (from ``warm_start`` when given, e.g. the previous point of a grid).

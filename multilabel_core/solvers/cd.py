@@ -530,27 +530,8 @@ class CDSolver(Solver):
         return scales, upper
 
     def _label_scales(self, problem: Problem) -> np.ndarray:
-        """m, the diagonal of the regulariser's ``label_gram(L)``; CapabilityError unless M = diag(m), m > 0."""
-        name, regularizer = type(self).__name__, type(problem.regularizer).__name__
-        M = np.asarray(problem.regularizer.label_gram(problem.n_labels), dtype=np.float64)
-        L = problem.n_labels
-        if M.shape != (L, L):
-            raise CapabilityError(f"{regularizer}.label_gram({L}) has shape {M.shape}, expected ({L}, {L})")
-        m = np.diag(M).copy()
-        off_diagonal = M - np.diag(m)
-        if np.any(off_diagonal != 0.0):
-            i, j = np.unravel_index(np.argmax(np.abs(off_diagonal)), M.shape)
-            raise CapabilityError(
-                f"{name} needs a diagonal label_gram (independent per-label duals), but "
-                f"{regularizer}.label_gram({L}) couples labels {i} and {j} (entry {M[i, j]:.3g}); "
-                "a solver for coupled duals (SMO) handles it"
-            )
-        if not np.all(np.isfinite(m) & (m > 0.0)):
-            raise CapabilityError(
-                f"{name} needs a label_gram with finite positive diagonal entries, but "
-                f"{regularizer}.label_gram({L}) has diagonal {m.tolist()}"
-            )
-        return m
+        """m, the diagonal of the regulariser's ``label_gram(L)`` (:meth:`~multilabel_core.base.Solver.require_diagonal_label_gram`)."""
+        return self.require_diagonal_label_gram(problem, "one SVM dual per label")
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         scales, upper = self._checked_terms(problem)

@@ -180,23 +180,8 @@ class ConceptNetworkSolver(Solver):
         return scales, upper
 
     def _label_scales(self, problem: Problem) -> np.ndarray:
-        """m, the diagonal of ``label_gram(L)``; CapabilityError unless M = diag(m), m > 0."""
-        name, regularizer, L = type(self).__name__, type(problem.regularizer).__name__, problem.n_labels
-        M = np.asarray(problem.regularizer.label_gram(L), dtype=np.float64)
-        if M.shape != (L, L):
-            raise CapabilityError(f"{regularizer}.label_gram({L}) has shape {M.shape}, expected ({L}, {L})")
-        m = np.diag(M).copy()
-        if np.any(M - np.diag(m) != 0.0):
-            raise CapabilityError(
-                f"{name} solves one local model (5) per label, but {regularizer}.label_gram({L}) couples labels "
-                "(a non-diagonal label gram): the local models would no longer decouple (eq. 3-4)"
-            )
-        if not np.all(np.isfinite(m) & (m > 0.0)):
-            raise CapabilityError(
-                f"{name} needs a label_gram with finite positive diagonal entries, but {regularizer}.label_gram({L}) "
-                f"has diagonal {m.tolist()}"
-            )
-        return m
+        """m, the diagonal of ``label_gram(L)``: the local models of (5) decouple only for M = diag(m), m > 0."""
+        return self.require_diagonal_label_gram(problem, "one local model (5) per label")
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         scales, upper = self._checked_terms(problem)
