@@ -241,3 +241,23 @@ def test_an_order_dependent_fit_is_caught_by_the_permuted_refit(plugin):
         checks._check_permuted_refit(DropsTheLastRow(), fitted, d.X, d.Y, 1e-6, 0)
     # The same check passes the clean plugin.
     checks._check_permuted_refit(KitLogistic(), KitLogistic().fit(d.X, d.Y), d.X, d.Y, 1e-6, 0)
+
+
+# -- the fuzz matrix ---------------------------------------------------------------------------
+
+
+def fuzz_outcomes(name, category):
+    from multilabel_core.testing.fuzz import method_cases, run_case
+
+    return [run_case(name, case) for case in method_cases(name) if case.category == category and not case.must_refuse]
+
+
+def test_the_fuzz_matrix_catches_the_dropped_intercept_and_the_claimed_convergence(plugin):
+    # In this process (run_case), where the fixture registered the plugin; the arrays cases fit
+    # the kit's problem in many layouts (sparse, Fortran-ordered, lists, ...).
+    clean = fuzz_outcomes("kit_logistic", "arrays")
+    assert clean and {r["outcome"] for r in clean} <= {"ok-fit", "clear-error"}, [r for r in clean if r["outcome"] not in ("ok-fit", "clear-error")][:2]
+    dropped = [r for r in fuzz_outcomes("kit_intercept_dropped", "arrays") if r["outcome"] != "clear-error"]
+    assert dropped and all(r["outcome"] == "bad-output" and r["detail"].startswith("certified model:") for r in dropped), dropped[:2]
+    claimed = [r for r in fuzz_outcomes("kit_claims_convergence", "arrays") if r["outcome"] != "clear-error"]
+    assert claimed and all(r["outcome"] == "false-converged" and "certificate claims" in r["detail"] for r in claimed), claimed[:2]
