@@ -34,9 +34,12 @@ from ..datasets import make_correlated_multilabel
 from ..persistence import MODEL_SUFFIX, load_model, save_model
 from ..plugins import get_method, list_components
 from ..registry import COMPONENT_KINDS, OWN_SOLVER, MethodSpec
-from .rounding import score_rounding_bound
+from ..thresholds import ZeroThreshold
+from .rounding import U, gamma, score_rounding_bound
 
 __all__ = [
+    "CLAIM_KKT_RTOL",
+    "CLAIM_RTOL",
     "PERSISTENCE_FALLBACK_RTOL",
     "assert_convex",
     "assert_convex_loss",
@@ -46,6 +49,7 @@ __all__ = [
     "assert_kkt",
     "assert_matches_reference",
     "assert_svmplus_matches_reference",
+    "check_certificate_claims",
     "check_convexity",
     "check_duality_gap",
     "check_kkt",
@@ -57,6 +61,23 @@ __all__ = [
 #: of its loaded copy when :func:`~multilabel_core.testing.rounding.score_rounding_bound`
 #: cannot bound them: 2 gamma_N for N = 4500 terms of the scores' magnitude.
 PERSISTENCE_FALLBACK_RTOL = 1e-12
+
+#: Largest relative gap a ``converged=True`` certificate may carry when it declares no tolerance
+#: of its own (``statistics["gap_rtol"]``): the project's stopping rules are KKT or relative-gap
+#: rules whose defaults leave relative gaps below 1e-3 on the problems of :func:`check_method`
+#: (measured: at most 6.1e-4, PrML), and a certificate 10 times beyond that certifies nothing.
+#: It is :data:`multilabel_core.testing.fuzz.DEFAULT_GAP_RTOL`.
+CLAIM_RTOL = 1e-2
+
+#: Largest ``kkt_violation / max(1, |primal|)`` a ``converged=True`` certificate may carry when it
+#: declares no KKT tolerance of its own (``statistics["kkt_tol"]``).  The kit does not know the
+#: units of a solver's KKT measure (a gradient entry, a projected gradient, a complementarity),
+#: so this bound is coarse on purpose: a violation as large as the objective itself contradicts
+#: any claim of optimality (the registered methods stay below 0.1: LEML's D-step, 2.3 at a
+#: primal of 24.7; the lying solver of issue 37 claimed 61 at a relative gap of 28.2).  It depends
+#: on the data's units: on features scaled by 1e8 an honest certificate exceeds it (PrBR: 1.4e7 at a
+#: primal of 86.5, relative gap 2.3e-5), so the fuzz matrix does not apply it.
+CLAIM_KKT_RTOL = 1.0
 
 
 # -- certificates ---------------------------------------------------------------------
@@ -137,23 +158,108 @@ def check_kkt(certificate, tol: float) -> None:
         raise AssertionError(f"KKT violation {violation!r} exceeds {tol:g} (solver {certificate.solver})")
 
 
+def _claims_failure(certificate: Certificate, *, gap_rtol: float | None, kkt_tol: float | None,
+                    rounding_rtol: float) -> str | None:
+    """What the certificate's own numbers refute, or None (see :func:`check_certificate_claims`)."""
+    c = certificate
+    primal, dual, gap = float(c.primal), float(c.dual), float(c.gap)
+    scale = max(1.0, abs(primal))
+    # gap is primal - dual rounded once: 8 u (|P| + |D|) covers that subtraction with a margin.
+    consistency = 8 * U * (abs(primal) + abs(dual))
+    if math.isfinite(primal) and math.isfinite(dual) and not abs(gap - (primal - dual)) <= consistency:
+        return (f"gap = {gap!r} is not primal - dual = {primal!r} - {dual!r} = {primal - dual!r} "
+                f"(tolerance {consistency:.3g}, the rounding of one subtraction)")
+    if math.isfinite(primal) and math.isfinite(dual) and dual - primal > rounding_rtol * scale:
+        return (f"dual {dual!r} > primal {primal!r} by {dual - primal:.3g} (relative {(dual - primal) / scale:.3g} > "
+                f"tolerance {rounding_rtol:g}): weak duality is violated, so the dual point is infeasible or an "
+                "objective is computed wrongly")
+    if c.converged is not True:
+        return None
+    declared = c.statistics.get("gap_rtol") if isinstance(c.statistics, dict) else None
+    if gap_rtol is None:
+        gap_rtol = float(declared) if _is_real(declared) else CLAIM_RTOL
+        source = "the certificate's declared gap_rtol" if _is_real(declared) else "CLAIM_RTOL"
+    else:
+        source = "gap_rtol"
+    relative = c.relative_gap
+    # A declared tolerance is met up to the rounding of the relative gap's own division.
+    if not relative <= gap_rtol * (1 + 4 * U) + 4 * U:
+        return (f"converged=True with relative gap {relative:.3g} > tolerance {gap_rtol:g} ({source}; "
+                f"primal={primal!r}, dual={dual!r}, kkt_violation={c.kkt_violation!r})")
+    declared_kkt = c.statistics.get("kkt_tol") if isinstance(c.statistics, dict) else None
+    if kkt_tol is not None:
+        limit, source = float(kkt_tol), "kkt_tol"
+    elif _is_real(declared_kkt):
+        limit, source = float(declared_kkt), "the certificate's declared kkt_tol"
+    else:
+        limit, source = CLAIM_KKT_RTOL * scale, f"CLAIM_KKT_RTOL * max(1, |primal|) = {CLAIM_KKT_RTOL:g} * {scale:.3g}"
+    if not c.kkt_violation <= limit:
+        return (f"converged=True with KKT violation {c.kkt_violation:.3g} > tolerance {limit:.3g} ({source}; "
+                f"relative gap {relative:.3g})")
+    return None
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_certificate_claims(
+    certificate, *, gap_rtol: float | None = None, kkt_tol: float | None = None, rounding_rtol: float = 1e-6,
+    where: str = "the certificate",
+) -> None:
+    """A certificate's claims agree with its own numbers.
+
+    Fails (AssertionError naming the check ``certificate claims``, the quantity and the
+    tolerance) when
+
+    * ``gap`` is not ``primal - dual`` up to the rounding of that subtraction;
+    * the dual is above the primal by more than ``rounding_rtol * max(1, |primal|)``: weak
+      duality makes ``dual <= primal`` at any feasible dual point, whatever ``converged`` says;
+    * ``converged=True`` with a relative gap above the solver's declared tolerance
+      (``statistics["gap_rtol"]``), else above ``gap_rtol``, else above :data:`CLAIM_RTOL`;
+    * ``converged=True`` with a ``kkt_violation`` above ``kkt_tol``, else above the declared
+      ``statistics["kkt_tol"]``, else above :data:`CLAIM_KKT_RTOL` ``* max(1, |primal|)`` (a
+      coarse bound: the units of a solver's KKT measure are its own).
+
+    A certificate with ``converged=False`` claims nothing but weak duality.
+
+    Examples
+    --------
+    >>> from multilabel_core import Certificate
+    >>> lying = Certificate.from_objectives(30.0, 1.0, kkt_violation=61.0, n_iter=5, time=0.0,
+    ...                                     converged=True, solver="demo")
+    >>> try:
+    ...     check_certificate_claims(lying)
+    ... except AssertionError as error:
+    ...     print(str(error)[:95])
+    certificate claims: the certificate has converged=True with relative gap 0.967 > tolerance 0.01
+    """
+    certificate = _as_certificate(certificate)
+    failure = _claims_failure(certificate, gap_rtol=gap_rtol, kkt_tol=kkt_tol, rounding_rtol=rounding_rtol)
+    if failure is not None:
+        raise AssertionError(f"certificate claims: {where} has {failure} ({_describe_certificate(certificate)})")
+
+
 def _assert_sane_certificate(certificate, where: str, *, gap_tol: float, converged: bool) -> None:
     """Finite fields, a relative gap >= -gap_tol, counts that are counts; ``converged`` when asked."""
     if not isinstance(certificate, Certificate):
-        raise AssertionError(f"{where} is a {type(certificate).__name__}, not a Certificate")
+        raise AssertionError(f"certificates: {where} is a {type(certificate).__name__}, not a Certificate")
     fields = {"primal": certificate.primal, "gap": certificate.gap, "kkt_violation": certificate.kkt_violation,
               "time": certificate.time}
     for name, value in fields.items():
         if not math.isfinite(value):
-            raise AssertionError(f"{where} has {name}={value!r}: it must be finite")
+            raise AssertionError(f"certificates: {where} has {name}={value!r}: it must be finite")
     if certificate.relative_gap < -gap_tol:
-        raise AssertionError(f"{where} has gap {certificate.gap!r}: it must be >= -{gap_tol:g} (relative)")
+        raise AssertionError(f"certificates: {where} has gap {certificate.gap!r}: it must be >= -{gap_tol:g} (relative)")
     if certificate.kkt_violation < 0.0 or certificate.time < 0.0:
-        raise AssertionError(f"{where} has a negative kkt_violation or time")
+        raise AssertionError(f"certificates: {where} has a negative kkt_violation or time")
     if isinstance(certificate.n_iter, bool) or not isinstance(certificate.n_iter, (int, np.integer)) or certificate.n_iter < 0:
-        raise AssertionError(f"{where} has n_iter={certificate.n_iter!r}: it must be a non-negative integer")
+        raise AssertionError(f"certificates: {where} has n_iter={certificate.n_iter!r}: it must be a non-negative integer")
     if converged and certificate.converged is not True:
-        raise AssertionError(f"{where} did not converge (n_iter={certificate.n_iter}, solver {certificate.solver})")
+        raise AssertionError(
+            f"certificates: {where} did not converge (n_iter={certificate.n_iter}, solver {certificate.solver}; "
+            "converged=True is required of the last certificate)"
+        )
 
 
 # -- optimality of a dual solution (Appendix A) -----------------------------------------------
@@ -637,6 +743,7 @@ def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_to
                          feasibility_tol=1e-9)
         check_duality_gap(certificate, tol=gap_tol)
         _assert_sane_certificate(certificate, f"the certificate of {what}", gap_tol=gap_tol, converged=True)
+        check_certificate_claims(certificate, gap_rtol=gap_tol, rounding_rtol=gap_tol, where=f"the certificate of {what}")
         assert_kkt(alpha, gradient(problem, alpha), signs(problem) if equality else None, upper(problem),
                    tol=kkt_tol, equality=equality)
 
@@ -662,7 +769,7 @@ def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_to
 # -- method conformance -------------------------------------------------------------------
 
 
-def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> None:
+def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6, warm_start_passes: int = 1) -> None:
     """Conformance of a registered method (its name or its :class:`MethodSpec`).
 
     Checks, in order: the registration fields; that the estimator is constructible with
@@ -700,6 +807,9 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6) -> Non
     _check_persistence(fitted, X)
     if getattr(type(fitted), "certified", True):
         _check_certificates(fitted, gap_tol)
+        _check_certified_model(fitted, X, Y)
+        _check_permuted_refit(estimator, fitted, X, Y, gap_tol, random_state)
+        _check_warm_start(estimator, X, Y, gap_tol, warm_start_passes)
     _check_input_validation(estimator, fitted, X, Y)
 
 
@@ -786,13 +896,20 @@ def _check_outputs(fitted, X, Y) -> None:
     if predictions.dtype.kind != "i" or not np.isin(predictions, (0, 1)).all():
         raise AssertionError(f"{name}.predict must return integers in {{0, 1}}, got dtype {predictions.dtype}")
     threshold = getattr(fitted, "decision_threshold", None)
-    if threshold is None:
-        expected, rule = scores > 0, "[decision_function > 0]"
-    else:
+    part = getattr(fitted, "threshold_", None)
+    if threshold is not None:
         expected, rule = scores > np.asarray(threshold(X))[:, None], "[decision_function > decision_threshold[:, None]]"
+    elif part is not None and not isinstance(part, ZeroThreshold) and callable(getattr(part, "predict", None)):
+        # The fitted threshold part (docs/components.md): predict is its rule on the scores.
+        expected, rule = np.asarray(part.predict(scores)) > 0, f"threshold_.predict(decision_function) ({type(part).__name__})"
+    else:
+        expected, rule = scores > 0, "[decision_function > 0]"
     # Exact: predict is this rule on decision_function(X), the same computation on the same X.
     if not np.array_equal(predictions, expected.astype(predictions.dtype)):
-        raise AssertionError(f"{name}.predict is not {rule}")
+        raise AssertionError(
+            f"predictions: {name}.predict is not {rule} at {int((predictions != expected).sum())} of "
+            f"{predictions.size} entries (tolerance 0: the same computation on the same X)"
+        )
 
 
 def _check_clone(estimator, fitted, X, Y) -> None:
@@ -801,8 +918,13 @@ def _check_clone(estimator, fitted, X, Y) -> None:
     if hasattr(unfitted, "n_labels_") or hasattr(unfitted, "certificate_"):
         raise AssertionError(f"{name}: a clone of a fitted estimator carries fitted attributes")
     again = _fit(estimator, X, Y)
-    if not np.allclose(again.decision_function(X), fitted.decision_function(X), rtol=1e-7, atol=1e-9):
-        raise AssertionError(f"{name}: a clone fitted on the same data gives other scores")
+    first, second = fitted.decision_function(X), again.decision_function(X)
+    if not np.allclose(second, first, rtol=1e-7, atol=1e-9):
+        worst = float(np.max(np.abs(second - first) - 1e-7 * np.abs(first)))
+        raise AssertionError(
+            f"clone: {name}: a clone fitted on the same data gives other scores: largest |difference| beyond "
+            f"rtol=1e-7 is {worst:.3g} > atol=1e-9"
+        )
 
 
 def _check_determinism(fitted, X, Y) -> None:
@@ -929,9 +1051,166 @@ def _check_certificates(fitted, gap_tol: float) -> None:
         raise AssertionError(f"{name}.certificate_ is an empty sequence")
     for step, certificate in enumerate(certificates):
         last = step == len(certificates) - 1
-        _assert_sane_certificate(
-            certificate, f"{name}.certificate_" if len(certificates) == 1 else f"{name}.certificate_[{step}]",
-            gap_tol=gap_tol, converged=last,
+        where = f"{name}.certificate_" if len(certificates) == 1 else f"{name}.certificate_[{step}]"
+        _assert_sane_certificate(certificate, where, gap_tol=gap_tol, converged=last)
+        check_certificate_claims(certificate, rounding_rtol=gap_tol, where=where)
+    for step, certificate in enumerate(getattr(fitted, "step_certificates_", None) or ()):
+        check_certificate_claims(certificate, rounding_rtol=gap_tol, where=f"{name}.step_certificates_[{step}]")
+
+
+# -- the exposed model is the certified one ------------------------------------------------
+
+
+def _primal_from_parts(fitted, X, Y):
+    """The Problem's primal recomputed from the fitted attributes, with its rounding bound, or None.
+
+    Applies where the objective is known from the parts: a fit with ``parts_`` holding a loss
+    and a regulariser, primal weights ``coef_`` (d, L) and ``intercept_`` (L,), one
+    :class:`~multilabel_core.Certificate` in ``certificate_`` (an alternating method certifies
+    each step's subproblem, not this objective), a relation that is not learned and a problem
+    that was not fed through the relation (``fed_``).  Returns ``(values, bound, C)``: the
+    primal ``regularizer(W) + C loss(Y, X W + 1 b^T)`` under the two intercept conventions of
+    the core's solvers, ``{"free": b not penalised, "penalised": b a weight of an appended
+    constant feature}`` (LIBLINEAR's, the CD and L-BFGS solvers'), and one bound on the rounding
+    of either.
+    """
+    parts = getattr(fitted, "parts_", None)
+    certificate = getattr(fitted, "certificate_", None)
+    coef, intercept = getattr(fitted, "coef_", None), getattr(fitted, "intercept_", None)
+    C = getattr(fitted, "_problem_C_", None)
+    if not isinstance(parts, dict) or not isinstance(certificate, Certificate) or not _is_real(C):
+        return None
+    loss, regularizer, relation = parts.get("loss"), parts.get("regularizer"), parts.get("relation")
+    if not (callable(getattr(loss, "value", None)) and callable(getattr(regularizer, "value", None))):
+        return None
+    if getattr(relation, "learned", False) or getattr(fitted, "fed_", False):
+        return None
+    if not isinstance(coef, np.ndarray) or coef.ndim != 2 or intercept is None:
+        return None
+    intercept = np.asarray(intercept, dtype=np.float64)
+    if coef.shape != (X.shape[1], Y.shape[1]) or intercept.shape != (Y.shape[1],):
+        return None
+    scores = fitted.decision_function(X)
+    targets = np.where(Y > 0, 1.0, -1.0) if getattr(loss, "target", "sign") == "sign" else Y.astype(np.float64)
+    data_term = float(C) * float(loss.value(targets, scores))
+    values = {"free": float(regularizer.value(coef)) + data_term,
+              "penalised": float(regularizer.value(np.vstack([coef, intercept[None, :]]))) + data_term}
+    # Rounding: the scores of the certificate's evaluation and of this one differ by at most
+    # score_rounding_bound (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.5); the
+    # loss moves by at most its largest |slope| over that interval times the difference (convex:
+    # the slope is largest at an end); each sum of m terms rounds within gamma_m of the sum of
+    # their magnitudes, twice over (this evaluation and the solver's).
+    d_scores = score_rounding_bound(fitted, X, scores)
+    if d_scores is None:
+        d_scores = np.full(scores.shape, PERSISTENCE_FALLBACK_RTOL * max(1.0, float(np.abs(scores).max())))
+    slopes = np.maximum.reduce([np.abs(loss.gradient(targets, scores + sign * d_scores)) for sign in (-1.0, 0.0, 1.0)])
+    terms = targets.size + coef.size + intercept.size + 2
+    magnitude = max(abs(v) for v in values.values()) + abs(data_term)
+    bound = float(C) * float(np.sum(slopes * d_scores)) + 2 * gamma(terms) * magnitude
+    return values, (1 + 1e-6) * bound + 8 * U * abs(float(certificate.primal)), float(C)
+
+
+def _check_certified_model(fitted, X, Y) -> None:
+    """The exposed model is the one the certificate certifies (see docs/testing.md)."""
+    name = type(fitted).__name__
+    found = _primal_from_parts(fitted, X, Y)
+    if found is None:
+        # The objective is not known from the parts: predict against decision_function was
+        # checked in _check_outputs, which is all the kit can hold such a method to.
+        return
+    values, bound, C = found
+    primal = float(fitted.certificate_.primal)
+    differences = {convention: abs(value - primal) for convention, value in values.items()}
+    if min(differences.values()) > bound:
+        raise AssertionError(
+            f"certified model: {name}.certificate_.primal = {primal!r}, but the primal recomputed from the fitted "
+            f"coef_ and intercept_ (regularizer(W) + C loss(Y, decision_function(X_train)), C = {C:g}) is "
+            f"{values['free']!r} with a free intercept and {values['penalised']!r} with a penalised one: "
+            f"|difference| {min(differences.values()):.3g} > rounding bound {bound:.3g}; the model predict uses "
+            "is not the model the certificate certifies"
+        )
+
+
+# -- refits: permuted data, warm start from the optimum ---------------------------------------
+
+
+def _interval_overlap(first: Certificate, second: Certificate, rtol: float) -> float:
+    """How far apart the certified intervals [dual, primal] of two solves of one problem are (<= 0: they meet)."""
+    scale = max(1.0, abs(first.primal), abs(second.primal))
+    return (max(first.dual, second.dual) - min(first.primal, second.primal)) / scale - rtol
+
+
+def _check_permuted_refit(estimator, fitted, X, Y, gap_tol: float, random_state: int) -> None:
+    """A refit on permuted rows and permuted labels is certified for the same optimal value.
+
+    Both certificates bracket the optimum, ``dual <= P* <= primal``, so their intervals meet
+    (within ``gap_tol`` relative, the rounding allowed elsewhere).  Only for a method with one
+    certificate: an alternating method certifies its last step's subproblem, whose data
+    depends on the path.  For an estimator with an ``order`` parameter (classifier chains, whose
+    problem depends on the label order) only the rows are permuted.
+    """
+    name = type(fitted).__name__
+    if not isinstance(getattr(fitted, "certificate_", None), Certificate):
+        return
+    rng = np.random.default_rng(random_state)
+    rows, labels = rng.permutation(X.shape[0]), np.roll(np.arange(Y.shape[1]), 1)
+    permuted = _clone(estimator)
+    if "order" in permuted.get_params(deep=False):
+        # A label order is part of the problem (classifier chains): only the rows are permuted.
+        labels = np.arange(Y.shape[1])
+    permuted.fit(X[rows], Y[rows][:, labels])
+    first, second = fitted.certificate_, permuted.certificate_
+    if not isinstance(second, Certificate) or second.converged is not True:
+        raise AssertionError(f"permuted refit: {name} refitted on permuted rows and labels did not converge "
+                             f"({_describe_certificate(second) if isinstance(second, Certificate) else second!r})")
+    apart = _interval_overlap(first, second, gap_tol)
+    if apart > 0:
+        raise AssertionError(
+            f"permuted refit: {name} fitted on permuted rows and labels certifies [dual, primal] = "
+            f"[{second.dual!r}, {second.primal!r}], disjoint from [{first.dual!r}, {first.primal!r}] on the original "
+            f"order by {apart + gap_tol:.3g} relative (tolerance {gap_tol:g}): one of the two certificates is wrong"
+        )
+
+
+def _step_iterations(fitted) -> list[int]:
+    steps = getattr(fitted, "step_certificates_", None)
+    if not steps:
+        certificates = fitted.certificate_
+        steps = certificates if isinstance(certificates, (list, tuple)) else [certificates]
+    return [int(c.n_iter) for c in steps]
+
+
+def _check_warm_start(estimator, X, Y, gap_tol: float, warm_start_passes: int) -> None:
+    """A fit warm started from its own optimum (``warm_start=True``, the same data) stops at once.
+
+    Each solve of the refit takes at most ``warm_start_passes`` iterations (a class that sets
+    ``warm_start_stops_at_once = False``, because its solver cannot start from a given point,
+    is held only to converging to the same certified value), and the refit is certified for
+    the same optimal value as the first fit.
+    """
+    if "warm_start" not in estimator.get_params(deep=False):
+        return
+    name = type(estimator).__name__
+    warm = _clone(estimator).set_params(warm_start=True)
+    warm.fit(X, Y)
+    first = warm.certificate_[-1] if isinstance(warm.certificate_, list) else warm.certificate_
+    warm.fit(X, Y)
+    second = warm.certificate_[-1] if isinstance(warm.certificate_, list) else warm.certificate_
+    if second.converged is not True:
+        raise AssertionError(f"warm start: {name} warm started at its optimum did not converge ({_describe_certificate(second)})")
+    apart = _interval_overlap(first, second, gap_tol)
+    if apart > 0:
+        raise AssertionError(
+            f"warm start: {name} warm started at its optimum certifies [{second.dual!r}, {second.primal!r}], disjoint "
+            f"from the first fit's [{first.dual!r}, {first.primal!r}] by {apart + gap_tol:.3g} relative "
+            f"(tolerance {gap_tol:g})"
+        )
+    iterations = _step_iterations(warm)
+    if getattr(type(warm), "warm_start_stops_at_once", True) and max(iterations) > warm_start_passes:
+        raise AssertionError(
+            f"warm start: {name} warm started at its optimum took {max(iterations)} iterations in a solve "
+            f"(per solve: {iterations}), more than warm_start_passes={warm_start_passes}: the warm start is ignored "
+            "or the stopping rule is not met at the optimum"
         )
 
 

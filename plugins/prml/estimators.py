@@ -218,6 +218,11 @@ class PrBR(_Privileged):
     """
 
     PARTS = PARTS["prbr"]
+    #: For check_method's warm-start check: ``sub_solver="auto"`` solves small problems with the
+    #: interior-point method, which follows its own central path from its own start, so a warm
+    #: start from the optimum saves no iteration there (measured: 7 IPM steps cold and warm on
+    #: 60 x 5); the CD sub-solver does start from it (0 passes).
+    warm_start_stops_at_once = False
 
     def __init__(self, C=1.0, gamma2=1.0, n_privileged=None, privileged_bias=True, fit_intercept=True, cd_tol=1e-3,
                  cd_max_iter=10000, random_state=0, n_jobs=None, warm_start=False, sub_solver="auto",
