@@ -207,3 +207,14 @@ def test_a_planted_bug_is_caught_and_named(component, prop):
 def test_a_non_component_is_refused():
     with pytest.raises(TypeError, match="Loss, Regularizer or Kernel"):
         check_component(object())
+
+
+def test_the_plugin_guides_kernel_passes():
+    """The Laplacian kernel of docs/plugin-guide.md, run as written, passes the check it is told to use."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "plugin-guide.md").read_text(encoding="utf-8")
+    block = next(part.split("```", 1)[0] for part in guide.split("```python\n")[1:] if "class LaplacianKernel" in part)
+    namespace: dict = {}
+    exec(compile(block, "docs/plugin-guide.md", "exec"), namespace)
+    check_component(namespace["LaplacianKernel"](gamma=0.3), name="the guide's laplacian", sparse_rows=False)

@@ -4,30 +4,25 @@ A component is tested against the mathematics its interface promises
 (:mod:`multilabel_core.base`), on data drawn by hypothesis from the kit's public strategies
 (:mod:`multilabel_core.testing.strategies`):
 
-=====================  ==========================================================  ==========================
-property               what is checked                                             where
-=====================  ==========================================================  ==========================
-convexity              ``f`` lies below its chords at random points of a random    losses, regularisers
-                       segment (Jensen on every sub-segment)
-finite differences     the directional derivative ``<gradient, D>`` lies between   losses, regularisers
-                       the backward and forward differences of ``f`` along ``D``
-                       (for a convex ``f`` these bracket every directional
-                       derivative of every subgradient)
-smoothness             forward minus backward difference shrinks with the step     ``smooth = True``
-                       (it does not at a kink)
-subgradient            ``f(b) >= f(a) + <gradient(a), b - a>`` both ways           losses, regularisers
-Fenchel-Young          ``f(x) + f*(v) >= <v, x>``, with equality at                ``conjugate``
-                       ``v = gradient(x)``
-SVM dual form          ``C f*(-alpha y / C) = sum(-alpha + D alpha^2 / 2)`` on     ``dual_box`` and
-                       the box, +inf just outside it, and the gradient's dual      ``dual_diagonal``
-                       variables inside it
-prox                   ``P = prox(W, s)`` minimises ``1/2 ||Z - W||^2 + s f(Z)``:  ``prox`` (regularisers)
-                       ``s f(Z) >= s f(P) + <W - P, Z - P>`` at test points, and
-                       Fenchel-Young equality at ``(P, (W - P) / s)`` where a
-                       conjugate is declared
-kernel matrix          ``k(X)`` symmetric, positive semi-definite, its rows equal  kernels
-                       to ``k(X[rows], X)``, ``diagonal(X)`` equal to its diagonal
-=====================  ==========================================================  ==========================
+- **convexity** (losses, regularisers): ``f`` lies below its chords at random points of a
+  random segment (Jensen on every sub-segment);
+- **gradient against finite differences** (losses, regularisers): the directional derivative
+  ``<gradient, D>`` lies between the backward and forward differences of ``f`` along ``D``,
+  which for a convex ``f`` bracket every directional derivative of every subgradient;
+- **smoothness** (``smooth = True``): forward minus backward difference shrinks with the step
+  (at a kink it stays at the jump of the derivative);
+- **subgradient inequality** (losses, regularisers): ``f(b) >= f(a) + <gradient(a), b - a>``,
+  both ways;
+- **Fenchel-Young** (``conjugate`` declared): ``f(x) + f*(v) >= <v, x>``, with equality at
+  ``v = gradient(x)``;
+- **SVM dual form** (a loss with ``dual_box`` and ``dual_diagonal``, see
+  :class:`~multilabel_core.base.Loss`): ``C f*(Y, -alpha Y / C) = sum(-alpha + D alpha^2 / 2)``
+  on the box, +inf just outside it, and the dual variables ``-C y dl/dt`` of a gradient inside it;
+- **prox optimality** (a regulariser with ``prox(W, step)``): ``P = prox(W, s)`` minimises
+  ``1/2 ||Z - W||^2 + s f(Z)``, i.e. ``s f(Z) >= s f(P) + <W - P, Z - P>`` at test points Z,
+  and Fenchel-Young holds with equality at ``(P, (W - P) / s)`` where a conjugate is declared;
+- **kernel matrix** (kernels): ``k(X)`` symmetric, positive semi-definite, its rows equal to
+  ``k(X[rows], X)``, and ``diagonal(X)`` equal to its diagonal where declared.
 
 Tolerances are rounding bounds, never tuned constants.  An evaluation of ``f`` at ``x``
 that adds ``m`` terms, each computed in at most :data:`ULPS` roundings, is within
@@ -361,11 +356,12 @@ def _regularizer_case(reg: Regularizer, fail: _Failure, data) -> None:
         _check_prox(reg, f, W, others, step)
 
 
-def _kernel_case(kernel: Kernel, fail: _Failure, data) -> None:
+def _kernel_case(kernel: Kernel, fail: _Failure, data, sparse_rows: bool) -> None:
     if kernel.precomputed:
         X = data.draw(psd_kernels(n=st.integers(1, 8)), label="K")
     else:
-        X = data.draw(feature_matrices(st.integers(1, 8), st.integers(1, 6), sparse=None, magnitude=MAGNITUDE),
+        sparse = None if sparse_rows else False
+        X = data.draw(feature_matrices(st.integers(1, 8), st.integers(1, 6), sparse=sparse, magnitude=MAGNITUDE),
                       label="X")
     try:
         kernel = kernel.resolve(X)
@@ -418,7 +414,12 @@ def _kernel_case(kernel: Kernel, fail: _Failure, data) -> None:
 
 
 def check_component(
-    component, *, name: str | None = None, max_examples: int | None = None, settings: hypothesis_settings | None = None
+    component,
+    *,
+    name: str | None = None,
+    max_examples: int | None = None,
+    settings: hypothesis_settings | None = None,
+    sparse_rows: bool = True,
 ) -> None:
     """Property-test one loss, regulariser or kernel by what it declares.
 
@@ -442,6 +443,9 @@ def check_component(
     settings : hypothesis.settings, optional
         Settings to run under instead of the active profile's (e.g. without the shrink phase,
         to only learn whether a property fails).
+    sparse_rows : bool, default True
+        Kernels: draw scipy.sparse rows as well as dense ones (the estimators pass sparse X
+        through); False for a kernel documented to take dense rows only.
 
     Raises
     ------
@@ -461,7 +465,9 @@ def check_component(
     elif isinstance(component, Regularizer):
         case = _regularizer_case
     elif isinstance(component, Kernel):
-        case = _kernel_case
+        def case(kernel, fail, data):
+            _kernel_case(kernel, fail, data, sparse_rows)
+
     else:
         raise TypeError(
             f"check_component tests a multilabel_core.base Loss, Regularizer or Kernel, got {type(component).__name__}"
