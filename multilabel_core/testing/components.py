@@ -202,10 +202,10 @@ def _check_fenchel_young(f: _Convex, a, b, rng) -> None:
     mixed = t * ga + (1.0 - t) * gb
     for v, x, fx, tau_x in ((ga, b, fb, tau_b), (mixed, a, fa, tau_a), (mixed, b, fb, tau_b)):
         conjugate = float(f.conjugate(v))
-        if conjugate == math.inf:
-            # +inf satisfies the inequality; a gradient mixture lies in the (convex) domain, but a conjugate with
-            # an infinite value there is checked by the equality above at the gradients themselves.
-            continue
+        if not math.isfinite(conjugate):
+            # A conjugate's domain is convex and holds every gradient, so it holds their mixtures.
+            raise f.fail("Fenchel-Young inequality", "conjugate at a gradient or a convex combination of two",
+                         conjugate, 0.0, "not finite, yet a conjugate is finite on the convex hull of the gradients")
         gap = fx + conjugate - float(np.vdot(v, x))
         tolerance = tau_x + _conjugate_error(conjugate, v, x) + gamma(x.size) * float(np.abs(v * x).sum())
         if gap < -tolerance:
