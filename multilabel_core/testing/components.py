@@ -480,7 +480,9 @@ def check_component(
 
     # One failure, the first property found broken on the shrunk data, raised as itself (not an
     # ExceptionGroup of every distinct failure hypothesis met on the way).
-    options = {"report_multiple_bugs": False}
+    # No deadline: the properties are mathematical, and a loaded machine must not fail them (outside pytest
+    # the kit's profiles are not loaded, and hypothesis's default deadline is 200 ms per example).
+    options = {"report_multiple_bugs": False, "deadline": None}
     if max_examples is not None:
         options["max_examples"] = max_examples
     hypothesis_settings(settings, **options)(properties)()
