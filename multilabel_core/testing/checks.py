@@ -1163,12 +1163,18 @@ def _check_permuted_refit(estimator, fitted, X, Y, gap_tol: float, random_state:
     if not isinstance(second, Certificate) or second.converged is not True:
         raise AssertionError(f"permuted refit: {name} refitted on permuted rows and labels did not converge "
                              f"({_describe_certificate(second) if isinstance(second, Certificate) else second!r})")
+    _require_overlap("permuted refit", f"{name} fitted on permuted rows and labels", "on the original order",
+                     first, second, gap_tol)
+
+
+def _require_overlap(check: str, refit: str, original: str, first, second, gap_tol: float) -> None:
+    """AssertionError unless two certificates of one optimum certify overlapping [dual, primal] intervals."""
     apart = _interval_overlap(first, second, gap_tol)
     if apart > 0:
         raise AssertionError(
-            f"permuted refit: {name} fitted on permuted rows and labels certifies [dual, primal] = "
-            f"[{second.dual!r}, {second.primal!r}], disjoint from [{first.dual!r}, {first.primal!r}] on the original "
-            f"order by {apart + gap_tol:.3g} relative (tolerance {gap_tol:g}): one of the two certificates is wrong"
+            f"{check}: {refit} certifies [dual, primal] = [{second.dual!r}, {second.primal!r}], disjoint from "
+            f"[{first.dual!r}, {first.primal!r}] {original} by {apart + gap_tol:.3g} relative (tolerance "
+            f"{gap_tol:g}): one of the two certificates is wrong"
         )
 
 
@@ -1198,13 +1204,7 @@ def _check_warm_start(estimator, X, Y, gap_tol: float, warm_start_passes: int) -
     second = warm.certificate_[-1] if isinstance(warm.certificate_, list) else warm.certificate_
     if second.converged is not True:
         raise AssertionError(f"warm start: {name} warm started at its optimum did not converge ({_describe_certificate(second)})")
-    apart = _interval_overlap(first, second, gap_tol)
-    if apart > 0:
-        raise AssertionError(
-            f"warm start: {name} warm started at its optimum certifies [{second.dual!r}, {second.primal!r}], disjoint "
-            f"from the first fit's [{first.dual!r}, {first.primal!r}] by {apart + gap_tol:.3g} relative "
-            f"(tolerance {gap_tol:g})"
-        )
+    _require_overlap("warm start", f"{name} warm started at its optimum", "of the first fit", first, second, gap_tol)
     iterations = _step_iterations(warm)
     if getattr(type(warm), "warm_start_stops_at_once", True) and max(iterations) > warm_start_passes:
         raise AssertionError(
