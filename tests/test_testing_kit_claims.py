@@ -1,4 +1,6 @@
-"""The kit checks what a certificate says and what the model does (issue 37, item 1).
+"""The kit checks what a certificate says and what the model does.
+
+Certificate claims, the certified model, the warm start from the optimum and refits.
 
 A small plugin written for the purpose -- per-label L2-regularised logistic regression by
 gradient descent, composed of the core's ``logistic`` loss and ``frobenius`` regulariser with
@@ -112,7 +114,7 @@ class SignFlippedClaimingConvergence(KitLogistic):
     SOLVER = {"flip_sign": True, "claim_converged": True, "max_iter": 300}
 
 
-CITATION = "A test plugin for the testing kit (issue 37), 2026"
+CITATION = "A test plugin for the testing kit: per-label L2-regularised logistic regression by gradient descent"
 ESTIMATORS = {"kit_logistic": KitLogistic, "kit_sign_flipped": SignFlipped, "kit_intercept_dropped": InterceptDropped,
               "kit_claims_convergence": SignFlippedClaimingConvergence}
 

@@ -74,7 +74,7 @@ CLAIM_RTOL = 1e-2
 #: units of a solver's KKT measure (a gradient entry, a projected gradient, a complementarity),
 #: so this bound is coarse on purpose: a violation as large as the objective itself contradicts
 #: any claim of optimality (the registered methods stay below 0.1: LEML's D-step, 2.3 at a
-#: primal of 24.7; the lying solver of issue 37 claimed 61 at a relative gap of 28.2).  It depends
+#: primal of 24.7; a solver that lied about convergence claimed 61 at a relative gap of 28.2).  It depends
 #: on the data's units: on features scaled by 1e8 an honest certificate exceeds it (PrBR: 1.4e7 at a
 #: primal of 86.5, relative gap 2.3e-5), so the fuzz matrix does not apply it.
 CLAIM_KKT_RTOL = 1.0

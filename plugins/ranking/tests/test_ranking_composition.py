@@ -125,7 +125,8 @@ def test_the_preset_is_its_parts_by_name(data, name, mu):
 
 @pytest.mark.parametrize("solver, inner", [("alternating", "ranking_cd"), ("auto", "auto")])
 def test_clarank_is_the_alternating_driver_over_ranking_cd_by_name(data, solver, inner):
-    # The spelling of issue 36: the core's driver with the ranking model step, or what auto chooses
+    # CLaRank (Gu, Li & Han, Correlated Multi-Label Feature Selection, problem 6) by name: the core's driver with
+    # the ranking model step (Algorithm 1), or what auto chooses
     # (the core's alternating driver, tried before ranking_alternating, with ranking_cd chosen inside).
     X, Y = data
     model = ComposedEstimator(
