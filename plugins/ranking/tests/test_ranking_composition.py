@@ -64,6 +64,14 @@ def by_name(name: str, **overrides) -> ComposedEstimator:
     return ComposedEstimator(**(parts | settings | overrides), C=C)
 
 
+def learned_ranking(regularizer: str, solver: str, inner: str, **params) -> ComposedEstimator:
+    """The pairwise ranking hinge with a learned label covariance and ``regularizer``, by name."""
+    return ComposedEstimator(
+        loss="pairwise_ranking_hinge", regularizer=regularizer, relation="learned_covariance", solver=solver,
+        inner=inner, C=C, tol=TOL, **params,
+    )  # fmt: skip
+
+
 def preset(name: str):
     return {
         "larank": LaRankSVM(C=C, tol=TOL),
@@ -129,16 +137,7 @@ def test_clarank_is_the_alternating_driver_over_ranking_cd_by_name(data, solver,
     # the ranking model step (Algorithm 1), or what auto chooses
     # (the core's alternating driver, tried before ranking_alternating, with ranking_cd chosen inside).
     X, Y = data
-    model = ComposedEstimator(
-        loss="pairwise_ranking_hinge",
-        regularizer="frobenius_label_covariance",
-        relation="learned_covariance",
-        solver=solver,
-        inner=inner,
-        regularizer_params={"mu": MU},
-        C=C,
-        tol=TOL,
-    ).fit(X, Y)
+    model = learned_ranking("frobenius_label_covariance", solver, inner, regularizer_params={"mu": MU}).fit(X, Y)
     assert model.solver_name_ == "alternating(inner=ranking_cd)"
     # The model steps run at ranking_cd's default relative gap (1e-3): a looser, still certified, bound.
     assert_same_scores(model, preset("clarank").fit(X, Y), X, Y, MU)
@@ -148,15 +147,7 @@ def test_clarank_is_the_alternating_driver_over_ranking_cd_by_name(data, solver,
 def test_the_learned_mlrl_covariance_with_the_ranking_loss_fits_certified_by_name(data, solver, inner):
     # MLRL's regulariser 1/2 tr(W Omega^-1 W^T) (no Frobenius term: not CLaRank's model) with the ranking hinge.
     X, Y = data
-    model = ComposedEstimator(
-        loss="pairwise_ranking_hinge",
-        regularizer="label_covariance",
-        relation="learned_covariance",
-        solver=solver,
-        inner=inner,
-        C=C,
-        tol=TOL,
-    ).fit(X, Y)
+    model = learned_ranking("label_covariance", solver, inner).fit(X, Y)
     assert model.solver_name_ == "alternating(inner=ranking_cd)"
     assert all(certificate.converged for certificate in model.step_certificates_)
     # The joint bracket: J at the fitted W (min over Omega of the regulariser, Zhang & Yeung's closed form)
