@@ -28,7 +28,6 @@ import attrs
 import numpy as np
 
 from .base import CapabilityError, Problem, Solver, unread_state
-from .base.solver import unread_message
 from .plugins import component_parameters, list_components, make_component
 
 __all__ = [
@@ -72,10 +71,11 @@ def has_inner(name: str) -> bool:
 
 
 def _accepts(name: str, settings: Mapping) -> bool:
-    accepted = component_parameters("solver", name)
-    factory = {spec.name: spec.factory for spec in list_components("solver")}[name]
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(factory).parameters.values())
-    return takes_any or set(settings) <= accepted
+    """Whether the solver registered as ``name`` takes every one of ``settings`` (any, with ``**kwargs``)."""
+    if set(settings) <= component_parameters("solver", name):
+        return True
+    factory = next(spec.factory for spec in list_components("solver") if spec.name == name)
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(factory).parameters.values())
 
 
 def _step_problem(problem: Problem) -> Problem:
@@ -259,7 +259,8 @@ def feed_if_unread(solver: Solver, problem: Problem) -> tuple[Problem, bool]:
     """The problem ``solver`` should solve: ``problem`` itself, or the relation's fed problem when
     ``solver`` does not read the relation's state and the relation can feed a generic solver.
 
-    Raises :class:`CapabilityError` when ``solver`` would ignore a part it cannot be fed around.
+    A part the solver would ignore and cannot be fed around is left for ``solver.check`` to
+    refuse (:meth:`~multilabel_core.base.Solver.check`), which every caller runs on the result.
     """
     unread = unread_state(solver, problem)
     if unread and [role for role, *_ in unread] == ["relation"] and callable(getattr(problem.relation, "feed", None)):
@@ -268,8 +269,7 @@ def feed_if_unread(solver: Solver, problem: Problem) -> tuple[Problem, bool]:
         fed = feed_problem(problem)
         if not unread_state(solver, fed):
             return fed, True
-    if unread:
-        raise CapabilityError(unread_message(solver, *unread[0]))
+    # Anything still unread is the solver's check to refuse (the callers run it on what this returns).
     return problem, False
 
 

@@ -77,25 +77,23 @@ def _time_limit(seconds: float | None):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _class_names(parts: dict) -> set[str]:
-    """The names a refusal may use for the parts: registered names, factory names, and the classes
-    a factory builds (a driver factory's model-step solver too)."""
+def _part_names(role: str, name: str) -> set[str]:
+    """The names a refusal may use for one part: its registered name, its factory's name, and the
+    class the factory builds (a driver factory's model-step solver too)."""
     from ..plugins import make_component
 
-    names = set()
-    for role, name in parts.items():
-        names.add(name)
-        if name == "auto":
-            continue
-        names.add(getattr(_factory(role, name), "__name__", name))
-        try:
-            built = make_component(role, name)
-        except (TypeError, ValueError):
-            continue  # needs parameters: its registered and factory names stand for it
-        names.add(type(built).__name__)
-        inner = getattr(built, "inner", None)
-        if inner is not None:
-            names.add(type(inner).__name__)
+    names = {name}
+    if name == "auto":
+        return names
+    names.add(getattr(_factory(role, name), "__name__", name))
+    try:
+        built = make_component(role, name)
+    except (TypeError, ValueError):
+        return names  # needs parameters: its registered and factory names stand for it
+    names.add(type(built).__name__)
+    inner = getattr(built, "inner", None)
+    if inner is not None:
+        names.add(type(inner).__name__)
     return names
 
 
@@ -160,6 +158,13 @@ def composition_matrix(
         [spec.name for spec in list_components("solver")] + (["auto"] if include_auto else [])
     )
     cache: dict[tuple, tuple] = {}
+    known_names: dict[tuple[str, str], set[str]] = {}
+
+    def part_names(role: str, name: str) -> set[str]:
+        # Built once per part for the whole matrix, not once per refused composition.
+        if (role, name) not in known_names:
+            known_names[role, name] = _part_names(role, name)
+        return known_names[role, name]
 
     def run(combo):
         if combo in cache:
@@ -181,7 +186,7 @@ def composition_matrix(
             result = ("hang", f"over {time_limit} s", None, None)
         except (CapabilityError, ValueError) as exc:
             message = str(exc)
-            named = any(name in message for name in _class_names(parts))
+            named = any(name in message for role_name in parts.items() for name in part_names(*role_name))
             result = ("refused" if named else "unnamed", f"{type(exc).__name__}: {message}", None, None)
         except Exception as exc:  # noqa: BLE001 -- a raw exception is what the matrix exists to count
             result = ("raw", f"{type(exc).__name__}: {exc}", None, None)
