@@ -31,6 +31,7 @@ __all__ = [
     "RepeatedIterativeStratifiedKFold",
     "cross_validate",
     "iterative_stratification",
+    "rows_of",
     "train_test_split_stratified",
 ]
 
@@ -114,6 +115,12 @@ def _take_rows(A, rows):
     if sp.issparse(A):
         return (A if A.format in ("csr", "csc") else A.tocsr())[rows]
     return np.asarray(A)[rows]
+
+
+def rows_of(X, rows, fit_rows, precomputed: bool):
+    """Rows of X; for a precomputed kernel, only the columns of the training rows ``fit_rows``."""
+    block = _take_rows(X, rows)
+    return block[:, fit_rows] if precomputed else block
 
 
 class IterativeStratifiedKFold:

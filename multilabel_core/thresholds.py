@@ -34,7 +34,6 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
-import scipy.sparse as sp
 
 from .base.threshold import Threshold
 from .validation import MAX_ITER_LIMIT, check_scalar, check_seed
@@ -368,14 +367,6 @@ def _ascend(chosen, tables, best):
 # -- out-of-fold scores ----------------------------------------------------------------------
 
 
-def _rows(A, rows, columns=None):
-    if sp.issparse(A):
-        A = (A if A.format in ("csr", "csc") else A.tocsr())[rows]
-    else:
-        A = np.asarray(A)[rows]
-    return A if columns is None else A[:, columns]
-
-
 def inner_estimator(estimator):
     """A new unfitted copy of ``estimator`` whose threshold is ``zero`` (for the inner fits of a threshold).
 
@@ -398,7 +389,7 @@ def out_of_fold_scores(estimator, X, Y, n_folds: int, random_state=0, **data) ->
     is fitted on the other labels, and its cells of the label are NaN.  Returns the scores
     (n, L) and the number of (fold, label) pairs left out that way; the caller shows it.
     """
-    from .model_selection import _uses_precomputed_kernel, iterative_stratification
+    from .model_selection import _uses_precomputed_kernel, iterative_stratification, rows_of
 
     folds = iterative_stratification(Y, n_folds, random_state)
     precomputed = _uses_precomputed_kernel(estimator)
@@ -414,10 +405,9 @@ def out_of_fold_scores(estimator, X, Y, n_folds: int, random_state=0, **data) ->
         if varying.size < minimum:
             n_left_out += varying.size
             continue
-        columns = fit_rows if precomputed else None
         model = inner_estimator(estimator)
-        model._validated_fit(_rows(X, fit_rows, columns), Y_fit[:, varying], **data)
-        scores[np.ix_(held_out, varying)] = model.decision_function(_rows(X, held_out, columns))
+        model._validated_fit(rows_of(X, fit_rows, fit_rows, precomputed), Y_fit[:, varying], **data)
+        scores[np.ix_(held_out, varying)] = model.decision_function(rows_of(X, held_out, fit_rows, precomputed))
     return scores, n_left_out
 
 

@@ -61,7 +61,7 @@ from ..validation import check_scalar
 from ..parallel import WithinBudget, worker_threads
 from ..validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
-from ..model_selection import IterativeStratifiedKFold, _take_rows, _uses_precomputed_kernel
+from ..model_selection import IterativeStratifiedKFold, _uses_precomputed_kernel, rows_of
 from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels, constant_columns, fit_labels
 from .diagnostics import MIN_EDGE_GRID, is_number
 from .preprocessing import check_preprocess, preprocessed
@@ -171,12 +171,6 @@ def fit_model(model, X, Y, fit_rows, unlabeled_rows=None, constant_labels=DEFAUL
 
     predictor = fit_labels(fit, Y[fit_rows], constant_labels)
     return predictor, passed[0]
-
-
-def rows_of(X, rows, fit_rows, precomputed: bool):
-    """Rows of X; for a precomputed kernel, only the columns of the training rows."""
-    block = _take_rows(X, rows)
-    return block[:, fit_rows] if precomputed else block
 
 
 @contextlib.contextmanager
