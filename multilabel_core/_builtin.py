@@ -15,8 +15,10 @@ from .registry import ComponentSpec
 #: Where ``solver="auto"`` tries the core's solvers (lower first): the per-label dual CD is the
 #: fastest where it applies (a diagonal label coupling and an SVM-type dual), SMO next (coupled
 #: hinge duals, kernels), IRWLS for the epsilon-insensitive MSVR, L-BFGS for any smooth linear
-#: primal, and the alternating driver last (a learned relation, its model steps by the same rule).
-AUTO_ORDER = {"cd": 10, "smo": 20, "irwls": 30, "lbfgs": 40, "alternating": 50}
+#: primal, FISTA for a smooth loss plus a regulariser with a prox (what L-BFGS refuses: L1, L2,1,
+#: the nuclear norm, the label-similarity quadratic), and the alternating driver last (a learned
+#: relation, its model steps by the same rule).
+AUTO_ORDER = {"cd": 10, "smo": 20, "irwls": 30, "lbfgs": 40, "fista": 42, "alternating": 50}
 
 
 @hookimpl
@@ -31,6 +33,7 @@ def register_components(register):
             "pairwise_ranking_hinge": losses.PairwiseRankingHinge,
             "logistic": losses.Logistic,
             "epsilon_insensitive": losses.EpsilonInsensitive,
+            "least_squares": losses.LeastSquares,
         },
         "regularizer": {
             "frobenius": regularizers.Frobenius,
@@ -38,6 +41,11 @@ def register_components(register):
             "frobenius_label_covariance": regularizers.FrobeniusLabelCovariance,
             "low_rank": regularizers.LowRank,
             "nuclear_norm": regularizers.NuclearNorm,
+            "l1": regularizers.L1,
+            "l21": regularizers.L21,
+            "elastic_net": regularizers.ElasticNet,
+            "label_similarity": regularizers.LabelSimilarity,
+            "sum": regularizers.Sum,
         },
         "relation": {
             "independent": relations.Independent,
@@ -55,6 +63,7 @@ def register_components(register):
             "smo": solvers.SMOSolver,
             "alternating": solvers.AlternatingSolver,
             "irwls": solvers.IRWLSSolver,
+            "fista": solvers.ProximalGradientSolver,
         },
         # The values of every method's ``thresholding`` parameter.
         "threshold": dict(thresholds.STOCK),

@@ -678,6 +678,11 @@ class ComposedEstimator(MultiLabelEstimator):
         if choice.fed:
             # What the relation solved to make the fed problem (label enhancement's FPC) is certified too.
             fit = fed_fit(fit, choice.problem)
+        resolved = fit.solution.extras.get("regularizer")
+        if isinstance(resolved, Regularizer):
+            # A regulariser resolved from the training labels by the solver (its ``with_labels`` state):
+            # parts_ holds the one whose objective the certificate is about.
+            parts = {**parts, "regularizer": resolved}
         self._store_fit(fit, parts, kernel, X, choice.problem.C)
         self.solver_name_ = choice.name if choice.inner is None else f"{choice.name}(inner={choice.inner})"
         self.fed_ = choice.fed

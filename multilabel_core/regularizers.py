@@ -1,4 +1,5 @@
-"""Stock regularisers: Frobenius, label covariance, low rank (PrML/LEML factors), nuclear norm.
+"""Stock regularisers: Frobenius, label covariance, low rank (PrML/LEML factors), nuclear norm, L1, L2,1,
+elastic net, a label-similarity quadratic, and sums of regularisers.
 
 ``W`` is the (d, L) weight matrix, one column per label (:mod:`multilabel_core.base.regularizer`).
 The quadratic regularisers carry the factor 1/2 (as in the papers' primals), so their
@@ -15,10 +16,25 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from .validation import check_scalar, check_symmetric, count, non_negative, positive
 from .base import Regularizer
+from .proximal import group_soft_threshold, singular_value_threshold, soft_threshold
+from .validation import check_scalar, check_symmetric, count, non_negative, positive
 
-__all__ = ["SPECTRAL_TOL", "Frobenius", "FrobeniusLabelCovariance", "LabelCovariance", "LowRank", "NuclearNorm", "trace_norm"]
+__all__ = [
+    "SPECTRAL_TOL",
+    "ElasticNet",
+    "Frobenius",
+    "FrobeniusLabelCovariance",
+    "L1",
+    "L21",
+    "LabelCovariance",
+    "LabelSimilarity",
+    "LowRank",
+    "NuclearNorm",
+    "Sum",
+    "label_cosine_similarity",
+    "trace_norm",
+]
 
 #: Relative slack on the spectral-norm ball of the nuclear norm's conjugate (round-off of U V^T).
 SPECTRAL_TOL = 1e-10
@@ -53,6 +69,12 @@ class Frobenius(Regularizer):
     """
 
     smooth: ClassVar[bool] = True
+    #: A sum of one function per label column: the labels are apart.
+    label_separable: ClassVar[bool] = True
+
+    def hessian_bounds(self, n_labels: int) -> tuple[float, float]:
+        """The least and largest eigenvalue of the Hessian (the identity)."""
+        return 1.0, 1.0
 
     def value(self, W) -> float:
         W = _matrix(W)
@@ -213,10 +235,17 @@ class NuclearNorm(Regularizer):
         return 0.0 if spectral <= 1.0 + SPECTRAL_TOL else np.inf
 
     def prox(self, W, step: float) -> np.ndarray:
-        """Proximal operator: singular value soft-thresholding of ``W`` by ``step``."""
+        """Proximal operator: singular value soft-thresholding of ``W`` by ``step``
+        (:func:`~multilabel_core.proximal.singular_value_threshold`, the one the FPC solver uses)."""
         check_scalar(step, "step", low=0.0)
-        U, s, Vt = np.linalg.svd(_matrix(W), full_matrices=False)
-        return (U * np.maximum(s - step, 0.0)) @ Vt
+        return singular_value_threshold(_matrix(W), step).matrix
+
+    #: ``||W||_* >= ||W||_F``: the factor by which this norm bounds the Frobenius norm from above.
+    norm_modulus: ClassVar[float] = 1.0
+
+    def dual_norm(self, V) -> tuple[float, float]:
+        """``(||V||_2, 1)``: the conjugate is the indicator of the spectral-norm ball of radius 1."""
+        return float(np.linalg.norm(_matrix(V, "V"), 2)), 1.0
 
 
 @attrs.frozen
@@ -435,3 +464,406 @@ class FrobeniusLabelCovariance(Regularizer):
             d = np.maximum(0.0, s * r - self.mu)
             d[active[-1] + 1 :] = 0.0
         return 0.5 * (float(h.sum()) - self.mu * float(np.sum(h / (d + self.mu))))
+
+
+#: Relative slack of the dual-norm balls of the norm penalties' conjugates (round-off of the gradients).
+BALL_TOL = SPECTRAL_TOL
+
+
+def _ball_indicator(norm: float, radius: float) -> float:
+    return 0.0 if norm <= radius * (1.0 + BALL_TOL) else np.inf
+
+
+@attrs.frozen
+class L1(Regularizer):
+    """``weight * ||W||_1 = weight * sum_ij |w_ij|``: entrywise sparsity (the lasso penalty).
+
+    Tibshirani, *Regression Shrinkage and Selection via the Lasso*, J. R. Statist. Soc. B 58
+    (1996), eq. 1; used by LLSF (Huang, Li, Huang & Wu, *Learning Label Specific Features for
+    Multi-Label Classification*, ICDM 2015, eq. 3) for label-specific features.
+
+    Subgradient ``weight * sign(W)`` (0 at 0).  Conjugate: the indicator of the max-norm ball
+    ``max_ij |v_ij| <= weight`` (relative slack :data:`BALL_TOL`), so ``dual_norm(V)`` is
+    ``(max |V|, weight)``.  ``prox(W, step)``: soft thresholding by ``step * weight``
+    (:func:`~multilabel_core.proximal.soft_threshold`).  Label-separable.
+    """
+
+    weight: float = attrs.field(default=1.0, validator=non_negative)
+
+    smooth: ClassVar[bool] = False
+    label_separable: ClassVar[bool] = True
+
+    @property
+    def norm_modulus(self) -> float:
+        """``weight``: ``weight ||W||_1 >= weight ||W||_F``."""
+        return float(self.weight)
+
+    def value(self, W) -> float:
+        return self.weight * float(np.abs(_matrix(W)).sum())
+
+    def gradient(self, W) -> np.ndarray:
+        return self.weight * np.sign(_matrix(W))
+
+    def conjugate(self, V) -> float:
+        """Fenchel conjugate: 0 on the max-norm ball of radius ``weight``, +inf outside."""
+        return _ball_indicator(*self.dual_norm(V))
+
+    def dual_norm(self, V) -> tuple[float, float]:
+        """``(max_ij |v_ij|, weight)``: the dual norm of V and the radius of the conjugate's ball."""
+        V = _matrix(V, "V")
+        return (float(np.abs(V).max()) if V.size else 0.0), float(self.weight)
+
+    def prox(self, W, step: float) -> np.ndarray:
+        """Soft thresholding of ``W`` by ``step * weight``."""
+        check_scalar(step, "step", low=0.0)
+        return soft_threshold(_matrix(W), step * self.weight)
+
+
+@attrs.frozen
+class L21(Regularizer):
+    """``weight * ||W||_{2,1} = weight * sum_i ||W_i.||_2``: row sparsity, a feature kept or dropped for all labels.
+
+    The group lasso over the rows of W (Yuan & Lin, *Model selection and estimation in regression
+    with grouped variables*, J. R. Statist. Soc. B 68 (2006), eq. 2.1), the shared feature
+    selection of multi-task learning (Obozinski, Taskar & Jordan, *Joint covariate selection and
+    joint subspace selection for multiple classification problems*, Statistics and Computing 20
+    (2010), eq. 2; Nie, Huang, Cai & Ding, *Efficient and Robust Feature Selection via Joint
+    l2,1-Norms Minimization*, NIPS 2010, eq. 3).
+
+    Subgradient ``weight * W_i. / ||W_i.||`` per nonzero row (0 for a zero row).  Conjugate: the
+    indicator of ``max_i ||V_i.||_2 <= weight``.  ``prox(W, step)``: row soft thresholding
+    (:func:`~multilabel_core.proximal.group_soft_threshold`).  Couples the labels of a row.
+    """
+
+    weight: float = attrs.field(default=1.0, validator=non_negative)
+
+    smooth: ClassVar[bool] = False
+    label_separable: ClassVar[bool] = False
+
+    @property
+    def norm_modulus(self) -> float:
+        """``weight``: ``sum_i ||W_i.|| >= ||W||_F``."""
+        return float(self.weight)
+
+    def value(self, W) -> float:
+        return self.weight * float(np.linalg.norm(_matrix(W), axis=1).sum())
+
+    def gradient(self, W) -> np.ndarray:
+        W = _matrix(W)
+        norms = np.linalg.norm(W, axis=1)
+        return self.weight * np.divide(W, norms[:, None], out=np.zeros_like(W), where=norms[:, None] > 0.0)
+
+    def conjugate(self, V) -> float:
+        """Fenchel conjugate: 0 when every row of V has norm at most ``weight``, +inf otherwise."""
+        return _ball_indicator(*self.dual_norm(V))
+
+    def dual_norm(self, V) -> tuple[float, float]:
+        """``(max_i ||V_i.||_2, weight)``."""
+        V = _matrix(V, "V")
+        return (float(np.linalg.norm(V, axis=1).max()) if V.size else 0.0), float(self.weight)
+
+    def prox(self, W, step: float) -> np.ndarray:
+        """Row soft thresholding of ``W`` by ``step * weight``."""
+        check_scalar(step, "step", low=0.0)
+        return group_soft_threshold(_matrix(W), step * self.weight)
+
+
+def _unit_interval(instance, attribute, value) -> None:
+    check_scalar(value, attribute.name, low=0.0, high=1.0)
+
+
+@attrs.frozen
+class ElasticNet(Regularizer):
+    """``weight * (l1_ratio ||W||_1 + (1 - l1_ratio)/2 ||W||_F^2)``.
+
+    Zou & Hastie, *Regularization and variable selection via the elastic net*, J. R. Statist.
+    Soc. B 67 (2005), eq. 3 (in the parametrisation ``alpha = l1_ratio``).  With a = weight *
+    l1_ratio and c = weight * (1 - l1_ratio), per entry ``h(x) = a |x| + c x^2 / 2``:
+    subgradient ``a sign(x) + c x``; conjugate ``max(|v| - a, 0)^2 / (2c)`` (c > 0; for c = 0
+    the indicator of ``|v| <= a``); ``prox(x, s) = soft_threshold(x, s a) / (1 + s c)``.  Smooth
+    only when ``l1_ratio = 0`` (or ``weight = 0``); strongly convex with modulus c.
+    Label-separable.
+    """
+
+    weight: float = attrs.field(default=1.0, validator=non_negative)
+    l1_ratio: float = attrs.field(default=0.5, validator=_unit_interval)
+
+    label_separable: ClassVar[bool] = True
+
+    @property
+    def smooth(self) -> bool:
+        """True when the L1 part vanishes (``l1_ratio = 0`` or ``weight = 0``)."""
+        return self._a == 0.0
+
+    @property
+    def _a(self) -> float:
+        return float(self.weight) * float(self.l1_ratio)
+
+    @property
+    def _c(self) -> float:
+        return float(self.weight) * (1.0 - float(self.l1_ratio))
+
+    @property
+    def norm_modulus(self) -> float:
+        """``weight * l1_ratio``, the weight of the L1 part (which bounds ``||W||_F`` from above)."""
+        return self._a
+
+    @property
+    def strong_convexity(self) -> float:
+        """``weight * (1 - l1_ratio)``: the penalty minus that times ``1/2 ||W||^2`` is convex."""
+        return self._c
+
+    def value(self, W) -> float:
+        W = _matrix(W)
+        return self._a * float(np.abs(W).sum()) + 0.5 * self._c * float(np.vdot(W, W))
+
+    def gradient(self, W) -> np.ndarray:
+        W = _matrix(W)
+        return self._a * np.sign(W) + self._c * W
+
+    def conjugate(self, V) -> float:
+        """Fenchel conjugate ``sum_ij max(|v_ij| - a, 0)^2 / (2c)`` (the indicator of ``|v| <= a`` when c = 0)."""
+        V = _matrix(V, "V")
+        if self._c == 0.0:
+            return _ball_indicator(*self.dual_norm(V))
+        excess = np.maximum(np.abs(V) - self._a, 0.0)
+        return float(np.vdot(excess, excess)) / (2.0 * self._c)
+
+    def dual_norm(self, V) -> tuple[float, float]:
+        """``(max |V|, weight * l1_ratio)``: the ball of the conjugate's domain when ``l1_ratio = 1``."""
+        V = _matrix(V, "V")
+        return (float(np.abs(V).max()) if V.size else 0.0), self._a
+
+    def prox(self, W, step: float) -> np.ndarray:
+        """``soft_threshold(W, step a) / (1 + step c)``."""
+        check_scalar(step, "step", low=0.0)
+        return soft_threshold(_matrix(W), step * self._a) / (1.0 + step * self._c)
+
+
+def label_cosine_similarity(Y) -> np.ndarray:
+    """Cosine similarity of the label columns of ``Y`` (n, L): ``S_jk = <y_j, y_k> / (||y_j|| ||y_k||)``.
+
+    ``Y`` is the label indicator: any matrix whose positive entries mark the relevant pairs
+    ({0, 1} or {-1, +1}); the similarity is computed on the {0, 1} indicator ``Y > 0``, as LLSF
+    does (Huang, Li, Huang & Wu, ICDM 2015, section 3.2).  A column with no positive entry is
+    similar to nothing (0), itself included.
+    """
+    Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
+    if Y.ndim != 2 or Y.shape[1] < 1:
+        raise ValueError(f"Y must be a 2-D (n, L) label matrix, got shape {Y.shape}")
+    B = (Y > 0).astype(np.float64)
+    gram = B.T @ B
+    norms = np.sqrt(np.diag(gram))
+    outer = np.outer(norms, norms)
+    S = np.divide(gram, outer, out=np.zeros_like(gram), where=outer > 0.0)
+    return (S + S.T) / 2.0
+
+
+def _coupling(value):
+    if value is None:
+        return None
+    R = check_symmetric(value, "coupling")
+    R.setflags(write=False)
+    return R
+
+
+def _form(instance, attribute, value) -> None:
+    if value not in ("laplacian", "distance"):
+        raise ValueError(f"form must be 'laplacian' (R = D - S) or 'distance' (R = 1 - S, LLSF's), got {value!r}")
+
+
+@attrs.frozen
+class LabelSimilarity(Regularizer):
+    """``alpha/2 tr(W R W^T)``, a quadratic coupling of the label columns of W by their similarity on the training labels.
+
+    S is the cosine similarity of the training label columns (:func:`label_cosine_similarity`),
+    and ``form`` chooses R:
+
+    - ``"laplacian"`` (default): ``R = D - S0`` with S0 = S off its diagonal and D = diag(S0 1),
+      the graph Laplacian; ``tr(W R W^T) = 1/2 sum_jk S_jk ||w_j - w_k||^2`` pulls similar labels'
+      weights together.  Positive semi-definite, so the penalty is convex (singular: constant
+      directions across labels are free).
+    - ``"distance"``: ``R = 1 - S`` (zero diagonal), LLSF's (Huang, Li, Huang & Wu, *Learning
+      Label Specific Features for Multi-Label Classification*, ICDM 2015, eq. 2 with
+      ``R_jk = 1 - cosine``), which pushes dissimilar labels towards orthogonal weights.  R is
+      generally indefinite (zero trace), so the penalty is not convex; only with a loss whose
+      curvature outweighs it (``C lambda_min(X^T X) + alpha mu_min(R) >= 0``) is the problem
+      convex.
+
+    The regulariser needs the training labels: built without ``coupling`` it is *unresolved*,
+    lists ``"with_labels"`` in its ``state``, and a solver that reads it
+    (:class:`~multilabel_core.solvers.ProximalGradientSolver`) calls :meth:`with_labels` with the
+    problem's targets before solving; the composition contract refuses it to every other solver
+    (:meth:`~multilabel_core.base.Solver.check`).  Unresolved, no two labels are similar (S = I:
+    R = 0 for the Laplacian, R = 1 - I for the distance), which is what :meth:`value` then
+    evaluates; no solver fits that by accident, since none but the resolving one accepts it.
+
+    Gradient ``alpha W R``.  Conjugate (R positive semi-definite, eigenpairs (mu_k, q_k)):
+    ``sum_{mu_k > 0} ||V q_k||^2 / (2 alpha mu_k)`` when V has no component on R's null space
+    (relative slack :data:`BALL_TOL`), +inf otherwise; +inf everywhere when R has a negative
+    eigenvalue (the supremum is unbounded).
+
+    Parameters
+    ----------
+    alpha : float >= 0, default 1.0
+    form : {"laplacian", "distance"}, default "laplacian"
+    coupling : array (L, L) or None
+        R itself (symmetric); None until :meth:`with_labels` computes it.
+    """
+
+    alpha: float = attrs.field(default=1.0, validator=non_negative)
+    form: str = attrs.field(default="laplacian", validator=_form)
+    coupling: np.ndarray | None = attrs.field(
+        default=None, converter=_coupling, eq=attrs.cmp_using(eq=_same_matrix), hash=False, repr=False
+    )
+
+    smooth: ClassVar[bool] = True
+    label_separable: ClassVar[bool] = False
+
+    @property
+    def state(self) -> tuple[str, ...]:
+        """``("with_labels",)`` until R is computed from the training labels, then ``()``."""
+        return ("with_labels",) if self.coupling is None else ()
+
+    def with_labels(self, Y) -> "LabelSimilarity":
+        """This regulariser with R computed from the training labels ``Y`` (n, L) (see the class docstring)."""
+        return attrs.evolve(self, coupling=self._from_similarity(label_cosine_similarity(Y)))
+
+    def _from_similarity(self, S: np.ndarray) -> np.ndarray:
+        if self.form == "distance":
+            R = 1.0 - S
+            np.fill_diagonal(R, 0.0)
+            return R
+        S0 = S - np.diag(np.diag(S))
+        return np.diag(S0.sum(axis=1)) - S0
+
+    def coupling_for(self, n_labels: int) -> np.ndarray:
+        """R for ``n_labels`` labels: the computed one (its size checked), or the unresolved S = I's."""
+        check_scalar(n_labels, "n_labels", kind=int, low=1)
+        if self.coupling is None:
+            return self._from_similarity(np.eye(n_labels))
+        if self.coupling.shape[0] != n_labels:
+            raise ValueError(
+                f"LabelSimilarity's R is {self.coupling.shape[0]} x {self.coupling.shape[0]} but W has {n_labels} labels"
+            )
+        return np.array(self.coupling)
+
+    def _spectrum(self, n_labels: int) -> tuple[np.ndarray, np.ndarray, float]:
+        mu, Q = np.linalg.eigh(self.coupling_for(n_labels))
+        tol = 64 * n_labels * np.finfo(np.float64).eps * max(1.0, float(np.abs(mu).max()))
+        # Eigenvalues within the eigensolver's rounding are zero (the Laplacian's constant vector).
+        mu[np.abs(mu) <= tol] = 0.0
+        return mu, Q, tol
+
+    def hessian_bounds(self, n_labels: int) -> tuple[float, float]:
+        """``alpha * (mu_min(R), mu_max(R))``: the Hessian is ``alpha I (x) R``."""
+        mu, _, _ = self._spectrum(n_labels)
+        return self.alpha * float(mu[0]), self.alpha * float(mu[-1])
+
+    def range_projector(self, n_labels: int) -> np.ndarray:
+        """The orthogonal projector (L, L) onto the range of R: a dual point ``A P`` meets the conjugate's domain."""
+        mu, Q, tol = self._spectrum(n_labels)
+        Qr = Q[:, mu > tol]
+        return Qr @ Qr.T
+
+    def value(self, W) -> float:
+        W = _matrix(W)
+        return 0.5 * self.alpha * float(np.vdot(W @ self.coupling_for(W.shape[1]), W))
+
+    def gradient(self, W) -> np.ndarray:
+        W = _matrix(W)
+        return self.alpha * (W @ self.coupling_for(W.shape[1]))
+
+    def conjugate(self, V) -> float:
+        """Fenchel conjugate at ``V`` (see the class docstring)."""
+        V = _matrix(V, "V")
+        mu, Q, tol = self._spectrum(V.shape[1])
+        if mu[0] < -tol:
+            return np.inf
+        B = V @ Q
+        positive = mu > tol if self.alpha > 0.0 else np.zeros(mu.shape, dtype=bool)
+        null = B[:, ~positive]
+        if null.size and float(np.linalg.norm(null)) > BALL_TOL * float(np.linalg.norm(V)):
+            return np.inf
+        return float(((B[:, positive] ** 2).sum(axis=0) / (2.0 * self.alpha * mu[positive])).sum())
+
+
+def _term(value) -> Regularizer:
+    """A term of a :class:`Sum`: a Regularizer, a registered name, or a (name, params) pair."""
+    from .plugins import make_component  # the registry imports this module
+
+    if isinstance(value, Regularizer):
+        return value
+    if isinstance(value, str):
+        return make_component("regularizer", value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict):
+        return make_component("regularizer", value[0], **value[1])
+    raise ValueError(
+        f"terms must hold Regularizer objects, registered names or (name, params) pairs, got {value!r}"
+    )
+
+
+def _terms(values) -> tuple:
+    if isinstance(values, (str, Regularizer)) or not isinstance(values, (tuple, list)):
+        raise ValueError(f"terms must be a tuple of regularisers, got {values!r}")
+    return tuple(_term(value) for value in values)
+
+
+def _nonempty(instance, attribute, value) -> None:
+    if not value:
+        raise ValueError("terms must hold at least one regulariser")
+
+
+@attrs.frozen
+class Sum(Regularizer):
+    """``sum_k Omega_k(W)``: a sum of regularisers, e.g. LLSF's label-similarity quadratic plus L1.
+
+    Value and (sub)gradient are the sums of the terms'; ``smooth`` and ``label_separable`` when
+    every term is; ``state`` the union of the terms' (a solver reading ``with_labels`` resolves
+    every term that needs the training labels through :meth:`with_labels`).  There is no closed
+    form for the prox or the conjugate of a general sum; a proximal-gradient solver takes the
+    smooth terms into its gradient step and the one nonsmooth term's prox
+    (:class:`~multilabel_core.solvers.ProximalGradientSolver`), reading them from :attr:`terms`.
+
+    Parameters
+    ----------
+    terms : tuple, default ``("label_similarity", "l1")``
+        The terms: Regularizer objects, registered names, or ``(name, params)`` pairs.  The
+        default is LLSF's pair (Huang, Li, Huang & Wu, ICDM 2015, eq. 3), each with its default
+        weights.
+    """
+
+    terms: tuple = attrs.field(default=("label_similarity", "l1"), converter=_terms, validator=_nonempty)
+
+    @property
+    def smooth(self) -> bool:
+        """True when every term is smooth."""
+        return all(bool(getattr(term, "smooth", False)) for term in self.terms)
+
+    @property
+    def label_separable(self) -> bool:
+        """True when every term is label-separable."""
+        return all(bool(getattr(term, "label_separable", False)) for term in self.terms)
+
+    @property
+    def state(self) -> tuple[str, ...]:
+        """The union of the terms' ``state`` (in order)."""
+        names: list[str] = []
+        for term in self.terms:
+            names += [name for name in getattr(term, "state", ()) if name not in names]
+        return tuple(names)
+
+    def with_labels(self, Y) -> "Sum":
+        """Every term that reads the training labels resolved with ``Y``."""
+        return Sum(tuple(term.with_labels(Y) if callable(getattr(term, "with_labels", None)) else term
+                         for term in self.terms))
+
+    def value(self, W) -> float:
+        return float(sum(term.value(W) for term in self.terms))
+
+    def gradient(self, W) -> np.ndarray:
+        W = _matrix(W)
+        total = np.zeros_like(W)
+        for term in self.terms:
+            total += term.gradient(W)
+        return total

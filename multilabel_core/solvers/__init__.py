@@ -3,9 +3,11 @@
 from ._convergence import SMALLEST_EPS, ConvergenceWarning, tighten_to_relative_gap
 from .alternating import AlternatingSolver
 from .cd import CDSolver, box_kernel_cd, linear_svm_cd
-from .fpc import SVT_METHODS, FPCStage, Shrinkage, fixed_point_continuation, singular_value_threshold
+from ..proximal import SVT_METHODS, Shrinkage, singular_value_threshold
+from .fpc import FPCStage, fixed_point_continuation
 from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
+from .proximal import ProximalGradientSolver
 from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import SMO_TOL_FLOOR, KernelSource, SMOSolver, check_smo_tol, kernel_expansion, relation_statistics, smo_solve
 from .svmplus import (
@@ -27,6 +29,7 @@ __all__ = [
     "IRWLSSolver",
     "KernelSource",
     "LBFGSSolver",
+    "ProximalGradientSolver",
     "SMOSolver",
     "SMO_TOL_FLOOR",
     "Shrinkage",

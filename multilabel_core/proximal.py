@@ -1,0 +1,192 @@
+"""Proximal operators shared by the regularisers and the solvers.
+
+The proximal operator of a convex ``h`` at ``W`` with step ``s`` is
+``prox_{s h}(W) = argmin_Z 1/2 ||Z - W||_F^2 + s h(Z)`` (Parikh & Boyd, *Proximal Algorithms*,
+Foundations and Trends in Optimization 1(3), 2014, section 1.1).  Three closed forms cover the
+stock penalties (ibid., section 6.5):
+
+- :func:`soft_threshold`: ``h = ||.||_1`` (entrywise), ``sign(w) max(|w| - s, 0)``;
+- :func:`group_soft_threshold`: ``h = sum_i ||W_i.||_2`` (rows), ``W_i. max(0, 1 - s / ||W_i.||)``;
+- :func:`singular_value_threshold`: ``h = ||.||_*``, ``U max(Sigma - s, 0) V^T``.
+
+The regularisers' ``prox`` methods (:mod:`multilabel_core.regularizers`) and the solvers (the
+accelerated proximal gradient of :mod:`multilabel_core.solvers.proximal`, the fixed point
+continuation of :mod:`multilabel_core.solvers.fpc`) call these, so each operator is written once.
+
+*Truncated singular value shrinkage.*  ``S_threshold`` needs only the singular triplets above the
+threshold.  :func:`singular_value_threshold` gets them from the Gram matrix of the shorter side with
+LAPACK's subset eigensolver (``syevr`` with a lower bound: the tridiagonal reduction, then
+eigenvectors only for the eigenvalues above the bound), instead of a full SVD with all vectors.
+Forming the Gram matrix squares the singular values, so its eigenvalues carry an absolute error of
+up to ``delta = 2 (p + n) eps ||A||_F^2`` (the product's rounding, then the eigensolver's backward
+error), and the eigenvectors are taken down to ``threshold^2 - delta`` so that no triplet above the
+threshold is missed.  While the spread ``sigma_max^2 / threshold^2`` stays within
+:data:`GRAM_SPREAD_LIMIT` the triplets come from the eigenpairs directly (``s = sqrt(w)``, the
+other side's vectors by one product): relative errors of ``eps * spread``, 1e-6 at the limit, on
+the values near the threshold, less above it.  Beyond it a Rayleigh-Ritz step (the SVD of A
+restricted to the computed subspace) gives the triplets to the accuracy of a direct SVD,
+``eps sigma_max``, with orthonormal vectors; values it puts at or below the threshold are dropped.
+The route falls back to the full SVD when ``delta`` exceeds :data:`GRAM_BAND_LIMIT`
+``threshold^2`` (the eigenvalues near the threshold would then be noise) or LAPACK fails.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import scipy.linalg
+
+from .validation import check_scalar
+
+__all__ = [
+    "GRAM_BAND_LIMIT",
+    "GRAM_SPREAD_LIMIT",
+    "SVT_METHODS",
+    "Shrinkage",
+    "group_soft_threshold",
+    "singular_value_threshold",
+    "soft_threshold",
+]
+
+
+def _threshold(threshold) -> float:
+    check_scalar(threshold, "threshold", low=0.0)
+    return float(threshold)
+
+
+def soft_threshold(W, threshold: float) -> np.ndarray:
+    """``sign(W) max(|W| - threshold, 0)`` entrywise: the prox of ``threshold * ||.||_1``."""
+    W = np.asarray(W, dtype=np.float64)
+    threshold = _threshold(threshold)
+    return np.sign(W) * np.maximum(np.abs(W) - threshold, 0.0)
+
+
+def group_soft_threshold(W, threshold: float) -> np.ndarray:
+    """Each row ``W_i.`` times ``max(0, 1 - threshold / ||W_i.||_2)``: the prox of ``threshold * sum_i ||W_i.||_2``.
+
+    A row whose norm is at most the threshold becomes zero as a whole (row sparsity: the feature
+    is dropped for every label).
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2:
+        raise ValueError(f"W must be a 2-D (d, L) matrix, got shape {W.shape}")
+    threshold = _threshold(threshold)
+    norms = np.linalg.norm(W, axis=1)
+    scale = np.divide(np.maximum(norms - threshold, 0.0), norms, out=np.zeros_like(norms), where=norms > 0.0)
+    return W * scale[:, None]
+
+
+#: The shrinkage routes: "gram" (subset eigensolver on the Gram matrix of the shorter side), "full"
+#: (a full SVD, what the papers do) and "auto" ("gram" with the safe fallback to "full").
+SVT_METHODS = ("auto", "gram", "full")
+
+#: Largest error band of the Gram route's eigenvalues, ``2 (p + n) eps ||A||_F^2``, as a fraction of
+#: ``threshold^2`` (module docstring).  Below it the eigenvalues near ``threshold^2`` still mean
+#: something, and the band adds only the few triplets inside it to the subspace; the Rayleigh-Ritz
+#: step then sorts them.  On the LIEML problem of an enron half at lambda = 100 the band is below
+#: 1% of ``threshold^2`` down to mu_min, where a spread limit on ``sigma_max^2 / threshold^2`` sent
+#: every step of the last stages to the full SVD.
+GRAM_BAND_LIMIT = 0.25
+#: Largest spread ``sigma_max^2 / threshold^2`` at which the Gram route takes its triplets straight
+#: from the eigenpairs: an eigenvalue near ``threshold^2`` then has a relative error of about
+#: ``eps * spread`` (2e-6 at 1e10, 1e-6 on its singular value, less above it).  Beyond it the
+#: Rayleigh-Ritz step (module docstring) makes them as accurate as a direct SVD's.
+GRAM_SPREAD_LIMIT = 1e10
+@attrs.frozen(eq=False)
+class Shrinkage:
+    """``S_threshold(A)`` and the singular triplets it kept.
+
+    Attributes
+    ----------
+    matrix : (p, n) the shrunk matrix ``U (s - threshold) V^T``.
+    left, values, right : U (p, k), the kept singular values s (k,) (before shrinking,
+        descending) and V^T (k, n).
+    method : "gram" or "full", the route that computed it.
+    threshold : the shrinkage applied.
+    """
+
+    matrix: np.ndarray
+    left: np.ndarray
+    values: np.ndarray
+    right: np.ndarray
+    method: str
+    threshold: float
+
+    @property
+    def rank(self) -> int:
+        """Number of singular values kept."""
+        return int(self.values.size)
+
+
+def singular_value_threshold(A, threshold: float, *, method: str = "auto") -> Shrinkage:
+    """Singular value shrinkage ``S_threshold(A) = U max(Sigma - threshold, 0) V^T``.
+
+    The proximal operator of ``threshold * ||.||_*`` (Ma, Goldfarb & Chen, Theorem 3; Cai, Candes
+    & Shen's singular value thresholding).  ``method``: "full" computes every singular triplet;
+    "gram" only those above the threshold, from the Gram matrix of the shorter side (see the
+    module docstring); "auto" is "gram" with a fallback to "full" where the Gram route would lose
+    accuracy (its eigenvalue error band above :data:`GRAM_BAND_LIMIT` ``threshold^2``, or
+    ``threshold = 0``) or fails.
+    """
+    if method not in SVT_METHODS:
+        raise ValueError(f"method must be one of {SVT_METHODS}, got {method!r}")
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2 or not np.isfinite(A).all():
+        raise ValueError(f"A must be a finite 2-D matrix, got shape {A.shape}")
+    check_scalar(threshold, "threshold", low=0.0)
+    if method != "full":
+        try:
+            shrunk = _gram_shrinkage(A, float(threshold))
+        except np.linalg.LinAlgError:
+            if method == "gram":
+                raise
+            shrunk = None
+        if shrunk is not None:
+            return shrunk
+        if method == "gram":
+            raise np.linalg.LinAlgError(
+                f"the Gram route cannot shrink at threshold {threshold!r}: its eigenvalue error band "
+                f"2 (p + n) eps ||A||_F^2 exceeds {GRAM_BAND_LIMIT:g} threshold^2 (use method='auto' or 'full')"
+            )
+    return _full_shrinkage(A, float(threshold))
+
+
+def _full_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage:
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    keep = s > threshold
+    U, s, Vt = U[:, keep], s[keep], Vt[keep]
+    return Shrinkage((U * (s - threshold)) @ Vt, U, s, Vt, "full", threshold)
+
+
+def _gram_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage | None:
+    """The triplets above ``threshold`` from the Gram matrix of the shorter side; None when unsafe."""
+    if threshold == 0.0 or min(A.shape) == 0:
+        return None
+    p, n = A.shape
+    wide = p <= n
+    G = A @ A.T if wide else A.T @ A
+    band = 2.0 * (p + n) * np.finfo(np.float64).eps * float(np.trace(G))
+    if band > GRAM_BAND_LIMIT * threshold * threshold:
+        return None
+    # One eigensolve, down to the band's lower edge: a triplet whose eigenvalue rounding put just
+    # below threshold^2 is still in the subspace, and the Rayleigh-Ritz SVD decides.
+    w, vectors = scipy.linalg.eigh(G, subset_by_value=(threshold * threshold - band, np.inf), driver="evr")
+    if w.size == 0:
+        return Shrinkage(np.zeros_like(A), np.zeros((p, 0)), np.zeros(0), np.zeros((0, n)), "gram", threshold)
+    if w.max() <= GRAM_SPREAD_LIMIT * threshold * threshold:
+        # The eigenpairs are accurate enough: the other side's vectors by one product.
+        order = np.argsort(w)[::-1]
+        s, vectors = np.sqrt(w[order]), vectors[:, order]
+        if wide:
+            left, right = vectors, (vectors.T @ A) / s[:, None]
+        else:
+            left, right = (A @ vectors) / s, vectors.T
+    elif wide:
+        left, s, right = np.linalg.svd(vectors.T @ A, full_matrices=False)
+        left = vectors @ left
+    else:
+        left, s, right = np.linalg.svd(A @ vectors, full_matrices=False)
+        right = right @ vectors.T
+    keep = s > threshold
+    U, s, Vt = left[:, keep], s[keep], right[keep]
+    return Shrinkage((U * (s - threshold)) @ Vt, U, s, Vt, "gram", threshold)
