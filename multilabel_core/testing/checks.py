@@ -176,9 +176,12 @@ def _claims_failure(certificate: Certificate, *, gap_rtol: float | None, kkt_tol
     if c.converged is not True:
         return None
     declared = c.statistics.get("gap_rtol") if isinstance(c.statistics, dict) else None
-    if gap_rtol is None:
-        gap_rtol = float(declared) if _is_real(declared) else CLAIM_RTOL
-        source = "the certificate's declared gap_rtol" if _is_real(declared) else "CLAIM_RTOL"
+    # A converged claim is held to the solver's own declared tolerance even when the caller
+    # allows more: meeting a rule it did not apply is not what the certificate says.
+    if _is_real(declared) and (gap_rtol is None or float(declared) < gap_rtol):
+        gap_rtol, source = float(declared), "the certificate's declared gap_rtol"
+    elif gap_rtol is None:
+        gap_rtol, source = CLAIM_RTOL, "CLAIM_RTOL"
     else:
         source = "gap_rtol"
     relative = c.relative_gap
@@ -216,7 +219,8 @@ def check_certificate_claims(
     * the dual is above the primal by more than ``rounding_rtol * max(1, |primal|)``: weak
       duality makes ``dual <= primal`` at any feasible dual point, whatever ``converged`` says;
     * ``converged=True`` with a relative gap above the solver's declared tolerance
-      (``statistics["gap_rtol"]``), else above ``gap_rtol``, else above :data:`CLAIM_RTOL`;
+      (``statistics["gap_rtol"]``) or above ``gap_rtol``, whichever is smaller (a solver that
+      declares its rule is held to it), else above :data:`CLAIM_RTOL`;
     * ``converged=True`` with a ``kkt_violation`` above ``kkt_tol``, else above the declared
       ``statistics["kkt_tol"]``, else above :data:`CLAIM_KKT_RTOL` ``* max(1, |primal|)`` (a
       coarse bound: the units of a solver's KKT measure are its own).
@@ -257,9 +261,17 @@ def _assert_sane_certificate(certificate, where: str, *, gap_tol: float, converg
         raise AssertionError(f"certificates: {where} has n_iter={certificate.n_iter!r}: it must be a non-negative integer")
     if converged and certificate.converged is not True:
         raise AssertionError(
-            f"certificates: {where} did not converge (n_iter={certificate.n_iter}, solver {certificate.solver}; "
-            "converged=True is required of the last certificate)"
+            f"certificates: {where} did not converge: relative gap {certificate.relative_gap:.3g}, kkt_violation "
+            f"{certificate.kkt_violation:.3g} after n_iter={certificate.n_iter} ({_declared_tolerances(certificate)}; "
+            f"solver {certificate.solver}; converged=True is required of the last certificate)"
         )
+
+
+def _declared_tolerances(certificate: Certificate) -> str:
+    """The tolerances a certificate declares in its statistics, for a message."""
+    statistics = certificate.statistics if isinstance(certificate.statistics, dict) else {}
+    declared = [f"{name}={statistics[name]:g}" for name in ("gap_rtol", "kkt_tol") if _is_real(statistics.get(name))]
+    return "declared tolerance " + ", ".join(declared) if declared else "no tolerance declared"
 
 
 # -- optimality of a dual solution (Appendix A) -----------------------------------------------
@@ -734,7 +746,8 @@ def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_to
         certificate = _as_certificate(certificate)
         if certificate.converged is not True:
             raise _NotConverged(
-                f"{what} did not converge ({_describe_certificate(certificate)}) on the problem "
+                f"{what} did not converge: relative gap {certificate.relative_gap:.3g} (gap_tol={gap_tol:g}), "
+                f"{_declared_tolerances(certificate)} ({_describe_certificate(certificate)}) on the problem "
                 f"{_describe_problem(problem)}; check_solver stops at the first unconverged solve"
             )
         # Feasibility before the gap: weak duality holds only at a feasible dual point, so an
@@ -928,7 +941,14 @@ def _check_clone(estimator, fitted, X, Y) -> None:
 
 
 def _check_determinism(fitted, X, Y) -> None:
-    """Refitting the very same estimator reproduces its scores: no state leaks from one fit to the next."""
+    """Refitting the very same estimator reproduces its scores: no state leaks from one fit to the next.
+
+    Twice: a copy of the fitted estimator refitted on (X, Y), and (unless ``warm_start=True``,
+    which promises to carry the previous solution over) a copy first fitted on other data of the
+    same shape -- the rows reversed, the labels cyclically permuted -- and then on (X, Y).
+    scikit-learn's contract: ``fit`` forgets what earlier fits learned.  A refit from the
+    previous optimum lands within the certificate's bound, so only bitwise equality exposes it.
+    """
     name = type(fitted).__name__
     scores = fitted.decision_function(X)
     refitted = copy.deepcopy(fitted).fit(X, Y)
@@ -936,7 +956,20 @@ def _check_determinism(fitted, X, Y) -> None:
     # reads is the same too).
     if not np.array_equal(refitted.decision_function(X), scores):
         raise AssertionError(
-            f"{name} is not deterministic: refitting it on the same data with the same random_state gives other scores"
+            f"determinism: {name} is not deterministic: refitting it on the same data with the same random_state "
+            "gives other scores (tolerance 0: the same computation on the same arrays)"
+        )
+    params = fitted.get_params(deep=False)
+    if params.get("warm_start", False) is True:
+        return
+    other = copy.deepcopy(fitted)
+    other.fit(np.ascontiguousarray(X[::-1]), np.ascontiguousarray(Y[::-1][:, np.roll(np.arange(Y.shape[1]), 1)]))
+    difference = np.abs(other.fit(X, Y).decision_function(X) - scores)
+    if difference.max() > 0:
+        raise AssertionError(
+            f"determinism: {name} refitted on (X, Y) after a fit on other data (rows reversed, labels permuted) "
+            f"gives other scores than its first fit on (X, Y): largest |difference| {difference.max():.3g} > tolerance "
+            "0 (warm_start is not set, so nothing may carry from one fit into the next)"
         )
 
 

@@ -94,7 +94,7 @@ class ProximalGradient(Solver):
     def __init__(self, tol=None, max_iter=None):
         # None reaches a plugin from an estimator's tol=None / max_iter=None: the defaults.
         self.tol = 1e-6 if tol is None else check_scalar(tol, "tol", low=0.0, low_inclusive=False)
-        self.max_iter = 20_000 if max_iter is None else check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
+        self.max_iter = 2_000 if max_iter is None else check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1)
 
     def check(self, problem) -> None:
         super().check(problem)
@@ -139,8 +139,8 @@ class ProximalGradient(Solver):
             np.asarray(A.T @ U))
         return float(primal), float(dual)
 
-    def converged(self, primal, dual, V_change) -> bool:
-        """The stopping rule: the relative duality gap within ``tol``."""
+    def converged(self, primal, dual, decrease) -> bool:
+        """The stopping rule: the relative duality gap within ``tol`` (``decrease``, the last step's, is not read)."""
         return (primal - dual) / max(1.0, abs(primal)) <= self.tol
 
     # -- the solve ---------------------------------------------------------------------------------
@@ -155,9 +155,9 @@ class ProximalGradient(Solver):
         def smooth(V):
             return C * loss.value(Y, np.asarray(A @ V))
 
-        eta, n_iter, change = 1.0, 0, np.inf
+        eta, n_iter, decrease = 1.0, 0, np.inf
         primal, dual = self.objectives(problem, A, V)
-        while not self.converged(primal, dual, change) and n_iter < self.max_iter:
+        while not self.converged(primal, dual, decrease) and n_iter < self.max_iter:
             G, value = self.smooth_gradient(problem, A, V), smooth(V)
             for _ in range(MAX_HALVINGS):
                 candidate = regularizer.prox(V - eta * G, eta)
@@ -165,12 +165,13 @@ class ProximalGradient(Solver):
                 if smooth(candidate) <= value + float(np.vdot(G, D)) + float(np.vdot(D, D)) / (2 * eta):
                     break
                 eta /= 2
-            change, V, eta = float(np.abs(D).max()), candidate, 2 * eta
+            V, eta, previous = candidate, 2 * eta, primal
             n_iter += 1
             primal, dual = self.objectives(problem, A, V)
+            decrease = previous - primal
         G = self.smooth_gradient(problem, A, V)
         kkt = float(np.abs(V - regularizer.prox(V - eta * G, eta)).max()) / eta
-        converged = self.converged(primal, dual, change)
+        converged = self.converged(primal, dual, decrease)
         if not converged:
             warn_not_converged("kit_proximal_gradient", f"max_iter={self.max_iter} steps, relative gap "
                                f"{(primal - dual) / max(1.0, abs(primal)):.3g} > tol={self.tol:g}")
