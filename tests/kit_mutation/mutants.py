@@ -54,8 +54,8 @@ class ClaimsConvergence(ProximalGradient):
 class DualWithoutTheBias(ProximalGradient):
     """Wrong conjugate in the gap: ``Omega*`` evaluated at ``X^T U``, forgetting the bias's row ``1^T U``.
 
-    The dual comes out above the true dual at the same point, and above the optimum near it: the
-    stopping rule is met early, by a gap that is small but not a bound.
+    The dual comes out above the true dual at the same point by ``1/2 ||1^T U||^2``; on the kit's
+    problems above the primal from the first iterate on (a negative gap).
     """
 
     def objectives(self, problem, A, V):
@@ -181,7 +181,7 @@ KINDS = {
     "intercept dropped at predict time": (InterceptDropped, None),
     "convergence claimed": (PlantedClaimsConvergence, ClaimsConvergence),
     "wrong conjugate: negative gap": (PlantedHalvedConjugate, HalvedConjugate),
-    "wrong conjugate: gap too small": (PlantedDualWithoutTheBias, DualWithoutTheBias),
+    "wrong conjugate: the bias's share of the dual forgotten": (PlantedDualWithoutTheBias, DualWithoutTheBias),
     "wrong dual box": (PlantedHingeDualBox, HingeDualBox),
     "off-by-one in the bias": (PlantedBiasOfTheNextLabel, BiasOfTheNextLabel),
     "a prox that is not a prox": (PlantedShrinksTwice, ShrinksTwice),
