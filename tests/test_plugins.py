@@ -119,11 +119,12 @@ def test_bundled_br_family_comes_through_the_entry_point_group():
 
 def test_stock_components_are_registered_by_the_core():
     expected = {
-        "loss": {"hinge", "squared_hinge", "pairwise_ranking_hinge", "logistic", "epsilon_insensitive"},
-        "regularizer": {"frobenius", "label_covariance", "frobenius_label_covariance", "low_rank", "nuclear_norm"},
+        "loss": {"hinge", "squared_hinge", "pairwise_ranking_hinge", "logistic", "epsilon_insensitive", "least_squares"},
+        "regularizer": {"frobenius", "label_covariance", "frobenius_label_covariance", "low_rank", "nuclear_norm",
+                        "l1", "l21", "elastic_net", "label_similarity", "sum"},
         "relation": {"independent", "learned_covariance"},
         "kernel": {"linear", "rbf", "poly", "precomputed"},
-        "solver": {"lbfgs", "cd", "smo", "alternating", "irwls"},
+        "solver": {"lbfgs", "cd", "smo", "alternating", "irwls", "fista"},
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error", PluginWarning)

@@ -319,3 +319,87 @@ def test_frobenius_label_covariance_relation_value_is_the_minimum_over_d(W, mu, 
         A = rng.standard_normal((n_labels, n_labels))
         D = A @ A.T + 1e-3 * np.eye(n_labels)
         assert regularizer.with_relation(D / np.trace(D)).value(W) >= value * (1 - 1e-10)
+
+
+# -- the label similarity, the sum, the norm penalties' dual balls ---------------------------------------
+
+from multilabel_core.regularizers import L1, L21, ElasticNet, LabelSimilarity, Sum, label_cosine_similarity  # noqa: E402
+
+
+def _labels(seed, n=20, L=4):
+    rng = np.random.default_rng(seed)
+    Y = (rng.uniform(size=(n, L)) < 0.4).astype(np.int8)
+    Y[0] = 1
+    return Y
+
+
+@given(seed=SEEDS)
+def test_label_similarity_resolved_from_the_labels(seed):
+    Y = _labels(seed)
+    S = label_cosine_similarity(Y)
+    B = Y.astype(float)
+    j, k = 0, 1
+    assert S[j, k] == pytest.approx(B[:, j] @ B[:, k] / np.linalg.norm(B[:, j]) / np.linalg.norm(B[:, k]))
+    assert np.array_equal(label_cosine_similarity(2 * Y - 1), S)  # {-1, +1} labels: the same indicator
+    laplacian = LabelSimilarity(alpha=2.0).with_labels(Y)
+    distance = LabelSimilarity(alpha=2.0, form="distance").with_labels(Y)
+    assert laplacian.state == () and distance.state == () and LabelSimilarity().state == ("with_labels",)
+    R = laplacian.coupling
+    assert np.allclose(R.sum(axis=1), 0.0) and np.linalg.eigvalsh(R)[0] >= -1e-12  # a Laplacian: PSD
+    assert np.all(np.diag(distance.coupling) == 0.0) and np.allclose(distance.coupling, 1.0 - S - np.diag(np.diag(1.0 - S)))
+    low, high = distance.hessian_bounds(Y.shape[1])
+    assert low <= 0.0 <= high  # zero trace: indefinite unless R = 0
+    W = np.random.default_rng(seed).standard_normal((5, Y.shape[1]))
+    # The penalty is the smoothness sum 1/2 sum_jk S_jk ||w_j - w_k||^2 (alpha/2 of it: alpha = 2).
+    pairs = sum(S[a, b] * np.sum((W[:, a] - W[:, b]) ** 2) for a in range(4) for b in range(4) if a != b)
+    assert laplacian.value(W) == pytest.approx(0.5 * pairs, rel=1e-10)
+    # Fenchel-Young with equality at the gradient (which lies in the range of R), +inf off the range.
+    V = laplacian.gradient(W)
+    assert laplacian.value(W) + laplacian.conjugate(V) == pytest.approx(float(np.vdot(V, W)), rel=1e-9, abs=1e-9)
+    assert laplacian.conjugate(V + 1.0) == np.inf  # the constant direction is R's null space
+    P = laplacian.range_projector(Y.shape[1])
+    assert np.isfinite(laplacian.conjugate((V + 1.0) @ P))
+    assert distance.conjugate(distance.gradient(W)) == np.inf or low == 0.0
+
+
+def test_label_similarity_checks_its_size_and_form():
+    with pytest.raises(ValueError, match="form must be"):
+        LabelSimilarity(form="cosine")
+    resolved = LabelSimilarity().with_labels(_labels(0, L=3))
+    with pytest.raises(ValueError, match="R is 3 x 3 but W has 2 labels"):
+        resolved.value(np.zeros((2, 2)))
+
+
+def test_sum_adds_its_terms_and_resolves_them():
+    W = np.random.default_rng(1).standard_normal((4, 3))
+    total = Sum((("label_similarity", {"form": "distance", "alpha": 0.5}), "l1", Frobenius()))
+    assert [type(t).__name__ for t in total.terms] == ["LabelSimilarity", "L1", "Frobenius"]
+    assert total.state == ("with_labels",) and not total.smooth and not total.label_separable
+    resolved = total.with_labels(_labels(2, L=3))
+    assert resolved.state == ()
+    assert resolved.value(W) == pytest.approx(sum(t.value(W) for t in resolved.terms))
+    assert np.allclose(resolved.gradient(W), sum(t.gradient(W) for t in resolved.terms))
+    assert Sum(("l1", "frobenius")).label_separable
+    with pytest.raises(ValueError, match="terms must"):
+        Sum("l1")
+    with pytest.raises(ValueError, match="at least one"):
+        Sum(())
+
+
+@pytest.mark.parametrize("component", [L1(0.3), L21(0.7), ElasticNet(0.5, 1.0), ElasticNet(2.0, 0.25),
+                                       ElasticNet(1.0, 0.0), LabelSimilarity(alpha=0.0)], ids=repr)
+def test_new_penalties_with_non_default_parameters(component):
+    from multilabel_core.testing import check_component
+
+    check_component(component)
+
+
+def test_the_norm_penalties_conjugates_are_their_dual_balls():
+    V = np.array([[0.5, -1.0], [0.2, 0.1]])
+    assert L1(1.0).conjugate(V) == 0.0 and L1(0.99).conjugate(V) == np.inf
+    rows = np.linalg.norm(V, axis=1).max()
+    assert L21(rows).conjugate(V) == 0.0 and L21(0.99 * rows).conjugate(V) == np.inf
+    assert ElasticNet(1.0, 1.0).conjugate(V) == 0.0 and ElasticNet(0.5, 1.0).conjugate(V) == np.inf
+    # c > 0: the Huber-like conjugate max(|v| - a, 0)^2 / (2c), a = c = 0.5.
+    assert ElasticNet(1.0, 0.5).conjugate(V) == pytest.approx((0.5**2) / (2 * 0.5))
+    assert ElasticNet(1.0, 0.0).smooth and not ElasticNet(1.0, 0.1).smooth
