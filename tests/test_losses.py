@@ -247,3 +247,54 @@ def test_losses_are_frozen_and_compare_by_value():
     assert EpsilonInsensitive(0.2) == EpsilonInsensitive(0.2) != EpsilonInsensitive(0.3)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         EpsilonInsensitive(0.2).epsilon = 1.0
+
+
+# -- least squares -----------------------------------------------------------------------------------
+
+from multilabel_core.losses import LeastSquares  # noqa: E402
+
+
+@given(data=st.data())
+def test_least_squares_value_gradient_and_conjugate(data):
+    n, L = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 4))
+    Y = data.draw(score_matrices(n, L, magnitude=3.0))
+    T = data.draw(score_matrices(n, L, magnitude=10.0))
+    U = data.draw(score_matrices(n, L, magnitude=10.0))
+    loss = LeastSquares()
+    assert loss.value(Y, T) == pytest.approx(0.5 * np.sum((T - Y) ** 2))
+    G = loss.gradient(Y, T)
+    assert np.array_equal(G, T - Y)
+    # Fenchel-Young: equality at the gradient, inequality elsewhere (the conjugate is finite everywhere).
+    scale = 1e-12 * (1.0 + np.sum(T**2) + np.sum(Y**2) + np.sum(U**2))
+    assert abs(loss.value(Y, T) + loss.conjugate(Y, G) - np.vdot(G, T)) <= scale
+    assert loss.value(Y, T) + loss.conjugate(Y, U) - np.vdot(U, T) >= -scale
+
+
+def test_least_squares_targets():
+    assert LeastSquares().target == "sign" and LeastSquares(target="real").target == "real"
+    with pytest.raises(ValueError, match="target must be"):
+        LeastSquares(target="binary")
+
+
+def test_sign_targets_with_a_free_intercept_are_the_01_problem_with_halved_l1():
+    # The docstring's equivalence: the {-1, +1} problem with L1 weight 2 beta is the {0, 1} problem with weight
+    # beta, the scores mapped by t' = 2t - 1 (W' = 2W, b' = 2b - 1) and the objective by 4.
+    from multilabel_core import ComposedEstimator
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 5))
+    Y = (X[:, :3] + 0.5 * rng.standard_normal((40, 3)) > 0).astype(int)
+    Y[0], Y[1] = 1, 0
+    common = dict(regularizer="l1", solver="fista", solver_params={"tol": 1e-12}, C=1.0)
+    signs = ComposedEstimator(loss="least_squares", regularizer_params={"weight": 0.4}, **common).fit(X, Y)
+    indicator = ComposedEstimator(loss="least_squares", loss_params={"target": "real"},
+                                  regularizer_params={"weight": 0.2}, **common).fit(X, Y)
+    assert signs.certificate_.primal == pytest.approx(4.0 * indicator.certificate_.primal, rel=1e-9)
+    # P - P* >= C/2 ||T - T*||^2 (the loss is C-strongly convex in the scores): each fit's scores are within
+    # sqrt(2 gap / C) of its optimum's, and the {0, 1} scores are doubled.
+    gaps = max(signs.certificate_.gap, 0.0), max(indicator.certificate_.gap, 0.0)
+    tolerance = np.sqrt(2.0 * gaps[0]) + 2.0 * np.sqrt(2.0 * gaps[1]) + 1e-8
+    mapped = 2.0 * indicator.decision_function(X) - 1.0
+    assert np.linalg.norm(signs.decision_function(X) - mapped) <= tolerance
+    clear = np.abs(mapped) > tolerance
+    assert np.array_equal((signs.decision_function(X) > 0)[clear], (indicator.decision_function(X) > 0.5)[clear])
