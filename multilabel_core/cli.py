@@ -503,6 +503,7 @@ def compare_payload(result, diagnosis: dict) -> dict:
         "computed": result.computed,
         "resumed": result.resumed,
         "missing": result.missing,
+        "duplicates": result.duplicates,
         "summary": summarize(result.records),
         **diagnosis["counts"],
         "grid_edges": diagnosis["grid_edges"],
@@ -566,7 +567,9 @@ def cmd_compare(args) -> None:
         + f"; selected by {experiment.selection_metric}, grid extensions up to {result.grid_extensions} per parameter",
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed"
         + (f"; {result.missing} not computed yet and left out of this report (rerun without --report-only to compute "
-           "them)" if result.missing else ""),
+           "them)" if result.missing else "")
+        + (f"; {result.duplicates} duplicate record(s) left by two runs at once removed (the first record of each "
+           "evaluation kept, the others moved to results.duplicates.jsonl)" if result.duplicates else ""),
         failure_summary(diagnosis),
         *warning_lines(diagnosis["warnings"]),
         *constant_label_lines(diagnosis),

@@ -16,6 +16,11 @@ each method and each split not yet in the store:
    part only);
 3. the record (docs/experiments.md) is appended to the store, durably, at once.
 
+One run at a time per store: the run holds the folder's lock (:class:`~.store.StoreLock`)
+from before its data are loaded (when the folder exists) to the end of its report, and a
+second run on the folder is refused at once with :class:`~.store.StoreLockedError` naming the
+holder (pid, host, start time, command).  The OS lets the lock go when a run is killed.
+
 Work is done one dataset at a time, its methods in order, their pending splits in batches
 of as many searched splits as there are workers.  The batches are pipelined: each parallel
 call runs the final fits of the previous batch (whose searches are done), then the
@@ -75,7 +80,7 @@ from .search import (
     recording_warnings,
     rows_of,
 )
-from .store import CONFIG_FILE, ResultStore, jsonable, read_config, record_key
+from .store import CONFIG_FILE, ResultStore, StoreLock, jsonable, read_config, record_key
 
 __all__ = ["ExperimentResult", "blas_threads_per_worker", "evaluate_split", "run", "run_experiment", "split_seeds"]
 
@@ -90,6 +95,8 @@ class ExperimentResult:
     neither (none after a full run; after ``report_only=True``, the work left).  ``report`` is
     what :func:`~multilabel_core.experiments.report.write_report` returned (paths).
     ``grid_extensions`` is the limit the searches ran with (the experiment's, or the resumed store's).
+    ``duplicates`` counts the records removed from a store that two runs had written at once
+    (the first record of each evaluation is kept; :mod:`.store`).
     """
 
     out_dir: Path
@@ -99,6 +106,7 @@ class ExperimentResult:
     report: dict | None
     missing: int = 0
     grid_extensions: int = 0
+    duplicates: int = 0
 
 
 def run_experiment(
@@ -160,6 +168,11 @@ def run_experiment(
         evaluations it leaves out.
     plots : None, bool
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
+
+    Raises
+    ------
+    StoreLockedError
+        Another run (or ``report_only`` call) holds ``out_dir``: the message names it.
     """
     if select is not None and selection_metric not in ("average_precision", select):
         raise ValueError(f"select and selection_metric name the same setting; got {select!r} and {selection_metric!r}")
@@ -199,17 +212,32 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
             f"protocol {protocol.name!r} cannot be extended: its first splits change with their number "
             f"(extensible: {', '.join(name for name, p in PROTOCOLS.items() if p.extensible)})"
         )
-    datasets = experiment.load_datasets()
-    # Split before the store is opened: a protocol that refuses a dataset leaves no results folder behind.
-    splits = {}
-    for name, dataset in datasets.items():
-        try:
-            parts = getattr(dataset, "parts", ())  # a Dataset look-alike given from Python may have none
-            splits[name] = protocol.split(dataset.Y, experiment.seed, parts=parts, **experiment.protocol_params)
-        except ValueError as exc:
-            raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
-    experiment = _with_grid_extensions(experiment, out_dir, new_run)
-    store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run, extend=extend)
+    # A second run on a store in use is refused before the data are loaded.  A folder that does not exist yet
+    # is locked when the store creates it, so that a protocol refusing a dataset leaves no folder behind;
+    # a new run may go elsewhere, so it locks the folder it ends up in (ResultStore.open).
+    lock = StoreLock.acquire(out_dir) if Path(out_dir).is_dir() and not new_run else None
+    try:
+        datasets = experiment.load_datasets()
+        # Split before the store is opened: a protocol that refuses a dataset leaves no results folder behind.
+        splits = {}
+        for name, dataset in datasets.items():
+            try:
+                parts = getattr(dataset, "parts", ())  # a Dataset look-alike given from Python may have none
+                splits[name] = protocol.split(dataset.Y, experiment.seed, parts=parts, **experiment.protocol_params)
+            except ValueError as exc:
+                raise ValueError(f"dataset {name!r}, protocol {protocol.name!r}: {exc}") from None
+        experiment = _with_grid_extensions(experiment, out_dir, new_run)
+        store = ResultStore.open(out_dir, experiment.canonical(datasets), new_run=new_run, extend=extend, lock=lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    with store:  # the lock is held until the report is written
+        return _run_locked(experiment, store, datasets, splits, n_jobs, scheduler, progress, report_only, plots)
+
+
+def _run_locked(experiment, store, datasets, splits, n_jobs, scheduler, progress, report_only, plots):
+    """The rest of :func:`run`, with the store open and locked: compute what is missing, then report."""
     resumed = len(store.records)
     groups = {
         name: [_Group(experiment, name, dataset, method, splits[name], store.finished) for method in experiment.methods]
@@ -237,8 +265,9 @@ def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progres
         title=f"Experiment report (partial: {len(records)} of {len(order)} evaluations)" if missing else None,
     )
     return ExperimentResult(
-        store.folder, records, len(store.records) - resumed, resumed, report, missing, experiment.grid_extensions
-    )
+        store.folder, records, len(store.records) - resumed, resumed, report, missing, experiment.grid_extensions,
+        store.duplicates,
+    )  # fmt: skip
 
 
 def _with_grid_extensions(experiment, out_dir, new_run: bool):
