@@ -731,7 +731,7 @@ def _locked_message(folder: Path, path: Path) -> str:
 def _holder_note(holder: dict) -> str:
     """What this machine can tell about a holder on it: this very process, or one that has ended."""
     if holder.get("host") == socket.gethostname() and holder.get("pid") == os.getpid():
-        return " (this process: a store opened and not closed)"
+        return " (this process: a store or lock opened and not closed)"
     if _ended(holder):
         return " (that process has ended; a process it started without exec still holds the lock)"
     return ""
