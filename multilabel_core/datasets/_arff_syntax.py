@@ -5,6 +5,13 @@ type names) are case-insensitive; ``%`` outside quotes starts a comment that run
 end of the line; a name or value containing blanks, commas, quotes, braces or ``%`` is
 written between single (or double) quotes, with a backslash escaping the quote
 character, the backslash itself, and ``\\n``, ``\\r``, ``\\t``.
+
+Blanks are spaces and tabs.  The ARFF documentation calls the file ASCII text and shows no
+other separator; Weka's own tokenizer also takes the other ASCII control characters (a vertical
+tab, a form feed) as blanks, but not a no-break space, which it reads as part of a word, while
+Python's ``str.split`` takes all of them as blanks.  So any whitespace character but a space or
+a tab outside a quoted string or a comment is refused (:func:`free_spans` says where it may
+stand): a file is read as Weka reads it or not at all.
 """
 
 from __future__ import annotations
@@ -47,6 +54,19 @@ def strip_comment(line: str) -> str:
         if match[0] == "%":
             return line[: match.start()]
     return line
+
+
+def free_spans(line: str) -> list[tuple[int, int]]:
+    """The column ranges of ``line`` where any character may stand: its quoted strings and its comment."""
+    spans = []
+    if "'" not in line and '"' not in line and "%" not in line:
+        return spans
+    for match in _QUOTED_OR_COMMENT.finditer(line):
+        if match[0] == "%":
+            spans.append((match.start(), len(line)))
+            break
+        spans.append(match.span())
+    return spans
 
 
 def unescape(text: str) -> str:

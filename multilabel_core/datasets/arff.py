@@ -16,6 +16,11 @@ chooses what ``X`` is: ``"auto"`` (default) the file's own form, except that a s
 file with more than :data:`~._storage.DENSE_ABOVE` of its feature entries stored comes
 back dense; True always CSR; False always dense.
 
+Fields are separated by commas, with spaces and tabs allowed around them; any other
+whitespace character outside a quoted string or a comment is refused
+(:mod:`._arff_syntax`).  The ``-C`` count of a MEKA relation is written in ASCII digits
+0-9 after a space or a tab: ``-C \u0662`` (an Arabic-Indic two) is refused, not read as 2.
+
 Attributes are numeric (``numeric``, ``real``, ``integer``) or nominal (``{a,b,...}``).
 A nominal attribute whose two values are 0 and 1 (``{0,1}``, ``{1,0}``, ``{'0','1'}``)
 is one numeric column holding the value itself, as Mulan, MEKA and scikit-multilearn
@@ -44,6 +49,7 @@ index arrays; errors are located afterwards, only when there is one.
 from __future__ import annotations
 
 import re
+import unicodedata
 import xml.parsers.expat
 from itertools import chain
 from pathlib import Path
@@ -56,6 +62,7 @@ import scipy.sparse as sp
 from ._arff_syntax import (
     Attribute,
     Header,
+    free_spans,
     parse_header,
     quote,
     split_fields,
@@ -63,7 +70,17 @@ from ._arff_syntax import (
     strip_comment,
 )
 from ._dataset import ENCODINGS, Dataset, NominalFeature
-from ._files import DataFormatError, check_dense_size, dataset_name, format_number, read_text, strip_suffix, write_lines
+from ._files import (
+    DataFormatError,
+    blank_name,
+    check_blanks,
+    check_dense_size,
+    dataset_name,
+    format_number,
+    read_text,
+    strip_suffix,
+    write_lines,
+)
 from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
 from ._storage import check_sparse, to_storage
 
@@ -71,7 +88,11 @@ __all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mul
 
 MULAN_NAMESPACE = "http://mulan.sourceforge.net/labels"
 _LABEL_VALUES = ("0", "1")
-_MEKA_CLASS_OPTION = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)(?![\w.])")
+# ``-C``, a space or tab, an optional minus and ASCII digits, not followed by more of a word
+# (``\w`` is Unicode here, so ``-C 2\u0662`` is not read as 2).  _MEKA_ANY_C finds every ``-C``
+# written as an option, however its count is spelled, so that a misspelt one is reported.
+_MEKA_CLASS_OPTION = re.compile(r"(?:^|[\s:'\"])-C[ \t]+(-?[0-9]+)(?![\w.])")
+_MEKA_ANY_C = re.compile(r"(?:^|[\s:'\"])-C(?=\s|$)")
 
 
 # ---------------------------------------------------------------- reading
@@ -108,9 +129,12 @@ def read_meka(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -
     _check_encoding(nominal)
     sparse = check_sparse(sparse)
     lines, header = _read_header(path, max_bytes)
-    count = meka_label_count(header.relation)
     n_attributes = len(header.attributes)
     where = header.relation_line or None
+    try:
+        count = meka_label_count(header.relation)
+    except ValueError as exc:
+        raise DataFormatError(path, where, str(exc)) from None
     if count is None:
         raise DataFormatError(
             path, where, f"relation name {header.relation!r} has no MEKA '-C L' option telling which attributes are "
@@ -124,14 +148,44 @@ def read_meka(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -
 
 
 def meka_label_count(relation: str) -> int | None:
-    """The L of the last ``-C L`` option in a MEKA relation name (negative: the last L), or None."""
-    found = _MEKA_CLASS_OPTION.findall(relation)
-    if not found:
+    """The L of the last ``-C L`` option in a MEKA relation name (negative: the last L), or None.
+
+    ValueError when the last ``-C`` option's count is not ``-C``, a space or tab and ASCII
+    digits (``-C \u0662``, ``-C\u00a02``, ``-C 2x``).
+    """
+    options = [match.start() for match in _MEKA_ANY_C.finditer(relation)]
+    if not options:
         return None
-    if len(found[-1].lstrip("-")) > 18:
+    last = _MEKA_CLASS_OPTION.match(relation, options[-1])
+    if last is None:
+        raise ValueError(f"the MEKA option {_option_text(relation, options[-1])} {_misspelt(relation, options[-1])}")
+    written = last[1]
+    if len(written.lstrip("-")) > 18:
         # More labels than any file has attributes; and int() refuses texts over 4300 digits.
-        return -(2**63) if found[-1].startswith("-") else 2**63
-    return int(found[-1])
+        return -(2**63) if written.startswith("-") else 2**63
+    return int(written)
+
+
+def _option_text(relation: str, start: int) -> str:
+    """The ``-C`` option at ``start`` and the word after it, quoted, for an error message."""
+    return shown(re.match(r"-C\s*\S*", relation[relation.index("-C", start):])[0], 24)
+
+
+def _misspelt(relation: str, start: int) -> str:
+    """What is wrong with the count of the ``-C`` option at ``start``."""
+    rest = relation[relation.index("-C", start) + 2:]
+    gap = len(rest) - len(rest.lstrip())
+    blank = next((c for c in rest[:gap] if c not in " \t"), None)
+    if blank is not None:
+        return f"separates '-C' from its count by {blank_name(blank)}; only a space or a tab may"
+    count = rest[gap:].split(None, 1)[0] if rest[gap:] else ""
+    odd = next((c for c in count.lstrip("-") if not ("0" <= c <= "9")), None)
+    if not count:
+        return "has no count: write -C L (the first L attributes are labels) or -C -L (the last L)"
+    if odd is not None and odd.isdigit():
+        return (f"writes its count with {unicodedata.name(odd, 'a digit')} (U+{ord(odd):04X}); the count is "
+                "written in ASCII digits 0-9")
+    return "must be followed by a whole number of label attributes in ASCII digits 0-9 (-C L or -C -L)"
 
 
 def mulan_xml_path(arff_path) -> Path | None:
@@ -148,7 +202,10 @@ def _check_encoding(nominal: str) -> None:
 
 
 def _read_header(path, max_bytes=None) -> tuple[list[str], Header]:
-    lines = read_text(path, max_bytes).split("\n")
+    text = read_text(path, max_bytes)
+    check_blanks(path, text, free_spans, "ARFF")
+    lines = text.split("\n")
+    del text
     return lines, parse_header(lines, path)
 
 

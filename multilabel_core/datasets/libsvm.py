@@ -6,10 +6,15 @@ One example per line::
      2:1                  a line starting with a blank: no relevant label
     4 1:2 # a comment     everything after '#' is ignored
 
-Labels are 0-based indices, separated by commas without blanks; features are
-``index:value`` pairs with strictly increasing indices, 1-based by default
-(``zero_based=True`` for files counting from 0).  Empty lines (and lines holding
-only a comment) are skipped.  The reader builds a CSR ``X``; ``sparse="auto"``
+Labels are 0-based indices, separated by single commas without blanks (no leading,
+trailing or doubled comma) and each listed once; features are ``index:value`` pairs
+with strictly increasing indices, 1-based by default (``zero_based=True`` for files
+counting from 0).  Fields are separated by spaces and tabs, and by nothing else: a
+no-break space, a vertical tab, a form feed or any other whitespace character outside a
+comment is an error naming its line (:func:`~._files.check_blanks`).  Empty lines (and
+lines holding only a comment) are skipped.  A label listed twice on one line is refused
+rather than read once: a writer that repeats a label has lost track of the example, and
+reading it once would hide that.  The reader builds a CSR ``X``; ``sparse="auto"``
 (default) densifies it when more than :data:`~._storage.DENSE_ABOVE` of its entries
 are stored, True keeps it CSR, False always densifies.  Names are not
 stored in the format: labels are named "0".."L-1" and features "x1".."xd" (the file's
@@ -29,7 +34,15 @@ import scipy.sparse as sp
 
 from ..validation import check_scalar
 from ._dataset import Dataset, IndexNames
-from ._files import DataFormatError, check_dense_size, dataset_name, format_number, read_text, write_lines
+from ._files import (
+    DataFormatError,
+    check_blanks,
+    check_dense_size,
+    dataset_name,
+    format_number,
+    read_text,
+    write_lines,
+)
 from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
 from ._storage import check_sparse, to_storage
 
@@ -68,12 +81,19 @@ def read_libsvm(
     sparse = check_sparse(sparse)
     offset = 0 if zero_based else 1
     rows, label_tokens, label_counts, index_tokens, value_tokens, feature_counts = [], [], [], [], [], []
-    for lineno, line in enumerate(read_text(path, max_bytes).split("\n"), start=1):
+    text = read_text(path, max_bytes)
+    check_blanks(path, text, _comment, "the LibSVM format")
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if "#" in line:
             line = line[: line.index("#")]
         if not line.strip():
             continue
         labels, features = _split_line(line)
+        if not all(labels):
+            raise DataFormatError(
+                path, lineno, f"the label list {shown(','.join(labels))} has an empty label: labels are separated by "
+                "single commas, with no comma before the first or after the last"
+            )
         parts = features.replace(":", " ").split()
         n_pairs = len(features.split())
         if len(parts) != 2 * n_pairs or features.count(":") != n_pairs:
@@ -97,14 +117,20 @@ def read_libsvm(
     )
 
 
+def _comment(line: str) -> list[tuple[int, int]]:
+    """The column range of a line's comment (from '#' to the end), where any character may stand."""
+    start = line.find("#")
+    return [] if start < 0 else [(start, len(line))]
+
+
 def _split_line(line: str) -> tuple[list[str], str]:
-    """(label tokens, feature text); a leading blank or a first token with ':' means no labels."""
+    """(label tokens, empty ones kept; feature text); a leading blank or a first token with ':' means no labels."""
     if line[0].isspace():
         return [], line
     first, *rest = line.split(None, 1)
     if ":" in first:
         return [], line
-    return [token for token in first.split(",") if token], rest[0] if rest else ""
+    return first.split(","), rest[0] if rest else ""
 
 
 def _beyond(limit_given: int | None, max_columns: int, kind: str) -> tuple[int, str]:
@@ -125,6 +151,9 @@ def _label_matrix(tokens: list[str], n_labels, max_columns: int, entries: Entrie
     labels, big = as_indices(tokens, limit)
     if big is not None:
         raise entries.error(big, f"label {cut(tokens[big])} {beyond}")
+    repeated = _first_repeated(labels, entries.starts)
+    if repeated is not None:
+        raise entries.error(repeated, f"label {labels[repeated]} is listed twice; an example lists each label once")
     size = int(labels.max()) + 1 if labels.size else 0
     if n_labels is not None:
         size = n_labels
@@ -141,6 +170,16 @@ def _label_matrix(tokens: list[str], n_labels, max_columns: int, entries: Entrie
     Y = np.zeros((n, size), dtype=np.int8)
     Y[np.repeat(np.arange(n), np.diff(entries.starts)), labels] = 1
     return Y
+
+
+def _first_repeated(labels: np.ndarray, starts: np.ndarray) -> int | None:
+    """The flat position of the first label (in file order) that its row has listed before, or None."""
+    if labels.size < 2:
+        return None
+    rows = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    order = np.lexsort((labels, rows))  # by row, then label; stable, so a repeat comes after its first listing
+    same = (np.diff(labels[order]) == 0) & (np.diff(rows[order]) == 0)
+    return int(order[1:][same].min()) if same.any() else None
 
 
 def _feature_matrix(index_tokens, value_tokens, n_features, max_columns: int, offset: int, entries: Entries):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ._dataset import Dataset
 from .combine import concatenate
-from ._files import strip_suffix
+from ._files import DataFormatError, not_a_data_file, strip_suffix
 from ._storage import check_sparse
 from .arff import mulan_xml_path, read_meka, read_mulan
 from .fetch import cache_dir
@@ -46,7 +46,8 @@ def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", spars
     ``max_bytes`` caps a file's (decompressed) text and each dense array built from it,
     default ``$MULTILABEL_CORE_MAX_BYTES`` or 256 MiB (:func:`~._files.byte_cap`).
     Raises ValueError for an unknown name, listing the folders searched, and
-    :class:`~._files.DataFormatError` (a ValueError) for a malformed file.
+    :class:`~._files.DataFormatError` (a ValueError) for a malformed file and for a path that
+    is not a regular file (saying what it is: a directory, a FIFO, a device, a symbolic link loop).
     ``A+B`` (not itself a file) is the rows of A then those of B, each loaded with
     these arguments (module docstring); ValueError when they do not fit together.
     """
@@ -61,6 +62,9 @@ def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", spars
             raise ValueError(f"{text!r}: an empty dataset name beside '+'; join datasets as NAME1+NAME2")
         return concatenate([load_dataset(n, data_home, nominal=nominal, sparse=sparse, max_bytes=max_bytes) for n in names])
     if os.sep in text or "/" in text or _format_of(path) is not None:
+        reason = not_a_data_file(path)  # from the path's status: a FIFO or a device is never opened
+        if reason is not None:
+            raise DataFormatError(path, None, reason)
         raise ValueError(f"no such data file: {path}")
     folders = search_path(data_home)
     for _, folder in folders:
