@@ -215,15 +215,22 @@ def list_methods() -> list[MethodSpec]:
 
 def get_method(name: str) -> MethodSpec:
     """The registration of method ``name``; ValueError (with a suggestion) when unknown."""
+    if not isinstance(name, str):
+        # A MethodSpec is not hashable (its parts are dicts): the look-up would raise a bare TypeError.
+        hint = f"; for a MethodSpec pass its name, {name.name!r}" if isinstance(name, MethodSpec) else ""
+        raise ValueError(f"name must be a method name (a str), got {type(name).__name__} {_shown(name)}{hint}")
     methods = _methods()
     if name not in methods:
         raise _unknown("method", name, methods)
     return methods[name]
 
 
-def make_method(name: str, *, preprocess: str | None = None, **params):
+def make_method(name: str | MethodSpec, *, preprocess: str | None = None, **params):
     """A new, unfitted estimator of method ``name`` with the given hyper-parameters.
 
+    ``name`` is a registered method's name, or a :class:`~multilabel_core.registry.MethodSpec`
+    (one of :func:`list_methods`, or a record of one's own that is not registered): its
+    ``estimator`` is built.  Anything else is a ValueError naming ``name``.
     Unknown parameter names are refused with the list of valid ones, before the
     estimator is built (scikit-learn estimators validate values in ``fit`` only).
     ``preprocess`` ("standardize", "maxabs" or "l2_rows") wraps the method in
@@ -232,8 +239,11 @@ def make_method(name: str, *, preprocess: str | None = None, **params):
     given; max-margin methods want features on comparable scales, so scale raw data one
     way or the other.
     """
-    spec = get_method(name)
-    _check_params(f"method {name!r}", spec.estimator, params)
+    if not isinstance(name, (str, MethodSpec)):
+        got = f"{type(name).__name__} {_shown(name)}"
+        raise ValueError(f"name must be a method name (a str) or a MethodSpec, got {got}")
+    spec = name if isinstance(name, MethodSpec) else get_method(name)
+    _check_params(f"method {spec.name!r}", spec.estimator, params)
     estimator = spec.estimator(**params)
     if preprocess is None:
         return estimator
@@ -286,6 +296,11 @@ def list_datasets() -> list[DatasetSpec]:
 
 
 # -- errors -----------------------------------------------------------------------
+
+
+def _shown(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width] + "..."
 
 
 def _unknown(what: str, name: str, known) -> ValueError:

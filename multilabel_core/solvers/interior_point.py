@@ -25,6 +25,21 @@ distance to the optimum whatever the Newton steps' accuracy.  The run stops when
 gap meets ``tol``, or when round-off keeps it from improving for ``STALLED`` steps (counted only
 once the iterate's own complementarity ``s^T lambda`` meets ``tol`` relatively; the best iterate
 is returned), or after ``max_iter`` steps.
+
+Scale.  The Newton matrices hold weighted Grams ``X_a^T Theta X_a`` (:func:`weighted_gram`),
+whose entries are of order ``n R^2 max Theta`` with ``R = max_j ||x_j||``.  Theta = lambda / s
+starts at 1 and grows as the complementarity falls: a constraint active at the optimum keeps a
+multiplier of order C (more for SVM+, whose dual has no upper bound) while its slack goes to zero.
+:data:`MAX_FEATURE_SCALE` bounds R by 1e50, the bound on the features' scale that the baselines
+also keep for LIBLINEAR and LIBSVM (``FEATURE_SCALE_RANGE``): ``R^2 <= 1e100`` leaves float64
+(up to 1.8e308) some 1e208 for n, C and Theta, where X * 1e150 (``R^2`` of order 1e300) overflows
+the first Gram by itself.  :func:`check_feature_scale` refuses a larger scale with a ValueError
+saying so, before any work.  Inside the bound an extreme C can still overflow a Newton matrix
+(PrML at C = 1e100 on rows of norm 1e50 did); :func:`robust_cholesky` refuses any non-finite
+Newton matrix with a ValueError naming the scale and C, never passing it to LAPACK (whose
+message, "array must not contain infs or NaNs", said neither).  There is no lower bound: rows of
+tiny norm (down to subnormal numbers, or zero) only make ``X_a^T Theta X_a`` vanish against the
+identity, and the problem is then solved by the bias.
 """
 
 from __future__ import annotations
@@ -38,7 +53,8 @@ from scipy.linalg import cho_factor, cho_solve
 from ..parallel import raise_if_cancelled
 
 __all__ = [
-    "STALLED", "TO_BOUNDARY", "MarginProblem", "inequality_qp", "mehrotra", "robust_cholesky", "weighted_gram",
+    "MAX_FEATURE_SCALE", "STALLED", "TO_BOUNDARY", "MarginProblem", "check_feature_scale", "feature_scale",
+    "inequality_qp", "mehrotra", "robust_cholesky", "weighted_gram",
 ]
 
 #: Fraction of the step to the boundary an interior-point step takes (keeps s, lambda > 0).
@@ -46,6 +62,50 @@ TO_BOUNDARY = 0.99
 
 #: Newton steps without a better certified gap after which round-off is taken to have won.
 STALLED = 10
+
+#: The largest features' scale ``max_j ||x_j||`` the interior-point method computes with (module docstring).
+MAX_FEATURE_SCALE = 1e50
+
+_ROWS_PER_BLOCK = 4096
+_RESCALE = "rescale the features (standardise them, e.g. --preprocess standardize on the command line)"
+
+
+def feature_scale(X) -> float:
+    """``max_j ||x_j||_2`` over the rows of a dense or sparse X, without overflow or underflow.
+
+    Each block of rows is divided by X's largest magnitude before squaring, so rows of 1e200
+    or 1e-200 give their true norm rather than infinity or zero; the extra copy is one block.
+    """
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size == 0:
+        return 0.0
+    largest = float(np.max(np.abs(values)))
+    if largest == 0.0 or not np.isfinite(largest):
+        return largest
+    worst = 0.0
+    for start in range(0, X.shape[0], _ROWS_PER_BLOCK):
+        block = X[start:start + _ROWS_PER_BLOCK]
+        if sp.issparse(block):
+            scaled = sp.csr_matrix(block, dtype=np.float64, copy=True)
+            scaled.data /= largest  # not `scaled / largest`: scipy multiplies by 1 / largest, inf for a subnormal
+            squares = np.asarray(scaled.multiply(scaled).sum(axis=1)).ravel()
+        else:
+            scaled = np.asarray(block, dtype=np.float64) / largest
+            squares = np.einsum("ij,ij->i", scaled, scaled)
+        worst = max(worst, float(squares.max(initial=0.0)))
+    return largest * float(np.sqrt(worst))
+
+
+def check_feature_scale(X, solver: str) -> float:
+    """``max_j ||x_j||`` of X; ValueError naming ``solver`` when it is above :data:`MAX_FEATURE_SCALE`."""
+    scale = feature_scale(X)
+    if scale > MAX_FEATURE_SCALE:
+        raise ValueError(
+            f"the features' scale max_j ||x_j|| = {scale:.3g} is above {MAX_FEATURE_SCALE:g}, the largest {solver} "
+            f"computes with: its interior-point Newton systems hold X^T Theta X, of order n max_j ||x_j||^2 times "
+            f"weights Theta that grow as the run converges, which would overflow float64; {_RESCALE}"
+        )
+    return scale
 
 
 class MarginProblem(Protocol):
@@ -220,6 +280,13 @@ def robust_cholesky(matrix: np.ndarray):
     amounts (grown until the factorisation succeeds) only makes the Newton direction inexact,
     which the certificate, computed independently, tolerates.
     """
+    if not np.all(np.isfinite(matrix)):
+        # LAPACK would only say "array must not contain infs or NaNs", with the overflow warnings before it.
+        raise ValueError(
+            "the interior-point Newton matrix overflowed float64: the features' scale and C together are too large "
+            f"(its entries are of order n max_j ||x_j||^2 times weights that grow with C); {_RESCALE} or use a "
+            "smaller C"
+        )
     shift = 0.0
     scale = float(np.max(np.abs(np.diag(matrix))))
     for _ in range(12):

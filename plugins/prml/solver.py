@@ -71,6 +71,7 @@ from multilabel_core.solvers import (
     svmplus_ipm,
     tighten_to_relative_gap,
 )
+from multilabel_core.solvers.interior_point import check_feature_scale
 from multilabel_core.validation import check_random_state, check_scalar, count, flag, seed, warn_not_converged
 
 from .feasibility import infeasible_labels
@@ -130,6 +131,10 @@ class PrivilegedCDSolver(Solver):
       :class:`~.parts.PrivilegedLabels`, SVM+), or one without state whose ``initial`` is the
       identity (:class:`~multilabel_core.relations.Independent`: the slacks are the loss's own);
     * kernel: linear.
+
+    The data: rows of norm at most :data:`~multilabel_core.solvers.interior_point.MAX_FEATURE_SCALE`
+    (1e50); a larger scale is a ValueError before any work, since the interior-point Newton
+    systems would overflow float64 (:func:`~multilabel_core.solvers.interior_point.check_feature_scale`).
 
     One call is one round of Algorithm 2 on a low-rank problem, which is not a solution of
     problem (5): there the solver must be the model step of an alternating driver, and says so
@@ -221,6 +226,9 @@ class PrivilegedCDSolver(Solver):
             )
         if slack_kind(problem.loss) == "squared":
             self._check_squared(problem, form, correcting)
+        # Last, once every part is accepted (solver="auto" moves on past a CapabilityError only).  One
+        # rule for every sub-solver: the interior-point method's, whose Newton systems hold X^T Theta X.
+        check_feature_scale(problem.X, type(self).__name__)
 
     def _check_squared(self, problem: Problem, form: str, correcting) -> None:
         """Squared slacks are solved by the interior-point method only: refuse what it cannot take.
