@@ -126,6 +126,7 @@ _LAZY = {
     "PrecomputedKernel": "kernels",
     "make_kernel": "kernels",
     "ZeroThreshold": "thresholds",
+    "FixedThreshold": "thresholds",
     "TunedF1": "thresholds",
     "TunedMicroF1": "thresholds",
     "TunedMacroF1": "thresholds",

@@ -332,8 +332,8 @@ class LeastSquares(Loss):
     Notes
     -----
     LLSF (Huang, Li, Huang & Wu, *Learning Label Specific Features for Multi-Label
-    Classification*, ICDM 2015, eq. 1 and section 3.3) regresses Y in {0, 1} and predicts label j
-    where the score exceeds 0.5, a threshold the core's stock thresholds do not express.  What is
+    Classification*, ICDM 2015) regresses Y in {0, 1} and predicts label j
+    where the score exceeds 0.5 (the ``fixed`` threshold part with ``value=0.5``).  What is
     equivalent, exactly: with a *free* (unpenalised) intercept, the ``"sign"`` problem with
     targets 2Y - 1 is the ``"real"`` problem with the scores mapped by t' = 2t - 1 (W' = 2W,
     b' = 2b - 1): the squared residuals scale by 4, so with the loss weight C unchanged, every

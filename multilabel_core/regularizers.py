@@ -76,6 +76,10 @@ class Frobenius(Regularizer):
         """The least and largest eigenvalue of the Hessian (the identity)."""
         return 1.0, 1.0
 
+    def label_hessian(self, n_labels: int) -> np.ndarray:
+        """M (L, L) with this regulariser ``= 1/2 tr(W M W^T)``: the identity (an exact quadratic)."""
+        return np.eye(n_labels)
+
     def value(self, W) -> float:
         W = _matrix(W)
         return 0.5 * float(np.vdot(W, W))
@@ -480,7 +484,7 @@ class L1(Regularizer):
 
     Tibshirani, *Regression Shrinkage and Selection via the Lasso*, J. R. Statist. Soc. B 58
     (1996), eq. 1; used by LLSF (Huang, Li, Huang & Wu, *Learning Label Specific Features for
-    Multi-Label Classification*, ICDM 2015, eq. 3) for label-specific features.
+    Multi-Label Classification*, ICDM 2015) for label-specific features.
 
     Subgradient ``weight * sign(W)`` (0 at 0).  Conjugate: the indicator of the max-norm ball
     ``max_ij |v_ij| <= weight`` (relative slack :data:`BALL_TOL`), so ``dual_norm(V)`` is
@@ -645,7 +649,7 @@ def label_cosine_similarity(Y) -> np.ndarray:
 
     ``Y`` is the label indicator: any matrix whose positive entries mark the relevant pairs
     ({0, 1} or {-1, +1}); the similarity is computed on the {0, 1} indicator ``Y > 0``, as LLSF
-    does (Huang, Li, Huang & Wu, ICDM 2015, section 3.2).  A column with no positive entry is
+    does (Huang, Li, Huang & Wu, ICDM 2015).  A column with no positive entry is
     similar to nothing (0), itself included.
     """
     Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
@@ -684,7 +688,7 @@ class LabelSimilarity(Regularizer):
       weights together.  Positive semi-definite, so the penalty is convex (singular: constant
       directions across labels are free).
     - ``"distance"``: ``R = 1 - S`` (zero diagonal), LLSF's (Huang, Li, Huang & Wu, *Learning
-      Label Specific Features for Multi-Label Classification*, ICDM 2015, eq. 2 with
+      Label Specific Features for Multi-Label Classification*, ICDM 2015, with
       ``R_jk = 1 - cosine``), which pushes dissimilar labels towards orthogonal weights.  R is
       generally indefinite (zero trace), so the penalty is not convex; only with a loss whose
       curvature outweighs it (``C lambda_min(X^T X) + alpha mu_min(R) >= 0``) is the problem
@@ -760,6 +764,10 @@ class LabelSimilarity(Regularizer):
         mu, _, _ = self._spectrum(n_labels)
         return self.alpha * float(mu[0]), self.alpha * float(mu[-1])
 
+    def label_hessian(self, n_labels: int) -> np.ndarray:
+        """M (L, L) with this regulariser ``= 1/2 tr(W M W^T)``: ``alpha R`` (an exact quadratic)."""
+        return self.alpha * self.coupling_for(n_labels)
+
     def range_projector(self, n_labels: int) -> np.ndarray:
         """The orthogonal projector (L, L) onto the range of R: a dual point ``A P`` meets the conjugate's domain."""
         mu, Q, tol = self._spectrum(n_labels)
@@ -829,7 +837,7 @@ class Sum(Regularizer):
     ----------
     terms : tuple, default ``("label_similarity", "l1")``
         The terms: Regularizer objects, registered names, or ``(name, params)`` pairs.  The
-        default is LLSF's pair (Huang, Li, Huang & Wu, ICDM 2015, eq. 3), each with its default
+        default is LLSF's pair (Huang, Li, Huang & Wu, ICDM 2015), each with its default
         weights.
     """
 

@@ -7,6 +7,10 @@ in ``threshold_`` (and ``parts_["threshold"]`` for the composed methods).  Regis
 
 ``zero`` (:class:`ZeroThreshold`, the default)
     ``t_ij > 0``: the sign of a max-margin score.
+``fixed`` (:class:`FixedThreshold`)
+    ``t_ij > value`` for a constant given in advance: the midpoint 0.5 of a regression on the
+    {0, 1} indicators (Huang, Li, Huang & Wu, *Learning Label Specific Features for Multi-Label
+    Classification*, ICDM 2015).
 ``tuned_micro_f1``, ``tuned_macro_f1``, ``tuned_f1`` (:class:`TunedMicroF1`, :class:`TunedMacroF1`, :class:`TunedF1`)
     One threshold per label, tuned on out-of-fold decision values of the training rows
     (k-fold inner cross-validation, iterative stratification, seeded) to maximise the
@@ -40,6 +44,7 @@ from .validation import MAX_ITER_LIMIT, check_scalar, check_seed
 
 __all__ = [
     "DEFAULT_CV",
+    "FixedThreshold",
     "ProportionalCut",
     "RankCut",
     "ThresholdWarning",
@@ -127,6 +132,39 @@ class ZeroThreshold(Threshold):
     def predict(self, scores) -> np.ndarray:
         """``scores > 0`` as int64."""
         return (check_scores(scores, None, "ZeroThreshold") > 0.0).astype(np.int64)
+
+
+def _finite_value(instance, attribute, value) -> None:
+    check_scalar(value, attribute.name)
+
+
+@attrs.frozen
+class FixedThreshold(Threshold):
+    """Label j is relevant for row i when t_ij > ``value``, a constant given in advance [fixed].
+
+    For scores that regress the {0, 1} indicators (a least-squares loss with ``target="real"``)
+    the decision point is the midpoint of the two targets, ``value=0.5``, as in Huang, Li, Huang
+    & Wu, *Learning Label Specific Features for Multi-Label Classification* (ICDM 2015).  It
+    learns nothing; ``value=0`` is :class:`ZeroThreshold`.
+
+    Parameters
+    ----------
+    value : float, default 0.0
+        The threshold, any finite real.
+    """
+
+    name: ClassVar[str] = "fixed"
+    needs_scores: ClassVar[bool] = False
+
+    value: float = attrs.field(default=0.0, validator=_finite_value)
+
+    def fit(self, estimator, X, Y, scores, **data) -> FixedThreshold:
+        """This threshold itself (nothing to learn)."""
+        return self
+
+    def predict(self, scores) -> np.ndarray:
+        """``scores > value`` as int64."""
+        return (check_scores(scores, None, "FixedThreshold") > float(self.value)).astype(np.int64)
 
 
 @attrs.frozen
@@ -501,5 +539,5 @@ class TunedF1(_Tuned):
 
 #: The stock thresholds by registered name (registered by the core's plugin).
 STOCK = {
-    cls.name: cls for cls in (ZeroThreshold, TunedMicroF1, TunedMacroF1, TunedF1, RankCut, ProportionalCut)
+    cls.name: cls for cls in (ZeroThreshold, FixedThreshold, TunedMicroF1, TunedMacroF1, TunedF1, RankCut, ProportionalCut)
 }

@@ -149,15 +149,44 @@ def test_the_certificate_bounds_the_suboptimality(seed, case, budget, C):
     assert P - P_star <= fit.certificate.gap + 1e-7 * max(1.0, abs(P))
 
 
-def test_a_nonconvex_problem_certifies_only_stationarity():
-    X, Y = _data(3, n=10, d=12, L=4)  # d > n: X^T X is singular, R = 1 - S is indefinite
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**16), fit_intercept=st.booleans(), alpha=st.floats(0.5, 4.0))
+def test_an_unbounded_least_squares_problem_is_refused_and_really_is_unbounded(seed, fit_intercept, alpha):
+    X, Y = _data(seed, n=10, d=12, L=4)  # d > n: X^T X is singular, LLSF's R = 1 - S is indefinite
+    regularizer = Sum((LabelSimilarity(alpha=alpha, form="distance"), L1(0.5)))
+    problem = _problem(X, Y, LeastSquares(), regularizer, fit_intercept=fit_intercept)
+    with pytest.raises(ValueError, match="unbounded below: the least curvature of its smooth part"):
+        ProximalGradientSolver(max_iter=50).solve(problem)
+    # The claim checked independently: along W = t u v^T (u in the null space of X, centred when b is
+    # fitted; v R's least eigenvector) the objective falls without bound.
+    Xc = X - X.mean(axis=0) if fit_intercept else X
+    u = np.linalg.svd(Xc)[2][-1]
+    resolved = regularizer.with_labels(Y)
+    v = np.linalg.eigh(resolved.terms[0].coupling)[1][:, 0]
+    values = []
+    for t in (1e2, 1e4):
+        W = t * np.outer(u, v)
+        b = (Y - X @ W).mean(axis=0) if fit_intercept else np.zeros(Y.shape[1])
+        values.append(float(resolved.value(W)) + float(LeastSquares().value(Y, X @ W + b)))
+    assert values[1] < values[0] < 0.0 and values[1] < -1e6
+
+
+def test_a_nonconvex_problem_without_an_exact_curvature_certifies_only_stationarity():
+    X, Y = _data(3, n=10, d=12, L=4)
     regularizer = Sum((LabelSimilarity(alpha=2.0, form="distance"), L1(0.5)))
-    problem = _problem(X, Y, LeastSquares(), regularizer, fit_intercept=False)
+    problem = _problem(X, Y, Logistic(), regularizer, fit_intercept=False)  # curvature not constant: no proof
     with pytest.warns(ConvergenceWarning, match="not convex|not bounded below"):
         fit = ProximalGradientSolver(max_iter=300).solve(problem)
     assert not fit.converged and np.isnan(fit.certificate.dual)
     assert fit.certificate.statistics["route"] in ("nonconvex", "diverged")
     assert fit.certificate.statistics["modulus"] < 0.0
+
+
+def test_llsf_distance_form_is_certified_where_the_data_make_it_convex():
+    X, Y = _data(5, n=80, d=4, L=3, signs=False)
+    regularizer = Sum((LabelSimilarity(alpha=1e-3, form="distance"), L1(0.1)))
+    fit = ProximalGradientSolver().solve(_problem(X, Y, LeastSquares(target="real"), regularizer, fit_intercept=False))
+    assert fit.converged and fit.certificate.statistics["route"] == "strong convexity"
 
 
 # -- warm starts, threads, sparse X ----------------------------------------------------------------------

@@ -198,6 +198,46 @@ class _Composite:
             base += self.C * self.curvature * self.gram_low()
         return base
 
+    def unbounded_direction(self) -> str | None:
+        """Why P has no minimum, when that is provable from exact curvature; else None.
+
+        For the least-squares loss, quadratic smooth terms ``1/2 tr(W M_k W^T)`` (``label_hessian``)
+        and a norm (or no) nonsmooth term, P along ``W = t u v^T`` is ``P(0) + t a + t^2 e / 2`` up to
+        the norm's ``t g(u v^T)``, linear in t, where ``e = C lambda_min(G) + mu_min(sum M_k)`` is the
+        least eigenvalue of the smooth part's Hessian ``C G (x) I + I (x) M`` (a Kronecker sum; G is
+        ``X^T X``, centred when b is fitted, since b is then minimised out exactly), u and v its
+        eigenvectors.  A negative e beyond its rounding sends P to -infinity: no minimiser exists.
+        """
+        if type(self.loss) is not LeastSquares or self.d > GRAM_EIG_LIMIT:
+            return None
+        if not all(callable(getattr(q, "label_hessian", None)) for q in self.smooth):
+            return None
+        if self.prox_term is not None and not callable(getattr(self.prox_term, "dual_norm", None)):
+            return None
+        M = sum((np.asarray(q.label_hessian(self.L), dtype=np.float64) for q in self.smooth), np.zeros((self.L, self.L)))
+        mu = np.linalg.eigvalsh((M + M.T) / 2.0)
+        Xd = self.X
+        G = (Xd.T @ Xd).toarray() if scipy.sparse.issparse(Xd) else np.asarray(Xd.T @ Xd, dtype=np.float64)
+        if self.fit_intercept:
+            mean = np.asarray(Xd.mean(axis=0), dtype=np.float64).reshape(-1)
+            G = G - self.n * np.outer(mean, mean)
+        lam = np.linalg.eigvalsh((G + G.T) / 2.0)
+        lam_min = max(0.0, float(lam[0]))  # G is positive semi-definite: below 0 is the eigensolver's rounding
+        least = self.C * lam_min + float(mu[0])
+        rounding = self.C * 4.0 * (self.n + self.d) * _EPS * float(np.trace(G)) + 64 * self.L * _EPS * float(
+            np.abs(mu).max(initial=0.0))
+        if least >= -rounding:
+            return None
+        return (
+            f"the objective is unbounded below: the least curvature of its smooth part, C lambda_min(X^T X"
+            f"{' centred' if self.fit_intercept else ''}) + mu_min(M) = {self.C:.6g} * {lam_min:.3g} + "
+            f"({float(mu[0]):.3g}) = {least:.3g} < 0 (M the regulariser's label Hessian, e.g. LLSF's alpha R with "
+            "R = 1 - S indefinite), and the norm term grows only linearly, so P -> -inf along W = t u v^T "
+            "(u, v the least eigenvectors) and no minimiser exists; scale the indefinite term by at most "
+            f"C lambda_min / |mu_min(M)| = {self.C * lam_min / abs(float(mu[0])):.3g} (for LLSF: alpha times "
+            "that), or use a positive semi-definite form (label_similarity's form='laplacian')"
+        )
+
     def dual_value(self, T) -> float:
         """D(A) of (2) at the feasible dual point built from ``T``; nan when this route does not apply."""
         reg = self.regularizer
@@ -516,6 +556,9 @@ class ProximalGradientSolver(Solver):
             backtracks = sum(o.n_backtracks for o in outcomes)
         else:
             whole = _Composite(problem.X, problem.Y, problem.C, problem.loss, regularizer, problem.fit_intercept)
+            reason = whole.unbounded_direction() if whole.indefinite else None
+            if reason is not None:
+                raise ValueError(f"{type(self).__name__} cannot fit this problem: {reason}")
             o = _fista(whole, W0, b0, tol=self.tol, max_iter=self.max_iter)
             W, b, primal, bound, kkt, n_iter = o.W, o.b, o.primal, o.bound, o.kkt, o.n_iter
             route, modulus, backtracks = o.route, o.modulus, o.n_backtracks
