@@ -68,6 +68,14 @@ def test_libsvm_separates_fields_by_spaces_and_tabs_only(tmp_path, blank, templa
     assert "spaces and tabs only" in error.reason
 
 
+def test_the_ascii_fast_path_knows_every_ascii_blank_the_full_scan_refuses():
+    from multilabel_core.datasets import _files
+
+    refused = [chr(c) for c in range(128) if _files._FOREIGN_BLANK.match(chr(c))]
+    assert refused == sorted(_files._ASCII_FOREIGN_BLANKS)
+    assert [chr(c) for c in range(128) if chr(c).isspace() and chr(c) not in " \t\n"] == refused
+
+
 def test_libsvm_spaces_and_tabs_trailing_blanks_and_comments_stay_accepted(tmp_path):
     text = "0,2\t1:0.5  3:1 \n \t2:1\t\n1 1:1 # a comment may hold \u00a0, \x0b and \x0c\n"
     ds = load_dataset(_write(tmp_path, "d.svm", text), sparse=True)

@@ -197,6 +197,7 @@ def read_text(path, max_bytes=None) -> str:
 # Whitespace other than the separators (space, tab) and the line end: what str.split() and
 # float() take as blanks although no writer of these formats puts it between fields.
 _FOREIGN_BLANK = re.compile(r"[^\S \t\n]")
+_ASCII_FOREIGN_BLANKS = "\x0b\x0c\r\x1c\x1d\x1e\x1f"  # its ASCII members ("\r" only where read_text did not run)
 _BLANK_NAMES = {
     "\x0b": "a vertical tab (U+000B)", "\x0c": "a form feed (U+000C)", "\x1c": "a file separator (U+001C)",
     "\x1d": "a group separator (U+001D)", "\x1e": "a record separator (U+001E)",
@@ -220,6 +221,8 @@ def check_blanks(path, text: str, free_spans, format_name: str) -> None:
     candidates; only their lines are split up, and lines are counted from one candidate's line
     to the next, so the check is one pass over the text whatever the file holds.
     """
+    if text.isascii() and not any(blank in text for blank in _ASCII_FOREIGN_BLANKS):
+        return  # the usual file: a few substring searches instead of a regular expression's character class
     position, lineno, counted = 0, 1, 0
     while (found := _FOREIGN_BLANK.search(text, position)) is not None:
         start = text.rfind("\n", 0, found.start()) + 1
