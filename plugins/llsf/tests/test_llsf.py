@@ -31,7 +31,7 @@ def test_registered_as_a_pure_composition():
 
 def test_the_preset_is_the_composition_by_name(data):
     X, Y = data
-    preset = LLSF(alpha=0.5, beta=0.05, tol=1e-9).fit(X, Y)
+    preset = LLSF(alpha=0.5, beta=0.05, fit_intercept=False, tol=1e-9).fit(X, Y)
     by_name = mlc.ComposedEstimator(
         loss="least_squares", loss_params={"target": "real"}, regularizer="sum",
         regularizer_params={"terms": (("label_similarity", {"alpha": 0.5}), ("l1", {"weight": 0.05}))},
@@ -48,21 +48,23 @@ def test_the_preset_is_the_composition_by_name(data):
 
 
 @settings(max_examples=10)
-@given(alpha=st.floats(0.0, 2.0), factor=st.floats(1.001, 3.0))
-def test_w_is_zero_exactly_when_beta_reaches_the_gradient_at_zero(data, alpha, factor):
-    # No intercept, so at W = 0 the smooth part's gradient is -X^T Y (the quadratic's vanishes): W = 0 is
-    # optimal iff beta >= max |X^T Y|, the L1 term's subdifferential at 0.
+@given(alpha=st.floats(0.0, 2.0), factor=st.floats(1.001, 3.0), fit_intercept=st.booleans())
+def test_w_is_zero_exactly_when_beta_reaches_the_gradient_at_zero(data, alpha, factor, fit_intercept):
+    # At W = 0 (b minimised out when fitted: X and Y centred) the smooth part's gradient is -X^T Y (the
+    # quadratic's vanishes): W = 0 is optimal iff beta >= max |X^T Y|, the L1 term's subdifferential at 0.
     X, Y = data
-    edge = float(np.abs(X.T @ Y).max())
-    assert not np.any(LLSF(alpha=alpha, beta=edge * factor).fit(X, Y).coef_)
-    assert np.any(LLSF(alpha=alpha, beta=edge / factor, max_iter=50).fit(X, Y).coef_)
+    Xc, Yc = (X - X.mean(axis=0), Y - Y.mean(axis=0)) if fit_intercept else (X, Y)
+    edge = float(np.abs(Xc.T @ Yc).max())
+    assert not np.any(LLSF(alpha=alpha, beta=edge * factor, fit_intercept=fit_intercept).fit(X, Y).coef_)
+    assert np.any(LLSF(alpha=alpha, beta=edge / factor, fit_intercept=fit_intercept, max_iter=50).fit(X, Y).coef_)
 
 
 def test_the_papers_r_is_refused_where_the_objective_is_unbounded(data):
     X, Y = data
     wide = np.hstack([X, X[:, :3] + X[:, 3:]])[:12]  # 12 rows, 9 columns of rank 6: X^T X singular
-    with pytest.raises(ValueError, match="unbounded below"):
-        LLSF(form="distance", alpha=0.5).fit(wide, Y[:12])
+    for fit_intercept in (False, True):
+        with pytest.raises(ValueError, match="unbounded below"):
+            LLSF(form="distance", alpha=0.5, fit_intercept=fit_intercept).fit(wide, Y[:12])
 
 
 def test_the_papers_r_is_certified_where_the_data_make_it_convex(data):
