@@ -385,6 +385,8 @@ class ShiftedBR(BinaryRelevance):
     # returns is not of the model it exposes (check_method's certified-model check says so): it
     # claims none.
     certified = False
+    # Its own fitted attribute, declared for load_model's check of the state (beside BR's).
+    fitted_state = {"offsets_": "Offsets"}
 
     def _fit(self, X, Y):
         super()._fit(X, Y)
@@ -436,6 +438,10 @@ def test_a_plugin_class_declared_through_the_hook_round_trips(site, tmp_path, da
     before = model.decision_function(X)
     np.testing.assert_allclose(loaded.decision_function(X), before, rtol=0, atol=PERSISTENCE_FALLBACK_RTOL * np.abs(before).max())
     check_method("shifted_br")
+    assert persistence.declared_state(type(model))["offsets_"] == "Offsets"
+    model.offsets_ = np.zeros(3)  # not what the plugin declares: save_model refuses what load_model would
+    with pytest.raises(ValueError, match="not written: the fitted attribute offsets_ of the ShiftedBR is a float64 array"):
+        save_model(model, tmp_path / "shifted-bad.mlcore")
 
 
 def test_a_plugin_class_not_declared_is_refused(site, tmp_path, data):
