@@ -598,12 +598,17 @@ def _mismatch(spec: _Spec, value, context: _Context, source: str) -> str | None:
     """None when ``value`` is what ``spec`` declares (binding its new symbols), else what is wrong."""
     kind = spec.kind
     if kind == "either":
+        reasons = []
         for option in spec.options:
             trial = context.copy()
-            if _mismatch(option, value, trial, source) is None:
+            reason = _mismatch(option, value, trial, source)
+            if reason is None:
                 context.symbols = trial.symbols
                 return None
-        return _describe(value)
+            reasons.append((option.kind, reason))
+        # The reason of the option of the value's own kind says most (a list's bad item, an array's bad axis).
+        own = "list" if isinstance(value, list) else "array" if isinstance(value, np.ndarray) or sp.issparse(value) else None
+        return next((reason for option_kind, reason in reasons if option_kind == own), _describe(value))
     if kind == "any" or (kind == "None" and value is None):
         return None
     if kind == "array":
