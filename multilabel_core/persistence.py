@@ -62,7 +62,6 @@ import types
 import uuid
 import warnings
 import zipfile
-import zlib
 from importlib.metadata import version as _distribution_version
 from typing import Iterable
 
