@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 import attrs
@@ -13,23 +14,61 @@ import attrs
 #: 1e21, features 1e-8 beside 1e8) they stop with gaps the size of the objective.
 GAP_RTOL = 1e-3
 
+#: The largest ``|primal|`` or ``|dual|`` a certificate can certify: the square root of the largest
+#: float64, 1.34e154.  An objective beyond it comes from quantities whose squares -- the gradients,
+#: the dual's quadratic forms, the regulariser itself -- overflow on the way (PrML with
+#: ``gamma1 = 1e300``: a primal of 3.7e294 after 62 overflows, its sub-problem's gap 0.05 on top),
+#: so its gap measures nothing: :func:`relative_gap` is infinite there.
+CERTIFIABLE_MAGNITUDE = math.sqrt(sys.float_info.max)
 
-def relative_gap(gap: float, primal: float) -> float:
-    """``gap / max(1, |primal|)``: the duality gap on the scale of the objective (NaN for a NaN gap).
+_EPS = sys.float_info.epsilon
+
+
+def relative_gap(gap: float, primal: float, dual: float | None = None) -> float:
+    """The duality gap on the scale of the objective: ``max(gap, resolution) / max(1, |primal|)``.
 
     The scale-free measure of :attr:`Certificate.relative_gap`, the stopping rules and
-    :data:`GAP_RTOL`, for a gap and a primal given apart (a certificate's dict in a record).
+    :data:`GAP_RTOL`, for a gap, a primal and (optionally) a dual given apart (a certificate's
+    dict in a record).  The floor ``resolution = eps * max(|primal|, |dual|)`` is the rounding
+    of ``primal - dual``: a gap below it is not measured by the two objectives (a primal of 1e295
+    cannot certify a gap of 0.1), so the relative gap is never smaller than the precision the
+    objectives carry.  A gap below ``-resolution`` (a dual above its primal) stays negative, so
+    that a broken certificate shows.  NaN when any value is NaN; ``inf`` -- certifies nothing --
+    when the primal, the dual or the gap is infinite (an objective that overflowed) or when
+    ``|primal|`` or ``|dual|`` exceeds :data:`CERTIFIABLE_MAGNITUDE`.
     """
-    gap, primal = float(gap), float(primal)
-    if math.isnan(gap):
+    values = [float(gap), float(primal)] + ([] if dual is None else [float(dual)])
+    if any(math.isnan(value) for value in values):
         return math.nan
-    return gap / max(1.0, abs(primal))
+    if not all(math.isfinite(value) for value in values):
+        return math.inf
+    gap, primal = values[0], values[1]
+    magnitude = max(abs(value) for value in values[1:])
+    if magnitude > CERTIFIABLE_MAGNITUDE:
+        return math.inf
+    resolution = _EPS * magnitude
+    scale = max(1.0, abs(primal))
+    return gap / scale if gap < -resolution else max(gap, resolution) / scale
 
 
 def within_gap_rtol(primal: float, dual: float, rtol: float = GAP_RTOL) -> bool:
-    """Whether ``primal - dual`` (finite) is at most ``rtol * max(1, |primal|)``."""
-    gap = primal - dual
-    return math.isfinite(gap) and gap <= rtol * max(1.0, abs(primal))
+    """Whether ``primal - dual`` is finite and its :func:`relative_gap` is at most ``rtol``."""
+    return relative_gap(float(primal) - float(dual), primal, dual) <= rtol
+
+
+def _uncertifiable(certificate) -> str | None:
+    """Why a certificate's numbers certify nothing (non-finite, or beyond :data:`CERTIFIABLE_MAGNITUDE`), or None."""
+    named = {"gap": certificate.gap, "primal": certificate.primal, "dual": certificate.dual}
+    for name, value in named.items():
+        if not math.isfinite(float(value)):
+            return f"{name}={float(value)!r}"
+    largest = max(abs(float(certificate.primal)), abs(float(certificate.dual)))
+    if largest > CERTIFIABLE_MAGNITUDE:
+        return (
+            f"|primal| or |dual| = {largest:.3g} above {CERTIFIABLE_MAGNITUDE:.3g} (CERTIFIABLE_MAGNITUDE: the squares "
+            "computed on the way overflow)"
+        )
+    return None
 
 
 @attrs.frozen
@@ -53,12 +92,15 @@ class Certificate:
     time : float
         Wall-clock seconds of the solve.
     converged : bool
-        Whether the stopping rule was met before ``max_iter`` *and* the gap is finite.
-        A certificate built with ``converged=True`` but an infinite or NaN gap (a dual
-        that could not be evaluated, or a conjugate that is +inf at the returned point)
-        certifies nothing: the constructor stores ``converged=False`` and issues a
+        Whether the stopping rule was met before ``max_iter`` *and* the certificate's numbers
+        certify something: a finite gap, primal and dual, each at most
+        :data:`CERTIFIABLE_MAGNITUDE` in size.  A certificate built with ``converged=True``
+        but an infinite or NaN gap (a dual that could not be evaluated, or a conjugate that is
+        +inf at the returned point), an objective that overflowed to infinity, or one beyond
+        :data:`CERTIFIABLE_MAGNITUDE` (its squares overflowed on the way) certifies nothing:
+        the constructor stores ``converged=False`` and issues a
         :class:`~multilabel_core.solvers.ConvergenceWarning` naming the solver and the
-        gap.  The project's solvers set the flag this way themselves (with their own
+        value.  The project's solvers set the flag this way themselves (with their own
         warning); the constructor is the backstop for every other path (plugins,
         ``attrs.evolve``).
     solver : str
@@ -79,14 +121,16 @@ class Certificate:
     statistics: dict = attrs.field(factory=dict)
 
     def __attrs_post_init__(self):
-        if self.converged and not math.isfinite(self.gap):
+        reason = _uncertifiable(self) if self.converged else None
+        if reason is not None:
             # A lazy import: the solvers package imports this module.
             from .solvers._convergence import ConvergenceWarning
 
             object.__setattr__(self, "converged", False)
             warnings.warn(
-                f"{self.solver} reported convergence, but its certificate has gap={self.gap!r} "
-                f"(primal={self.primal!r}, dual={self.dual!r}), which certifies nothing: stored as converged=False",
+                f"{self.solver} reported convergence, but its certificate has {reason} "
+                f"(primal={self.primal!r}, dual={self.dual!r}, gap={self.gap!r}), which certifies nothing: stored as "
+                "converged=False",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -104,8 +148,12 @@ class Certificate:
 
     @property
     def relative_gap(self) -> float:
-        """``gap / max(1, |primal|)``, the scale-free measure used by the stopping rules (:func:`relative_gap`)."""
-        return relative_gap(self.gap, self.primal)
+        """``max(gap, resolution) / max(1, |primal|)``, the scale-free measure of the stopping rules.
+
+        :func:`relative_gap` of the gap, the primal and the dual: never below the rounding of
+        ``primal - dual``, infinite for an overflowed or uncertifiably large objective.
+        """
+        return relative_gap(self.gap, self.primal, self.dual)
 
     def as_dict(self) -> dict:
         """The fields as a plain dict, plus ``relative_gap`` (for JSON reports)."""
