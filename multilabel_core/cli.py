@@ -34,14 +34,26 @@ import sys
 import tempfile
 import textwrap
 
+import attrs
 import numpy as np
+import scipy.sparse as sp
 
 from .base.solver import CapabilityError
+from .experiments.config import Experiment
 from .experiments.preprocessing import PREPROCESSORS
 from .metrics import METRICS
 
 EXIT_USAGE = 2
 EXIT_FAILED_FITS = 1
+
+#: The commands that fit (fit, evaluate, compare) refuse data whose dense working set is out of all
+#: proportion to what the data store (:func:`check_width`): (n + d) x L dense values -- the (n, L)
+#: scores and signs every method holds, and the (d, L) weights of a linear model -- beyond
+#: WORK_FLOOR values and beyond WORK_PER_STORED values per stored one.  A LibSVM file declares its
+#: width by its largest index alone: ``0 16777216:1`` is 16,777,216 features in 13 bytes.
+WORK_FLOOR = 2**20
+WORK_PER_STORED = 256
+WORK_PER_STORED_ENV = "MULTILABEL_CORE_WORK_PER_STORED"
 
 
 class CLIError(Exception):
@@ -73,6 +85,69 @@ def load_data(data: str, data_home: str | None, random_state: int, sparse="auto"
     from .experiments.config import load_data
 
     return load_data(data, data_home, random_state, sparse)
+
+
+def work_per_stored() -> float:
+    """The ratio :func:`check_width` allows: ``$MULTILABEL_CORE_WORK_PER_STORED`` when set, else WORK_PER_STORED."""
+    text = os.environ.get(WORK_PER_STORED_ENV)
+    if text is None:
+        return float(WORK_PER_STORED)
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # NaN fails too
+        raise CLIError(f"${WORK_PER_STORED_ENV} must be a positive number (or inf), got {text!r}")
+    return value
+
+
+def check_width(ds, data: str) -> None:
+    """CLIError when fitting ``ds`` would hold far more dense values than it stores (a declared width).
+
+    The work is ``(n + d) x L`` values; the stored values are X's stored entries (all n x d of
+    a dense X), Y's relevant labels and one per row.  Refused when the work exceeds both
+    :data:`WORK_FLOOR` and :data:`WORK_PER_STORED` (``$MULTILABEL_CORE_WORK_PER_STORED``) times
+    the stored values.  Costs O(stored entries) for a sparse X; nothing is densified.
+    """
+    X, Y = ds.X, ds.Y
+    (n, d), n_labels = X.shape, Y.shape[1]
+    work = (n + d) * n_labels
+    if work <= WORK_FLOOR:
+        return
+    sparse = sp.issparse(X)
+    stored = (X.nnz if sparse else n * d) + int(np.count_nonzero(Y)) + n
+    ratio = work_per_stored()
+    if work <= ratio * stored:
+        return
+    from .datasets._files import size_text
+
+    held_features = np.unique(X.indices).size if sparse else int(np.count_nonzero(np.any(X != 0, axis=0)))
+    held_labels = np.unique(np.nonzero(Y)[1]).size
+    raise CLIError(
+        f"{data}: {n} row(s) x {d} feature(s) and {n_labels} label(s) store {stored} value(s) ({d - held_features} "
+        f"feature column(s) and {n_labels - held_labels} label column(s) are empty), but a fit holds (n + d) x L = "
+        f"{work} dense values ({size_text(8 * work)} as float64): more than {ratio:g} per stored value; drop the "
+        f"empty columns, or set ${WORK_PER_STORED_ENV} to allow more"
+    )
+
+
+@attrs.frozen
+class WidthCheckedExperiment(Experiment):
+    """An :class:`~.experiments.config.Experiment` whose datasets pass :func:`check_width` as they are loaded.
+
+    ``compare`` runs it: the runner loads the data once, and a declared width is refused there,
+    before any split or fit.
+    """
+
+    def load_datasets(self) -> dict:
+        loaded = super().load_datasets()
+        for name, dataset in loaded.items():
+            check_width(dataset, name)
+        return loaded
+
+    @classmethod
+    def of(cls, experiment: Experiment) -> WidthCheckedExperiment:
+        return cls(**{a.alias: getattr(experiment, a.name) for a in attrs.fields(type(experiment)) if a.init})
 
 
 def parse_sparse(text: str):
@@ -282,6 +357,7 @@ def cmd_fit(args) -> None:
     from .persistence import save_model
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    check_width(ds, args.data)
     est = make_estimator(args.method, args.param, args.preprocess, args.threshold).fit(ds.X, ds.Y)
     save_model(est, args.out, method=args.method)
     cert = getattr(est, "certificate_", None)
@@ -333,6 +409,16 @@ def write_predictions(path, ds, scores, pred, with_scores: bool) -> None:
             writer.writerow(row)
 
 
+def check_model_width(est, ds, model, data: str) -> None:
+    """CLIError, before any prediction, when DATA's feature or label columns are not the model's."""
+    for what, have, fitted in (
+        ("feature", ds.X.shape[1], getattr(est, "n_features_in_", None)),
+        ("label", ds.Y.shape[1], getattr(est, "n_labels_", None)),
+    ):
+        if fitted is not None and have != fitted:
+            raise CLIError(f"{data} has {have} {what} column(s), but the model {model} was fitted on {fitted}")
+
+
 def cmd_predict(args) -> None:
     from .metrics import evaluate
     from .persistence import load_model
@@ -341,6 +427,7 @@ def cmd_predict(args) -> None:
         raise CLIError("--scores adds the scores to the --out file: give --out FILE too")
     est = load_model(args.model, trusted=args.trust)
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    check_model_width(est, ds, args.model, args.data)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
     if args.out:
@@ -363,6 +450,7 @@ def cmd_evaluate(args) -> None:
     from .model_selection import cross_validate
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    check_width(ds, args.data)
     est = make_estimator(args.method, args.param, args.preprocess, args.threshold)
     result = cross_validate(
         est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=show_progress(args)
@@ -546,7 +634,7 @@ def cmd_compare(args) -> None:
         reference_method=args.reference_method,
         alpha=args.alpha,
     )
-    experiment = with_threshold(experiment, args.threshold)
+    experiment = WidthCheckedExperiment.of(with_threshold(experiment, args.threshold))
     result = run(
         experiment,
         args.out,

@@ -10,7 +10,10 @@ Every case is a :class:`MalformedFile` ``(name, format, data, expectation)``:
   :class:`~multilabel_core.datasets.DataFormatError`, else the ``(n_samples, n_features,
   n_labels)`` of the dataset it must return (default arguments of ``load_dataset``).
 
-No other outcome is acceptable: no other exception type, no memory blow-up.  The gzip bombs
+No other outcome is acceptable: no other exception type, no memory blow-up.  :data:`WIDTH_CASES`
+names the cases that load with a declared width (a million columns or more from a few bytes):
+the commands that use the data (``mlcore describe``, ``fit``, ``evaluate``, ``compare``,
+``predict``) must not pay for that width either.  The gzip bombs
 are a few hundred kilobytes that decompress to :data:`BOMB_BYTES` (more than the loaders'
 default cap on decompressed text); they are built here in a few milliseconds, never stored.
 
@@ -28,7 +31,10 @@ import zlib
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["BOMB_BYTES", "CASES", "ERROR", "MULAN_ARFF", "MULAN_XML", "MalformedFile", "gzip_bomb", "write_case"]
+__all__ = [
+    "BOMB_BYTES", "CASES", "ERROR", "MULAN_ARFF", "MULAN_XML", "WIDE", "WIDTH_CASES", "MalformedFile", "gzip_bomb",
+    "write_case",
+]
 
 ERROR = "error"
 BOM = b"\xef\xbb\xbf"
@@ -108,6 +114,12 @@ def _libsvm() -> list[MalformedFile]:
         ("trailing-comment", b"0 1:1 # x:y\n1 2:1#z\n", (2, 2, 2)),
         ("huge-feature-index", b"0 100000000:1\n", ERROR),
         ("feature-index-at-limit", b"0 16777216:1\n", (1, 2**24, 1)),
+        # Declared widths that load (the commands that use the data must not pay for them): the label
+        # matrix, the features, both, and enough rows and labels of both classes for a fit to start.
+        ("label-width", b"16777215 1:1\n", (1, 1, 2**24)),
+        ("label-width-two-rows", b"0 1:1\n16777215 2:1\n", (2, 2, 2**24)),
+        ("label-and-feature-width", b"16777215 16777216:1\n", (1, 2**24, 2**24)),
+        ("feature-width-rows", b"0 1:1\n1 16777216:1\n" * 10, (20, 2**24, 2)),
         ("feature-index-above-limit", b"0 16777217:1\n", ERROR),
         ("huge-label", b"1000000000 1:1\n", ERROR),
         ("label-above-limit", b"16777216 1:1\n", ERROR),
@@ -258,6 +270,13 @@ def _mulan() -> list[MalformedFile]:
 
 
 CASES: list[MalformedFile] = _libsvm() + _meka() + _mulan()
+
+#: A declared width: at least this many feature or label columns.
+WIDE = 2**20
+#: The names of the cases that load with a declared width of :data:`WIDE` columns or more.
+WIDTH_CASES: list[str] = [
+    case.name for case in CASES if case.expectation != ERROR and max(case.expectation[1:]) >= WIDE
+]
 
 
 def write_case(case: MalformedFile, folder) -> Path:
