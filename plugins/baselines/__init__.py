@@ -10,10 +10,14 @@ them under the same splits, and the reports test every method against the best o
 - ``ovr_linear``: one ``LinearSVC`` or liblinear ``LogisticRegression`` per label;
 - ``classifier_chain``: scikit-learn's ``ClassifierChain``, or an ensemble of chains;
 - ``mlknn``: ML-kNN (Zhang & Zhou 2007), written here on scipy's neighbour search;
+- ``brknn_a``, ``brknn_b``: BRkNN-a and BRkNN-b (Spyromitros, Tsoumakas & Vlahavas 2008),
+  binary relevance over one shared neighbour search (:mod:`.brknn`);
+- ``label_partition``: communities of the label co-occurrence graph, one base method per
+  part (label powerset by default), voting (:mod:`.label_partition`);
 - ``label_powerset``, ``rakel`` (RAkEL-d and RAkEL-o) and ``ecc`` (bagged chains in random
   orders): the papers' own baselines, over any scikit-learn classifier (:mod:`.ensembles`).
 
-All but ``mlknn`` need scikit-learn (``pip install 'multilabel-core[baselines]'``); it is
+All but ``mlknn``, ``brknn_a`` and ``brknn_b`` need scikit-learn (``pip install 'multilabel-core[baselines]'``); it is
 imported when they are fitted, never by this module, so the family registers (and
 ``mlcore methods`` lists it) without it.  docs/methods/baselines.md describes them.
 """
@@ -26,16 +30,22 @@ from multilabel_core.registry import MethodSpec
 # ovr_linear is LIBLINEAR's L2-SVM per label, the model of br, and its inner-CV scores match br's
 # on emotions, yeast and scene: it searches br's grid (docs/methods/br.md, "Default grid").
 from ..br import C_GRID as _LINEAR_C_GRID
+from .brknn import BRkNN, BRkNNa, BRkNNb
 from .chain import ClassifierChains
 from .ensembles import EnsembleClassifierChains, LabelPowerset, Powerset, RAkEL
+from .label_partition import LabelSpacePartitioning
 from .mlknn import MLkNN
 from .ovr import OneVsRestLinear, OneVsRestSVC
 
 __all__ = [
     "PLUGIN",
+    "BRkNN",
+    "BRkNNa",
+    "BRkNNb",
     "ClassifierChains",
     "EnsembleClassifierChains",
     "LabelPowerset",
+    "LabelSpacePartitioning",
     "MLkNN",
     "OneVsRestLinear",
     "OneVsRestSVC",
@@ -48,6 +58,13 @@ __all__ = [
 PLUGIN = "baselines"
 
 _C_GRID = [0.01, 0.1, 1, 10, 100]
+# Neighbours searched for BRkNN: a fit only stores the rows (a lazy learner) and one prediction
+# costs about one neighbour search, so the grid can be wider than mlknn's, down to k = 3.
+_KNN_GRID = [3, 5, 10, 15, 20, 30]
+_BRKNN_CITATION = (
+    "Spyromitros, Tsoumakas & Vlahavas, An empirical study of lazy multilabel classification algorithms, "
+    "Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008), LNAI 5138"
+)
 
 #: Every method of the family, as registered.
 METHODS = (
@@ -89,6 +106,31 @@ METHODS = (
         ),
         param_grid={"k": [5, 10, 15, 20]},
         description="multi-label k nearest neighbours with Bayesian label counts (smoothing s = 1)",
+    ),
+    MethodSpec(
+        name="brknn_a",
+        estimator=BRkNNa,
+        citation=_BRKNN_CITATION,
+        param_grid={"k": _KNN_GRID},
+        description="binary relevance k-NN; the most confident label when no label reaches half of the neighbours",
+    ),
+    MethodSpec(
+        name="brknn_b",
+        estimator=BRkNNb,
+        citation=_BRKNN_CITATION,
+        param_grid={"k": _KNN_GRID},
+        description="binary relevance k-NN; the s most confident labels, s the neighbours' mean label-set size",
+    ),
+    MethodSpec(
+        name="label_partition",
+        estimator=LabelSpacePartitioning,
+        citation=(
+            "Szymanski, Kajdanowicz & Kersting, How is a data-driven approach better than random choice in label "
+            "space division for multi-label classification?, Entropy 18(8), 2016"
+        ),
+        param_grid={"communities": ["modularity", "label_propagation"]},
+        description="label powerset (or any method) per community of the label co-occurrence graph, voting; "
+        "needs scikit-learn for the default base",
     ),
     MethodSpec(
         name="label_powerset",

@@ -1,17 +1,28 @@
-"""Exact k-nearest-neighbour search in Euclidean distance, for ML-kNN.
+"""Exact k-nearest-neighbour search in Euclidean distance, for ML-kNN and BRkNN.
+
+The neighbours of a row are the ``k`` training rows nearest to it, and of several rows at
+the same distance the earlier training rows come first: the order of a stable sort of the
+distances, which is what the reference implementation of ML-kNN does (Zhang & Zhou's
+MLKNN_train sorts each row of its distance matrix with MATLAB's stable ``sort``, after
+setting the diagonal to the largest float so that a training row is not its own neighbour).
+With that rule the neighbours, and so every count of ML-kNN and BRkNN, are a function of
+the data and the row order alone, identical for dense and sparse X.
 
 Dense training rows go to scipy's :class:`~scipy.spatial.cKDTree`, which computes each
 distance directly (no cancellation), queried a block of rows at a time (sparse query
-rows made dense a block at a time) so that Ctrl-C takes effect between blocks.  Sparse training rows are searched
-exhaustively, a block of query rows at a time, with
+rows made dense a block at a time) so that Ctrl-C takes effect between blocks.  The tree
+does not say which of several equidistant rows it returns, so it is asked for one row
+more than needed: when that extra row is farther than the last one kept, the set is
+unambiguous; otherwise (a tie at the boundary, common on binary or duplicated rows) the
+row's distances to every training row are computed directly and stably sorted.  Sparse
+training rows are searched exhaustively, a block of query rows at a time, with
 
     ||a - b||^2 = ||a||^2 + ||b||^2 - 2 a^T b,
 
 the products ``A B^T`` of a block being one sparse matrix product, so X is never
-densified and a block's distances stay within :data:`BLOCK_ENTRIES` floats.
-
-Which of several equidistant rows is taken is unspecified in both cases (the count of
-a label among the neighbours depends on it only at exact ties).
+densified and a block's distances stay within :data:`BLOCK_ENTRIES` floats; the ties of
+those computed distances are broken by the training order too (exact ties for integer
+features such as word counts, whose sums are exact in float64).
 """
 
 from __future__ import annotations
@@ -30,8 +41,10 @@ def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_j
     """Indices (n_query, k) of the ``k`` rows of ``X_fit`` nearest to each row of ``X_query``.
 
     With ``exclude_self`` the query rows are the rows of ``X_fit`` themselves, and row i
-    is not its own neighbour (ML-kNN's N(x_i) in training).  The rows of the result
-    are sets: their order is unspecified.  ``n_jobs`` is the number of threads of the
+    is not its own neighbour (ML-kNN's N(x_i) in training; a duplicate of row i is
+    another row and counts).  Of several rows at the distance of the k-th, the earliest
+    training rows are taken (module docstring).  The rows of the result are sets: the
+    order within a row is unspecified.  ``n_jobs`` is the number of threads of the
     tree's queries (-1 for all cores; None for one).
     """
     n_fit = X_fit.shape[0]
@@ -68,25 +81,45 @@ def _largest(X) -> float:
 
 def _tree_search(X_fit, X_query, k, exclude_self, n_jobs):
     workers = 1 if n_jobs is None else n_jobs
-    needed = k + 1 if exclude_self else k
+    n_fit = X_fit.shape[0]
+    # One row more than the neighbours (and the row itself) tells whether the boundary is tied.
+    asked = min(k + (2 if exclude_self else 1), n_fit)
     tree = cKDTree(X_fit)
     n_query = X_query.shape[0]
     # A block of query rows per call: the tree's queries do not check for signals, and in many
     # dimensions one query visits most of the n_fit rows, so a call is kept to about
     # BLOCK_ENTRIES distances and Ctrl-C takes effect between calls.  Sparse rows are made
     # dense a block at a time.
-    block = max(1, BLOCK_ENTRIES // max(X_fit.shape[0], X_query.shape[1]))
-    index = np.empty((n_query, needed), dtype=np.intp)
+    block = max(1, BLOCK_ENTRIES // max(n_fit, X_query.shape[1]))
+    index = np.empty((n_query, k), dtype=np.intp)
     for start in range(0, n_query, block):
         rows = X_query[start : start + block]
         rows = rows.toarray() if sp.issparse(rows) else rows
-        index[start : start + len(rows)] = tree.query(rows, k=needed, workers=workers)[1].reshape(len(rows), needed)
-    if not exclude_self:
-        return index
-    # Drop row i from its own list; when ties at distance 0 pushed it out, drop the farthest.
-    own = index == np.arange(n_query)[:, None]
-    own[~own.any(axis=1), -1] = True
-    return index[~own].reshape(n_query, k)
+        n_rows = len(rows)
+        distance, found = tree.query(rows, k=asked, workers=workers)
+        distance, found = distance.reshape(n_rows, asked), found.reshape(n_rows, asked)
+        unresolved = np.zeros(n_rows, dtype=bool)
+        if exclude_self:
+            own = found == np.arange(start, start + n_rows)[:, None]
+            # A row missing from its own list has more equidistant (duplicate) rows than were asked for.
+            unresolved |= ~own.any(axis=1)
+            own[unresolved, -1] = True
+            found = found[~own].reshape(n_rows, asked - 1)
+            distance = distance[~own].reshape(n_rows, asked - 1)
+        if found.shape[1] > k:
+            unresolved |= distance[:, k - 1] == distance[:, k]
+        index[start : start + n_rows] = found[:, :k]
+        for i in np.flatnonzero(unresolved):
+            index[start + i] = _stable_nearest(X_fit, rows[i], k, start + i if exclude_self else None)
+    return index
+
+
+def _stable_nearest(X_fit, row, k, own):
+    """The k rows of dense ``X_fit`` nearest to ``row``, equidistant ones in training order (``own`` left out)."""
+    squared = np.einsum("ij,ij->i", X_fit - row, X_fit - row)
+    if own is not None:
+        squared[own] = np.inf
+    return np.argsort(squared, kind="stable")[:k]
 
 
 def _blocked_search(X_fit, X_query, k, exclude_self):
@@ -101,5 +134,17 @@ def _blocked_search(X_fit, X_query, k, exclude_self):
         distances = query_norms[start:stop, None] + fit_norms[None, :] - 2.0 * products
         if exclude_self:
             distances[np.arange(stop - start), np.arange(start, stop)] = np.inf
-        index[start:stop] = np.argpartition(distances, k - 1, axis=1)[:, :k]
+        index[start:stop] = _first_k_smallest(distances, k)
     return index
+
+
+def _first_k_smallest(distances, k):
+    """Per row, the columns of the k smallest entries, equal entries in column order (a stable
+    sort's first k), in linear time: every entry below the k-th smallest value, then the first
+    columns holding that value."""
+    kth = np.partition(distances, k - 1, axis=1)[:, k - 1 : k]
+    below = distances < kth
+    at = distances == kth
+    wanted = k - below.sum(axis=1, keepdims=True)
+    chosen = below | (at & (np.cumsum(at, axis=1) <= wanted))
+    return np.nonzero(chosen)[1].reshape(len(distances), k)

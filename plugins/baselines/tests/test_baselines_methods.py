@@ -16,17 +16,24 @@ from multilabel_core.testing.rounding import gamma
 from multilabel_core_plugins.baselines import (
     METHODS,
     PLUGIN,
+    BRkNNa,
+    BRkNNb,
     ClassifierChains,
     EnsembleClassifierChains,
     LabelPowerset,
+    LabelSpacePartitioning,
     MLkNN,
     OneVsRestLinear,
     OneVsRestSVC,
     RAkEL,
 )
 
-NAMES = ["ovr_svc", "ovr_linear", "classifier_chain", "mlknn", "label_powerset", "rakel", "ecc"]
-NEED_SKLEARN = {"ovr_svc", "ovr_linear", "classifier_chain", "label_powerset", "rakel", "ecc"}
+NAMES = ["ovr_svc", "ovr_linear", "classifier_chain", "mlknn", "brknn_a", "brknn_b", "label_partition", "label_powerset",
+         "rakel", "ecc"]  # fmt: skip
+# label_partition's default base is label_powerset.
+NEED_SKLEARN = {"ovr_svc", "ovr_linear", "classifier_chain", "label_powerset", "rakel", "ecc", "label_partition"}
+# Checked in their own files (test_brknn.py, test_label_partition.py).
+OWN_TESTS = {"brknn_a", "brknn_b", "label_partition"}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +46,8 @@ def test_registration():
     specs = {spec.name: spec for spec in multilabel_core.list_methods() if spec.plugin == PLUGIN}
     assert list(specs) == sorted(NAMES) and [spec.name for spec in METHODS] == NAMES
     assert [specs[name].estimator for name in NAMES] == [
-        OneVsRestSVC, OneVsRestLinear, ClassifierChains, MLkNN, LabelPowerset, RAkEL, EnsembleClassifierChains
+        OneVsRestSVC, OneVsRestLinear, ClassifierChains, MLkNN, BRkNNa, BRkNNb, LabelSpacePartitioning, LabelPowerset,
+        RAkEL, EnsembleClassifierChains,
     ]  # fmt: skip
     assert specs["ovr_svc"].param_grid == {"C": [0.1, 1, 10, 100], "gamma": ["scale", 0.001, 0.01, 0.1]}
     assert specs["mlknn"].param_grid == {"k": [5, 10, 15, 20]} and "Zhang & Zhou" in specs["mlknn"].citation
@@ -47,7 +55,7 @@ def test_registration():
     assert all(set(spec.param_grid) for spec in specs.values())
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [name for name in NAMES if name not in OWN_TESTS])
 def test_conformance(name):
     check_method(name)
 
@@ -200,19 +208,23 @@ def test_without_scikit_learn_the_family_registers_and_names_the_extra(tmp_path)
 
         assert main(["methods"]) == 0
         names = {spec.name for spec in multilabel_core.list_methods() if spec.plugin == "baselines"}
-        assert names == {"ovr_svc", "ovr_linear", "classifier_chain", "mlknn", "label_powerset", "rakel", "ecc"}, names
+        assert names == {"ovr_svc", "ovr_linear", "classifier_chain", "mlknn", "brknn_a", "brknn_b", "label_partition",
+                         "label_powerset", "rakel", "ecc"}, names
         rng = np.random.default_rng(0)
         X = rng.standard_normal((40, 3))
         Y = (X[:, :2] > 0).astype(int)
-        for name in ("ovr_svc", "ovr_linear", "classifier_chain", "label_powerset", "rakel", "ecc"):
+        for name in ("ovr_svc", "ovr_linear", "classifier_chain", "label_powerset", "rakel", "ecc", "label_partition"):
             try:
                 multilabel_core.make_method(name).fit(X, Y)
             except ImportError as exc:
-                assert f"the {name} baseline needs scikit-learn" in str(exc), exc
+                assert f"the {name} baseline" in str(exc) and "needs scikit-learn" in str(exc), exc
                 assert "pip install 'multilabel-core[baselines]'" in str(exc), exc
             else:
                 raise AssertionError(f"{name} fitted without scikit-learn")
-        assert multilabel_core.make_method("mlknn", k=3).fit(X, Y).predict(X).shape == Y.shape
+        for name in ("mlknn", "brknn_a", "brknn_b"):
+            assert multilabel_core.make_method(name, k=3).fit(X, Y).predict(X).shape == Y.shape
+        partition = multilabel_core.make_method("label_partition", base="mlknn", base_params={"k": 3})
+        assert partition.fit(X, Y).predict(X).shape == Y.shape
         # the demo leaves the scikit-learn baselines out, saying why, and runs the rest
         assert main(["demo", "--json", "--compact"]) == 0
         print("ok")
