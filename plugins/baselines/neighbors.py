@@ -13,8 +13,10 @@ distance directly (no cancellation), queried a block of rows at a time (sparse q
 rows made dense a block at a time) so that Ctrl-C takes effect between blocks.  The tree
 does not say which of several equidistant rows it returns, so it is asked for one row
 more than needed: when that extra row is farther than the last one kept, the set is
-unambiguous; otherwise (a tie at the boundary, common on binary or duplicated rows) the
-row's distances to every training row are computed directly and stably sorted.  Sparse
+unambiguous; otherwise (a tie at the boundary, common on binary or duplicated rows) every
+training row within the boundary distance is found (one matrix product per block of such
+rows, with a margin for its rounding) and those rows' distances, computed directly, are
+stably sorted.  Sparse
 training rows are searched exhaustively, a block of query rows at a time, with
 
     ||a - b||^2 = ||a||^2 + ||b||^2 - 2 a^T b,
@@ -109,17 +111,42 @@ def _tree_search(X_fit, X_query, k, exclude_self, n_jobs):
         if found.shape[1] > k:
             unresolved |= distance[:, k - 1] == distance[:, k]
         index[start : start + n_rows] = found[:, :k]
-        for i in np.flatnonzero(unresolved):
-            index[start + i] = _stable_nearest(X_fit, rows[i], k, start + i if exclude_self else None)
+        tied = np.flatnonzero(unresolved)
+        if tied.size:
+            _resolve_ties(X_fit, rows, tied, distance[tied, k - 1], index[start : start + n_rows], k,
+                          start if exclude_self else None)  # fmt: skip
     return index
 
 
-def _stable_nearest(X_fit, row, k, own):
-    """The k rows of dense ``X_fit`` nearest to ``row``, equidistant ones in training order (``own`` left out)."""
-    squared = np.einsum("ij,ij->i", X_fit - row, X_fit - row)
-    if own is not None:
-        squared[own] = np.inf
-    return np.argsort(squared, kind="stable")[:k]
+def _resolve_ties(X_fit, rows, tied, boundary, index, k, offset):
+    """The neighbours of the query rows ``tied`` (of ``rows``), whose k-th distance ``boundary`` is shared
+    by more rows than fit: every row within it, stably sorted by its directly computed distance.
+
+    The rows within the boundary are found with ``||a - b||^2 = ||a||^2 + ||b||^2 - 2 a^T b``, one
+    matrix product per block, kept when that value is below the squared boundary plus a bound of its
+    rounding error: each of the three terms is a sum of d + 2 or fewer products, each rounded by at
+    most the unit roundoff u, so the error stays below (d + 2) u (||a||^2 + ||b||^2 + 2 |a^T b|),
+    at most 2 (d + 2) u (||a||^2 + ||b||^2); twice that is the margin.  The candidates'
+    distances are then computed directly (differences first), which the ties are broken on.
+    """
+    d = X_fit.shape[1]
+    fit_norms = np.einsum("ij,ij->i", X_fit, X_fit)
+    margin = 4.0 * (d + 2) * np.finfo(np.float64).eps
+    block = max(1, BLOCK_ENTRIES // X_fit.shape[0])
+    for first in range(0, len(tied), block):
+        which = tied[first : first + block]
+        queries = rows[which]
+        query_norms = np.einsum("ij,ij->i", queries, queries)
+        sums = query_norms[:, None] + fit_norms[None, :]
+        squared = sums - 2.0 * (queries @ X_fit.T)
+        # The relative 1e-9 covers the tree's own rounding of the boundary distance.
+        within = squared <= (boundary[first : first + block, None] * (1.0 + 1e-9)) ** 2 + margin * sums
+        for row, query, near in zip(which, queries, within):
+            candidates = np.flatnonzero(near)
+            if offset is not None:
+                candidates = candidates[candidates != offset + row]
+            difference = X_fit[candidates] - query
+            index[row] = candidates[np.argsort(np.einsum("ij,ij->i", difference, difference), kind="stable")[:k]]
 
 
 def _blocked_search(X_fit, X_query, k, exclude_self):
