@@ -63,7 +63,7 @@ _C_GRID = [0.01, 0.1, 1, 10, 100]
 _KNN_GRID = [3, 5, 10, 15, 20, 30]
 _BRKNN_CITATION = (
     "Spyromitros, Tsoumakas & Vlahavas, An empirical study of lazy multilabel classification algorithms, "
-    "Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008), LNAI 5138"
+    "Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008)"
 )
 
 #: Every method of the family, as registered.

@@ -1,8 +1,7 @@
 """BRkNN and its extensions BRkNN-a and BRkNN-b (Spyromitros, Tsoumakas & Vlahavas 2008).
 
 Spyromitros, Tsoumakas & Vlahavas, *An Empirical Study of Lazy Multilabel Classification
-Algorithms*, Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008), LNAI 5138,
-section 3.  BRkNN is binary relevance with a k-nearest-neighbour classifier per label, computed
+Algorithms*, Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008).  BRkNN is binary relevance with a k-nearest-neighbour classifier per label, computed
 with one neighbour search shared by all labels.  With N(x) the ``k`` training rows nearest to x
 (Euclidean, equidistant rows in training order: :mod:`.neighbors`) and y_a(l) in {0, 1}, the
 confidence of label l is the share of the neighbours that have it,
@@ -122,7 +121,7 @@ class BRkNN(MultiLabelEstimator):
     Parameters
     ----------
     k : int, default 10
-        Neighbours per row (the paper's experiments search k = 1, ..., 30).
+        Neighbours per row.
     n_jobs : int or None, default None
         Threads of the neighbour search of dense data (-1 for all cores).
     thresholding : str or Threshold, default "zero"
@@ -193,8 +192,33 @@ class BRkNNa(BRkNN):
     neighbours have, or, when there is none, the single most confident label.
 
     Spyromitros, Tsoumakas & Vlahavas, An Empirical Study of Lazy Multilabel Classification
-    Algorithms, SETN 2008, section 3 (module docstring of :mod:`.brknn`).  Parameters and
-    attributes as :class:`BRkNN`.
+    Algorithms, SETN 2008: the predicted set is {l : c_x(l) >= 1/2}, or the label of
+    largest c_x(l) when that set is empty, with c_x(l) the share of the k nearest training rows
+    that have label l.
+
+    Parameters
+    ----------
+    k : int, default 10
+        Neighbours per row.
+    n_jobs : int or None, default None
+        Threads of the neighbour search of dense data (-1 for all cores).
+    thresholding : str or Threshold, default "zero"
+        The threshold part; ``"zero"`` is the method's own rule.
+
+    Attributes
+    ----------
+    X_fit_, Y_fit_ : the training rows and labels (a lazy learner keeps them).
+    n_neighbors_ : int
+        The k used: ``k``, or m for a training set of m < k rows.
+    label_preference_ : (L,) int
+        p(l), each label's position in the tie-break order (more frequent first).
+
+    Notes
+    -----
+    ``decision_function`` is a confidence minus a per-row cut, positive exactly for the
+    predicted labels; ties between equally confident labels go to the label more frequent in
+    training, then to the lower index (module docstring of :mod:`.brknn`).  No optimisation
+    problem, so no certificate (``certified = False``).
     """
 
     variant = "a"
@@ -205,8 +229,33 @@ class BRkNNb(BRkNN):
     size of the k nearest neighbours' label sets.
 
     Spyromitros, Tsoumakas & Vlahavas, An Empirical Study of Lazy Multilabel Classification
-    Algorithms, SETN 2008, section 3 (module docstring of :mod:`.brknn`).  Parameters and
-    attributes as :class:`BRkNN`.
+    Algorithms, SETN 2008: the s_x labels of largest c_x(l), with c_x(l) the share of
+    the k nearest training rows that have label l and s_x = floor(mean neighbour label-set size
+    + 1/2) (halves rounded up).
+
+    Parameters
+    ----------
+    k : int, default 10
+        Neighbours per row.
+    n_jobs : int or None, default None
+        Threads of the neighbour search of dense data (-1 for all cores).
+    thresholding : str or Threshold, default "zero"
+        The threshold part; ``"zero"`` is the method's own rule.
+
+    Attributes
+    ----------
+    X_fit_, Y_fit_ : the training rows and labels (a lazy learner keeps them).
+    n_neighbors_ : int
+        The k used: ``k``, or m for a training set of m < k rows.
+    label_preference_ : (L,) int
+        p(l), each label's position in the tie-break order (more frequent first).
+
+    Notes
+    -----
+    ``decision_function`` is a confidence minus a per-row cut, positive exactly for the
+    predicted labels; ties between equally confident labels go to the label more frequent in
+    training, then to the lower index (module docstring of :mod:`.brknn`).  No optimisation
+    problem, so no certificate (``certified = False``).
     """
 
     variant = "b"

@@ -13,7 +13,7 @@ part far below that of the whole label set.
 
 *Modularity.*  With W the symmetric weight matrix, 2w = sum_ij W_ij its total, d_i = sum_j W_ij
 and c(i) the part of label i, the modularity of a partition (Newman & Girvan, *Finding and
-evaluating community structure in networks*, Physical Review E 69, 026113, 2004, eq. 5 in the
+evaluating community structure in networks*, Physical Review E 69, 026113, 2004, in the
 weighted form of Newman, *Analysis of weighted networks*, Physical Review E 70, 056131, 2004) is
 
     Q = sum_ij [W_ij / (2w) - d_i d_j / (2w)^2] [c(i) = c(j)].
@@ -24,7 +24,7 @@ own part.
 *Communities* (``communities=``):
 
 * ``"modularity"`` (default): greedy agglomeration (Clauset, Newman & Moore, *Finding community
-  structure in very large networks*, Physical Review E 70, 066111, 2004, eqs. 7-10, without their
+  structure in very large networks*, Physical Review E 70, 066111, 2004, without their
   heaps, which pay off only for far more nodes than labels).  Starting from one label per part,
   with e_ab = sum_{i in a, j in b} W_ij / (2w) and a_a = sum_b e_ab, merging parts a and b
   changes Q by dQ_ab = 2 (e_ab - a_a a_b); the pair of largest dQ is merged while it is
@@ -33,7 +33,7 @@ own part.
   merge of two parts improves.
 * ``"label_propagation"``: asynchronous label propagation (Raghavan, Albert & Kumara, *Near
   linear time algorithm to detect community structures in large-scale networks*, Physical
-  Review E 76, 036106, 2007, section II): each label starts in its own community; in sweeps
+  Review E 76, 036106, 2007): each label starts in its own community; in sweeps
   over the labels in a random order each label joins the community of largest total edge weight
   among its neighbours (keeping its own when that is among the largest, else choosing at random
   among the largest), until a sweep changes nothing.  Seeded by ``random_state``; at most
