@@ -9,7 +9,13 @@ For a registered method (any plugin's, found through :func:`multilabel_core.list
     column, constant label columns, object/complex/string/bool/integer/float16/float32
     dtypes, sparse X (CSR, CSC, COO, duplicate or unsorted CSR entries, no stored entry),
     non-contiguous, Fortran-ordered, read-only and big-endian arrays, lists, and predict
-    with another feature count than fit.
+    with another feature count than fit; and the declared width of a LibSVM file
+    (:data:`WIDE_CASE`, :func:`wide_problem`): a CSR X of 10^6 columns holding 450 values
+    (30 rows of 15 features), fitted under a memory
+    budget of :data:`WIDE_BUDGET_COPIES` dense (10^6, L) matrices on top of the worker's
+    address space and a hang limit of :data:`WIDE_TIMEOUT` seconds (a fit whose cost follows
+    the width, not the stored entries, ends in a MemoryError there -- a ``wrong-exception``
+    saying so -- or in a ``hang``).
 ``params``
     for every parameter in ``get_params()``: 0, negative, NaN, +-inf, 1e300, 1e-300,
     strings, None, booleans, a non-integral float, containers; strings and booleans where
@@ -121,12 +127,19 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "FAILURES",
     "OUTCOMES",
+    "WIDE_BUDGET_COPIES",
+    "WIDE_CASE",
+    "WIDE_COLUMNS",
+    "WIDE_TIMEOUT",
     "Case",
     "assert_fuzz_clean",
     "count_table",
     "format_failures",
     "method_cases",
     "run_method",
+    "wide_budget",
+    "wide_problem",
+    "wide_sparse",
 ]
 
 OUTCOMES = ("ok-fit", "clear-error", "crash", "hang", "wrong-exception", "false-converged", "bad-output", "accepted-invalid")
@@ -147,6 +160,19 @@ _U = np.finfo(np.float64).eps / 2
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
 _STARTUP_TIMEOUT = 120.0
 _MAX_DETAIL = 400
+#: The wide case (:data:`WIDE_CASE`): the declared width of its sparse X.
+WIDE_COLUMNS = 10**6
+#: ... and its memory budget, in dense (width, L) float64 matrices: a linear model is one such
+#: matrix, and a fit may hold a few copies of it (iterates, gradients, the scaled copy of a
+#: preprocessing step), 576 MB at 10^6 columns and 3 labels.  What the declared width must not
+#: cost is a matrix of width x rows (LIEML's stacked matrix was 10^6 x 30 dense), width x cuts
+#: (MLFS kept a width-vector per cut, 1.89 GB) or width x classes.
+WIDE_BUDGET_COPIES = 24
+#: ... and its hang limit, in seconds: a fit of 450 stored values took at most 5.1 s (PrML, worker
+#: start included) beside other loads on the 2-core machine, and every fit whose time follows the
+#: width took over 40 s there (FISTA's thousands of steps over a 10^6 x 3 W, the ensembles' chains).
+WIDE_TIMEOUT = 20.0
+WIDE_CASE = "X sparse, 10^6 columns (450 stored values)"
 
 
 @dataclass(frozen=True)
@@ -161,6 +187,10 @@ class Case:
     data: Callable[[], tuple]
     params: dict = field(default_factory=dict)
     must_refuse: bool = False
+    #: Bytes of address space the case may add to the worker's (None: only the worker's limit).
+    memory_budget: int | None = None
+    #: Seconds before the case is a hang, when shorter than the run's timeout (None: the run's).
+    timeout: float | None = None
 
 
 # -- the problem ----------------------------------------------------------------------
@@ -308,6 +338,8 @@ def _array_cases(X, Y, fit_parameters) -> list[Case]:
         case("X CSR nan", lambda: _given(sparse_with_nan(), Y), True),
         case("X sparse, no stored entry", lambda: _given(sp.csr_matrix((n, d)), Y)),
         case("X sparse, zero rows", lambda: _given(sp.csr_matrix((0, d)), Y[:0]), True),
+        Case("arrays", WIDE_CASE, lambda: _given(*wide_problem()), memory_budget=wide_budget(Y.shape[1]),
+             timeout=WIDE_TIMEOUT),
         case("X sparse int", lambda: _given(sp.csr_matrix(np.round(10 * X).astype(np.int64)), Y)),
         case("X every other row (strided view)", lambda: _given(np.repeat(X, 2, axis=0)[::2], Y)),
         case("X every other column (strided view)", lambda: _given(np.repeat(X, 2, axis=1)[:, ::2], Y)),
@@ -332,6 +364,39 @@ def _array_cases(X, Y, fit_parameters) -> list[Case]:
             case("X_unlabeled 1-D", lambda: _given(X, Y, X_unlabeled=X[0].copy()), True),
         ]
     return cases
+
+
+def wide_sparse(X, width: int | None = None):
+    """The columns of a dense X spread evenly over a CSR of ``width`` columns (default :data:`WIDE_COLUMNS`).
+
+    The first and the last column hold X's first and last; every other column not among X's is
+    empty, as in a LibSVM file whose largest index declares the width.
+    """
+    import scipy.sparse as sp
+
+    width = WIDE_COLUMNS if width is None else int(width)
+    n, held = X.shape
+    columns = np.linspace(0, width - 1, held).astype(np.int64)
+    wide = sp.csr_matrix((np.ravel(X), np.tile(columns, n), np.arange(0, n * held + 1, held)), shape=(n, width))
+    wide.eliminate_zeros()
+    return wide
+
+
+def wide_problem(width: int | None = None):
+    """``(X, Y)`` of the wide case: 30 rows, 15 features (450 values) over ``width`` columns, 3 labels.
+
+    The shape of the red-team file that took MLFS 51 s and 1.89 GB: the features of
+    :func:`make_correlated_multilabel` (seed 0), each one a column of the wide CSR.
+    """
+    from multilabel_core.datasets import make_correlated_multilabel
+
+    data = make_correlated_multilabel(30, 15, 3, random_state=0)
+    return wide_sparse(np.asarray(data.X, dtype=np.float64), width), np.asarray(data.Y)
+
+
+def wide_budget(n_labels: int, width: int | None = None) -> int:
+    """The memory budget of the wide case: :data:`WIDE_BUDGET_COPIES` dense (width, L) float64 matrices."""
+    return WIDE_BUDGET_COPIES * 8 * (WIDE_COLUMNS if width is None else int(width)) * int(n_labels)
 
 
 # -- parameters -----------------------------------------------------------------------
@@ -578,6 +643,13 @@ def run_case(method: str, case: Case, *, gap_rtol: float = DEFAULT_GAP_RTOL, all
         except TypeError as exc:
             outcome = "clear-error" if allow_type_error else "wrong-exception"
             return result | {"outcome": outcome, "stage": stage, "detail": _describe(exc)}
+        except MemoryError as exc:
+            detail = _describe(exc)
+            if case.memory_budget is not None:
+                detail = (f"MemoryError beyond the case's budget of {case.memory_budget / 2**20:.0f} MiB of address space "
+                          f"({WIDE_BUDGET_COPIES} dense copies of the (width, L) model): the cost follows the declared "
+                          f"width, not the stored entries; {detail}")
+            return result | {"outcome": "wrong-exception", "stage": stage, "detail": detail[:_MAX_DETAIL]}
         except Exception as exc:  # noqa: BLE001 -- the point is to classify every exception
             return result | {"outcome": "wrong-exception", "stage": stage, "detail": _describe(exc)}
         names = sorted({w.category.__name__ for w in caught})
@@ -612,12 +684,55 @@ def _worker(method: str, indices: list[int], gap_rtol: float, allow_type_error: 
                 manager.register(importlib.import_module(name), name=name)
     cases = method_cases(method)
     protocol.write(json.dumps({"event": "ready", "n_cases": len(cases)}) + "\n")
+    warm = False
     for index in indices:
+        if cases[index].memory_budget is not None and not warm:
+            # A fit on the plain problem first, before the case's clock and budget start: the imports
+            # and BLAS buffers of a first fit are the worker's, not the budgeted case's.
+            X, Y = _problem()
+            run_case(method, Case("arrays", "warm-up", lambda: _given(X, Y)), gap_rtol=gap_rtol)
+            warm = True
         protocol.write(json.dumps({"event": "start", "index": index}) + "\n")
         start = time.perf_counter()
-        result = run_case(method, cases[index], gap_rtol=gap_rtol, allow_type_error=allow_type_error)
+        with _address_space_budget(cases[index].memory_budget):
+            result = run_case(method, cases[index], gap_rtol=gap_rtol, allow_type_error=allow_type_error)
         result |= {"event": "result", "index": index, "seconds": round(time.perf_counter() - start, 4)}
         protocol.write(json.dumps(result, default=str) + "\n")
+
+
+class _address_space_budget:
+    """Lower the soft address-space limit to the current size plus ``budget`` bytes for a case; restore it after.
+
+    An allocation beyond it raises MemoryError in the case (the soft limit of an unprivileged
+    process may be raised again up to its hard limit).  Without /proc (not Linux) the case runs
+    under the worker's limit alone.
+    """
+
+    def __init__(self, budget):
+        self.budget, self.saved = budget, None
+
+    def __enter__(self):
+        if self.budget is None:
+            return self
+        try:
+            import resource
+
+            with open("/proc/self/status") as status:
+                size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+            self.saved = resource.getrlimit(resource.RLIMIT_AS)
+            hard = self.saved[1]
+            soft = size + int(self.budget)
+            resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+        except (ImportError, OSError, ValueError, StopIteration):
+            self.saved = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, self.saved)
+        return False
 
 
 # -- the parent ---------------------------------------------------------------------------
@@ -681,7 +796,8 @@ def _follow(process, cases, pending, results, timeout, stderr_path) -> list[int]
                 _kill(process)
                 if current is None:
                     raise RuntimeError(f"fuzz worker did not start within {_STARTUP_TIMEOUT} s: {_tail(stderr_path)}")
-                results[current] = _synthetic(cases[current], "hang", f"no result within {timeout:g} s (worker killed)",
+                limit = _case_timeout(cases[current], timeout)
+                results[current] = _synthetic(cases[current], "hang", f"no result within {limit:g} s (worker killed)",
                                               time.monotonic() - started)  # fmt: skip
                 return pending[pending.index(current) + 1 :]
             chunk = os.read(process.stdout.fileno(), 65536)
@@ -705,7 +821,7 @@ def _follow(process, cases, pending, results, timeout, stderr_path) -> list[int]
                         raise RuntimeError("the worker built another case list than the parent")
                 elif message["event"] == "start":
                     current, started = message["index"], time.monotonic()
-                    deadline = started + timeout
+                    deadline = started + _case_timeout(cases[current], timeout)
                 else:
                     results[message["index"]] = {k: v for k, v in message.items() if k != "event"}
                     current = None
@@ -718,6 +834,10 @@ def _follow(process, cases, pending, results, timeout, stderr_path) -> list[int]
         process.stdout.close()
         if process.poll() is None:
             _kill(process)
+
+
+def _case_timeout(case: Case, timeout: float) -> float:
+    return timeout if case.timeout is None else min(timeout, case.timeout)
 
 
 def _synthetic(case: Case, outcome: str, detail: str, seconds: float) -> dict:
