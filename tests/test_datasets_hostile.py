@@ -1,5 +1,10 @@
 """Hostile data files: bounded memory, and one located DataFormatError (never another exception).
 
+Registry-driven: every case of the corpus (:mod:`multilabel_core.testing.malformed_files`)
+through ``load_dataset`` and every loadable one through ``fit``, ``evaluate``, ``compare`` and
+``predict``, and every registered method refused a declared width by the commands before it
+fits; the commands' peak memory on the width cases is tests/test_commands_memory.py's.
+
 The memory checks read the file in a fresh interpreter and assert on its peak resident set
 (``VmHWM``); that interpreter also runs under an address-space limit, so that a regression
 ends in a MemoryError there instead of swapping the machine.
@@ -19,7 +24,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from multilabel_core.cli import main
+from multilabel_core import list_methods
+from multilabel_core.cli import WORK_PER_STORED, WORK_PER_STORED_ENV, main
 from multilabel_core.datasets import (
     MAX_BYTES,
     MAX_BYTES_ENV,
@@ -37,6 +43,7 @@ from multilabel_core.testing.malformed_files import (
     CASES,
     ERROR,
     MULAN_ARFF,
+    WIDTH_CASES,
     gzip_bomb,
     write_case,
 )
@@ -366,3 +373,81 @@ def test_mlcore_describe_in_a_subprocess_prints_one_line(tmp_path, data, reason)
     assert done.returncode == 2 and done.stdout == ""
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"mlcore: error: {path}, {reason}"), done.stderr
+
+
+# ---------------------------------------------------------------- every command on the corpus
+
+_LOADABLE = [case.name for case in CASES if case.expectation != ERROR]
+_SMALL_MODEL_DATA = b"0,2 1:0.5 3:1\n1 2:1\n0 1:1\n1,2 3:1\n" * 3
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory):
+    """A model of three features and three labels (what ``predict`` is given)."""
+    folder = tmp_path_factory.mktemp("model")
+    (folder / "small.svm").write_bytes(_SMALL_MODEL_DATA)
+    assert main(["fit", "br", str(folder / "small.svm"), "--out", str(folder / "small.mlcore"), "--quiet"]) == 0
+    return folder / "small.mlcore"
+
+
+def _command(command: str, data: str, folder, model) -> list[str]:
+    return {
+        "fit": ["fit", "br", data, "--out", str(folder / "m.mlcore"), "--quiet"],
+        "evaluate": ["evaluate", "br", data, "--cv", "2", "--quiet"],
+        "compare": ["compare", "br", "--data", data, "--out", str(folder / "run"), "--protocol-param", "n_splits=2",
+                    "--quiet", "--no-plots"],  # fmt: skip
+        "predict": ["predict", str(model), data, "--quiet"],
+    }[command]
+
+
+@pytest.mark.parametrize("command", ["fit", "evaluate", "compare", "predict"])
+@pytest.mark.parametrize("name", _LOADABLE + _CLI_SAMPLE[:4])
+def test_every_command_on_the_corpus_succeeds_or_says_one_line(tmp_path, capsys, small_model, name, command):
+    """The corpus files that load, and a sample of the refused ones, through the commands that use the data.
+
+    A loadable file may still be unfit for a command (two rows for a 2-fold CV, a label of one
+    value, a declared width): the command says so in one line, never a traceback.  ``compare``
+    exits 1 when every evaluation failed (its results and report are written).
+    """
+    case = _BY_NAME[name]
+    path = write_case(case, tmp_path / "data")
+    status = main(_command(command, str(path), tmp_path, small_model))
+    out, err = capsys.readouterr()
+    assert status in (0, 1, 2), (status, err)
+    if status == 0:
+        assert all(line.startswith("mlcore: ") for line in err.splitlines()), err  # warnings' summary lines only
+    else:
+        assert err.count("\n") == 1 and err.startswith("mlcore: error: "), err
+        assert status == 2 or command == "compare", (status, err)
+    if name in WIDTH_CASES:
+        assert status == 2 and out == ""
+        assert ("but the model" if command == "predict" else "to allow more") in err, err
+
+
+_WIDE_ROWS = b"0 1:1\n1 16777216:1\n" * 10
+
+
+@pytest.mark.parametrize("method", [spec.name for spec in list_methods()])
+def test_every_registered_method_is_refused_a_declared_width_before_it_fits(tmp_path, capsys, method):
+    """20 rows declaring 2^24 features: refused by the command (check_width), whatever the method costs."""
+    path = tmp_path / "wide.svm"
+    path.write_bytes(_WIDE_ROWS)
+    status = main(["fit", method, str(path), "--out", str(tmp_path / "m.mlcore"), "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"mlcore: error: {path}: 20 row(s) x 16777216 feature(s) and 2 label(s) store 60 value(s)")
+    assert f"more than {WORK_PER_STORED:g} per stored value" in err and not (tmp_path / "m.mlcore").exists()
+
+
+def test_the_width_limit_follows_the_environment(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "wide.svm"
+    path.write_bytes(b"0 1:1\n1 2:1\n" * 10 + b"0 2000000:1\n")
+    monkeypatch.delenv(WORK_PER_STORED_ENV, raising=False)
+    assert main(["evaluate", "br", str(path), "--cv", "2", "--quiet"]) == 2
+    assert "(n + d) x L = 4000042 dense values" in capsys.readouterr().err
+    monkeypatch.setenv(WORK_PER_STORED_ENV, "inf")
+    assert main(["evaluate", "br", str(path), "--cv", "2", "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv(WORK_PER_STORED_ENV, "-1")
+    assert main(["evaluate", "br", str(path), "--cv", "2", "--quiet"]) == 2
+    assert f"${WORK_PER_STORED_ENV} must be a positive number (or inf), got '-1'" in capsys.readouterr().err
