@@ -33,9 +33,10 @@ from multilabel_core.datasets import MAX_BYTES_ENV
 from multilabel_core.testing.malformed_files import CASES, WIDTH_CASES, write_case
 
 PEAK_LIMIT_MB = 200
-#: What a width case may add to a command's own footprint: the declared-width files hold up to
-#: 2 x 2^24 int8 labels (32 MiB) once loaded, and the loader's checks pass over them.
-DATA_ALLOWANCE_MB = 64
+#: What a width case may add to a command's own footprint: the widest file holds 2 x 2^24 int8
+#: labels (32 MiB) once loaded, and the loader's checks of Y (validation.check_Y) hold masks of
+#: that size beside it; measured 62-64 MB above the footprint for that file, 0-30 MB for the others.
+DATA_ALLOWANCE_MB = 96
 CHILD_TIMEOUT = 180
 CHILD_ADDRESS_SPACE = 3 * 2**30
 
