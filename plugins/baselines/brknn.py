@@ -1,8 +1,9 @@
 """BRkNN and its extensions BRkNN-a and BRkNN-b (Spyromitros, Tsoumakas & Vlahavas 2008).
 
 Spyromitros, Tsoumakas & Vlahavas, *An Empirical Study of Lazy Multilabel Classification
-Algorithms*, Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008).  BRkNN is binary relevance with a k-nearest-neighbour classifier per label, computed
-with one neighbour search shared by all labels.  With N(x) the ``k`` training rows nearest to x
+Algorithms*, Proc. 5th Hellenic Conference on Artificial Intelligence (SETN 2008).  BRkNN is
+binary relevance with a k-nearest-neighbour classifier per label, computed with one neighbour
+search shared by all labels.  With N(x) the ``k`` training rows nearest to x
 (Euclidean, equidistant rows in training order: :mod:`.neighbors`) and y_a(l) in {0, 1}, the
 confidence of label l is the share of the neighbours that have it,
 

@@ -313,7 +313,8 @@ class LabelSpacePartitioning(MultiLabelEstimator):
                     f"sequences), got {value!r}"
                 )
             return
-        if isinstance(value, bytes) or not hasattr(value, "__len__") or not hasattr(value, "__iter__") or len(value) == 0:
+        sized = hasattr(value, "__len__") and hasattr(value, "__iter__")
+        if isinstance(value, bytes) or not sized or len(value) == 0:
             raise ValueError(
                 f"communities must be one of {COMMUNITY_METHODS} or a non-empty sequence of parts (label index "
                 f"sequences), got {value!r}"

@@ -202,7 +202,8 @@ def test_a_small_training_set_makes_every_row_a_neighbour():
     with pytest.warns(UserWarning, match="k=7 neighbours need 7 training rows, got 5: .* \\(k = 5\\)"):
         small = BRkNNb(k=7).fit(X_LINE, Y_LINE)
     assert small.n_neighbors_ == 5
-    np.testing.assert_array_equal(small.decision_function(X_LINE), BRkNNb(k=5).fit(X_LINE, Y_LINE).decision_function(X_LINE))
+    every_row = BRkNNb(k=5).fit(X_LINE, Y_LINE)
+    np.testing.assert_array_equal(small.decision_function(X_LINE), every_row.decision_function(X_LINE))
 
 
 def test_registered_with_their_rule():
