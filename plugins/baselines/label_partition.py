@@ -65,7 +65,7 @@ import warnings
 
 import numpy as np
 
-from multilabel_core import ConvergenceWarning, get_method, make_method
+from multilabel_core import ConvergenceWarning, make_method
 from multilabel_core.estimator import MultiLabelEstimator
 from multilabel_core.validation import check_flag, check_random_state
 
