@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from multilabel_core import make_method
+from multilabel_core import ConvergenceWarning, make_method
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.testing.checks import check_method
 from multilabel_core_plugins.baselines import BRkNNa, LabelSpacePartitioning, MLkNN
@@ -126,6 +126,13 @@ def test_label_propagation_ends_at_a_fixed_point(Y, seed):
         assert weight.get(community[i], -1) == max(weight.values()), f"label {i} is not in a heaviest community"
     again, _ = label_propagation(W, seed)
     assert [p.tolist() for p in again] == [p.tolist() for p in parts], "seeded: the same partition"
+
+
+def test_label_propagation_says_when_it_did_not_settle():
+    W = cooccurrence_graph(two_cliques())
+    with pytest.warns(ConvergenceWarning, match="did not settle in 0 sweeps: 7 of 7 labels could still change"):
+        parts, sweeps = label_propagation(W, 0, max_sweeps=0)
+    assert sweeps == 0 and len(parts) == 7
 
 
 def test_label_propagation_finds_planted_communities():
