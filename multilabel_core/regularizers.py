@@ -71,6 +71,8 @@ class Frobenius(Regularizer):
     smooth: ClassVar[bool] = True
     #: A sum of one function per label column: the labels are apart.
     label_separable: ClassVar[bool] = True
+    #: Adding rows to W never lowers the value (zero rows are optimal for features no row uses).
+    row_monotone: ClassVar[bool] = True
 
     def hessian_bounds(self, n_labels: int) -> tuple[float, float]:
         """The least and largest eigenvalue of the Hessian (the identity)."""
@@ -225,6 +227,8 @@ class NuclearNorm(Regularizer):
     # Not differentiable wherever W is rank deficient, W = 0 included, and optimal points
     # of nuclear-norm problems are low rank by design.
     smooth: ClassVar[bool] = False
+    #: ||[A; B]||_* >= ||A||_* (singular values interlace): zero rows are optimal for unused features.
+    row_monotone: ClassVar[bool] = True
 
     def value(self, W) -> float:
         return float(np.linalg.svd(_matrix(W), compute_uv=False).sum())
@@ -495,6 +499,8 @@ class L1(Regularizer):
     weight: float = attrs.field(default=1.0, validator=non_negative)
 
     smooth: ClassVar[bool] = False
+    #: Adding rows to W never lowers the value (zero rows are optimal for features no row uses).
+    row_monotone: ClassVar[bool] = True
     label_separable: ClassVar[bool] = True
 
     @property
@@ -542,6 +548,8 @@ class L21(Regularizer):
     weight: float = attrs.field(default=1.0, validator=non_negative)
 
     smooth: ClassVar[bool] = False
+    #: Adding rows to W never lowers the value (zero rows are optimal for features no row uses).
+    row_monotone: ClassVar[bool] = True
     label_separable: ClassVar[bool] = False
 
     @property
@@ -593,6 +601,8 @@ class ElasticNet(Regularizer):
     l1_ratio: float = attrs.field(default=0.5, validator=_unit_interval)
 
     label_separable: ClassVar[bool] = True
+    #: Adding rows to W never lowers the value (zero rows are optimal for features no row uses).
+    row_monotone: ClassVar[bool] = True
 
     @property
     def smooth(self) -> bool:
@@ -725,6 +735,11 @@ class LabelSimilarity(Regularizer):
     label_separable: ClassVar[bool] = False
 
     @property
+    def row_monotone(self) -> bool:
+        """True for the Laplacian (R positive semi-definite: every row adds ``alpha/2 w R w^T >= 0``)."""
+        return self.form == "laplacian"
+
+    @property
     def state(self) -> tuple[str, ...]:
         """``("with_labels",)`` until R is computed from the training labels, then ``()``."""
         return ("with_labels",) if self.coupling is None else ()
@@ -847,6 +862,11 @@ class Sum(Regularizer):
     def smooth(self) -> bool:
         """True when every term is smooth."""
         return all(bool(getattr(term, "smooth", False)) for term in self.terms)
+
+    @property
+    def row_monotone(self) -> bool:
+        """True when every term is."""
+        return all(bool(getattr(term, "row_monotone", False)) for term in self.terms)
 
     @property
     def label_separable(self) -> bool:

@@ -42,7 +42,6 @@ WIDTH_COST_KNOWN = {
     "label_powerset": "plugins/baselines: 1.76 GB resident, a (10^6, classes) model per label set (MemoryError)",
     "label_partition": "plugins/baselines: the label powerset's cost per part (MemoryError)",
     "rakel": "plugins/baselines: 1.76 GB resident, label powersets over random subsets (MemoryError)",
-    "llsf": "solvers/fista.py: 46 s of CPU, every FISTA step over the whole (10^6, 3) W (MemoryError or hang)",
 }
 
 

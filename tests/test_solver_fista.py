@@ -287,3 +287,31 @@ def test_warm_start_shape_is_checked():
     bad = Solution(coef=np.zeros((2, 2)), intercept=np.zeros(2))
     with pytest.raises(ValueError, match="warm start coef has shape"):
         ProximalGradientSolver().solve(_problem(X, Y, LeastSquares(), L1()), warm_start=bad)
+
+
+@pytest.mark.parametrize("regularizer", [L1(0.3), L21(0.3), NuclearNorm(), Sum((LabelSimilarity(alpha=0.5), L1(0.2)))])
+def test_columns_no_row_uses_are_left_out_with_the_same_certified_optimum(regularizer):
+    X, Y = _data(21, n=30, d=5, L=3)
+    rng = np.random.default_rng(21)
+    wide = scipy.sparse.csr_matrix(np.hstack([np.zeros((30, 40)), X, np.zeros((30, 55))]))
+    narrow_fit = ProximalGradientSolver(tol=1e-9).solve(_problem(X, Y, LeastSquares(), regularizer))
+    wide_fit = ProximalGradientSolver(tol=1e-9).solve(_problem(wide, Y, LeastSquares(), regularizer))
+    assert wide_fit.converged and wide_fit.certificate.statistics["empty_columns"] == 95
+    W = wide_fit.solution.coef
+    assert W.shape == (100, 3) and not np.any(W[:40]) and not np.any(W[45:])
+    both = narrow_fit.certificate.gap + wide_fit.certificate.gap
+    assert abs(wide_fit.certificate.primal - narrow_fit.certificate.primal) <= both + 1e-12 * abs(narrow_fit.certificate.primal)
+    # A warm start with weight on an unused column is solved on every column: its fit is not the narrow one's.
+    start = Solution(coef=rng.standard_normal((100, 3)), intercept=np.zeros(3))
+    warm = ProximalGradientSolver(tol=1e-9).solve(_problem(wide, Y, LeastSquares(), regularizer), warm_start=start)
+    assert warm.certificate.statistics["empty_columns"] == 0 and warm.converged
+    assert abs(warm.certificate.primal - narrow_fit.certificate.primal) <= warm.certificate.gap + both
+
+
+def test_an_indefinite_quadratic_over_an_unused_column_is_refused_as_unbounded():
+    X, Y = _data(22, n=40, d=3, L=3)
+    wide = np.hstack([X, np.zeros((40, 1))])  # lambda_min(X^T X) = 0 through the empty column
+    regularizer = Sum((LabelSimilarity(alpha=1e-6, form="distance"), L1(0.1)))
+    ProximalGradientSolver().solve(_problem(X, Y, LeastSquares(), regularizer, fit_intercept=False))
+    with pytest.raises(ValueError, match="unbounded below"):
+        ProximalGradientSolver().solve(_problem(wide, Y, LeastSquares(), regularizer, fit_intercept=False))

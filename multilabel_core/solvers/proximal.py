@@ -133,11 +133,35 @@ def _smooth_lower_value(term, shape) -> float | None:
     return None
 
 
+def _used_columns(X, regularizer, W0):
+    """``(X restricted to its used columns, their indices)``: the columns holding a value, when leaving the others out is exact.
+
+    A feature no row uses enters P only through its row of W in the regulariser; for a ``row_monotone``
+    regulariser (adding rows never lowers it) that row is 0 at the optimum, so the problem on the used columns
+    has the same optimum and the same certificate, at a cost that follows the stored entries rather than the
+    declared width.  Not done when a warm start puts weight on an unused column (its fit would differ) or for
+    a regulariser that does not declare the property.
+    """
+    d = X.shape[1]
+    everything = np.arange(d)
+    if not bool(getattr(regularizer, "row_monotone", False)):
+        return X, everything
+    if scipy.sparse.issparse(X):
+        used = np.unique(X.tocsr().indices[X.tocsr().data != 0]) if X.nnz else np.zeros(0, dtype=np.intp)
+    else:
+        used = np.flatnonzero(np.any(np.asarray(X) != 0, axis=0))
+    if used.size == d or np.any(np.delete(W0, used, axis=0)):
+        return X, everything
+    return (X.tocsc()[:, used].tocsr() if scipy.sparse.issparse(X) else np.asarray(X)[:, used]), used
+
+
 class _Composite:
     """P of (1) for one problem (all labels, or one label's column), its pieces and its certificate."""
 
-    def __init__(self, X, Y, C, loss, regularizer, fit_intercept):
+    def __init__(self, X, Y, C, loss, regularizer, fit_intercept, n_empty=0):
         self.X, self.Y, self.C, self.loss = X, np.asarray(Y, dtype=np.float64), float(C), loss
+        #: Columns of the problem's X left out because no row uses them (their rows of W are 0 at the optimum).
+        self.n_empty = int(n_empty)
         self.regularizer = regularizer
         self.smooth, self.prox_term = _split(regularizer)
         self.fit_intercept = bool(fit_intercept)
@@ -222,7 +246,8 @@ class _Composite:
             mean = np.asarray(Xd.mean(axis=0), dtype=np.float64).reshape(-1)
             G = G - self.n * np.outer(mean, mean)
         lam = np.linalg.eigvalsh((G + G.T) / 2.0)
-        lam_min = max(0.0, float(lam[0]))  # G is positive semi-definite: below 0 is the eigensolver's rounding
+        # G is positive semi-definite: below 0 is the eigensolver's rounding; an empty column left out makes it singular.
+        lam_min = 0.0 if self.n_empty else max(0.0, float(lam[0]))
         least = self.C * lam_min + float(mu[0])
         rounding = self.C * 4.0 * (self.n + self.d) * _EPS * float(np.trace(G)) + 64 * self.L * _EPS * float(
             np.abs(mu).max(initial=0.0))
@@ -532,6 +557,9 @@ class ProximalGradientSolver(Solver):
         if "with_labels" in tuple(getattr(regularizer, "state", ())) and callable(getattr(regularizer, "with_labels", None)):
             regularizer = regularizer.with_labels(problem.Y)
         W0, b0 = self._start(problem, warm_start)
+        X, used = _used_columns(problem.X, regularizer, W0)
+        d_full, W0 = W0.shape[0], W0[used]
+        n_empty = d_full - int(used.size)
         separable = bool(getattr(problem.loss, "label_separable", False)) and bool(
             getattr(regularizer, "label_separable", False)
         )
@@ -539,8 +567,8 @@ class ProximalGradientSolver(Solver):
         if separable and L > 1:
             # Each label's share of the tolerance: the sum of the label gaps then meets tol on the whole.
             def solve_label(j):
-                part = _Composite(problem.X, problem.Y[:, [j]], problem.C, problem.loss, regularizer,
-                                  problem.fit_intercept)
+                part = _Composite(X, problem.Y[:, [j]], problem.C, problem.loss, regularizer, problem.fit_intercept,
+                                  n_empty)
                 return _fista(part, W0[:, [j]], b0[[j]], tol=0.5 * self.tol / L, max_iter=self.max_iter)
 
             outcomes = map_threads(solve_label, range(L), self.n_jobs)
@@ -555,7 +583,7 @@ class ProximalGradientSolver(Solver):
             modulus = min((o.modulus for o in outcomes), default=math.nan)
             backtracks = sum(o.n_backtracks for o in outcomes)
         else:
-            whole = _Composite(problem.X, problem.Y, problem.C, problem.loss, regularizer, problem.fit_intercept)
+            whole = _Composite(X, problem.Y, problem.C, problem.loss, regularizer, problem.fit_intercept, n_empty)
             reason = whole.unbounded_direction() if whole.indefinite else None
             if reason is not None:
                 raise ValueError(f"{type(self).__name__} cannot fit this problem: {reason}")
@@ -573,8 +601,13 @@ class ProximalGradientSolver(Solver):
             time=time.perf_counter() - start,
             converged=bool(converged),
             solver=type(self).__name__,
-            statistics={"route": route, "modulus": modulus, "n_backtracks": int(backtracks), "separable": separable},
+            statistics={"route": route, "modulus": modulus, "n_backtracks": int(backtracks), "separable": separable,
+                        "empty_columns": n_empty},
         )
+        if n_empty:
+            W_full = np.zeros((d_full, L))
+            W_full[used] = W
+            W = W_full
         solution = Solution(
             coef=W,
             intercept=b if problem.fit_intercept else np.zeros(L),
