@@ -38,6 +38,12 @@ DEFAULT_FIT = (20000, 50, {})
 _RANKING = (5000, 50, {"C": 1e3, "tol": 1e-10, "max_iter": 10**7})
 LONG_FITS = {
     "br": (20000, 100, {"C": 1e3, "tol": 1e-10, "max_iter": 10**7}),
+    # Lazy learners fit in well under the delay on the default problem; the proportional cut's inner folds take longer.
+    "brknn_a": (20000, 50, {"thresholding": "proportional_cut"}),
+    "brknn_b": (20000, 50, {"thresholding": "proportional_cut"}),
+    # FISTA on least squares converges in a second on the default problem: a tolerance it needs many steps for.
+    "llsf": (20000, 200, {"beta": 1e-3, "tol": 1e-13, "max_iter": 10**6}),
+    "trace_ls": (20000, 200, {"lam": 1e-3, "tol": 1e-13, "max_iter": 10**6}),
     "bsvm": (4000, 20, {"lam": 1e-6, "tol": 1e-8}),
     "clarank": _RANKING,
     "classifier_chain": (50000, 200, {"C": 1e4, "tol": 1e-10, "max_iter": 10**7}),
