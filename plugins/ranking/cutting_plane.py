@@ -130,6 +130,7 @@ import scipy.sparse as sp
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import AlternatingSolver
+from multilabel_core.solvers.alternating import TOL_FLOOR
 from multilabel_core.validation import count, positive, warn_not_converged
 
 from .bundle import CutModel, cheapest_weights, decompose, lp_lower_bound, model_value, proximal_master, top_sum
@@ -319,7 +320,11 @@ class CuttingPlaneSolver(Solver):
         while True:
             accuracy = self._inner_accuracy(accuracy, gap, repeated)
             cd = self.cd if accuracy >= self.cd.tol else attrs.evolve(self.cd, tol=accuracy)
-            inner = AlternatingSolver(inner=cd, tol=min(self.tol, accuracy), max_iter=self.inner_max_iter)
+            # The alternation can certify no finer than its model steps (the core's driver reports a step that
+            # rises by more than its tol as coarser than it): its tol follows the steps' while they are coarser.
+            # Nor finer than float64 objectives can be told apart (TOL_FLOOR, which the driver refuses below).
+            inner_tol = max(min(self.tol, accuracy), cd.tol, TOL_FLOOR)
+            inner = AlternatingSolver(inner=cd, tol=inner_tol, max_iter=self.inner_max_iter)
             fit = inner.solve(attrs.evolve(problem, kernel=SubsetKernel(subsets)), warm_start=warm)
             steps += fit.steps
             solution = fit.solution

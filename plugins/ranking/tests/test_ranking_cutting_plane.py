@@ -121,7 +121,8 @@ def test_a_repeated_subset_is_solved_again_never_declared_converged_with_the_gap
     # is already in the working set.  An unreachable tol must end with a warning, not with
     # "converged"; the working set never holds a subset twice.
     with pytest.warns(ConvergenceWarning, match="relative bound gap"):
-        fit = CuttingPlaneSolver(n_features=2, tol=1e-15, max_iter=12, master=master).solve(problem(3, seed=5))
+        # 1e-14: unreachable, yet above the 8 machine epsilons below which the driver refuses a tol outright.
+        fit = CuttingPlaneSolver(n_features=2, tol=1e-14, max_iter=12, master=master).solve(problem(3, seed=5))
     assert not fit.converged
     subsets = fit.solution.extras["subsets"]
     assert len({tuple(p) for p in subsets}) == len(subsets) <= 3
