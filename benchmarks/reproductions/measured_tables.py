@@ -23,20 +23,25 @@ MEASURES = {"average_precision": "AP ↑", "ranking_loss": "RL ↓", "one_error"
             "hamming_loss": "HL ↓", "micro_f1": "miF1 ↑", "macro_f1": "maF1 ↑"}  # fmt: skip
 
 
-def read_records(here: Path, runs: list[str]) -> list[dict]:
-    """The records of ``runs`` (folders under ``here/runs``), each (dataset, method, split) from the first that has it."""
-    records, seen = [], set()
+def read_records(here: Path, runs: list[str], labelled: tuple[str, ...] = ()) -> list[dict]:
+    """The records of ``runs`` (folders under ``here/runs``, in order), one per (dataset, method, split).
+
+    A run named in ``labelled`` is a variant: its methods are shown as ``method [run]``.  Any other run supplements
+    the ones before it: its record of a (dataset, method, split) replaces an earlier *failed* one (a data set first
+    run with a setting that refused it), never a successful one.
+    """
+    chosen: dict[tuple, dict] = {}
     for run in runs:
         path = here / "runs" / run / "results.jsonl"
         if not path.is_file():
             continue
         with path.open(encoding="utf-8") as handle:
             for record in (json.loads(line) for line in handle if line.strip()):
-                key = (record["dataset"], record["method"], record["split"], run)
-                if key not in seen:
-                    seen.add(key)
-                    records.append(record | {"method": record["method"] + ("" if run == runs[0] else f" [{run}]")})
-    return records
+                name = record["method"] + (f" [{run}]" if run in labelled else "")
+                key = (record["dataset"], name, record["split"])
+                if key not in chosen or (chosen[key]["status"] != "ok" and record["status"] == "ok"):
+                    chosen[key] = record | {"method": name}
+    return list(chosen.values())
 
 
 def _cell(mean: float, std: float) -> str:
@@ -100,9 +105,9 @@ def certificate_lines(records) -> list[str]:
     return lines + [""]
 
 
-def write(here: Path, runs: list[str], focus: str, title: str, preamble: list[str]) -> str:
-    """Write ``here/REPRODUCTION.md`` from the runs and return its text."""
-    records = read_records(here, runs)
+def write(here: Path, runs: list[str], focus: str, title: str, preamble: list[str], labelled: tuple[str, ...] = ()) -> str:
+    """Write ``here/REPRODUCTION.md`` from the runs (:func:`read_records`) and return its text."""
+    records = read_records(here, runs, labelled)
     if not records:
         raise SystemExit(f"no records under {here / 'runs'}: run {here / 'run.sh'} first")
     summary = summarize(records, metrics=list(MEASURES))

@@ -6,7 +6,7 @@ set -euo pipefail
 N_JOBS_DEFAULT=2
 source "$(dirname "$0")/../setup.sh"
 HERE=benchmarks/reproductions/llsf
-for run in llsf distance; do
+for run in llsf text distance; do
     echo "== $run: $(sed -n 's/^datasets = //p' "$HERE/$run.toml")"
     "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
         --n-jobs "$N_JOBS" --quiet
