@@ -135,35 +135,43 @@ class ZeroThreshold(Threshold):
 
 
 def _finite_value(instance, attribute, value) -> None:
-    check_scalar(value, attribute.name)
+    if value is not None:
+        check_scalar(value, attribute.name)
 
 
 @attrs.frozen
 class FixedThreshold(Threshold):
-    """Label j is relevant for row i when t_ij > ``value``, a constant given in advance [fixed].
+    """Label j is relevant for row i when t_ij > ``value``, a constant [fixed].
 
     For scores that regress the {0, 1} indicators (a least-squares loss with ``target="real"``)
-    the decision point is the midpoint of the two targets, ``value=0.5``, as in Huang, Li, Huang
-    & Wu, *Learning Label Specific Features for Multi-Label Classification* (ICDM 2015).  It
-    learns nothing; ``value=0`` is :class:`ZeroThreshold`.
+    the decision point is the midpoint of the two targets, 0.5, as in Huang, Li, Huang & Wu,
+    *Learning Label Specific Features for Multi-Label Classification* (ICDM 2015).  It learns
+    nothing from the data; ``value=0`` is :class:`ZeroThreshold`.
 
     Parameters
     ----------
-    value : float, default 0.0
-        The threshold, any finite real.
+    value : float or None, default None
+        The threshold, any finite real.  None: the midpoint of the targets the fitted method's
+        loss regresses, read at fit from its ``parts_["loss"]``: 0.5 for a loss with
+        ``target="real"`` (the {0, 1} indicators as given), 0 otherwise (signs).
     """
 
     name: ClassVar[str] = "fixed"
     needs_scores: ClassVar[bool] = False
 
-    value: float = attrs.field(default=0.0, validator=_finite_value)
+    value: float | None = attrs.field(default=None, validator=_finite_value)
 
     def fit(self, estimator, X, Y, scores, **data) -> FixedThreshold:
-        """This threshold itself (nothing to learn)."""
-        return self
+        """This threshold with its value fixed (the loss's midpoint when it was None)."""
+        if self.value is not None:
+            return self
+        loss = (getattr(estimator, "parts_", None) or {}).get("loss")
+        return attrs.evolve(self, value=0.5 if getattr(loss, "target", "sign") == "real" else 0.0)
 
     def predict(self, scores) -> np.ndarray:
         """``scores > value`` as int64."""
+        if self.value is None:
+            raise ValueError("FixedThreshold(value=None) has no value before fit: fit it with the method first")
         return (check_scores(scores, None, "FixedThreshold") > float(self.value)).astype(np.int64)
 
 

@@ -48,7 +48,9 @@ def site(tmp_path_factory) -> Path:
     site = tmp_path_factory.mktemp("docs_math") / "site"
     run = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        # Not from ROOT: `python -m` puts the working directory first on sys.path, and a checkout installed
+        # without -e (CI) has an unbuilt multilabel_core/ there that would shadow the installed package.
+        cwd=site.parent, capture_output=True, text=True, timeout=900,
     )
     assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout[-3000:]}\n{run.stderr[-6000:]}"
     return site

@@ -184,7 +184,9 @@ def site_with_a_third_party_plugin(tmp_path_factory):
     site = work / "site"
     run = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+        # Not from ROOT: `python -m` puts the working directory first on sys.path, and a checkout installed
+        # without -e (CI) has an unbuilt multilabel_core/ there that would shadow the installed package.
+        cwd=work, env=env, capture_output=True, text=True, timeout=900,
     )
     assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout[-3000:]}\n{run.stderr[-6000:]}"
     assert marker.exists(), "the build did not load the third-party plugin, so it tested nothing"

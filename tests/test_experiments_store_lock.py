@@ -276,7 +276,13 @@ def test_a_sigkilled_holder_leaves_no_lock_behind(tmp_path, fork):
                               stdout=subprocess.PIPE, text=True, cwd=tmp_path)  # fmt: skip
     child = None
     try:
-        lines = dict(holder.stdout.readline().split() for _ in range(2 if fork else 1))
+        lines: dict[str, str] = {}
+        while len(lines) < (2 if fork else 1):
+            line = holder.stdout.readline()
+            assert line, f"the holder ended before saying its pids (read so far: {lines})"
+            words = line.split()
+            if len(words) == 2 and words[0] in ("parent", "child"):  # other output (a warning) is not ours
+                lines[words[0]] = words[1]
         assert int(lines["parent"]) == holder.pid
         child = int(lines["child"]) if fork else None
         with pytest.raises(StoreLockedError, match=rf"pid {holder.pid} on host {re.escape(HOST)}, started "):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 import re
 import struct
 import subprocess
@@ -240,7 +241,10 @@ LOADER = textwrap.dedent(
 
 def peak_of_loading(path) -> tuple[float, str]:
     """(the peak resident memory in MB of a fresh process that loads the file, the outcome)."""
-    result = subprocess.run([sys.executable, "-c", LOADER, str(path)], capture_output=True, text=True, timeout=600)
+    # From the file's folder, not the checkout: `python -c` puts the working directory first on sys.path, and a
+    # checkout installed without -e (CI) has an unbuilt multilabel_core/ there.
+    result = subprocess.run([sys.executable, "-c", LOADER, str(path)], capture_output=True, text=True, timeout=600,
+                            cwd=Path(path).parent)  # fmt: skip
     assert result.returncode == 0, result.stderr
     peak, outcome = json.loads(result.stdout.splitlines()[-1])
     return peak, outcome

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import multilabel_core
 from multilabel_core import ComposedEstimator, MethodSpec, make_component
-from multilabel_core.thresholds import FixedThreshold
 from multilabel_core.validation import check_scalar
 
 __all__ = ["LLSF", "register_methods"]
@@ -56,15 +55,15 @@ class LLSF(ComposedEstimator):
         A free per-label bias (module docstring); False is the ICDM code's ``X W``.
     tol, max_iter : float, int or None
         The FISTA solver's (None: its defaults).
-    thresholding : default ``FixedThreshold(0.5)``
-        The midpoint of the {0, 1} targets, as the paper; any registered threshold.
+    thresholding : default ``"fixed"``
+        ``FixedThreshold()``: the midpoint 0.5 of the {0, 1} targets, as the paper; any registered threshold.
     """
 
     PARTS = {"loss": "least_squares", "regularizer": "sum", "relation": "independent", "kernel": "linear",
              "solver": "fista"}  # fmt: skip
 
     def __init__(self, alpha=0.1, beta=0.1, form="laplacian", fit_intercept=True, tol=None, max_iter=None,
-                 thresholding=FixedThreshold(0.5)):  # fmt: skip
+                 thresholding="fixed"):  # fmt: skip
         self.alpha, self.beta, self.form, self.fit_intercept = alpha, beta, form, fit_intercept
         self.tol, self.max_iter, self.thresholding = tol, max_iter, thresholding
 
