@@ -234,7 +234,14 @@ LOADER = textwrap.dedent(
         outcome = "ValueError: " + str(exc)
     except BaseException as exc:
         outcome = type(exc).__name__ + ": " + str(exc)
-    print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, outcome]))  # kilobytes on Linux
+    # VmHWM: this process image's own peak.  ru_maxrss carries the forking parent's peak across fork and exec on
+    # Linux, so from a large test worker it reports the worker's (504 MB in a fresh-clone CI run), not the load's.
+    try:
+        with open("/proc/self/status") as status:
+            peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+    print(json.dumps([peak, outcome]))
     """
 )
 
