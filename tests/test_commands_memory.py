@@ -144,16 +144,3 @@ def test_the_issue_file_through_describe_is_cheap(tmp_path):
     assert result["status"] == 0, result["stderr"]
     assert "distinct_label_sets 1" in result["stdout"] and "label_cardinality 1.0" in result["stdout"]
     assert result["peak_mb"] < PEAK_LIMIT_MB, result
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the loader (datasets/libsvm.py, Dataset's Y converter) holds Y dense under the 256 MiB text cap: "
-    "130 bytes of ten '16777215 1:1' lines load a 10 x 2^24 int8 Y (160 MiB) at 392 MB peak; outside "
-    "this change's files",
-)
-def test_ten_rows_of_the_widest_label_load_in_bounded_memory(tmp_path):
-    path = tmp_path / "f10.svm"
-    path.write_bytes(b"16777215 1:1\n" * 10)
-    result = run_command(["describe", path], tmp_path)
-    assert result["peak_mb"] < PEAK_LIMIT_MB, result
