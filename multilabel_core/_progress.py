@@ -2,8 +2,14 @@
 
 A redirected run (``mlcore compare ... 2> log``, a batch job) gets no bar -- tqdm's carriage
 returns make a log unreadable -- but must not be silent for minutes either.  :class:`ProgressLines`
-writes one line every ``interval`` seconds (fits done / total, elapsed time, what runs now), from a
-timer thread, so the lines keep coming while one long fit runs, and a last line at the end.
+writes one line every ``interval`` seconds (fits done / total, elapsed time, an estimate of the time
+left, what runs now), from a timer thread, so the lines keep coming while one long fit runs, and a last
+line at the end.  The tqdm bar shows the same two times (``elapsed<left``).
+
+The time left is the work not done at the mean rate so far, ``elapsed * (total - done) / done``: the fits
+of a compare differ in cost (a kernel method's fit takes longer than a k-NN one's, a large C longer
+than a small one), so the estimate moves as the run passes from one method to the next; it is a guide,
+not a promise.  Before the first fit ends there is no rate, and the line says so.
 """
 
 from __future__ import annotations
@@ -14,15 +20,27 @@ import time
 
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_INTERVAL", "ProgressLines", "progress_bar"]
+__all__ = ["BAR_FORMAT", "DEFAULT_INTERVAL", "ProgressLines", "progress_bar"]
 
 #: Seconds between two progress lines.
 DEFAULT_INTERVAL = 10.0
+
+#: The bar's layout: tqdm's default with its two times named, so that "0:20<0:40" reads as elapsed and left.
+BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed} elapsed<{remaining} left, {rate_fmt}{postfix}]"
 
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _left(elapsed: float, done: int, total: int, unit: str) -> str:
+    """The time-left part of a progress line (module docstring: the mean rate so far)."""
+    if done <= 0:
+        return f"time left not known before the first {unit} ends"
+    if done >= total:
+        return "0:00:00 left"
+    return f"about {_clock(elapsed * (total - done) / done)} left"
 
 
 class ProgressLines:
@@ -61,11 +79,13 @@ class ProgressLines:
             self.write_line()
 
     def line(self) -> str:
-        """The current progress line."""
+        """The current progress line: done / total, elapsed, the estimated time left, what runs now."""
         with self._lock:
-            n, postfix = self.n, self.postfix
+            n, total, postfix = self.n, self.total, self.postfix
+        elapsed = time.monotonic() - self._start
         now = f", now {postfix}" if postfix else ""
-        return f"{self.desc}: {n}/{self.total} {self.unit}s done, {_clock(time.monotonic() - self._start)} elapsed{now}"
+        left = _left(elapsed, n, total, self.unit)
+        return f"{self.desc}: {n}/{total} {self.unit}s done, {_clock(elapsed)} elapsed, {left}{now}"
 
     def write_line(self, text: str | None = None) -> None:
         """Write ``text`` (default :meth:`line`) as one flushed line."""
@@ -101,10 +121,11 @@ class ProgressLines:
 def progress_bar(progress, total: int, desc: str, unit: str, interval: float = DEFAULT_INTERVAL):
     """What ``progress`` asks for: True, a tqdm bar; ``"lines"``, :class:`ProgressLines`; False, nothing.
 
-    The result is a context manager with ``update(n)`` and ``set_postfix_str(text)``.
+    The result is a context manager with ``update(n)`` and ``set_postfix_str(text)``.  Both show the
+    elapsed time and an estimate of the time left (the bar as ``elapsed elapsed<left left``).
     """
     if progress == "lines":
         return ProgressLines(total, desc, unit, interval)
     if progress is True or progress is False:
-        return tqdm(total=total, disable=not progress, desc=desc, unit=unit)
+        return tqdm(total=total, disable=not progress, desc=desc, unit=unit, bar_format=BAR_FORMAT)
     raise ValueError(f"progress must be True, False or 'lines', got {progress!r}")

@@ -24,8 +24,39 @@ def test_progress_lines_come_on_a_timer_and_end_with_a_summary():
         time.sleep(0.3)  # no update meanwhile: the lines still come (a long fit is running)
     lines = stream.getvalue().splitlines()
     assert len(lines) >= 3
-    assert all(line == "compare: 3/4 fits done, 0:00:00 elapsed, now br on emotions" for line in lines[:-1])
+    assert all(line == "compare: 3/4 fits done, 0:00:00 elapsed, about 0:00:00 left, now br on emotions"
+               for line in lines[:-1])  # fmt: skip
     assert lines[-1] == "compare: 3/4 fits done in 0:00:00"
+
+
+@pytest.mark.parametrize(
+    "done, total, elapsed, left",
+    [(0, 10, 30.0, "time left not known before the first fit ends"), (1, 4, 20.0, "about 0:01:00 left"),
+     (3, 4, 3600.0, "about 0:20:00 left"), (10, 40, 125.0, "about 0:06:15 left"), (4, 4, 50.0, "0:00:00 left")],
+)
+def test_progress_lines_estimate_the_time_left_at_the_mean_rate(monkeypatch, done, total, elapsed, left):
+    """Without a terminal the lines say how long the rest takes: (total - done) fits at elapsed / done each."""
+    from multilabel_core import _progress
+
+    with ProgressLines(total, "compare", "fit", interval=60, stream=io.StringIO()) as bar:
+        bar.update(done)
+        start = bar._start
+        monkeypatch.setattr(_progress.time, "monotonic", lambda: start + elapsed)
+        assert bar.line() == f"compare: {done}/{total} fits done, {_progress._clock(elapsed)} elapsed, {left}"
+        monkeypatch.undo()
+
+
+def test_progress_bar_at_a_terminal_shows_elapsed_and_left():
+    from tqdm import tqdm
+
+    from multilabel_core._progress import BAR_FORMAT
+
+    stream = io.StringIO()
+    with tqdm(total=4, desc="compare", unit="fit", file=stream, bar_format=BAR_FORMAT, mininterval=0) as bar:
+        bar.update(2)
+    assert re.search(r"2/4 \[\d\d:\d\d elapsed<\d\d:\d\d left, ", stream.getvalue()), stream.getvalue()
+    with progress_bar(True, 4, "compare", "fit") as runner_bar:  # the runner's bar at a terminal
+        assert runner_bar.bar_format == BAR_FORMAT
 
 
 def test_progress_lines_leave_out_the_summary_when_the_work_failed():
