@@ -4,10 +4,14 @@ A path's format follows from its name (a trailing ``.gz`` is gunzipped):
 
 - ``NAME.arff`` with a sibling ``NAME.xml`` (or ``NAME.xml.gz``): Mulan;
 - ``NAME.arff`` without one: MEKA (its relation name must carry ``-C L``);
-- ``NAME.svm``, ``NAME.libsvm``, ``NAME.txt``: LibSVM multi-label.
+- ``NAME.svm``, ``NAME.libsvm``, ``NAME.txt``: LibSVM multi-label;
+- ``NAME.csv``: CSV with a header line, label columns chosen by ``labels`` / ``label_prefix``
+  (:func:`~.csv.read_csv`);
+- ``NAME.npz``: arrays X and Y, dense or sparse (:func:`~.npz.read_npz`; never gzipped).
 
 A bare name (no folder, no known suffix) is looked up as ``NAME.arff`` (+ ``NAME.xml``),
-then ``NAME.svm`` / ``NAME.libsvm`` / ``NAME.txt`` (each also ``.gz``) in these folders,
+then ``NAME.svm`` / ``NAME.libsvm`` / ``NAME.txt``, ``NAME.csv`` (each also ``.gz``), then
+``NAME.npz`` in these folders,
 in order: ``data_home``, the folder in the environment variable ``MULTILABEL_CORE_DATA``,
 then the download cache of :func:`~.fetch.fetch_dataset`.
 
@@ -28,16 +32,23 @@ from ._files import DataFormatError, not_a_data_file, strip_suffix
 from ._storage import check_sparse
 from .arff import mulan_xml_path, read_meka, read_mulan
 from .fetch import cache_dir
-from .libsvm import read_libsvm
+from .csv import read_csv, write_csv
+from .libsvm import read_libsvm, write_libsvm
+from .npz import read_npz, write_npz
 
-__all__ = ["DATA_ENV", "load_dataset", "load_file", "search_path"]
+__all__ = ["DATA_ENV", "load_dataset", "load_file", "search_path", "write_file"]
 
 DATA_ENV = "MULTILABEL_CORE_DATA"
 ARFF_SUFFIXES = (".arff",)
 LIBSVM_SUFFIXES = (".svm", ".libsvm", ".txt")
+CSV_SUFFIXES = (".csv",)
+NPZ_SUFFIXES = (".npz",)
 
 
-def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
+def load_dataset(
+    name_or_path, data_home=None, *, nominal: str = "onehot", sparse="auto", max_bytes=None, labels=None,
+    label_prefix=None,
+) -> Dataset:
     """A dataset from a file path, or from a name looked up in the data folders (module docstring).
 
     ``nominal`` ("onehot" or "ordinal") is how ARFF nominal features are encoded;
@@ -50,17 +61,21 @@ def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", spars
     is not a regular file (saying what it is: a directory, a FIFO, a device, a symbolic link loop).
     ``A+B`` (not itself a file) is the rows of A then those of B, each loaded with
     these arguments (module docstring); ValueError when they do not fit together.
+    ``labels`` and ``label_prefix`` choose a CSV file's label columns (:func:`~.csv.read_csv`);
+    ValueError for a file of another format, whose labels its format already marks.
     """
     sparse = check_sparse(sparse)
+    options = {"nominal": nominal, "sparse": sparse, "max_bytes": max_bytes, "labels": labels,
+               "label_prefix": label_prefix}
     text = os.fspath(name_or_path)
     path = Path(text)
     if path.is_file():
-        return load_file(path, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
+        return load_file(path, **options)
     if "+" in text:
         names = text.split("+")
         if not all(names):
             raise ValueError(f"{text!r}: an empty dataset name beside '+'; join datasets as NAME1+NAME2")
-        return concatenate([load_dataset(n, data_home, nominal=nominal, sparse=sparse, max_bytes=max_bytes) for n in names])
+        return concatenate([load_dataset(n, data_home, **options) for n in names])
     if os.sep in text or "/" in text or _format_of(path) is not None:
         reason = not_a_data_file(path)  # from the path's status: a FIFO or a device is never opened
         if reason is not None:
@@ -70,10 +85,11 @@ def load_dataset(name_or_path, data_home=None, *, nominal: str = "onehot", spars
     for _, folder in folders:
         found = _named_file(folder, text) if folder is not None else None
         if found is not None:
-            return load_file(found, nominal=nominal, sparse=sparse, max_bytes=max_bytes)
+            return load_file(found, **options)
     looked = "; ".join(f"{where}: {folder if folder is not None else '(not set)'}" for where, folder in folders)
     raise ValueError(
-        f"unknown dataset {text!r}: no {text}.arff (+ {text}.xml), {text}.svm, {text}.libsvm or {text}.txt in "
+        f"unknown dataset {text!r}: no {text}.arff (+ {text}.xml), {text}.svm, {text}.libsvm, {text}.txt, {text}.csv or "
+        f"{text}.npz in "
         f"{looked}. {_suggestion(text, folders)}"
     )
 
@@ -87,7 +103,7 @@ def _suggestion(name: str, folders) -> str:
         if folder is None or not folder.is_dir():
             continue
         for path in folder.iterdir():
-            if path.suffix.lower() in ARFF_SUFFIXES + LIBSVM_SUFFIXES:
+            if path.suffix.lower() in ARFF_SUFFIXES + LIBSVM_SUFFIXES + CSV_SUFFIXES + NPZ_SUFFIXES:
                 local.setdefault(path.stem, where)
     registered = {spec.name for spec in list_datasets()}
     close = difflib.get_close_matches(name, sorted(set(local) | registered), n=5, cutoff=0.6)
@@ -107,9 +123,21 @@ def search_path(data_home=None) -> list[tuple[str, Path | None]]:
     return folders
 
 
-def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
+def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None, labels=None, label_prefix=None) -> Dataset:
     """Read one data file, its format chosen by its name (module docstring)."""
     kind = _format_of(Path(path))
+    if kind == "csv":
+        return read_csv(path, labels, label_prefix=label_prefix, sparse=sparse, max_bytes=max_bytes)
+    if labels is not None or label_prefix is not None:
+        option = "labels" if labels is not None else "label_prefix"
+        raise ValueError(
+            f"{path}: {option}= chooses the label columns of a CSV file; this file's format "
+            f"({kind or 'unknown'}) marks its labels itself"
+        )
+    if kind == "npz":
+        if os.fspath(path).endswith(".gz"):
+            raise DataFormatError(path, None, "an .npz file is a zip archive already; gunzip it (NAME.npz)")
+        return read_npz(path, sparse=sparse, max_bytes=max_bytes)
     if kind == "arff":
         xml_path = mulan_xml_path(path)
         if xml_path is not None:
@@ -119,7 +147,7 @@ def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -
         return read_libsvm(path, sparse=sparse, max_bytes=max_bytes)
     raise ValueError(
         f"{path}: unknown data format; expected .arff (Mulan with NAME.xml beside it, or MEKA), "
-        ".svm, .libsvm or .txt (LibSVM), each optionally .gz"
+        ".svm, .libsvm or .txt (LibSVM), .csv (each optionally .gz) or .npz"
     )
 
 
@@ -128,12 +156,47 @@ def _format_of(path: Path) -> str | None:
         return "arff"
     if strip_suffix(path, LIBSVM_SUFFIXES) is not None:
         return "libsvm"
+    if strip_suffix(path, CSV_SUFFIXES) is not None:
+        return "csv"
+    if strip_suffix(path, NPZ_SUFFIXES) is not None:
+        return "npz"
     return None
 
 
 def _named_file(folder: Path, name: str) -> Path | None:
-    for suffix in ARFF_SUFFIXES + LIBSVM_SUFFIXES:
+    for suffix in ARFF_SUFFIXES + LIBSVM_SUFFIXES + CSV_SUFFIXES:
         for candidate in (folder / f"{name}{suffix}", folder / f"{name}{suffix}.gz"):
             if candidate.is_file():
                 return candidate
-    return None
+    candidate = folder / f"{name}{NPZ_SUFFIXES[0]}"
+    return candidate if candidate.is_file() else None
+
+
+#: What :func:`write_file` writes for each format it knows, by the path's suffix.
+WRITTEN_FORMATS = ("arff", "libsvm", "csv", "npz")
+
+
+def write_file(dataset: Dataset, path, *, arff: str = "mulan") -> str:
+    """Write ``dataset`` in the format its path names (the suffixes :func:`load_file` reads); the format written.
+
+    ``arff`` chooses the ARFF flavour: "mulan" (the ARFF file and ``NAME.xml`` beside it) or
+    "meka" (one file, labels first).  ValueError for a suffix of no format, or an ``.npz.gz``.
+    """
+    from .arff import write_meka, write_mulan
+
+    if arff not in ("mulan", "meka"):
+        raise ValueError(f"arff must be 'mulan' or 'meka', got {arff!r}")
+    kind = _format_of(Path(path))
+    if kind == "npz" and os.fspath(path).endswith(".gz"):
+        raise ValueError(f"{path}: an .npz file is a zip archive already; write NAME.npz")
+    if kind == "arff":
+        (write_mulan if arff == "mulan" else write_meka)(dataset, path)
+        return arff
+    writers = {"libsvm": write_libsvm, "csv": write_csv, "npz": write_npz}
+    if kind not in writers:
+        raise ValueError(
+            f"{path}: unknown data format; write .arff (Mulan, or MEKA), .svm, .libsvm or .txt (LibSVM), .csv (each "
+            "optionally .gz) or .npz"
+        )
+    writers[kind](dataset, path)
+    return kind
