@@ -38,6 +38,7 @@ import attrs
 import pluggy
 
 from . import _EXTENSIONS, _builtin, hookspecs
+from .exceptions import PluginError, PluginWarning
 from .registry import COMPONENT_KINDS, ComponentSpec, DatasetSpec, MethodSpec
 
 ENTRY_POINT_GROUP = "multilabel_core.plugins"
@@ -61,14 +62,6 @@ __all__ = [
     "make_method",
     "reset_plugin_manager",
 ]
-
-
-class PluginError(ValueError):
-    """Plugins contradict each other (a name claimed twice) or break the register contract."""
-
-
-class PluginWarning(UserWarning):
-    """A plugin could not be used (it failed to import, or one of its hooks raised)."""
 
 
 _manager: pluggy.PluginManager | None = None
@@ -303,12 +296,33 @@ def _shown(value, width: int = 60) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
+def _closest(name, known) -> str | None:
+    """The known name a user most likely meant by ``name``, or None.
+
+    Case is ignored: a name that differs only in case (``bR``, ``c`` for ``C``) is the answer;
+    otherwise the closest by :func:`difflib.get_close_matches` on the lower-cased names
+    (``max_iters`` -> ``max_iter``, ``mlknnn`` -> ``mlknn``).
+    """
+    text = str(name)
+    by_lower: dict[str, str] = {}
+    for candidate in sorted(map(str, known)):
+        by_lower.setdefault(candidate.lower(), candidate)
+    if text.lower() in by_lower and by_lower[text.lower()] != text:
+        return by_lower[text.lower()]
+    close = difflib.get_close_matches(text.lower(), [lower for lower in by_lower if by_lower[lower] != text], n=1)
+    return by_lower[close[0]] if close else None
+
+
+def _did_you_mean(name, known) -> str:
+    """`` Did you mean 'x'?`` for the closest known name (:func:`_closest`), or ``""``."""
+    close = _closest(name, known)
+    return f" Did you mean {close!r}?" if close is not None else ""
+
+
 def _unknown(what: str, name: str, known) -> ValueError:
     known = sorted(known)
-    close = difflib.get_close_matches(str(name), known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
     listing = ", ".join(known) if known else "none"
-    return ValueError(f"unknown {what} {name!r}.{hint} Known: {listing}")
+    return ValueError(f"unknown {what} {name!r}.{_did_you_mean(name, known)} Known: {listing}")
 
 
 def _check_kind(kind: str) -> None:
@@ -328,8 +342,14 @@ def _check_params(what: str, factory: Callable, params: dict) -> None:
     )
     unknown = sorted(set(params) - set(valid))
     if unknown:
+        if len(unknown) == 1:
+            hint = _did_you_mean(unknown[0], valid)
+        else:
+            pairs = [(name, _closest(name, valid)) for name in unknown]
+            pairs = "; ".join(f"{close!r} for {name!r}" for name, close in pairs if close is not None)
+            hint = f" Did you mean {pairs}?" if pairs else ""
         raise ValueError(
-            f"{what} has no parameter {', '.join(map(repr, unknown))}. "
+            f"{what} has no parameter {', '.join(map(repr, unknown))}.{hint} "
             f"Valid parameters: {', '.join(valid) if valid else 'none'}"
         )
     required = [
