@@ -13,12 +13,15 @@ Subcommands::
                                         resumable results in DIR and a report (docs/experiments.md)
     mlcore demo                         the main job: a small compare of every method on the
                                         embedded synthetic data, with the label relations learned
+    mlcore convert IN OUT               a dataset from one file format to another
 
-DATA is a file (Mulan ARFF + XML, MEKA ARFF, LibSVM) or a dataset name looked up in
+DATA is a file (Mulan ARFF + XML, MEKA ARFF, LibSVM, CSV, .npz) or a dataset name looked up in
 ``--data-home``, then ``$MULTILABEL_CORE_DATA``, then the download cache; the name
 ``synthetic`` is the embedded correlated dataset.  ``--sparse auto|true|false`` chooses
 whether a file's features are held CSR or dense (``load_dataset``'s ``sparse``; auto: CSR
-for a sparse file unless more than 30% of its entries are stored).  ``--json`` prints one JSON object.
+for a sparse file unless more than 30% of its entries are stored).  ``--labels`` (positions, ranges
+and names: ``0-5``, ``y1,y2``) or ``--label-prefix`` chooses a CSV file's label columns (default:
+the columns named ``label:NAME``).  ``--json`` prints one JSON object.
 Bad input ends with one line on stderr and exit status 2, never a traceback.
 """
 
@@ -33,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+from pathlib import Path
 
 import attrs
 import numpy as np
@@ -81,10 +85,88 @@ def parse_param(text: str, option: str = "--param") -> tuple[str, object]:
     return name, parse_value(raw)
 
 
-def load_data(data: str, data_home: str | None, random_state: int, sparse="auto"):
-    from .experiments.config import load_data
+def load_data(data: str, data_home: str | None, random_state: int, sparse="auto", labels=None, label_prefix=None):
+    from .experiments.config import SYNTHETIC, load_data
 
-    return load_data(data, data_home, random_state, sparse)
+    if labels is None and label_prefix is None:
+        return load_data(data, data_home, random_state, sparse)
+    if data == SYNTHETIC:
+        raise CLIError(f"--labels and --label-prefix choose a CSV file's label columns; {SYNTHETIC!r} is not a file")
+    from .datasets import load_dataset
+
+    return load_dataset(data, data_home=data_home, sparse=sparse, labels=labels, label_prefix=label_prefix)
+
+
+def add_label_options(parser: argparse.ArgumentParser) -> None:
+    """``--labels`` and ``--label-prefix``: a CSV file's label columns (read_csv's ``labels`` and ``label_prefix``)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--labels", default=None, metavar="COLUMNS",
+        help="a CSV file's label columns: 0-based positions, inclusive ranges and header names, comma-separated "
+        "(0-5; 10- for column 10 to the last; y1,y2); default: the columns named label:NAME",
+    )
+    group.add_argument(
+        "--label-prefix", default=None, metavar="PREFIX",
+        help="a CSV file's label columns are those whose name starts with PREFIX (cut from the label names)",
+    )
+
+
+def cmd_convert(args) -> None:
+    """``mlcore convert IN OUT``: read IN as any command does, write it in the format OUT's suffix names."""
+    from .datasets.loading import _format_of, write_file
+
+    target = Path(args.output)
+    kind = _format_of(target)
+    if kind is None:
+        raise CLIError(
+            f"{target}: unknown output format; name it .arff, .svm, .libsvm, .txt, .csv (each optionally .gz) or .npz"
+        )
+    xml = target.with_name(_mulan_stem(target) + (".xml.gz" if target.name.endswith(".gz") else ".xml"))
+    written = [target] + ([xml] if kind == "arff" and args.arff == "mulan" else [])
+    if kind == "arff" and args.arff == "meka" and (xml.exists() or xml.with_name(xml.name.removesuffix(".gz")).exists()):
+        raise CLIError(f"{xml.name.removesuffix('.gz')} lies beside {target}: the MEKA file would be read back as "
+                       "Mulan with it; remove it or write elsewhere")
+    source = Path(args.input)
+    for path in written:
+        if source.exists() and path.exists() and path.resolve() == source.resolve():
+            raise CLIError(f"{path} is the file being converted; write to another file")
+        if path.exists() and not args.force:
+            raise CLIError(f"{path} exists; pass --force to overwrite it")
+    ds = load_data(args.input, args.data_home, args.seed, args.sparse, **data_options(args))
+    fmt = write_file(ds, target, arff=args.arff)
+    shape = {"n_samples": ds.n_samples, "n_features": ds.n_features, "n_labels": ds.n_labels}
+    payload = {"input": args.input, "output": [str(path) for path in written], "format": fmt, **shape}
+    emit(args, payload, [
+        f"converted {args.input} ({ds.n_samples} rows, {ds.n_features} features, {ds.n_labels} labels) to "
+        f"{' and '.join(map(str, written))} ({fmt})"
+    ])
+
+
+def _mulan_stem(path: Path) -> str:
+    """``yeast.arff.gz`` -> ``yeast``: the name of the XML label file written beside a Mulan ARFF file."""
+    name = path.name.removesuffix(".gz")
+    return name[: -len(".arff")] if name.lower().endswith(".arff") else name
+
+
+def data_options(args) -> dict:
+    """The label options of a command's parsed arguments, for :func:`load_data`."""
+    return {"labels": getattr(args, "labels", None), "label_prefix": getattr(args, "label_prefix", None)}
+
+
+def compare_data(args):
+    """``--data`` for ``compare``: with ``--labels``/``--label-prefix``, each CSV file loaded with them (the
+    experiment takes Dataset records beside names), the other entries as given."""
+    options = data_options(args)
+    if options["labels"] is None and options["label_prefix"] is None:
+        return args.data
+    from .datasets.loading import _format_of
+
+    entries = list(args.data or [])
+    is_csv = [isinstance(entry, str) and "+" not in entry and _format_of(Path(entry)) == "csv" for entry in entries]
+    if not any(is_csv):
+        raise CLIError("--labels and --label-prefix choose the label columns of CSV files; give them with --data FILE.csv")
+    return [load_data(entry, args.data_home, 0, "auto" if args.sparse is None else args.sparse, **options) if csv
+            else entry for entry, csv in zip(entries, is_csv)]
 
 
 def work_per_stored() -> float:
@@ -249,7 +331,7 @@ def cmd_describe(args) -> None:
     from .datasets import describe
     from .datasets._storage import density
 
-    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     stats = describe(ds)
     stats["storage"] = "csr" if ds.is_sparse else "dense"
     stats["density"] = density(ds.X)
@@ -356,7 +438,7 @@ def scaling_line(preprocess: str | None, where: str) -> str:
 def cmd_fit(args) -> None:
     from .persistence import save_model
 
-    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     check_width(ds, args.data)
     est = make_estimator(args.method, args.param, args.preprocess, args.threshold).fit(ds.X, ds.Y)
     save_model(est, args.out, method=args.method)
@@ -426,7 +508,7 @@ def cmd_predict(args) -> None:
     if args.scores and not args.out:
         raise CLIError("--scores adds the scores to the --out file: give --out FILE too")
     est = load_model(args.model, trusted=args.trust)
-    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     check_model_width(est, ds, args.model, args.data)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
@@ -449,7 +531,7 @@ def cmd_predict(args) -> None:
 def cmd_evaluate(args) -> None:
     from .model_selection import cross_validate
 
-    ds = load_data(args.data, args.data_home, args.seed, args.sparse)
+    ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     check_width(ds, args.data)
     est = make_estimator(args.method, args.param, args.preprocess, args.threshold)
     result = cross_validate(
@@ -617,7 +699,7 @@ def cmd_compare(args) -> None:
     experiment = load_experiment(
         args.config,
         methods=args.methods or None,
-        datasets=args.data,
+        datasets=compare_data(args),
         protocol=args.protocol,
         protocol_params=dict(parse_param(p, "--protocol-param") for p in args.protocol_param) or None,
         preprocess=args.preprocess,
@@ -872,6 +954,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("describe", parents=[common], help="dataset statistics (MLRL Table I)")
     p.add_argument("data")
     add_sparse_option(p, "auto")
+    add_label_options(p)
     p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("fit", parents=[common], help="fit a method and save the model")
@@ -879,6 +962,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data")
     p.add_argument("--out", required=True, help="model file to write (MODEL.mlcore: loads without running code)")
     add_sparse_option(p, "auto")
+    add_label_options(p)
     add_preprocess_option(p, "the training rows, saved with the model and applied by predict")
     add_threshold_option(p, "saved with the model")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
@@ -902,6 +986,7 @@ def build_parser() -> argparse.ArgumentParser:
         "runs any code its author put in it, with your permissions. Use only for files from a source you trust",
     )
     add_sparse_option(p, "auto")
+    add_label_options(p)
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", parents=[common], help="cross-validated metrics")
@@ -909,6 +994,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data")
     p.add_argument("--cv", type=int, default=10, help="number of folds (default 10)")
     add_sparse_option(p, "auto")
+    add_label_options(p)
     add_preprocess_option(p, "each training fold only")
     add_threshold_option(p, "fitted on each training fold")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
@@ -922,6 +1008,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("methods", nargs="*", metavar="METHOD", help="registered method names")
     p.add_argument("--data", nargs="+", default=None, metavar="DATA", help="dataset names or files")
     add_sparse_option(p, None)
+    add_label_options(p)
     p.add_argument(
         "--protocol", default=None,
         help="kfold (default), repeated_fixed_train, fixed_ratio, semi_supervised or given (the data's own split: "
@@ -966,6 +1053,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="joblib workers (default -1: one per core; the results do not depend on it)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "convert", parents=[common], help="a dataset from one file format to another (ARFF, LibSVM, CSV, .npz)",
+        description="Read IN (a file of any format mlcore reads, or a dataset name) and write it to OUT in the "
+        "format OUT's suffix names: .arff (Mulan, with OUT.xml beside it; --arff meka for one MEKA file), .svm, "
+        ".libsvm or .txt (LibSVM), .csv (label columns named label:NAME), each optionally .gz, or .npz.",
+    )
+    p.add_argument("input", metavar="IN", help="the data to read: a file path or a dataset name")
+    p.add_argument("output", metavar="OUT", help="the file to write; its suffix chooses the format")
+    add_label_options(p)
+    add_sparse_option(p, "auto")
+    p.add_argument("--arff", choices=("mulan", "meka"), default="mulan",
+                   help="the ARFF flavour of an .arff OUT: mulan (ARFF + NAME.xml, default) or meka (one file)")
+    p.add_argument("--force", action="store_true", help="overwrite OUT when it exists")
+    p.set_defaults(func=cmd_convert)
     return parser
 
 

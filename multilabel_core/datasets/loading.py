@@ -131,8 +131,8 @@ def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None, l
     if labels is not None or label_prefix is not None:
         option = "labels" if labels is not None else "label_prefix"
         raise ValueError(
-            f"{path}: {option}= chooses the label columns of a CSV file; this file's format "
-            f"({kind or 'unknown'}) marks its labels itself"
+            f"{path}: {option}= (mlcore: --{option.replace('_', '-')}) chooses the label columns of a CSV file; this "
+            f"file's format ({kind or 'unknown'}) marks its labels itself"
         )
     if kind == "npz":
         if os.fspath(path).endswith(".gz"):
