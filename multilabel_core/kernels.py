@@ -4,11 +4,13 @@ The estimators' ``kernel`` names are resolved through the component registry by
 :func:`make_kernel`, so a kernel a plugin registers is usable by name as well.
 
 Every kernel is a function of the inner products ``G = X Z^T`` (and, for the RBF, of
-the squared row norms).  ``G`` is computed block of rows by block of rows with one BLAS
-matrix product per block (numpy / scipy.sparse ``@``), the block height chosen so that
-a block's temporaries fit :data:`multilabel_core._blocks.BLOCK_BUDGET_BYTES`.  Sparse
-inputs stay sparse (CSR or CSC; CSC is converted to CSR for row slicing); float32
-inputs are computed in float64.
+the squared row norms).  On dense rows ``G`` is one BLAS product written into the
+result (a symmetric rank-k update for the training kernel ``k(X)``), and the kernel's
+elementwise function is applied in place over row blocks small enough to stay in cache
+(no (n_X, n_Z) temporary besides the result); on sparse rows ``G`` is computed block of
+rows by block of rows, the block height chosen so that a block's temporaries fit
+:data:`multilabel_core._blocks.BLOCK_BUDGET_BYTES`.  Sparse inputs stay sparse (CSR or
+CSC; CSC is converted to CSR for row slicing); float32 inputs are computed in float64.
 
 Capabilities: ``__call__(X, Z=None)`` the (n_X, n_Z) kernel block, ``diagonal(X)`` the
 values k(x_i, x_i) (what SMO needs for its second-order step), ``resolve(X)`` a copy with
@@ -33,7 +35,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from ._blocks import row_blocks
+from ._blocks import BLOCK_BUDGET_BYTES, row_blocks
 from .validation import SYMMETRY_RTOL, check_symmetric, check_X, count, positive, real
 from .base import Kernel
 
@@ -85,9 +87,49 @@ def _inner_product_blocks(X, Z) -> Iterator[tuple[slice, np.ndarray]]:
         yield rows, _dot(X[rows], Z)
 
 
+#: Bytes of kernel rows one elementwise pass (RBF's distances and exp, the polynomial's power)
+#: works on at a time: small enough to stay in a core's L2 cache between the passes, so that
+#: the five passes of the RBF cost about one trip through memory instead of five.
+_TRANSFORM_BLOCK_BYTES = 256 * 2**10
+
+
+def _gram(X, Z, symmetric: bool) -> np.ndarray:
+    """``X @ Z.T`` as a new C-contiguous float64 (n_X, n_Z) array.
+
+    Dense rows: one BLAS product written straight into the result (no block temporaries:
+    the result is the only (n_X, n_Z) array), and for the training kernel (``symmetric``:
+    Z is X) numpy's ``X @ X.T`` is a symmetric rank-k update (BLAS syrk), half the flops of
+    a general product and symmetric bit for bit.  Sparse rows: row blocks of X whose
+    temporaries fit :data:`~multilabel_core._blocks.BLOCK_BUDGET_BYTES`, against the other
+    operand prepared once (its transpose in CSR for a sparse-sparse product; densified when
+    that fits the budget, which makes each block one sparse-times-dense pass).
+    """
+    n_x, n_z = X.shape[0], Z.shape[0]
+    K = np.empty((n_x, n_z))
+    if not sp.issparse(X) and not sp.issparse(Z):
+        np.matmul(X, X.T if symmetric else Z.T, out=K)
+        return K
+    if sp.issparse(X):
+        if 8 * Z.shape[1] * n_z <= BLOCK_BUDGET_BYTES:
+            Zt = np.ascontiguousarray((Z.T.toarray() if sp.issparse(Z) else Z.T), dtype=np.float64)
+            for rows in row_blocks(n_x, 2 * 8 * n_z):
+                K[rows] = X[rows] @ Zt
+            return K
+        Zt = Z.T.tocsr() if sp.issparse(Z) else None
+        for rows in row_blocks(n_x, 3 * 8 * n_z):
+            K[rows] = (X[rows] @ Zt).toarray() if Zt is not None else np.asarray(X[rows] @ Z.T)
+        return K
+    # Dense X, sparse Z: the product Z @ X[rows].T, transposed into K's rows.
+    for rows in row_blocks(n_x, 2 * 8 * n_z):
+        K[rows] = np.asarray(Z @ X[rows].T).T
+    return K
+
+
 def _squared_norms(X) -> np.ndarray:
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        X = X.tocsr()
+        counts = np.diff(X.indptr)
+        return np.bincount(np.repeat(np.arange(X.shape[0]), counts), weights=X.data * X.data, minlength=X.shape[0])
     return np.einsum("ij,ij->i", X, X)
 
 
@@ -154,12 +196,30 @@ def mean_pairwise_distance(X) -> float:
     return float(total / (n * (n - 1)))
 
 
-def _kernel_matrix(X, Z, transform) -> np.ndarray:
-    """Assemble ``transform(rows, X[rows] @ Z.T)`` over the row blocks of X."""
-    K = np.empty((X.shape[0], Z.shape[0]))
-    for rows, G in _inner_product_blocks(X, Z):
-        K[rows] = transform(rows, G)
+def _kernel_matrix(X, Z, transform=None) -> np.ndarray:
+    """``transform(rows, G[rows])`` applied in place over cache-sized row blocks of ``G = X @ Z.T``.
+
+    ``transform`` works in place on the block it is given (a view into the result).
+    """
+    K = _gram(X, Z, symmetric=Z is X)
+    if transform is not None:
+        for rows in row_blocks(K.shape[0], 8 * K.shape[1], _TRANSFORM_BLOCK_BYTES):
+            transform(rows, K[rows])
     return K
+
+
+def _power_in_place(B: np.ndarray, degree: int) -> None:
+    """``B **= degree`` by repeated squaring: a few multiplications instead of ``pow`` per entry."""
+    if degree == 1:
+        return
+    base = B.copy()
+    remaining = degree - 1
+    while remaining:
+        if remaining & 1:
+            B *= base
+        remaining >>= 1
+        if remaining:
+            base *= base
 
 
 _positive_or_none = attrs.validators.optional(positive)
@@ -174,7 +234,7 @@ class LinearKernel(Kernel):
 
     def __call__(self, X, Z=None) -> np.ndarray:
         X, Z = _pair(X, Z)
-        return _kernel_matrix(X, Z, lambda rows, G: G)
+        return _kernel_matrix(X, Z)
 
     def diagonal(self, X) -> np.ndarray:
         """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
@@ -245,9 +305,13 @@ class RBFKernel(Kernel):
         def transform(rows, G):
             D = _squared_distances(G, x_sq[rows], z_sq)
             D *= -gamma
-            return np.exp(D, out=D)
+            np.exp(D, out=D)
 
-        return _kernel_matrix(X, Z, transform)
+        K = _kernel_matrix(X, Z, transform)
+        if Z is X:
+            # k(x, x) = 1 exactly: the formula leaves the round-off of ||x||^2 + ||x||^2 - 2 x^T x there.
+            K[np.diag_indices(K.shape[0])] = 1.0
+        return K
 
     def diagonal(self, X) -> np.ndarray:
         """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
@@ -275,7 +339,8 @@ class PolynomialKernel(Kernel):
     def _apply(self, G: np.ndarray, n_features: int) -> np.ndarray:
         G *= self._gamma(n_features)
         G += self.coef0
-        return np.power(G, self.degree, out=G)
+        _power_in_place(G, int(self.degree))
+        return G
 
     def __call__(self, X, Z=None) -> np.ndarray:
         X, Z = _pair(X, Z)

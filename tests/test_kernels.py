@@ -75,7 +75,7 @@ def test_diagonal_is_the_diagonal_of_the_kernel_matrix(rows, kernel_and_referenc
 @contextmanager
 def one_row_blocks():
     original = kernels_module.row_blocks
-    kernels_module.row_blocks = lambda n_rows, bytes_per_row: original(n_rows, bytes_per_row, budget=1)
+    kernels_module.row_blocks = lambda n_rows, bytes_per_row, budget=None: original(n_rows, bytes_per_row, budget=1)
     try:
         yield
     finally:
