@@ -210,7 +210,8 @@ def _read_array(path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: st
     except DataFormatError:
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, SyntaxError, TypeError) as exc:
-        raise DataFormatError(path, None, f"{where} cannot be read: {type(exc).__name__}: {str(exc)[:200]}") from None
+        reason = " ".join(str(exc).split())[:200]  # one line: numpy's messages may hold line breaks
+        raise DataFormatError(path, None, f"{where} cannot be read: {type(exc).__name__}: {reason}") from None
 
 
 def _text(value: np.ndarray) -> str | None:
@@ -308,7 +309,7 @@ def _features(path, X):
             else:
                 row, column = np.unravel_index(k, X.shape)
             raise DataFormatError(path, None, f"X holds {int(bad.sum())} value(s) that are not finite (the first, "
-                                  f"{values.flat[k]!r}, at row {row}, column {column})")
+                                  f"{values.flat[k].item()!r}, at row {row}, column {column})")
     return X
 
 
@@ -318,8 +319,9 @@ def _labels(path, Y, max_bytes) -> np.ndarray:
         raise DataFormatError(path, None, f"Y has dtype {values.dtype}; labels are 0 or 1 (bool, integer or float)")
     bad = (values != 0) & (values != 1)
     if bad.any():
+        first = values.flat[int(np.argmax(bad))].item()
         raise DataFormatError(path, None, f"Y holds {int(bad.sum())} value(s) other than 0 and 1 (the first "
-                              f"{values[np.argmax(bad)].item()!r}); labels must be 0 or 1")
+                              f"{first!r}); labels must be 0 or 1")
     if sp.issparse(Y):
         check_dense_size(path, Y.shape, 1, "the label matrix Y (int8)", max_bytes)
         Y = Y.toarray()

@@ -3,9 +3,11 @@
 Every case is a :class:`MalformedFile` ``(name, format, data, expectation)``:
 
 - ``format``: ``"libsvm"``, ``"meka"`` (ARFF whose relation carries ``-C L``), ``"mulan"``
-  (``data`` is the ARFF file, :data:`MULAN_XML` its label file) or ``"mulan-xml"`` (``data``
-  is the XML label file, :data:`MULAN_ARFF` the ARFF file); a ``".gz"`` suffix means ``data``
-  is gzipped and written to a ``.gz`` file;
+  (``data`` is the ARFF file, :data:`MULAN_XML` its label file), ``"mulan-xml"`` (``data``
+  is the XML label file, :data:`MULAN_ARFF` the ARFF file), ``"csv"`` (label columns named
+  ``label:NAME``, the reader's default rule) or ``"npz"`` (a zip of ``.npy`` members, built
+  here byte by byte so that sizes, methods and headers can lie); a ``".gz"`` suffix means
+  ``data`` is gzipped and written to a ``.gz`` file;
 - ``expectation``: :data:`ERROR` when the loader must raise
   :class:`~multilabel_core.datasets.DataFormatError`, else the ``(n_samples, n_features,
   n_labels)`` of the dataset it must return (default arguments of ``load_dataset``).
@@ -15,7 +17,8 @@ names the cases that load with a declared width (a million columns or more from 
 the commands that use the data (``mlcore describe``, ``fit``, ``evaluate``, ``compare``,
 ``predict``) must not pay for that width either.  The gzip bombs
 are a few hundred kilobytes that decompress to :data:`BOMB_BYTES` (more than the loaders'
-default cap on decompressed text); they are built here in a few milliseconds, never stored.
+default cap on decompressed text), the ``.npz`` one a member that inflates as much; they are
+built here in a few milliseconds, never stored.
 
     from multilabel_core.testing.malformed_files import CASES, write_case
     for case in CASES:
@@ -269,7 +272,180 @@ def _mulan() -> list[MalformedFile]:
     ]
 
 
-CASES: list[MalformedFile] = _libsvm() + _meka() + _mulan()
+_CSV_OK = b"f1,f2,label:a,label:b\n0.5,1,1,0\n-2,3e2,0,1\n"
+
+
+def _csv() -> list[MalformedFile]:
+    head = b"f1,f2,label:a,label:b\n"
+    cases = [
+        ("valid", _CSV_OK, (2, 2, 2)),
+        ("crlf-bom-blanks", BOM + b"f1 , f2,label:a,\tlabel:b\r\n 0.5 ,1,1,0\r\n\r\n-2,3,0,1\r\n", (2, 2, 2)),
+        ("quoted-header", b'"f,1","f""2",label:a\n1,2,1\n', (1, 2, 1)),
+        ("empty", b"", ERROR),
+        ("bom-only", BOM, ERROR),
+        ("binary-junk", _JUNK, ERROR),
+        ("utf16", _CSV_OK.decode().encode("utf-16"), ERROR),
+        ("header-only", head, ERROR),
+        ("no-label-column", b"f1,f2,y1\n1,2,0\n", ERROR),
+        ("only-label-columns", b"label:a,label:b\n1,0\n", ERROR),
+        ("prefix-alone", b"f1,label:\n1,0\n", ERROR),
+        ("numeric-header", b"1,2,0\n3,4,1\n", ERROR),
+        ("duplicate-name", b"f1,f1,label:a\n1,2,0\n", ERROR),
+        ("empty-name", b"f1,,label:a\n1,2,0\n", ERROR),
+        ("unclosed-quote-header", b'"f1,f2,label:a\n1,2,0\n', ERROR),
+        ("too-few-values", head + b"1,2,0\n", ERROR),
+        ("too-many-values", head + b"1,2,0,1,5\n", ERROR),
+        ("trailing-comma", head + b"1,2,0,1,\n", ERROR),
+        ("empty-value", head + b"1,,0,1\n", ERROR),
+        ("quoted-value", head + b'"1",2,0,1\n', ERROR),
+        ("nan-value", head + b"nan,2,0,1\n", ERROR),
+        ("inf-value", head + b"1,-inf,0,1\n", ERROR),
+        ("overflowing-value", head + b"1e400,2,0,1\n", ERROR),
+        ("text-value", head + b"abc,2,0,1\n", ERROR),
+        ("hex-value", head + b"0x1,2,0,1\n", ERROR),
+        ("underscore-value", head + b"1_0,2,0,1\n", ERROR),
+        ("superscript-value", head + "\u00b2,2,0,1\n".encode(), ERROR),
+        ("arabic-digit-value", head + "\u0661,2,0,1\n".encode(), ERROR),
+        ("fullwidth-digit-value", head + "\uff11,2,0,1\n".encode(), ERROR),
+        ("nul-byte", head + b"1\x00,2,0,1\n", ERROR),
+        ("no-break-space", head + "1,\u00a02,0,1\n".encode(), ERROR),
+        ("vertical-tab", head + b"1,\x0b2,0,1\n", ERROR),
+        ("label-value-2", head + b"1,2,2,1\n", ERROR),
+        ("label-value-half", head + b"1,2,0.5,1\n", ERROR),
+        ("semicolons", b"f1;f2;label:a\n1;2;0\n", ERROR),
+    ]
+    gz = [
+        ("valid", _gz(_CSV_OK), (2, 2, 2)),
+        ("corrupt-deflate", _corrupt_gz(head + b"0.5,1,1,0\n" * 500), ERROR),
+        ("bomb", gzip_bomb(BOMB_BYTES, b"0,0,0,1\n", head), ERROR),
+    ]
+    return [MalformedFile(f"csv-{name}", "csv", data, want) for name, data, want in cases] + [
+        MalformedFile(f"csv-gz-{name}", "csv.gz", data, want) for name, data, want in gz
+    ]
+
+
+def _npy(shape, dtype: str, body: bytes = b"", *, header: bytes | None = None) -> bytes:
+    """An .npy file: magic, version 1.0, the header declaring ``shape`` and ``dtype``, then ``body``.
+
+    Written by hand so that the header may declare more (or other) than the body holds.
+    """
+    text = header if header is not None else (
+        "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (dtype, tuple(shape))
+    ).encode("latin1")
+    text += b" " * ((-(10 + len(text) + 1)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + body
+
+
+def _array(values, dtype: str) -> bytes:
+    import numpy as np
+
+    array = np.asarray(values, dtype=dtype)
+    return _npy(array.shape, array.dtype.str, array.tobytes())
+
+
+def _member(name: str, data: bytes, method: int = 8) -> tuple[str, bytes, int, int, int]:
+    """(name, stored bytes, CRC-32, inflated size, method): deflated (8) or stored (0)."""
+    if method == 8:
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+        packed = packer.compress(data) + packer.flush()
+    else:
+        packed = data
+    return name, packed, zlib.crc32(data), len(data), method
+
+
+def _zip(members) -> bytes:
+    """A zip archive of ``members`` (see :func:`_member`): local headers, central directory, end record."""
+    local, central = b"", b""
+    for name, packed, crc, size, method in members:
+        encoded = name.encode()
+        entry = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, method, 0, 0x21, crc, len(packed), size, len(encoded), 0)
+        central += struct.pack(
+            "<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, method, 0, 0x21, crc, len(packed), size, len(encoded), 0, 0, 0,
+            0, 0, len(local),
+        ) + encoded
+        local += entry + encoded + packed
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(central), len(local), 0)
+    return local + central + end
+
+
+def _npz_bomb(total: int) -> tuple[str, bytes, int, int, int]:
+    """A member ``X.npy`` of ``total`` zero bytes (a multiple of 1 MiB) deflated as :func:`gzip_bomb` does."""
+    head = _npy((1, total // 8), "<f8")
+    chunk = bytes(2**20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = compressor.compress(head) + compressor.flush(zlib.Z_FULL_FLUSH)
+    block = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    count = total // len(chunk)
+    crc = zlib.crc32(head)
+    for _ in range(count):
+        crc = zlib.crc32(chunk, crc)
+    return "X.npy", first + block * count + compressor.flush(), crc, len(head) + count * len(chunk), 8
+
+
+def _npz() -> list[MalformedFile]:
+    X = _member("X.npy", _array([[0.5, 1.0], [-2.0, 3.0]], "<f8"))
+    Y = _member("Y.npy", _array([[1, 0], [0, 1]], "|i1"))
+
+    def archive(*members):
+        return _zip(list(members))
+
+    def sparse_x(indptr=(0, 2, 3), indices=(0, 2, 1), shape=(2, 3), data=(1.0, 2.0, 3.0), fmt="csr"):
+        return [
+            _member("X_format.npy", _npy((), "<U3", fmt.encode("utf-32-le"))),
+            _member("X_shape.npy", _array(shape, "<i8")),
+            _member("X_data.npy", _array(data, "<f8")),
+            _member("X_indices.npy", _array(indices, "<i4")),
+            _member("X_indptr.npy", _array(indptr, "<i4")),
+        ]
+
+    valid = archive(X, Y)
+    lying = _member("X.npy", _array([[0.5, 1.0], [-2.0, 3.0]], "<f8"))
+    lying = (lying[0], lying[1], lying[2], 40, 8)  # declares 40 bytes, inflates to more
+    pickled = _npy((1,), "|O", b"\x80\x04K\x01.", header=b"{'descr': '|O', 'fortran_order': False, 'shape': (1,), }")
+    cases = [
+        ("valid", valid, (2, 2, 2)),
+        ("valid-sparse", archive(*sparse_x(), Y), (2, 3, 2)),
+        ("empty", b"", ERROR),
+        ("binary-junk", _JUNK, ERROR),
+        ("truncated", valid[: len(valid) // 2], ERROR),
+        ("gzipped", _gz(valid), ERROR),
+        ("object-array", archive(_member("X.npy", pickled), Y), ERROR),
+        ("unknown-member", archive(X, Y, _member("extra.npy", _array([1], "<i8"))), ERROR),
+        ("not-npy-member", archive(X, Y, _member("notes.txt", b"hello")), ERROR),
+        ("duplicate-member", archive(X, X, Y), ERROR),
+        ("scipy-matrix-alone", archive(*[(m[0][2:],) + m[1:] for m in sparse_x()]), ERROR),
+        ("no-Y", archive(X), ERROR),
+        ("no-X", archive(Y), ERROR),
+        ("X-and-sparse-parts", archive(X, *sparse_x(), Y), ERROR),
+        ("X-1d", archive(_member("X.npy", _array([1.0, 2.0], "<f8")), Y), ERROR),
+        ("X-complex", archive(_member("X.npy", _array([[1, 2], [3, 4]], "<c16")), Y), ERROR),
+        ("X-strings", archive(_member("X.npy", _array([["a", "b"], ["c", "d"]], "<U1")), Y), ERROR),
+        ("X-nan", archive(_member("X.npy", _array([[1, float("nan")], [3, 4]], "<f8")), Y), ERROR),
+        ("Y-value-2", archive(X, _member("Y.npy", _array([[1, 2], [0, 1]], "|i1"))), ERROR),
+        ("rows-differ", archive(X, _member("Y.npy", _array([[1, 0]], "|i1"))), ERROR),
+        ("shape-lie", archive(_member("X.npy", _npy((100000, 100000), "<f8", bytes(32))), Y), ERROR),
+        ("header-too-long", archive(_member("X.npy", _npy((2, 2), "<f8", bytes(32), header=b"{" + b" " * 20000 + b"}")), Y), ERROR),
+        ("npy-version-9", archive(_member("X.npy", b"\x93NUMPY\x09\x00" + _array([[1.0]], "<f8")[8:]), Y), ERROR),
+        ("sparse-index-out-of-range", archive(*sparse_x(indices=(0, 3, 1)), Y), ERROR),
+        ("sparse-indptr-decreasing", archive(*sparse_x(indptr=(0, 3, 2), indices=(0, 1, 2)), Y), ERROR),
+        ("sparse-indptr-short", archive(*sparse_x(indptr=(0, 3)), Y), ERROR),
+        ("sparse-lengths-differ", archive(*sparse_x(data=(1.0, 2.0)), Y), ERROR),
+        ("sparse-shape-3d", archive(*sparse_x(shape=(2, 3, 1)), Y), ERROR),
+        ("sparse-format-bsr", archive(*sparse_x(fmt="bsr"), Y), ERROR),
+        ("sparse-width-beyond-limit", archive(*sparse_x(shape=(2, 2**24 + 1)), Y), ERROR),
+        ("names-count", archive(X, Y, _member("feature_names.npy", _array(["a"], "<U1"))), ERROR),
+        ("names-duplicate", archive(X, Y, _member("label_names.npy", _array(["a", "a"], "<U1"))), ERROR),
+        ("too-many-members", archive(*[_member(f"m{k}.npy", b"") for k in range(40)]), ERROR),
+        ("bzip2-member", archive(X[:4] + (12,), Y), ERROR),
+        ("inflates-past-declared", archive(lying, Y), ERROR),
+        ("declared-size-lie", archive(("X.npy", X[1], X[2], 2**32 - 1, 8), Y), ERROR),
+        ("bomb", archive(_npz_bomb(BOMB_BYTES), Y), ERROR),
+        ("bomb-under-the-cap", archive(_npz_bomb(BOMB_BYTES // 4), Y), ERROR),  # refused by its ratio
+    ]
+    return [MalformedFile(f"npz-{name}", "npz", data, want) for name, data, want in cases]
+
+
+CASES: list[MalformedFile] = _libsvm() + _meka() + _mulan() + _csv() + _npz()
 
 #: A declared width: at least this many feature or label columns.
 WIDE = 2**20
@@ -284,8 +460,8 @@ def write_case(case: MalformedFile, folder) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     kind, gz = case.format.removesuffix(".gz"), ".gz" if case.format.endswith(".gz") else ""
-    if kind == "libsvm":
-        path = folder / f"case.svm{gz}"
+    if kind in ("libsvm", "csv", "npz"):
+        path = folder / f"case.{'svm' if kind == 'libsvm' else kind}{gz}"
         path.write_bytes(case.data)
         return path
     path = folder / f"case.arff{gz}"
