@@ -213,6 +213,9 @@ def _canonical_sparse(X, name: str):
     return canonical
 
 
+_CHECK_Y_SLICE = 2**20
+
+
 def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_classes: bool = False):
     """Return ``Y`` as a dense (n, L) int8 {0, 1} indicator matrix.
 
@@ -233,12 +236,18 @@ def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_cl
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_samples}")
     if Y.dtype == object or not (np.issubdtype(Y.dtype, np.number) or Y.dtype == bool):
         raise ValueError(f"{name} must hold 0/1 values, got dtype {Y.dtype}")
-    if not np.all(np.isfinite(Y)):
-        raise ValueError(f"{name} contains NaN or infinity")
-    bad = (Y != 0) & (Y != 1)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(f"{name} must be binary 0/1; found {Y[i, j]!r} at row {i}, label {j}")
+    # Checked a slice of entries at a time: a LibSVM file declares Y's width with one index, and
+    # whole-matrix masks (four of Y's size) took more memory than the Y they checked.
+    flat = Y.reshape(-1, order="F" if Y.flags.f_contiguous and not Y.flags.c_contiguous else "C")
+    exact = Y.dtype == bool or np.issubdtype(Y.dtype, np.integer)
+    for start in range(0, flat.size, _CHECK_Y_SLICE):
+        part = flat[start:start + _CHECK_Y_SLICE]
+        if not exact and not np.all(np.isfinite(part)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        bad = (part != 0) & (part != 1)
+        if bad.any():
+            i, j = np.argwhere((Y != 0) & (Y != 1))[0]
+            raise ValueError(f"{name} must be binary 0/1; found {Y[i, j]!r} at row {i}, label {j}")
     Y = Y.astype(np.int8)
     if require_both_classes:
         counts = Y.sum(axis=0)
