@@ -357,3 +357,62 @@ def test_a_missing_file_is_still_no_such_data_file(tmp_path):
         load_dataset(tmp_path / "absent.svm")
     with pytest.raises(FileNotFoundError):
         read_libsvm(tmp_path / "absent.svm")
+
+
+# -- a LibSVM Y held dense must not be mostly declared width ----------------------------------
+
+
+def _wide_rows(n_rows: int, width: int, per_row: int) -> bytes:
+    """``n_rows`` lines of ``per_row`` labels each, the last row naming label ``width - 1``."""
+    lines = []
+    for i in range(n_rows):
+        labels = [(i * per_row + k) % (width - 1) for k in range(per_row)]
+        labels = sorted(set(labels))
+        if i == n_rows - 1:
+            labels = sorted(set(labels[:-1]) | {width - 1})
+        lines.append(",".join(map(str, labels)) + " 1:1")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_ten_lines_of_the_widest_label_are_refused_by_the_rule_not_by_the_cap(tmp_path, monkeypatch):
+    from multilabel_core.datasets import MAX_BYTES_ENV
+    from multilabel_core.datasets.libsvm import DENSE_Y_FLOOR, DENSE_Y_PER_STORED
+
+    monkeypatch.delenv(MAX_BYTES_ENV, raising=False)
+    path = tmp_path / "f10.svm"
+    path.write_bytes(b"16777215 1:1\n" * 10)
+    cells, stored = 10 * 2**24, 10 + 10
+    assert cells > DENSE_Y_FLOOR and cells > DENSE_Y_PER_STORED * stored and cells < 256 * 2**20  # under the cap
+    with pytest.raises(DataFormatError, match=r"line 1: label 16777215 sets the width: .*160 MiB .* 10 relevant label"
+                                              r".*cells per stored value; pass max_bytes="):  # fmt: skip
+        read_libsvm(path)
+    # A cap of the caller's own replaces the rule: the dense Y is what was asked for.
+    assert read_libsvm(path, max_bytes=256 * 2**20).Y.shape == (10, 2**24)
+    monkeypatch.setenv(MAX_BYTES_ENV, str(256 * 2**20))
+    assert load_dataset(path).Y.shape == (10, 2**24)
+
+
+@pytest.mark.parametrize(
+    "n_rows, width, per_row, loads",
+    [
+        (2, 2**24, 1, True),  # exactly the floor (32 MiB): a width case of the corpus, loads
+        (3, 2**24, 1, False),  # over the floor with 3 relevant labels for 50M cells
+        (40, 2**20, 300, True),  # 42M cells over the floor, 12,040 stored values: 3,483 cells per stored value
+        (40, 2**20, 200, False),  # the same cells for 8,040 stored values: 5,216 per stored value
+    ],
+)
+def test_the_dense_label_rule_is_the_floor_and_the_ratio(tmp_path, monkeypatch, n_rows, width, per_row, loads):
+    from multilabel_core.datasets import MAX_BYTES_ENV
+    from multilabel_core.datasets.libsvm import DENSE_Y_FLOOR, DENSE_Y_PER_STORED
+
+    monkeypatch.delenv(MAX_BYTES_ENV, raising=False)
+    path = tmp_path / "wide.svm"
+    path.write_bytes(_wide_rows(n_rows, width, per_row))
+    cells, stored = n_rows * width, n_rows * per_row + n_rows
+    assert loads == (cells <= DENSE_Y_FLOOR or cells <= DENSE_Y_PER_STORED * stored)
+    if loads:
+        ds = read_libsvm(path, sparse=True)
+        assert ds.Y.shape == (n_rows, width) and int(ds.Y.sum()) == n_rows * per_row
+    else:
+        with pytest.raises(DataFormatError, match="cells per stored value"):
+            read_libsvm(path, sparse=True)

@@ -28,6 +28,7 @@ blank line would be skipped on reading.
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,18 +36,20 @@ import scipy.sparse as sp
 from ..validation import check_scalar
 from ._dataset import Dataset, IndexNames
 from ._files import (
+    MAX_BYTES_ENV,
     DataFormatError,
     check_blanks,
     check_dense_size,
     dataset_name,
     format_number,
     read_text,
+    size_text,
     write_lines,
 )
 from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
 from ._storage import check_sparse, to_storage
 
-__all__ = ["MAX_COLUMNS", "read_libsvm", "write_libsvm"]
+__all__ = ["DENSE_Y_FLOOR", "DENSE_Y_PER_STORED", "MAX_COLUMNS", "read_libsvm", "write_libsvm"]
 
 # The widest file read without asking: 2**24 = 16,777,216 features and as many labels, far
 # above the text benchmarks (bibtex 1836 features and 159 labels, rcv1 47,236 features) and
@@ -54,6 +57,14 @@ __all__ = ["MAX_COLUMNS", "read_libsvm", "write_libsvm"]
 # costs nothing by itself (CSR X, generated names), but Y is dense: n x L bytes, capped by
 # max_bytes.
 MAX_COLUMNS = 2**24
+#: Under the default cap, a dense Y of more than DENSE_Y_FLOOR bytes (32 MiB) is refused when it
+#: holds more than DENSE_Y_PER_STORED cells per stored value (a relevant label, or a row): ten
+#: lines ``16777215 1:1`` (130 bytes) would hold a 160 MiB Y, and every check and copy of it
+#: another.  The benchmarks are far inside: eurlex (19,348 x 3,993, 5.3 labels a row) holds 75
+#: cells per stored value, delicious (16,105 x 983) 50, Amazon-3M's Y is over the byte cap anyway.
+#: A cap set by the caller (``max_bytes=`` or ``$MULTILABEL_CORE_MAX_BYTES``) replaces this rule.
+DENSE_Y_FLOOR = 2**25
+DENSE_Y_PER_STORED = 4096
 
 
 def read_libsvm(
@@ -73,7 +84,10 @@ def read_libsvm(
     in the file is then an error).  Without them a file may not be wider than
     ``max_columns`` (:data:`MAX_COLUMNS`) features or labels.  ``sparse``: "auto", True or
     False (module docstring).  ``max_bytes`` caps the file's text and each dense array
-    built from it (Y, a densified X): see :func:`~._files.byte_cap`.
+    built from it (Y, a densified X): see :func:`~._files.byte_cap`.  Under the default cap a Y
+    whose declared width leaves it mostly empty is refused too (:data:`DENSE_Y_FLOOR`,
+    :data:`DENSE_Y_PER_STORED`): Y is held dense, so a few bytes naming label 16777215 on ten
+    lines would cost 160 MiB.
     """
     for value, name in ((n_features, "n_features"), (n_labels, "n_labels"), (max_columns, "max_columns")):
         if value is not None:
@@ -162,6 +176,7 @@ def _label_matrix(tokens: list[str], n_labels, max_columns: int, entries: Entrie
     n = entries.linenos.size
     try:
         check_dense_size(entries.path, (n, size), 1, "the label matrix Y (int8)", max_bytes)
+        _check_label_density(entries.path, n, size, labels.size, max_bytes)
     except DataFormatError as exc:
         if n_labels is not None:
             raise
@@ -170,6 +185,24 @@ def _label_matrix(tokens: list[str], n_labels, max_columns: int, entries: Entrie
     Y = np.zeros((n, size), dtype=np.int8)
     Y[np.repeat(np.arange(n), np.diff(entries.starts)), labels] = 1
     return Y
+
+
+def _check_label_density(path, n: int, n_labels: int, n_relevant: int, max_bytes) -> None:
+    """DataFormatError when a dense (n, n_labels) Y would be mostly declared width (:data:`DENSE_Y_FLOOR`).
+
+    Only under the default cap: a ``max_bytes`` given here or in the environment is the caller's
+    own bound on the dense arrays, and :func:`~._files.check_dense_size` holds it.
+    """
+    if max_bytes is not None or os.environ.get(MAX_BYTES_ENV, "").strip():
+        return
+    cells, stored = n * n_labels, n_relevant + n
+    if cells <= DENSE_Y_FLOOR or cells <= DENSE_Y_PER_STORED * stored:
+        return
+    raise DataFormatError(
+        path, None, f"the label matrix Y (int8) would take {n} x {n_labels} = {size_text(cells)} dense for "
+        f"{n_relevant} relevant label(s): over {size_text(DENSE_Y_FLOOR)} and more than {DENSE_Y_PER_STORED} "
+        f"cells per stored value; pass max_bytes= or set ${MAX_BYTES_ENV} to read it dense anyway"
+    )
 
 
 def _first_repeated(labels: np.ndarray, starts: np.ndarray) -> int | None:
