@@ -146,6 +146,29 @@ def test_a_wide_nominal_attribute_is_refused_before_its_dense_one_hot_columns(tm
     assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
 
 
+@pytest.mark.parametrize(
+    "name, data, reader, reason",
+    [
+        ("wide.csv", b"," * 5_000_000 + b"\n", "read_csv", "the header's 5000001 column names would take about 305.2 MiB"),
+        ("wider.csv", b"," * 2**24 + b"\n", "read_csv", "the header has 16777217 columns, beyond the limit"),
+        ("bomb.npz", next(c.data for c in CASES if c.name == "npz-bomb"), "read_npz", "inflates to 320 MiB"),
+        ("ratio.npz", next(c.data for c in CASES if c.name == "npz-bomb-under-the-cap"), "read_npz", "1010 times"),
+        ("lie.npz", next(c.data for c in CASES if c.name == "npz-shape-lie"), "read_npz", "shape (100000, 100000)"),
+        ("size.npz", next(c.data for c in CASES if c.name == "npz-declared-size-lie"), "read_npz", "inflates to 4 GiB"),
+    ],
+    ids=["csv-5e6-names", "csv-2^24+1-columns", "npz-bomb", "npz-ratio", "npz-declared-shape", "npz-declared-size"],
+)
+def test_csv_and_npz_declared_sizes_are_refused_in_bounded_memory(tmp_path, name, data, reader, reason):
+    """A header of commas, a zip bomb, an .npy header declaring 80 GB: refused before anything that size is held."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert path.stat().st_size < 20_000_000
+    result = read_in_child(path, reader)
+    assert result.get("error") == "DataFormatError", result
+    assert result["message"].startswith(f"{path}") and reason in result["message"], result
+    assert result["peak_mb"] < PEAK_RSS_LIMIT_MB, result
+
+
 def test_the_cap_follows_the_argument_and_the_environment(tmp_path, monkeypatch):
     text = MULAN_ARFF.replace(b"@relation r", b"@relation 'r: -C -2'")
     plain, packed = tmp_path / "d.arff", tmp_path / "p.arff.gz"
@@ -331,7 +354,8 @@ _CLI_SAMPLE = [
     "libsvm-31-digit-label", "libsvm-huge-feature-index", "libsvm-huge-label", "libsvm-gz-corrupt-deflate",
     "libsvm-many-rows-of-widest-label", "libsvm-binary-junk", "meka-sparse-31-digit-index",
     "meka-sparse-superscript-index", "meka-gz-bomb-rows", "meka-bom", "libsvm-bom", "mulan-xml-billion-laughs",
-    "libsvm-feature-index-at-limit",
+    "libsvm-feature-index-at-limit", "csv-valid", "csv-no-label-column", "csv-gz-bomb", "npz-valid-sparse",
+    "npz-object-array", "npz-bomb-under-the-cap",
 ]
 _BY_NAME = {case.name: case for case in CASES}
 

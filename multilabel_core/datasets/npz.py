@@ -99,15 +99,16 @@ def read_npz(
     cap = byte_cap(max_bytes)
     arrays = _read_members(path, cap, ratio)
     extra = sorted(set(arrays) - KEYS)
+    if {"format", "shape", "data"} <= set(extra):
+        raise DataFormatError(
+            path, None, "holds one matrix as scipy.sparse.save_npz writes it, not a dataset: write X and Y with "
+            "write_npz, or np.savez(X=..., Y=...)"
+        )
     if extra:
-        hint = ""
-        if {"format", "shape", "data"} <= set(arrays):
-            hint = (" (a single matrix written by scipy.sparse.save_npz; a dataset file holds X and Y: write it with "
-                    "write_npz, or np.savez(X=..., Y=...))")
         raise DataFormatError(
             path, None, f"holds member(s) {', '.join(map(repr, extra[:5]))} that a dataset file does not; the members "
             f"are X, Y (or their sparse parts X_format, X_shape, X_data, ...) and the optional feature_names, "
-            f"label_names{hint}"
+            f"label_names"
         )
     X = _matrix(path, arrays, "X", max_columns, cap)
     Y = _matrix(path, arrays, "Y", max_columns, cap)
