@@ -23,7 +23,7 @@ AUTO_ORDER = {"cd": 10, "smo": 20, "irwls": 30, "lbfgs": 40, "fista": 42, "alter
 
 @hookimpl
 def register_components(register):
-    from . import kernels, losses, regularizers, relations, solvers, thresholds
+    from . import kernel_approximation, kernels, losses, regularizers, relations, solvers, thresholds
 
     # The kernel names are the values of the estimators' ``kernel`` parameter.
     stock = {
@@ -56,6 +56,8 @@ def register_components(register):
             "rbf": kernels.RBFKernel,
             "poly": kernels.PolynomialKernel,
             "precomputed": kernels.PrecomputedKernel,
+            "nystroem": kernel_approximation.NystroemKernel,
+            "rff": kernel_approximation.RandomFourierKernel,
         },
         "solver": {
             "lbfgs": solvers.LBFGSSolver,
