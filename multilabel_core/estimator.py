@@ -9,7 +9,10 @@
   ``predict(X) = [t_ij > 0]`` a dense int64 (n, L) {0, 1} array;
 - fitted attributes end in ``_``: at least ``n_features_in_``, ``n_labels_`` and
   ``classes_`` (the two values every label takes, ``[0, 1]``), and ``feature_names_in_``
-  when X was a data frame with string column names (checked again at predict time).
+  when X was a data frame with string column names (checked again at predict time);
+- a label column that takes one value on the training rows is not learned: the method is
+  fitted on the other labels, the constant label predicts its training value with a constant
+  score, and it is counted in one :class:`ConstantLabelWarning` and in ``constant_labels_``.
 
 scikit-learn is optional.  When it is installed the base inherits its ``ClassifierMixin``
 and ``BaseEstimator`` (so ``clone``, ``GridSearchCV`` and ``Pipeline`` work, and
@@ -56,7 +59,7 @@ from .validation import (
     to_signs,
 )
 
-__all__ = ["ComposedEstimator", "MultiLabelEstimator", "NotFittedError"]
+__all__ = ["ComposedEstimator", "ConstantLabelWarning", "MultiLabelEstimator", "NotFittedError", "constant_label_scores"]
 
 
 class _ParamsFallback:
@@ -117,6 +120,90 @@ class NotFittedError(*_NOT_FITTED_BASES):
     A ValueError and an AttributeError, and a subclass of
     :class:`sklearn.exceptions.NotFittedError` when scikit-learn is installed.
     """
+
+
+# -- labels constant on the training rows ---------------------------------------------------
+
+
+class ConstantLabelWarning(UserWarning):
+    """Some label columns take one value on the training rows: predicted at that value, not learned.
+
+    Issued once per ``fit``, with the number of such labels and their indices (and names when
+    Y was a data frame); the fitted ``constant_labels_`` holds them.
+    """
+
+
+#: Constant labels listed by index at most in the warning (all of them are in ``constant_labels_``).
+_SHOWN_LABELS = 40
+
+
+def constant_label_scores(fitted_scores, values, cuts=()) -> np.ndarray:
+    """The decision scores of constant labels of ``values`` (0 or 1 each), beside ``fitted_scores``.
+
+    With ``low`` the least of the finite fitted scores, 0 and the ``cuts`` (the fitted
+    threshold's cut values), and ``high`` the greatest of them, a never-relevant label scores
+    ``low - max(1, |low|)`` and an always-relevant one ``high + max(1, |high|)``: strictly
+    below (above) every one of them, so below (above) 0 and every cut, at a distance of at
+    least 1.  Without fitted scores or cuts the scores are -1 and +1.  Non-finite fitted scores
+    take no part.  ValueError when the bounds reach the end of the float range, where no finite
+    score lies beyond them.
+
+    Parameters
+    ----------
+    fitted_scores : array of float
+        Scores of the learned labels (any shape; only their finite values count).
+    values : array of {0, 1}
+        The constant labels' values.
+    cuts : iterable of float
+        Further values the scores must lie beyond (a threshold's ``value`` or ``thresholds``).
+
+    Returns
+    -------
+    ndarray of float64, the shape of ``values``
+    """
+    pooled = np.concatenate([np.ravel(np.asarray(fitted_scores, dtype=np.float64)),
+                             np.ravel(np.asarray(list(cuts), dtype=np.float64)), [0.0]])  # fmt: skip
+    pooled = pooled[np.isfinite(pooled)]
+    low, high = float(pooled.min()), float(pooled.max())
+    with np.errstate(over="ignore"):  # beyond the float range: the next float, checked below
+        below = min(low, 0.0) - max(1.0, abs(low))
+        above = max(high, 0.0) + max(1.0, abs(high))
+        if not np.isfinite(below):
+            below = float(np.nextafter(low, -np.inf))
+        if not np.isfinite(above):
+            above = float(np.nextafter(high, np.inf))
+    scores = np.where(np.asarray(values) > 0, above, below).astype(np.float64)
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("the fitted labels' scores reach the float range: no finite score ranks a constant label")
+    return scores
+
+
+def _threshold_cuts(threshold) -> list[float]:
+    """The fixed cut values of a fitted threshold (``value``, per-label ``thresholds``), duck-typed; else none.
+
+    A threshold that cuts each row at its own place (a rank cut, a learned t(x)) has none.
+    """
+    cuts = []
+    for name in ("value", "thresholds"):
+        held = getattr(threshold, name, None)
+        if held is not None and not isinstance(held, (str, bool)):
+            try:
+                cuts.extend(float(v) for v in np.ravel(np.asarray(held, dtype=np.float64)))
+            except (TypeError, ValueError):
+                continue
+    return cuts
+
+
+def _label_listing(constant, values, names) -> str:
+    """``"3 (never relevant), 4 'y4' (always relevant), ..."``, the first :data:`_SHOWN_LABELS`."""
+    shown = []
+    for j, value in list(zip(constant, values))[:_SHOWN_LABELS]:
+        name = f" {names[j]!r}" if names is not None else ""
+        shown.append(f"{j}{name} ({'always' if value else 'never'} relevant)")
+    listing = ", ".join(shown)
+    if len(constant) > _SHOWN_LABELS:
+        listing += f", ... and {len(constant) - _SHOWN_LABELS} more"
+    return listing
 
 
 # -- feature names ----------------------------------------------------------------------
@@ -251,10 +338,28 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
     Subclasses implement ``_fit(X, Y)`` -- X validated, Y a dense int8 {0, 1} matrix in
     which every label column holds both values -- setting their own fitted attributes,
     and ``_decision_function(X)``.  The base validates the common hyper-parameters
-    (:data:`COMMON_PARAMETERS`, those the subclass has) and the data, refuses a label
-    column that is constant in training (a max-margin classifier has nothing to
-    separate; the error names the column), and checks that ``X`` at predict time has
-    the training number of features.
+    (:data:`COMMON_PARAMETERS`, those the subclass has) and the data, and checks that
+    ``X`` at predict time has the training number of features.
+
+    A label column that takes one value on the training rows (never or always relevant
+    there: a rare label in a subset of many-label data) is data, not an error, but a
+    classifier has nothing to separate in it.  The base fits the method on the other
+    columns only (``_fit`` gets ``Y[:, fitted_labels_]``), so every coupling the method
+    learns between labels -- a label relation or covariance, pair kernels, a chain, a label
+    powerset, neighbours' label counts, a ranking of label pairs -- leaves the constant
+    labels out.  Each constant label is predicted at its training value on every row; its
+    decision score is a constant of the fit (:func:`constant_label_scores`: beyond every
+    training score of the learned labels, beyond 0 and beyond the fitted threshold's cut
+    values, at a distance of at least 1), so ``predict`` agrees with the sign of the score.
+    One :class:`ConstantLabelWarning` gives their number and indices (names for a data
+    frame Y).  Fitted attributes: ``constant_labels_`` (dict label index -> value 0/1, empty
+    when there is none), ``constant_scores_`` (dict label index -> its score) and
+    ``fitted_labels_`` (the indices of the learned labels, in order): the method's own
+    fitted attributes (coefficients, relations, certificates, ``threshold_``) are over
+    these labels.  When every label is constant nothing is fitted and the estimator
+    predicts the constants.  A method that needs at least ``min_labels`` labels (the
+    label-ranking family orders pairs of labels: 2) refuses a Y with fewer learnable labels
+    than that but at least one, naming the counts.
 
     Fitted on a data frame whose column names are all strings (a pandas DataFrame,
     detected by its ``columns``: pandas is not required), an estimator keeps them in
@@ -282,10 +387,18 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
             )
         self._validate_params()
         names = _feature_names(X)
+        label_names = _feature_names(Y)
         X = check_X(X)
-        Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
+        Y = check_Y(Y, n_samples=X.shape[0])
         threshold = self._threshold_part()
-        self._fit(X, Y, **data)
+        fitted, constant, values = self._split_constant_labels(Y)
+        Y_fit = Y if constant.size == 0 else np.ascontiguousarray(Y[:, fitted])
+        if fitted.size:
+            self._fit(X, Y_fit, **data)
+        else:
+            # Nothing to learn: no attribute of an earlier fit may stand for a model of these labels.
+            for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("__")]:
+                del self.__dict__[name]
         if names is None:
             self.__dict__.pop("feature_names_in_", None)
         else:
@@ -293,11 +406,102 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.n_labels_ = Y.shape[1]
         self.classes_ = np.array([0, 1])
-        if threshold is not None:
-            self.threshold_ = self._fit_threshold(threshold, X, Y, **data)
+        self.fitted_labels_ = fitted
+        self.constant_labels_ = {int(j): int(v) for j, v in zip(constant, values)}
+        if threshold is not None and fitted.size:
+            self.threshold_ = self._fit_threshold(threshold, X, Y_fit, **data)
             if isinstance(getattr(self, "parts_", None), dict):
                 self.parts_ = {**self.parts_, "threshold": self.threshold_}
+        else:
+            self.__dict__.pop("threshold_", None)
+        self.constant_scores_ = self._constant_scores(X, values, constant)
+        if constant.size:
+            self._warn_constant_labels(X.shape[0], constant, values, label_names)
         return self
+
+    def _split_constant_labels(self, Y):
+        """``(fitted, constant, values)``: the indices of the label columns of Y that take both values,
+        of those that take one, and the one value of each (int8).
+
+        ValueError when some but fewer than ``min_labels`` columns take both values.
+        """
+        counts = Y.sum(axis=0)
+        is_constant = (counts == 0) | (counts == Y.shape[0])
+        fitted, constant = np.flatnonzero(~is_constant), np.flatnonzero(is_constant)
+        minimum = int(getattr(self, "min_labels", 1))
+        if 0 < fitted.size < minimum:
+            raise ValueError(
+                f"{type(self).__name__} needs at least {minimum} label columns that take both values on the "
+                f"training rows (it orders labels against each other), but only {fitted.size} of the {Y.shape[1]} do: "
+                f"{constant.size} are constant there ({', '.join(map(str, constant[:_SHOWN_LABELS]))}"
+                f"{', ...' if constant.size > _SHOWN_LABELS else ''})"
+            )
+        return fitted, constant, (counts[constant] > 0).astype(np.int8)
+
+    def _constant_scores(self, X, values, constant) -> dict:
+        """``constant_scores_``: each constant label's score (:func:`constant_label_scores`) from the
+        learned labels' scores on the training rows ``X`` and the fitted threshold's cut values."""
+        if constant.size == 0:
+            return {}
+        fitted_scores = np.zeros(0)
+        if self.fitted_labels_.size:
+            with warnings.catch_warnings():
+                # Only the range of the training scores is read: a method's warning about how it predicts
+                # those rows (the concept network's cycling inference) says nothing about the range.
+                warnings.simplefilter("ignore")
+                fitted_scores = np.asarray(self._decision_function(X), dtype=np.float64)
+        cuts = _threshold_cuts(getattr(self, "threshold_", None))
+        scores = constant_label_scores(fitted_scores, values, cuts)
+        return {int(j): float(score) for j, score in zip(constant, scores)}
+
+    def _warn_constant_labels(self, n_rows, constant, values, label_names) -> None:
+        n_labels = self.fitted_labels_.size + constant.size
+        learned = (
+            f"the model, and every coupling it learns between labels, is fitted on the other {self.fitted_labels_.size} "
+            "label(s) only"
+            if self.fitted_labels_.size
+            else "no label takes both values, so nothing is fitted"
+        )
+        warnings.warn(
+            f"{type(self).__name__}: {constant.size} of {n_labels} label column(s) take one value on the {n_rows} "
+            f"training rows and are not learned: {_label_listing(constant, values, label_names)}.  Each is predicted "
+            f"at that value with a constant score (constant_labels_, constant_scores_); {learned}.",
+            ConstantLabelWarning,
+            stacklevel=_outside_stacklevel(),
+        )
+
+    def _has_constant_labels(self) -> bool:
+        """Whether the fit left some labels constant (a model saved before the rule has no ``constant_labels_``)."""
+        return bool(getattr(self, "constant_labels_", None))
+
+    def _learned_some_label(self) -> bool:
+        """Whether a model was fitted (False when every label was constant on the training rows)."""
+        fitted = getattr(self, "fitted_labels_", None)
+        return fitted is None or fitted.size > 0
+
+    def _fitted_columns(self, scores):
+        """The columns of an (n, L) array that belong to the learned labels (all of them when none is constant)."""
+        if not self._has_constant_labels():
+            return scores
+        return np.asarray(scores)[:, self.fitted_labels_]
+
+    def _with_constant_labels(self, fitted_part, n_rows: int, kind: str = "scores") -> np.ndarray:
+        """The (n, L) array of all labels from ``fitted_part`` (n, len(fitted_labels_)) of the learned ones.
+
+        The constant labels' columns hold their score (``kind="scores"``, float64), their value
+        (``"labels"``, int64) or their probability, 0.0 or 1.0 (``"proba"``, float64).
+        ``fitted_part`` is ignored (may be None) when nothing was learned.
+        """
+        if not self._has_constant_labels():
+            return fitted_part
+        dtype = np.int64 if kind == "labels" else np.float64
+        full = np.empty((n_rows, self.n_labels_), dtype=dtype)
+        if self.fitted_labels_.size:
+            full[:, self.fitted_labels_] = fitted_part
+        source = self.constant_scores_ if kind == "scores" else self.constant_labels_
+        for j, value in self.constant_labels_.items():
+            full[:, j] = source[j]
+        return full
 
     # -- the threshold (the sixth part) ---------------------------------------------------
 
@@ -347,19 +551,32 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         return not isinstance(getattr(self, "threshold_", None), (type(None), ZeroThreshold))
 
     def decision_function(self, X) -> np.ndarray:
-        """Scores t_ij (n, L), float64: label j is predicted relevant for row i when t_ij > 0."""
-        return np.ascontiguousarray(self._decision_function(self._validate_test_X(X)), dtype=np.float64)
+        """Scores t_ij (n, L), float64: label j is predicted relevant for row i when t_ij > 0.
+
+        A label constant on the training rows scores its constant ``constant_scores_[j]`` on every row.
+        """
+        X = self._validate_test_X(X)
+        fitted = self._decision_function(X) if self._learned_some_label() else None
+        return np.ascontiguousarray(self._with_constant_labels(fitted, X.shape[0], "scores"), dtype=np.float64)
 
     def predict(self, X) -> np.ndarray:
         """The dense int64 (n, L) {0, 1} prediction: the fitted threshold applied to ``decision_function(X)``.
 
-        With ``thresholding="zero"`` (the default) this is ``[decision_function(X) > 0]``.
+        With ``thresholding="zero"`` (the default) this is ``[decision_function(X) > 0]``.  The
+        threshold cuts the learned labels' scores; a label constant on the training rows is
+        predicted at its value (``constant_labels_``).
         """
         scores = self.decision_function(X)
+        if self._has_constant_labels():
+            fitted = scores[:, self.fitted_labels_]
+        else:
+            fitted = scores
         threshold = getattr(self, "threshold_", None)
         if threshold is None:
-            return (scores > 0.0).astype(np.int64)
-        return threshold.predict(scores)
+            labels = (fitted > 0.0).astype(np.int64)
+        else:
+            labels = threshold.predict(fitted)
+        return self._with_constant_labels(labels, scores.shape[0], "labels")
 
     def _validate_params(self) -> None:
         for name, value in self.get_params(deep=False).items():
@@ -633,10 +850,16 @@ class ComposedEstimator(MultiLabelEstimator):
         Returns the :class:`~multilabel_core.composition.SolverChoice` (``name``, the built
         ``solver``, ``inner`` for a driver, ``fed`` when the relation fed a generic solver);
         raises the :class:`~multilabel_core.base.CapabilityError` or ValueError ``fit`` would.
+        The problem is that of the labels ``fit`` would learn (the constant ones left out); a Y
+        whose every label is constant has no problem to solve: ValueError.
         """
         self._validate_params()
         X = check_X(X)
-        Y = check_Y(Y, n_samples=X.shape[0], require_both_classes=True)
+        Y = check_Y(Y, n_samples=X.shape[0])
+        fitted, _, _ = self._split_constant_labels(Y)
+        if fitted.size == 0:
+            raise ValueError("every label column of Y takes one value on these rows: fit learns nothing, no solver is chosen")
+        Y = np.ascontiguousarray(Y[:, fitted])
         parts = self._parts()
         kernel = self._training_kernel(parts["kernel"], X)
         return self._checked_choice(parts["solver"], self._problem(X, Y, parts, kernel), kernel)

@@ -361,7 +361,12 @@ _STATE: dict[str, dict[str, str]] = {
     "multilabel_core.estimator.MultiLabelEstimator": {
         # d and L first: every other shape is read against them.
         "n_features_in_": "int>=1 as d",
-        "n_labels_": "int>=1 as L",
+        # L is the number of labels the method learned (fitted_labels_): the others were constant on
+        # the training rows (constant_labels_); a file without fitted_labels_ learned all n_labels_.
+        "n_labels_": "int>=1",
+        "?fitted_labels_": "int[L] in [0, n_labels_)",
+        "?constant_labels_": "dict",
+        "?constant_scores_": "dict",
         "classes_": "int[2] in [0, 2)",
         "?feature_names_in_": "str[d]",
         "?threshold_": "Threshold",
@@ -702,7 +707,19 @@ def _estimator_problem(where: str, estimator) -> str | None:
     if not any(name.endswith("_") for name in state):
         return None  # saved before fit: no state to check
     context = _Context(estimator)
-    for name, (text, required, spec) in _state_of(cls).items():
+    declared = _state_of(cls)
+    n_labels, constant = state.get("n_labels_"), state.get("constant_labels_")
+    if isinstance(n_labels, numbers.Integral) and not isinstance(n_labels, (bool, np.bool_)):
+        # L, the labels the method learned: n_labels_ less those constant on the training rows.
+        held = len(constant) if isinstance(constant, dict) else 0
+        context.symbols["L"] = (int(n_labels) - held, "n_labels_" + (" less constant_labels_" if held else ""))
+    learned = not (isinstance(state.get("fitted_labels_"), np.ndarray) and state["fitted_labels_"].size == 0)
+    if not learned:
+        # Every label was constant: nothing was fitted, so only the base's state is there.
+        from .estimator import MultiLabelEstimator
+
+        declared = _state_of(MultiLabelEstimator)
+    for name, (text, required, spec) in declared.items():
         if name not in state:
             if required:
                 return f"{label} lacks the fitted attribute {name} ({text}) that {cls.__name__} declares"
@@ -713,10 +730,45 @@ def _estimator_problem(where: str, estimator) -> str | None:
                 f"the fitted attribute {where}{'.' if where else ''}{name} of {label} is {problem}, "
                 f"not {text}{context.explain(spec)}"
             )
-    groups = _predicts_with(cls)
+    split = _label_split_problem(state)
+    if split is not None:
+        name, problem = split
+        return f"the fitted attribute {where}{'.' if where else ''}{name} of {label} {problem}"
+    groups = _predicts_with(cls) if learned else ()
     if groups and not any(all(name in state for name in group) for group in groups):
         wanted = " or ".join("(" + ", ".join(group) + ")" for group in groups)
         return f"{label} is fitted but holds none of the attribute groups it predicts with: {wanted}"
+    return None
+
+
+def _label_split_problem(state) -> tuple[str, str] | None:
+    """``(attribute, what is wrong)`` with how ``fitted_labels_``, ``constant_labels_`` and ``constant_scores_``
+    split the labels, or None: together the learned and the constant labels are each label once, a
+    constant label's value is 0 or 1 and its score finite and of the sign of its value (predict agrees)."""
+    fitted, constant, scores = (state.get(name) for name in ("fitted_labels_", "constant_labels_", "constant_scores_"))
+    if fitted is None and constant is None and scores is None:
+        return None  # saved before labels could be constant: every label learned
+    for name, value, kind in (("fitted_labels_", fitted, np.ndarray), ("constant_labels_", constant, dict),
+                              ("constant_scores_", scores, dict)):  # fmt: skip
+        if not isinstance(value, kind):
+            return name, "is missing beside the others of fitted_labels_, constant_labels_ and constant_scores_"
+    keys = list(constant)
+    if not all(isinstance(key, numbers.Integral) and not isinstance(key, (bool, np.bool_)) for key in keys):
+        return "constant_labels_", "is not keyed by label indices"
+    if set(keys) != set(scores):
+        return "constant_scores_", "is not keyed by the label indices of constant_labels_"
+    n_labels = int(state["n_labels_"])
+    labels = np.concatenate([fitted.astype(np.int64), np.asarray(keys, dtype=np.int64)])
+    if labels.size != n_labels or not np.array_equal(np.sort(labels), np.arange(n_labels)):
+        return "constant_labels_", f"and fitted_labels_ do not split the n_labels_ = {n_labels} labels, each once"
+    for key in keys:
+        value, score = constant[key], scores[key]
+        if isinstance(value, (bool, np.bool_)) or value not in (0, 1):
+            return "constant_labels_", f"gives label {key} the value {value!r}, not 0 or 1"
+        if isinstance(score, (bool, np.bool_)) or not isinstance(score, numbers.Real) or not math.isfinite(score):
+            return "constant_scores_", f"gives label {key} the score {score!r}, not a finite float"
+        if (score > 0) != bool(value):
+            return "constant_scores_", f"gives label {key} of value {value} a score of the other sign ({score!r})"
     return None
 
 

@@ -254,10 +254,13 @@ class ConceptNetwork(ComposedEstimator):
         At a fixed point they equal ``decision_function(X) > 0``; rows that cycled or hit the
         sweep cap (counted in an :class:`InferenceWarning`) keep their last labelling.  With a
         ``thresholding`` other than ``zero``, that threshold cuts the inferred scores instead.
+        A label constant on the training rows takes no part in the inference (the network is
+        over the learned labels) and is predicted at its training value.
         """
-        if self._applies_threshold():
+        if self._applies_threshold() or not self._learned_some_label():
             return super().predict(X)
-        return self._inferred(self._validate_test_X(X)).labels
+        X = self._validate_test_X(X)
+        return self._with_constant_labels(self._inferred(X).labels, X.shape[0], "labels")
 
 
 def _inference(solution, intercept, phi, method: str, max_sweeps: int) -> InferenceResult:

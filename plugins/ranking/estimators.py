@@ -137,9 +137,13 @@ class _LabelRanking(ComposedEstimator):
         In-sample training scores, or with ``threshold_cv = k`` out-of-fold ones (each row scored
         by the model fitted on the other k - 1 folds): a max-margin ranking separates its own
         training rows better than new ones, so in-sample targets are fitted to optimistic
-        score profiles.  Only for ``thresholding="learned_linear"`` (the default).
+        score profiles.  Only for ``thresholding="learned_linear"`` (the default).  t(x) reads the
+        learned labels' scores; a label constant on the training rows is predicted at its value.
+        When every label was constant (nothing learned), t(x) = 0: the sign of their constant scores.
         """
-        scores = self.decision_function(X)
+        scores = self._fitted_columns(self.decision_function(X))
+        if not self._learned_some_label():
+            return np.zeros(scores.shape[0])
         if not isinstance(self.threshold_, LearnedLinearThreshold):
             raise ValueError(
                 f"decision_threshold is t(x) of the learned_linear threshold; this model was fitted with "
