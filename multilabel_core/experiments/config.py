@@ -236,8 +236,9 @@ class Experiment:
         the datasets' fingerprints already differ between a CSR and a dense X.
     constant_labels : "refuse" or "predict_constant"
         What a label that takes one value in a training part (outer, or inner fold of the
-        search) does (:mod:`.constant_labels`): fail that fit, as the methods do, or be
-        predicted at that value while the method is fitted on the other labels.
+        search) does (:mod:`.constant_labels`): fail that fit (the estimators accept such labels; the
+        run refuses them unless asked), or be predicted at that value while the method is fitted on
+        the other labels.
     reference, reference_method, alpha : report settings (not hashed), passed to
         :func:`multilabel_core.experiments.report.write_report`.
     """

@@ -1,24 +1,31 @@
 """Labels that take one value only in a training part: refuse them, or predict them constant.
 
-A label that is never (or always) relevant in the rows a model is fitted on cannot be
-learned: every registered method refuses such a column
-(:func:`multilabel_core.validation.check_Y` with ``require_both_classes``).  Random
-splits of data with rare labels meet it (a label with one relevant row lands in a test
-part), and so do the inner folds of the hyper-parameter search even when the outer
-training part holds both values.  The experiment option ``constant_labels`` decides:
+Every estimator accepts a label column that is constant on its training rows
+(:class:`multilabel_core.MultiLabelEstimator`: the method learns the other labels, the
+constant one predicts its training value, counted in a ``ConstantLabelWarning`` and in the
+fitted ``constant_labels_``).  Random splits of data with rare labels meet such labels (a
+label with one relevant row lands in a test part), and so do the inner folds of the
+hyper-parameter search even when the outer training part holds both values.  The experiment
+option ``constant_labels`` decides what an experiment does with them:
 
-* ``"refuse"`` (the default): the fit raises, so the split -- or the inner fold's grid
-  point -- is recorded failed with that reason;
-* ``"predict_constant"``: the method is fitted on the label columns that take both values
-  in the training part, and each constant column is predicted at its training value for
-  every test row.  Its decision score keeps the ranking measures defined: on a test part
-  whose fitted scores have minimum ``m`` and maximum ``M``, a never-relevant label scores
+* ``"refuse"`` (the default): the split -- or the inner fold's grid point -- is recorded
+  failed, with the reason ``Y label column j has one class only``, before the method is
+  fitted: a run that did not ask for constant labels does not measure a model that could
+  not learn some of its labels;
+* ``"predict_constant"``: the method is fitted on every column and handles the constant
+  ones by its estimator's rule; the run then rescores each constant column on the test part
+  so that the ranking measures see it in its place: on a test part whose learned scores
+  have minimum ``m`` and maximum ``M``, a never-relevant label scores
   ``min(m, 0) - max(1, |m|)`` on every row and an always-relevant one
-  ``max(M, 0) + max(1, |M|)``.  So on each row a never-relevant label is ranked strictly
-  below every fitted label and an always-relevant one strictly above (constant labels of
-  the same value tie with each other: nothing orders them); the signs agree with the
-  ``score > 0`` decision rule; and the column is one value, so a label-wise measure (macro
-  AUC) sees no information about that label (ties: 1/2) instead of an arbitrary order.
+  ``max(M, 0) + max(1, |M|)`` (:func:`multilabel_core.estimator.constant_label_scores`, the
+  estimator's rule applied to the test part's scores instead of the training rows').  So on
+  each row a never-relevant label is ranked strictly below every learned label and an
+  always-relevant one strictly above (constant labels of the same value tie with each
+  other: nothing orders them); the signs agree with the predictions, which are the
+  estimator's (its training value); and the column is one value, so a label-wise measure
+  (macro AUC) sees no information about that label (ties: 1/2) instead of an arbitrary
+  order.  A training part whose every label is constant is refused all the same: the
+  estimator would fit nothing, and the run would measure no model.
 
 Which labels were constant is never hidden: every record carries them (``constant_labels``),
 and the report and the command line count them per dataset (docs/experiments.md).
@@ -27,6 +34,9 @@ and the report and the command line count them per dataset (docs/experiments.md)
 from __future__ import annotations
 
 import numpy as np
+
+from ..estimator import constant_label_scores
+from ..validation import check_Y
 
 __all__ = [
     "CONSTANT_LABELS",
@@ -66,27 +76,17 @@ def constant_scores(fitted_scores: np.ndarray, values: np.ndarray) -> np.ndarray
     metrics to refuse, as they would be without constant labels.  ValueError when the
     finite scores reach the end of the float range, where no finite score lies beyond.
     """
-    finite = fitted_scores[np.isfinite(fitted_scores)]
-    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
-    with np.errstate(over="ignore"):  # beyond the float range: the next float, checked below
-        below = min(low, 0.0) - max(1.0, abs(low))
-        above = max(high, 0.0) + max(1.0, abs(high))
-        if not np.isfinite(below):
-            below = float(np.nextafter(low, -np.inf))
-        if not np.isfinite(above):
-            above = float(np.nextafter(high, np.inf))
-    scores = np.where(np.asarray(values) > 0, above, below)
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("the fitted labels' scores reach the float range: no finite score ranks a constant label")
-    return scores
+    return constant_label_scores(fitted_scores, values)
 
 
 class PartialModel:
-    """A model fitted on some label columns, predicting the others at constant values.
+    """A model fitted with some label columns constant, its constant columns rescored per test part.
 
-    ``model`` is the fitted estimator of the columns ``fitted``; ``constant`` are the other
-    columns and ``values`` their training values.  Its :meth:`decision_function` and
-    :meth:`predict` give all ``n_labels`` columns in the data's order.
+    ``model`` is the fitted estimator (its outputs have all ``n_labels`` columns);
+    ``fitted`` are the labels it learned, ``constant`` the others and ``values`` their
+    training values.  :meth:`decision_function` gives the model's scores with each constant
+    column replaced by :func:`constant_scores` of the learned columns of those rows;
+    :meth:`predict` is the model's.
     """
 
     def __init__(self, model, n_labels: int, fitted, constant, values):
@@ -96,40 +96,37 @@ class PartialModel:
         self.constant = np.asarray(constant, dtype=np.intp)
         self.values = np.asarray(values, dtype=np.int8)
 
-    def _full(self, fitted_part: np.ndarray, constant_part: np.ndarray, dtype) -> np.ndarray:
-        full = np.empty((fitted_part.shape[0], self.n_labels), dtype=dtype)
-        full[:, self.fitted] = fitted_part
-        full[:, self.constant] = constant_part
-        return full
-
     def decision_function(self, X) -> np.ndarray:
-        scores = np.asarray(self.model.decision_function(X), dtype=np.float64)
-        return self._full(scores, constant_scores(scores, self.values), np.float64)
+        scores = np.array(self.model.decision_function(X), dtype=np.float64)
+        scores[:, self.constant] = constant_scores(scores[:, self.fitted], self.values)
+        return scores
 
     def predict(self, X) -> np.ndarray:
-        predictions = np.asarray(self.model.predict(X))
-        return self._full(predictions, self.values, predictions.dtype)
+        return np.asarray(self.model.predict(X))
 
 
 def fit_labels(fit, Y_fit, constant_labels: str):
-    """Fit through ``fit(Y_columns)`` as ``constant_labels`` says; returns the predictor.
+    """Fit through ``fit(Y_fit)`` as ``constant_labels`` says; returns the predictor.
 
-    ``fit`` fits the model on the given label columns of the training rows and returns
-    the fitted model.  Under ``"refuse"``, or when no column of ``Y_fit`` is constant, the
-    model is fitted on every column (a constant one raises in the method, as it always
-    did) and returned; under ``"predict_constant"`` it is fitted on the varying columns
-    and wrapped in a :class:`PartialModel`.  ValueError when every column is constant:
-    there is nothing left to fit.
+    ``fit`` fits the model on the training rows' labels and returns the fitted model.  When
+    no column of ``Y_fit`` is constant the model is fitted and returned.  Otherwise, under
+    ``"refuse"`` the ValueError of :func:`~multilabel_core.validation.check_Y` with
+    ``require_both_classes`` names the first constant column (nothing is fitted); under
+    ``"predict_constant"`` the model is fitted on every column (the estimator predicts the
+    constant ones itself) and wrapped in a :class:`PartialModel`; ValueError when every
+    column is constant: there is nothing to fit.
     """
     check_constant_labels(constant_labels)
     constant, values = constant_columns(Y_fit)
-    if constant_labels == "refuse" or constant.size == 0:
+    if constant.size == 0:
         return fit(Y_fit)
+    if constant_labels == "refuse":
+        check_Y(Y_fit, require_both_classes=True)
     n_labels = Y_fit.shape[1]
     fitted = np.setdiff1d(np.arange(n_labels), constant)
     if fitted.size == 0:
         raise ValueError(f"all {n_labels} label columns are constant in the training part: nothing to fit")
-    return PartialModel(fit(Y_fit[:, fitted]), n_labels, fitted, constant, values)
+    return PartialModel(fit(Y_fit), n_labels, fitted, constant, values)
 
 
 def embed_square(matrix, fitted, n_labels: int, fill):

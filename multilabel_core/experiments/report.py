@@ -345,7 +345,7 @@ def _constant_label_lines(constant_rows) -> list[str]:
         return lines + ["No label took a single value in a training part (nor in an inner fold of a search)."]
     intro = (
         "Labels that take one value (never or always relevant) in a training part cannot be learned; the "
-        "experiment option constant_labels decides: refuse (the fit fails, as the methods refuse them) or "
+        "experiment option constant_labels decides: refuse (the fit is refused before the method runs) or "
         "predict_constant (the method is fitted on the other labels, these are predicted at their training value, "
         "scored below -- or above -- every learned label; docs/experiments.md)."
     )

@@ -34,7 +34,7 @@ results are collected in task order.  Each task runs with BLAS and the estimator
 that workers x threads stay within the cores (docs/experiments.md, "Threads and cores").
 
 Labels that take one value in a training part follow the experiment's ``constant_labels``
-option (:mod:`.constant_labels`): refused (the split fails, as the methods refuse them) or
+option (:mod:`.constant_labels`): refused (the split fails before the method is fitted) or
 predicted at that value; every record names them, with the inner folds' ones.
 
 Failures never stop the run, and none is lost: an exception in any inner fold of any grid
