@@ -142,12 +142,12 @@ _LAZY = {
     "ranking_cd": "solvers",
     "svmplus_cd": "solvers",
     "embedded_hinge_cd": "solvers",
-    "ConvergenceWarning": "solvers",
+    "ConvergenceWarning": "exceptions",
     # estimators
     "MultiLabelEstimator": "estimator",
     "ComposedEstimator": "estimator",
     "Preprocessed": "preprocessed",
-    "NotFittedError": "estimator",
+    "NotFittedError": "exceptions",
     "save_model": "persistence",
     "load_model": "persistence",
 }

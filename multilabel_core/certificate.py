@@ -8,6 +8,8 @@ import warnings
 
 import attrs
 
+from .exceptions import ConvergenceWarning
+
 #: The largest relative duality gap ``(P - D) / max(1, |P|)`` a solver whose own stopping rule
 #: is not the gap (a projected-gradient or KKT rule) may still call converged.  Those rules
 #: promise a small gap only for well-scaled problems; at extreme scales (a loss weight C of
@@ -123,9 +125,6 @@ class Certificate:
     def __attrs_post_init__(self):
         reason = _uncertifiable(self) if self.converged else None
         if reason is not None:
-            # A lazy import: the solvers package imports this module.
-            from .solvers._convergence import ConvergenceWarning
-
             object.__setattr__(self, "converged", False)
             warnings.warn(
                 f"{self.solver} reported convergence, but its certificate has {reason} "

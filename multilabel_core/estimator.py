@@ -45,6 +45,7 @@ from .base import (
     Solver,
 )
 from .composition import AUTO, SolverChoice, build_solver, fed_fit, feed_if_unread, select_solver
+from .exceptions import NotFittedError
 from .kernels import PrecomputedKernel
 from .plugins import make_component
 from .relations import correlation_from_covariance
@@ -106,20 +107,8 @@ class _ScoreFallback:
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
-
-    _NOT_FITTED_BASES: tuple[type, ...] = (_SklearnNotFittedError,)
 except ImportError:  # scikit-learn is optional
     BaseEstimator, ClassifierMixin = _ParamsFallback, _ScoreFallback
-    _NOT_FITTED_BASES = (ValueError, AttributeError)
-
-
-class NotFittedError(*_NOT_FITTED_BASES):
-    """A method that needs a fitted estimator was called before ``fit``.
-
-    A ValueError and an AttributeError, and a subclass of
-    :class:`sklearn.exceptions.NotFittedError` when scikit-learn is installed.
-    """
 
 
 # -- labels constant on the training rows ---------------------------------------------------

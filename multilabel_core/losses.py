@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 from ._blocks import row_blocks
-from .validation import check_scalar, non_negative
+from .validation import check_scalar, check_Y, non_negative
 from .base import Loss
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Logistic",
     "PairwiseRankingHinge",
     "SquaredHinge",
+    "ranking_pairs",
     "tube_weights",
 ]
 
@@ -219,12 +220,9 @@ class PairwiseRankingHinge(Loss):
         """The ranked pairs ``(pair_row, pair_k, pair_l)``: row i, relevant label k, irrelevant label l.
 
         ``Y`` is (n, L) in {-1, +1} (this loss's targets) or {0, 1}; the pairs are ordered
-        by row, then k, then l, as :func:`~multilabel_core.solvers.ranking_pairs` gives
-        them (the order of the ranking solvers' dual variables, one per pair).
+        by row, then k, then l, as :func:`ranking_pairs` gives them (the order of the
+        ranking solvers' dual variables, one per pair).
         """
-        # Imported here: the solvers package imports this module.
-        from .solvers.ranking import ranking_pairs
-
         Y = np.asarray(Y)
         if Y.ndim != 2:
             raise ValueError(f"Y must be a 2-D (n, L) matrix, got shape {Y.shape}")
@@ -232,6 +230,40 @@ class PairwiseRankingHinge(Loss):
         if not (np.isin(values, (-1, 1)).all() or np.isin(values, (0, 1)).all()):
             raise ValueError(f"Y must hold {{-1, +1}} or {{0, 1}} labels, got the values {values[:5].tolist()}")
         return ranking_pairs((Y > 0).astype(np.int8))
+
+
+def ranking_pairs(Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs (i, k, l), k in y_i and l in ybar_i, ordered by row, then k, then l.
+
+    The pairs ``(k, l) in y_i x ybar_i`` of the ranking SVM's constraints (Gu, Li & Han,
+    *Correlated Multi-Label Feature Selection*, eq. 1), one dual variable each in the ranking solvers.  Vectorised over
+    the CSR layout of the irrelevant labels: each relevant entry (i, k) is repeated
+    ``|ybar_i|`` times and paired with row i's irrelevant block.  It lives beside the loss
+    (and :mod:`multilabel_core.solvers` re-exports it) so that the solvers, which import the
+    losses, and the loss share it without an import cycle.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, L)
+        Labels in {0, 1}.
+
+    Returns
+    -------
+    pair_row, pair_k, pair_l : ndarray of np.intp
+        Row i, relevant label k and irrelevant label l of each pair.
+    """
+    relevant = check_Y(Y).astype(bool)
+    irrelevant_count = (~relevant).sum(axis=1)
+    irrelevant_start = np.concatenate([[0], np.cumsum(irrelevant_count)[:-1]])
+    irrelevant_labels = np.nonzero(~relevant)[1]
+    relevant_rows, relevant_labels = np.nonzero(relevant)
+    repeats = irrelevant_count[relevant_rows]
+    pair_row = np.repeat(relevant_rows, repeats).astype(np.intp)
+    pair_k = np.repeat(relevant_labels, repeats).astype(np.intp)
+    first_of_entry = np.repeat(np.cumsum(repeats) - repeats, repeats)
+    offset = np.arange(pair_row.size) - first_of_entry
+    pair_l = irrelevant_labels[irrelevant_start[pair_row] + offset].astype(np.intp)
+    return pair_row, pair_k, pair_l
 
 
 def _pair_tensor_blocks(Y: np.ndarray):

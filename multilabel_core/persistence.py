@@ -70,6 +70,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
+from .exceptions import ModelVersionWarning
 from .plugins import _call_hookimpl, get_method, get_plugin_manager, list_components, list_methods
 from .validation import check_byte_cap
 
@@ -130,10 +131,6 @@ _LOCAL = struct.Struct("<4s5H3L2H")
 
 class _TooLarge(Exception):
     pass
-
-
-class ModelVersionWarning(UserWarning):
-    """A model file was written by a different version of multilabel_core."""
 
 
 # -- the list of trusted types ----------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.linalg
 
 from .base import Regularizer
+from .plugins import make_component
 from .proximal import group_soft_threshold, singular_value_threshold, soft_threshold
 from .validation import check_scalar, check_symmetric, count, non_negative, positive
 
@@ -813,8 +814,6 @@ class LabelSimilarity(Regularizer):
 
 def _term(value) -> Regularizer:
     """A term of a :class:`Sum`: a Regularizer, a registered name, or a (name, params) pair."""
-    from .plugins import make_component  # the registry imports this module
-
     if isinstance(value, Regularizer):
         return value
     if isinstance(value, str):

@@ -40,6 +40,7 @@ import attrs
 import numpy as np
 
 from .base.threshold import Threshold
+from .exceptions import ThresholdWarning
 from .validation import MAX_ITER_LIMIT, check_scalar, check_seed
 
 __all__ = [
@@ -67,10 +68,6 @@ DEFAULT_CV = 3
 MAX_SWEEPS = 100
 #: The smallest rise of the objective that moves a threshold (below it, rounding decides).
 _RISE = 1e-12
-
-
-class ThresholdWarning(UserWarning):
-    """Some out-of-fold scores could not be computed (a label constant in an inner fold's training rows)."""
 
 
 # -- validation ------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._blocks import BLOCK_BUDGET_BYTES, row_blocks
+from .exceptions import ConvergenceWarning, warn_not_converged
 
 __all__ = [
     "C_RANGE",
@@ -504,18 +505,3 @@ def optional_count(instance, attribute, value) -> None:
 def flag(instance, attribute, value) -> None:
     """attrs validator: True or False (numpy booleans too), as :func:`check_flag`."""
     check_flag(value, attribute.name)
-
-
-def __getattr__(name: str):
-    # The warning is implemented beside the solvers (solvers/_convergence.py), and importing
-    # it imports the package multilabel_core.solvers, whose modules import this one: an
-    # import at the top would be circular.  It is looked up on first use instead (PEP 562).
-    if name in ("ConvergenceWarning", "warn_not_converged"):
-        from .solvers import _convergence
-
-        return getattr(_convergence, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

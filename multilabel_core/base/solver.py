@@ -9,14 +9,11 @@ import attrs
 import numpy as np
 
 from ..certificate import Certificate
+from ..exceptions import CapabilityError
 from .kernel import Kernel
 from .loss import Loss
 from .regularizer import Regularizer
 from .relation import LabelRelation
-
-
-class CapabilityError(TypeError):
-    """A solver was given a part that lacks a method the solver needs, or a part it would ignore."""
 
 
 def unread_message(solver, role: str, part, names: tuple[str, ...]) -> str:

@@ -32,6 +32,7 @@ import unicodedata
 import zlib
 from pathlib import Path
 
+from ..exceptions import DataFormatError
 from ..validation import check_byte_cap
 
 GZIP_SUFFIX = ".gz"
@@ -39,21 +40,6 @@ MAX_BYTES = 256 * 2**20
 MAX_BYTES_ENV = "MULTILABEL_CORE_MAX_BYTES"
 _CHUNK = 2**20
 _BOM = "\ufeff"
-
-
-class DataFormatError(ValueError):
-    """A malformed data file; the message reads ``PATH, line N: REASON``.
-
-    ``path``, ``line`` (1-based, or None when the problem is the file as a whole) and
-    ``reason`` are kept as attributes for programs that want them separately.
-    """
-
-    def __init__(self, path, line: int | None, reason: str):
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
-        where = self.path if line is None else f"{self.path}, line {line}"
-        super().__init__(f"{where}: {reason}")
 
 
 def byte_cap(max_bytes=None) -> int:

@@ -56,6 +56,7 @@ import warnings
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
+from ..exceptions import SearchError
 from ..validation import check_scalar
 
 from ..parallel import WithinBudget, worker_threads
@@ -91,17 +92,6 @@ __all__ = [
 #: How many times one parameter's grid may be extended at its edges in one inner search
 #: (the runner's default for a new store; module docstring).
 DEFAULT_GRID_EXTENSIONS = 3
-
-
-class SearchError(RuntimeError):
-    """No grid point could be fitted and scored in the inner search.
-
-    ``entries`` is the search record (every point with its error), kept for the results.
-    """
-
-    def __init__(self, message: str, entries: list[dict]):
-        super().__init__(message)
-        self.entries = entries
 
 
 def expand_grid(grid) -> list[dict]:

@@ -61,6 +61,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..exceptions import ConfigMismatchError, DuplicateRecordsWarning, StoreLockedError
+
 __all__ = [
     "CONFIG_FILE",
     "DUPLICATES_FILE",
@@ -85,18 +87,6 @@ CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.jsonl"
 LOCK_FILE = ".lock"
 DUPLICATES_FILE = "results.duplicates.jsonl"
-
-
-class ConfigMismatchError(ValueError):
-    """A store folder holds a run with another configuration."""
-
-
-class StoreLockedError(OSError):
-    """Another run holds the store folder's lock; the message names it (pid, host, start time, command)."""
-
-
-class DuplicateRecordsWarning(UserWarning):
-    """A store held more than one record of one (method, dataset, split); the first of each was kept."""
 
 
 def jsonable(value):

@@ -1,30 +1,13 @@
-"""The warning a solver issues when it stops before its stopping rule is met."""
+"""What a solver does when it stops before its stopping rule is met: warn, or tighten its tolerance.
+
+The warning itself, :class:`~multilabel_core.exceptions.ConvergenceWarning`, and
+:func:`~multilabel_core.exceptions.warn_not_converged` live in the leaf module
+:mod:`multilabel_core.exceptions` and are re-exported here.
+"""
 
 from __future__ import annotations
 
-import warnings
-
-try:
-    from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
-except ImportError:  # scikit-learn is optional
-    _SklearnConvergenceWarning = UserWarning
-
-
-class ConvergenceWarning(_SklearnConvergenceWarning):
-    """A solver stopped (iteration limit, failed line search) before meeting its tolerance.
-
-    A subclass of :class:`sklearn.exceptions.ConvergenceWarning` when scikit-learn is
-    installed, so filters written for scikit-learn catch it too.
-    """
-
-
-def warn_not_converged(solver: str, reason: str) -> None:
-    """Warn with :class:`ConvergenceWarning` that ``solver`` stopped short, for ``reason``, and what to try."""
-    warnings.warn(
-        f"{solver} did not converge: {reason}. Increase max_iter, loosen tol, or scale the features.",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
+from ..exceptions import ConvergenceWarning, warn_not_converged
 
 
 #: The tightest projected-gradient bound :func:`tighten_to_relative_gap` tries: below it the gap is round-off.

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from ..base import Fit, Solution
 from ..certificate import Certificate
+from ..losses import ranking_pairs
 from ..validation import (
     MAX_ITER_LIMIT,
     check_flag,
@@ -58,27 +59,6 @@ __all__ = ["ENGINE_COUNTS", "coupling_inverse", "ranking_cd", "ranking_pairs"]
 #: The engine's counts in a certificate's ``statistics`` (``n_visits``: the coordinates an
 #: epoch visited, its work; summed when solves are chained).
 ENGINE_COUNTS = ("n_updates", "n_visits", "n_shrunk", "n_resets")
-
-
-def ranking_pairs(Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs (i, k, l), k in y_i and l in ybar_i, ordered by row, then k, then l.
-
-    Vectorised over the CSR layout of the irrelevant labels: each relevant entry (i, k)
-    is repeated |ybar_i| times and paired with row i's irrelevant block.  Returns
-    ``(pair_row, pair_k, pair_l)`` as np.intp arrays.
-    """
-    relevant = check_Y(Y).astype(bool)
-    irrelevant_count = (~relevant).sum(axis=1)
-    irrelevant_start = np.concatenate([[0], np.cumsum(irrelevant_count)[:-1]])
-    irrelevant_labels = np.nonzero(~relevant)[1]
-    relevant_rows, relevant_labels = np.nonzero(relevant)
-    repeats = irrelevant_count[relevant_rows]
-    pair_row = np.repeat(relevant_rows, repeats).astype(np.intp)
-    pair_k = np.repeat(relevant_labels, repeats).astype(np.intp)
-    first_of_entry = np.repeat(np.cumsum(repeats) - repeats, repeats)
-    offset = np.arange(pair_row.size) - first_of_entry
-    pair_l = irrelevant_labels[irrelevant_start[pair_row] + offset].astype(np.intp)
-    return pair_row, pair_k, pair_l
 
 
 def coupling_inverse(D, mu: float) -> np.ndarray:
