@@ -39,7 +39,6 @@ import pluggy
 
 from . import _EXTENSIONS, _builtin, hookspecs
 from .exceptions import PluginError, PluginWarning
-from .exceptions import PluginError, PluginWarning
 from .registry import COMPONENT_KINDS, ComponentSpec, DatasetSpec, MethodSpec
 
 ENTRY_POINT_GROUP = "multilabel_core.plugins"
