@@ -129,7 +129,9 @@ def _squared_norms(X) -> np.ndarray:
     if sp.issparse(X):
         X = X.tocsr()
         counts = np.diff(X.indptr)
-        return np.bincount(np.repeat(np.arange(X.shape[0]), counts), weights=X.data * X.data, minlength=X.shape[0])
+        rows = np.repeat(np.arange(X.shape[0]), counts)
+        # bincount of no entries returns integers, whatever the weights' type.
+        return np.bincount(rows, weights=X.data * X.data, minlength=X.shape[0]).astype(np.float64, copy=False)
     return np.einsum("ij,ij->i", X, X)
 
 

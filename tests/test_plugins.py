@@ -123,7 +123,7 @@ def test_stock_components_are_registered_by_the_core():
         "regularizer": {"frobenius", "label_covariance", "frobenius_label_covariance", "low_rank", "nuclear_norm",
                         "l1", "l21", "elastic_net", "label_similarity", "sum"},
         "relation": {"independent", "learned_covariance"},
-        "kernel": {"linear", "rbf", "poly", "precomputed"},
+        "kernel": {"linear", "rbf", "poly", "precomputed", "nystroem", "rff"},
         "solver": {"lbfgs", "cd", "smo", "alternating", "irwls", "fista"},
     }
     with warnings.catch_warnings():
