@@ -221,3 +221,15 @@ def test_flags_are_class_attributes_not_fields():
     assert LinearKernel.linear and not RBFKernel.linear and PrecomputedKernel.precomputed
     for cls in (LinearKernel, RBFKernel, PolynomialKernel, PrecomputedKernel):
         assert not {field.name for field in attrs.fields(cls)} & {"linear", "precomputed"}
+
+
+@given(feature_matrices(st.integers(1, 12), st.integers(1, 6), sparse=None), kernels_and_references())
+def test_training_kernel_is_exactly_symmetric_with_an_exact_rbf_diagonal(X, kernel_and_reference):
+    # Dense rows: one symmetric rank-k update; sparse rows: the elementwise functions are applied alike to
+    # K_ij and K_ji only when the products agree, so symmetry is asserted bit for bit on dense rows only.
+    kernel = kernel_and_reference[0]
+    K = kernel(X)
+    if not sp.issparse(X):
+        np.testing.assert_array_equal(K, K.T)
+    if isinstance(kernel, RBFKernel):
+        np.testing.assert_array_equal(np.diag(K), 1.0)
