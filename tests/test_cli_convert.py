@@ -180,3 +180,22 @@ def test_compare_loads_its_csv_data_with_the_label_flags(tmp_path, capsys):
     assert all(record["status"] == "ok" for record in records)
     assert main(["compare", "br", "--data", "synthetic", "--labels", "0", "--out", str(tmp_path / "r2")]) == 2
     assert "choose the label columns of CSV files; give them with --data FILE.csv" in capsys.readouterr().err
+
+
+def test_an_experiment_file_names_csv_and_npz_datasets(tmp_path, capsys):
+    """A CSV dataset entry follows the default label: rule; an .npz entry needs no option."""
+    write_csv(own_data(), tmp_path / "mine.csv")
+    from multilabel_core.datasets import write_npz
+
+    write_npz(own_data(seed=2), tmp_path / "other.npz")
+    config = tmp_path / "exp.toml"
+    config.write_text(
+        f'methods = ["br"]\ndatasets = ["{tmp_path / "mine.csv"}", "{tmp_path / "other.npz"}"]\n'
+        '[protocol_params]\nn_splits = 2\n[grids.br]\nC = [1.0]\n'
+    )
+    status = main(["compare", "--config", str(config), "--out", str(tmp_path / "run"), "--quiet", "--no-plots"])
+    assert status == 0, capsys.readouterr().err
+    records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert sorted({record["dataset"] for record in records}) == sorted([str(tmp_path / "mine.csv"),
+                                                                        str(tmp_path / "other.npz")])
+    assert len(records) == 4 and all(record["status"] == "ok" for record in records)
