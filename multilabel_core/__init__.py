@@ -147,6 +147,7 @@ _LAZY = {
     "MultiLabelEstimator": "estimator",
     "ComposedEstimator": "estimator",
     "Preprocessed": "preprocessed",
+    "CalibratedMultiLabel": "calibration",
     "NotFittedError": "exceptions",
     "save_model": "persistence",
     "load_model": "persistence",

@@ -254,6 +254,32 @@ def _outside_stacklevel() -> int:
     return level
 
 
+# -- probabilities ----------------------------------------------------------------------
+
+
+class _ProbabilityMethod:
+    """``predict_proba`` as a descriptor: the method on an estimator whose class computes
+    probabilities (defines ``_predict_proba``), an AttributeError saying why on any other.
+
+    So ``hasattr(estimator, "predict_proba")`` answers whether probabilities are defined, as
+    scikit-learn's meta-estimators and scorers expect; on the class itself it is the function.
+    """
+
+    def __init__(self, function):
+        self.function = function
+        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, name, getattr(function, name))
+        self.__wrapped__ = function
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self.function
+        reason = instance._no_probability_reason()
+        if reason is not None:
+            raise AttributeError(reason)
+        return self.function.__get__(instance, owner)
+
+
 # -- validation of the common hyper-parameters ----------------------------------------
 
 
@@ -566,6 +592,34 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         else:
             labels = threshold.predict(fitted)
         return self._with_constant_labels(labels, scores.shape[0], "labels")
+
+    @_ProbabilityMethod
+    def predict_proba(self, X) -> np.ndarray:
+        """Probabilities P(y_ij = 1 | x_i), a float64 (n, L) array, for the estimators that define them.
+
+        One column per label, as scikit-learn's one-vs-rest classifier and scikit-multilearn
+        give them for multi-label data.  A label constant on the training rows has its constant
+        as its probability, 0.0 or 1.0.  A method's scores are margins or regression values,
+        not probabilities: a method has ``predict_proba`` only when it defines a probability
+        (:class:`~multilabel_core.calibration.CalibratedMultiLabel` wraps any method and
+        calibrates its scores); on the others the attribute does not exist and reading it
+        raises an AttributeError saying why and how to get one.
+        """
+        X = self._validate_test_X(X)
+        fitted = self._predict_proba(X) if self._learned_some_label() else None
+        return np.ascontiguousarray(self._with_constant_labels(fitted, X.shape[0], "proba"), dtype=np.float64)
+
+    def _no_probability_reason(self) -> str | None:
+        """Why this estimator has no ``predict_proba`` (None when its class defines ``_predict_proba``)."""
+        if callable(getattr(type(self), "_predict_proba", None)):
+            return None
+        name = type(self).__name__
+        return (
+            f"{name} has no predict_proba: its decision_function gives scores (margins or regression values) "
+            f"that are not probabilities, and {name} defines no map from them to probabilities. For calibrated "
+            f"probabilities wrap it: CalibratedMultiLabel(estimator, method='sigmoid') (Platt's sigmoid) or "
+            f"method='isotonic', from multilabel_core, fits one map per label on out-of-fold scores"
+        )
 
     def _validate_params(self) -> None:
         for name, value in self.get_params(deep=False).items():

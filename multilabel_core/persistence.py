@@ -153,13 +153,21 @@ def _declared_types() -> list[type]:
 _SPARSE_TYPES = [sp.csr_matrix, sp.csc_matrix] + [getattr(sp, name) for name in ("csr_array", "csc_array") if hasattr(sp, name)]
 
 
+def _calibration_types() -> list[type]:
+    # The calibration wrapper and its per-label maps: core classes that no plugin registers.
+    from .calibration import CalibratedMultiLabel, IsotonicCalibration, SigmoidCalibration
+
+    return [CalibratedMultiLabel, IsotonicCalibration, SigmoidCalibration]
+
+
 def trusted_types() -> list[str]:
     """The classes a model file may name, as sorted ``module.Class`` strings.
 
     Every registered method's estimator class, every registered component that is a class,
-    every class declared through the ``register_trusted_types`` hook, and scipy's CSR and CSC
+    every class declared through the ``register_trusted_types`` hook, scipy's CSR and CSC
     matrices and arrays (the training rows of a model fitted on sparse data; their structure
-    is checked when loaded).  skops adds its own
+    is checked when loaded), and :class:`~multilabel_core.calibration.CalibratedMultiLabel`
+    with its per-label maps (their fields are checked by their own validators when loaded).  skops adds its own
     defaults when loading (numpy and scipy arrays and ufuncs, scikit-learn's estimators, Python's
     builtin containers); those are not listed here.
     """
@@ -167,6 +175,7 @@ def trusted_types() -> list[str]:
     classes += [spec.factory for spec in list_components() if isinstance(spec.factory, type)]
     classes += _declared_types()
     classes += _SPARSE_TYPES
+    classes += _calibration_types()
     return sorted({_type_name(cls) for cls in classes})
 
 
@@ -393,6 +402,12 @@ _STATE: dict[str, dict[str, str]] = {
     "multilabel_core.preprocessed.Preprocessed": {
         "estimator_": "MultiLabelEstimator",
         "scaler_": "any",
+    },
+    "multilabel_core.calibration.CalibratedMultiLabel": {
+        "estimator_": "MultiLabelEstimator",
+        "calibrators_": "list[SigmoidCalibration | IsotonicCalibration, L]",
+        "calibration_rows_": "int[L]",
+        "n_splits_": "int>=1",
     },
     # -- the bundled plugins (their own files could carry these as ``fitted_state``) --
     "multilabel_core_plugins.mlrl.estimators._PaperScaled": {"alpha_": "float[*, L]"},
