@@ -55,8 +55,11 @@ def test_plain_arff_without_labels_is_refused(tmp_path):
 def test_missing_file_and_unknown_format(tmp_path):
     with pytest.raises(ValueError, match="no such data file"):
         load_dataset(tmp_path / "absent.arff")
-    (tmp_path / "table.csv").write_text("1,2\n")
+    (tmp_path / "table.parquet").write_text("1,2\n")
     with pytest.raises(ValueError, match="unknown data format"):
+        load_dataset(tmp_path / "table.parquet")
+    (tmp_path / "table.csv").write_text("1,2\n")  # CSV is a format now: a header is what it lacks
+    with pytest.raises(DataFormatError, match="line 1: the first line holds only numbers"):
         load_dataset(tmp_path / "table.csv")
 
 
