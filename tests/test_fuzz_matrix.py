@@ -167,3 +167,19 @@ def register_methods(register):
     register(MethodSpec(name="fuzz_probe", estimator=Probe, citation="none: a test double of the fuzz harness",
                         parts={}, param_grid={"C": [1.0]}, description="misbehaves on purpose"))
 '''
+
+
+#: The cases whose Y has a label constant on the training rows: data every method accepts (issue 39).
+CONSTANT_LABEL_CASES = ("Y column all 0", "Y column all 1", "Y all 0", "Y all 1")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_constant_label_column_is_fitted_not_refused(method):
+    from multilabel_core.testing.fuzz import run_case
+
+    cases = [case for case in method_cases(method) if case.name in CONSTANT_LABEL_CASES]
+    assert [case.name for case in cases] == list(CONSTANT_LABEL_CASES)
+    outcomes = {case.name: run_case(method, case) for case in cases}
+    wrong = {name: (r["outcome"], r.get("detail")) for name, r in outcomes.items() if r["outcome"] != "ok-fit"}
+    assert not wrong, wrong
+    assert all("ConstantLabelWarning" in r["detail"] for r in outcomes.values())

@@ -23,6 +23,7 @@ import functools
 import math
 import os
 import tempfile
+import warnings
 from collections.abc import Callable
 
 import attrs
@@ -31,6 +32,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..datasets import make_correlated_multilabel
+from ..estimator import ConstantLabelWarning
 from ..persistence import MODEL_SUFFIX, load_model, save_model
 from ..plugins import get_method, list_components
 from ..registry import COMPONENT_KINDS, OWN_SOLVER, MethodSpec
@@ -803,7 +805,10 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6, warm_s
     sets ``certified = False``: a method that solves no optimisation problem, such as
     ML-kNN, has nothing to certify); ValueError for
     NaN or inf in X, non-binary Y, mismatched or 1-D shapes, an empty X and a wrong
-    number of features at predict time; an error before ``fit``.
+    number of features at predict time; an error before ``fit``; a label constant on the
+    training rows accepted (one all-0 and one all-1 column added: one ConstantLabelWarning naming
+    both, ``constant_labels_``, predictions of their values, scores of their sign, and the other
+    labels' scores those of the fit without them, exactly: the same computation).
     """
     spec = get_method(method) if isinstance(method, str) else method
     if not isinstance(spec, MethodSpec):
@@ -824,6 +829,7 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6, warm_s
         _check_permuted_refit(estimator, fitted, X, Y, gap_tol, random_state)
         _check_warm_start(estimator, X, Y, gap_tol, warm_start_passes)
     _check_input_validation(estimator, fitted, X, Y)
+    _check_constant_labels(estimator, fitted, X, Y)
 
 
 def _check_registration(spec: MethodSpec) -> None:
@@ -1123,7 +1129,10 @@ def _primal_from_parts(fitted, X, Y):
     intercept = np.asarray(intercept, dtype=np.float64)
     if coef.shape != (X.shape[1], Y.shape[1]) or intercept.shape != (Y.shape[1],):
         return None
+    # The certificate is about the labels the method learned (a label constant on the training rows is not).
     scores = fitted.decision_function(X)
+    if hasattr(fitted, "_fitted_columns"):
+        scores = fitted._fitted_columns(scores)
     targets = np.where(Y > 0, 1.0, -1.0) if getattr(loss, "target", "sign") == "sign" else Y.astype(np.float64)
     data_term = float(C) * float(loss.value(targets, scores))
     values = {"free": float(regularizer.value(coef)) + data_term,
@@ -1146,6 +1155,11 @@ def _primal_from_parts(fitted, X, Y):
 def _check_certified_model(fitted, X, Y) -> None:
     """The exposed model is the one the certificate certifies (see docs/testing.md)."""
     name = type(fitted).__name__
+    learned = getattr(fitted, "fitted_labels_", None)
+    if learned is not None and learned.size < Y.shape[1]:
+        if learned.size == 0:
+            return  # every label constant: nothing was fitted, no certificate
+        Y = Y[:, learned]
     found = _primal_from_parts(fitted, X, Y)
     if found is None:
         # The objective is not known from the parts: predict against decision_function was
@@ -1244,6 +1258,38 @@ def _check_warm_start(estimator, X, Y, gap_tol: float, warm_start_passes: int) -
             f"warm start: {name} warm started at its optimum took {max(iterations)} iterations in a solve "
             f"(per solve: {iterations}), more than warm_start_passes={warm_start_passes}: the warm start is ignored "
             "or the stopping rule is not met at the optimum"
+        )
+
+
+def _check_constant_labels(estimator, fitted, X, Y) -> None:
+    """A label constant on the training rows is data: the method learns the others, exactly as without it."""
+    name = type(estimator).__name__
+    n, n_labels = Y.shape
+    # One never-relevant column first and one always-relevant last: the learned labels keep their order.
+    Y_constant = np.column_stack([np.zeros(n, dtype=Y.dtype), Y, np.ones(n, dtype=Y.dtype)])
+    model = _clone(estimator)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model.fit(X, Y_constant)
+        except ValueError as exc:
+            raise AssertionError(f"constant labels: {name} refuses a label column constant on the training rows ({exc})") from exc
+    counted = [w for w in caught if issubclass(w.category, ConstantLabelWarning)]
+    if len(counted) != 1 or "2 of" not in str(counted[0].message):
+        raise AssertionError(f"constant labels: {name}'s fit gave {len(counted)} ConstantLabelWarning(s), not one counting 2 labels")
+    if getattr(model, "constant_labels_", None) != {0: 0, n_labels + 1: 1}:
+        raise AssertionError(f"constant labels: {name}.constant_labels_ is {getattr(model, 'constant_labels_', None)!r}")
+    scores, labels = model.decision_function(X), model.predict(X)
+    if scores.shape != (n, n_labels + 2) or labels.shape != (n, n_labels + 2):
+        raise AssertionError(f"constant labels: {name} gives outputs of shapes {scores.shape} and {labels.shape}")
+    if not (np.all(labels[:, 0] == 0) and np.all(labels[:, -1] == 1) and np.all(scores[:, 0] < 0) and np.all(scores[:, -1] > 0)):
+        raise AssertionError(f"constant labels: {name} does not predict the constant labels at their values and signs")
+    if fitted.get_params(deep=False).get("warm_start", False) is not True and not np.array_equal(
+        scores[:, 1:-1], fitted.decision_function(X)
+    ):
+        raise AssertionError(
+            f"constant labels: {name}'s scores of the other labels differ from those of the fit without the constant "
+            "columns (tolerance 0: the same computation on the same arrays)"
         )
 
 

@@ -596,12 +596,27 @@ def _check_outputs(estimator, X_predict, n_labels, caught=()) -> str | None:
     # (a learned per-row threshold, the fitted threshold part, or the sign), exactly -- the same
     # computation on the same rows.
     row_threshold, part = getattr(estimator, "decision_threshold", None), getattr(estimator, "threshold_", None)
-    if row_threshold is not None:
-        expected, rule = scores > np.asarray(row_threshold(X_predict))[:, None], "decision_function > decision_threshold"
+    # A label constant on the training rows is predicted at its value (constant_labels_) and scores a
+    # constant of that sign; the rule cuts the learned labels' scores (fitted_labels_).
+    constant = getattr(estimator, "constant_labels_", None) or {}
+    learned = np.asarray(getattr(estimator, "fitted_labels_", np.arange(n_labels)))
+    fitted_scores = scores[:, learned]
+    if constant and not learned.size:
+        expected, rule = np.zeros(scores.shape, dtype=bool), "the constant labels' values"
+    elif row_threshold is not None:
+        expected, rule = fitted_scores > np.asarray(row_threshold(X_predict))[:, None], "decision_function > decision_threshold"
     elif part is not None and callable(getattr(part, "predict", None)):
-        expected, rule = np.asarray(part.predict(scores)) > 0, "threshold_.predict(decision_function)"
+        expected, rule = np.asarray(part.predict(fitted_scores)) > 0, "threshold_.predict(decision_function)"
     else:
-        expected, rule = scores > 0, "decision_function > 0"
+        expected, rule = fitted_scores > 0, "decision_function > 0"
+    if constant:
+        full = np.zeros(scores.shape, dtype=bool)
+        full[:, learned] = expected if learned.size else False
+        for j, value in constant.items():
+            if not np.all((scores[:, j] > 0) == bool(value)):
+                return f"decision_function: constant label {j} of value {value} scores {scores[0, j]!r}, of the other sign"
+            full[:, j] = bool(value)
+        expected, rule = full, rule + " on the learned labels, constant_labels_ on the others"
     # A method may document a departure it warns about (the concept network's inference keeps a
     # cycling row's last labelling, with an InferenceWarning): a warning during predict excuses it.
     if not warned and not np.array_equal(predictions.astype(bool), expected):
