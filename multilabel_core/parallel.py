@@ -141,8 +141,8 @@ def n_jobs_field():
 
 
 #: The label-thread pools, one per thread count, made on first use and kept: starting threads for
-#: every map cost 1-4 ms (a new thread waits for the GIL to announce itself), as much as the
-#: labels' own solves on scene (BSVM: 6 labels of 4-6 ms each).
+#: every map costs about as much as the labels' own solves on small data (a new thread waits for the
+#: GIL to announce itself; measured: benchmarks/RESULTS.md, "Timings behind code comments").
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 

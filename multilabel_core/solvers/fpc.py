@@ -230,8 +230,8 @@ def fixed_point_continuation(
     primal is T at mu_min, its dual the lower bound, ``kkt_violation`` the gradient mapping
     ``||Z - W|| / tau`` of the last step (W the point the step started from), and ``statistics`` the shrinkage counts and times.
     """
-    # Thousands of small BLAS-3 and LAPACK calls: with two OpenBLAS threads the label enhancement
-    # of the emotions data ran more than ten times slower than with one.
+    # Thousands of small BLAS-3 and LAPACK calls, which OpenBLAS's threads slow down many times
+    # over (benchmarks/RESULTS.md, "Timings behind code comments").
     with blas_limited(1):
         return _fpc(
             Z0, f_value, f_gradient, step=step, mu_min=mu_min, mu_start=mu_start, eta_mu=eta_mu, stage_tol=stage_tol,

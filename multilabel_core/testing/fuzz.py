@@ -148,10 +148,9 @@ CATEGORIES = ("arrays", "params", "numerics")
 
 #: Seconds one case may take before it counts as a hang (``MULTILABEL_CORE_FUZZ_TIMEOUT`` overrides).  A
 #: hang is a fit that does not end; a fit that spends its whole iteration budget is not one, and the
-#: slowest such case (LIEML at lam = 2**70: 20000 FPC steps, 10.1-10.5 s on an idle 2-core machine,
-#: worker start included) must not depend on the machine's speed nor on a second test worker beside it
-#: (``pytest -n auto``: LIEML's whole fuzz test, that case included, took 22 s there against 14 s alone),
-#: so the limit leaves it a margin of about 3 under that load.
+#: slowest such case (LIEML at lam = 2**70: 20000 FPC steps) must not depend on the machine's speed nor
+#: on a second test worker beside it (``pytest -n auto``), so the limit leaves it a margin of about 3
+#: under that load (its times: benchmarks/RESULTS.md, "Timings behind code comments").
 DEFAULT_TIMEOUT = float(os.environ.get("MULTILABEL_CORE_FUZZ_TIMEOUT", "60"))
 #: Largest relative gap a converged certificate may carry (see the module docstring).
 DEFAULT_GAP_RTOL = 1e-2
@@ -168,9 +167,9 @@ WIDE_COLUMNS = 10**6
 #: cost is a matrix of width x rows (LIEML's stacked matrix was 10^6 x 30 dense), width x cuts
 #: (MLFS kept a width-vector per cut, 1.89 GB) or width x classes.
 WIDE_BUDGET_COPIES = 24
-#: ... and its hang limit, in seconds: a fit of 450 stored values took at most 5.1 s (PrML, worker
-#: start included) beside other loads on the 2-core machine, and every fit whose time follows the
-#: width took over 40 s there (FISTA's thousands of steps over a 10^6 x 3 W, the ensembles' chains).
+#: ... and its hang limit, in seconds: well above the slowest fit of the 450 stored values and well below
+#: every fit whose time follows the width (FISTA's thousands of steps over a 10^6 x 3 W, the ensembles'
+#: chains), both measured beside other loads (the times: benchmarks/RESULTS.md, "Timings behind code comments").
 WIDE_TIMEOUT = 20.0
 WIDE_CASE = "X sparse, 10^6 columns (450 stored values)"
 

@@ -10,9 +10,8 @@ it is the baseline the label-relation methods are measured against.  The L probl
 solved label by label in the dual by :class:`~multilabel_core.solvers.CDSolver` (the
 default), or side by side in the primal by :class:`~multilabel_core.solvers.LBFGSSolver`;
 both reach the same minimiser, on dense or sparse X.  The dual is the default because it
-certifies as small a duality gap in a fraction of the time: on rcv1subset1 (101 labels)
-0.19 s against 4.8 s at C = 0.01, 0.36 s against 15 s at C = 1, and at C = 100 it converges
-in 11 s where L-BFGS stops unconverged after 50 s (benchmarks/bench_cd.py).  Where the rows
+certifies as small a duality gap in a fraction of the time, and converges at a large C where
+L-BFGS stops short (benchmarks/bench_cd.py; the times are in benchmarks/RESULTS.md).  Where the rows
 outnumber the features and many sit inside the margin (400 standardised rows of cal500 at C = 1),
 the coordinate steps alone converge slowly, and the solver interleaves Newton steps on the current
 face, a system of the feature dimension (docs/solvers/cd.md, "Hard problems"; benchmarks/bench_cd_hard.py).

@@ -197,8 +197,7 @@ class ConceptNetwork(ComposedEstimator):
     def _fit(self, X, Y, **data):
         # BLAS held to one thread for the fit (threadpoolctl; the caller's setting is restored
         # after it): the solve is many small products between Cython loops, which OpenBLAS's
-        # threads slow down; with two threads on two cores a fit on 1000 rows of scene took
-        # 3.4 s instead of 0.17 s.
+        # threads slow down many times over on few cores (measured: benchmarks/RESULTS.md, "Timings behind code comments").
         with blas_limited(1):
             super()._fit(X, Y, **data)
 

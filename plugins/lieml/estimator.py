@@ -66,8 +66,8 @@ class _Regressor(ComposedEstimator):
     def _fit(self, X, Y, **data):
         # BLAS held to one thread for the fit (threadpoolctl; the caller's setting is restored
         # after it): label enhancement (which pins it itself) and the IRWLS steps are many small
-        # BLAS-3 and LAPACK calls; with two threads on two cores a fit on 1000 rows of scene took
-        # 14-20 s instead of 9.5-15 s, on emotions 1.4-3.8 s instead of 0.8 s.
+        # BLAS-3 and LAPACK calls, which OpenBLAS's threads slow down on few cores (measured:
+        # benchmarks/RESULTS.md, "Timings behind code comments").
         with blas_limited(1):
             super()._fit(X, Y, **data)
 

@@ -91,13 +91,12 @@ IPM_MAX_UNKNOWNS = 3000
 
 #: ... and when one Newton step of the whole step costs at most this many flops: per label
 #: ``n w^2 + n q (q + w) + dim(x_a)^2 q`` (w = dim(x_a) for dense rows, the mean nonzeros of x_a for sparse
-#: ones; q = dim(x~_a)) for the blocks, plus ``(k dim(x_a))^3 / 3`` per factorisation.  The Newton steps run
-#: at about 4-7 Gflop/s on one thread, so a step at the limit takes about two minutes and a whole solve (11 to
-#: 21 steps on these data) half an hour at most.  Every step of the reproductions' data is in: enron's PrBR
-#: step (2.1e10), bibtex's W-step (4.1e10: 159 labels certified in about 170 s on one thread, where 300
-#: epochs of dual CD took 223 s and left a relative gap of 1, its dual still negative) and PrBR step (4.4e11,
-#: about 8 s a label), corel5k's W-step (3.8e11, about 2.2 s a label) and PrBR step (1.9e11).  Only the
-#: D-steps of text rows go to CD, by the unknowns' limit.
+#: ones; q = dim(x~_a)) for the blocks, plus ``(k dim(x_a))^3 / 3`` per factorisation.  The limit
+#: bounds the time of a step and of a whole solve on one thread (the Newton steps' flop rate and those times:
+#: benchmarks/RESULTS.md, "Timings behind code comments").  Every step of the reproductions' data is in:
+#: enron's PrBR step (2.1e10), bibtex's W-step (4.1e10, where dual CD's epoch cap left a relative gap of 1,
+#: its dual still negative) and PrBR step (4.4e11), corel5k's W-step (3.8e11) and PrBR step (1.9e11).  Only
+#: the D-steps of text rows go to CD, by the unknowns' limit.
 IPM_MAX_FLOPS = 5e11
 
 #: Most Newton steps of one interior-point sub-solve (they take 5 to 30 on the reproductions' data).

@@ -80,8 +80,8 @@ class _LabelRanking(ComposedEstimator):
     def _fit(self, X, Y):
         # BLAS held to one thread for the fit (threadpoolctl; the caller's setting is restored
         # after it): between its Cython solves the family computes small products (X^T beta for
-        # the certificates, eq. 32's scores) whose idle OpenBLAS threads keep spinning; with two
-        # threads on two cores mlfs took 0.9-3.0 s on 1000 rows of scene instead of 0.46 s.
+        # the certificates, eq. 32's scores) whose idle OpenBLAS threads keep spinning, which makes a
+        # fit several times slower on few cores (measured: benchmarks/RESULTS.md, "Timings behind code comments").
         with blas_limited(1):
             self._fit_one_thread(X, Y)
 
