@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from multilabel_core.experiments.stats import compare_to_reference, run_summary, summarize
+from stores import require_stores
 
 #: The measures of the tables, with their direction (↓ lower is better).
 MEASURES = {"average_precision": "AP ↑", "ranking_loss": "RL ↓", "one_error": "OE ↓", "coverage_normalized": "Cov/L ↓",
@@ -107,9 +108,8 @@ def certificate_lines(records) -> list[str]:
 
 def write(here: Path, runs: list[str], focus: str, title: str, preamble: list[str], labelled: tuple[str, ...] = ()) -> str:
     """Write ``here/REPRODUCTION.md`` from the runs (:func:`read_records`) and return its text."""
+    require_stores(here, runs)
     records = read_records(here, runs, labelled)
-    if not records:
-        raise SystemExit(f"no records under {here / 'runs'}: run {here / 'run.sh'} first")
     summary = summarize(records, metrics=list(MEASURES))
     comparison = compare_to_reference(records, focus, metrics=list(MEASURES))
     datasets = list(dict.fromkeys(r["dataset"] for r in records))

@@ -7,7 +7,7 @@ its site part stops being a predictor on its own, the start labels that pair 0, 
 at 0 (a fixed point of ICM).  This script shows it on the training file only (no test row is read): for each
 sigma, the training micro-F1 of the site-only start labels, of ICM's labels and of the global ascent's, the
 mean number of labels predicted per row (true: the label cardinality), and the share of rows given the frequent
-pair.  Written to runs/diagnosis.md.
+pair.  Written to tables/diagnosis.md.
 
     python benchmarks/reproductions/concept_network/diagnosis.py [--data-home DIR]
 """
@@ -57,8 +57,8 @@ def main() -> None:
                     f"({np.mean(Y[:, pair[0]] & Y[:, pair[1]]):.2f}) |"
                 )
                 print(lines[-1], flush=True)
-    (HERE / "runs").mkdir(exist_ok=True)
-    (HERE / "runs" / "diagnosis.md").write_text("\n".join(lines) + "\n")
+    (HERE / "tables").mkdir(exist_ok=True)
+    (HERE / "tables" / "diagnosis.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

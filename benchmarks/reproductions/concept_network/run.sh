@@ -8,7 +8,7 @@ N_JOBS_DEFAULT=2
 source "$(dirname "$0")/../setup.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 HERE=benchmarks/reproductions/concept_network
-run() { "$MLCORE" compare "$@" --data-home "$DATA_HOME" --n-jobs "$N_JOBS" --quiet --reference "$HERE/reference_tables.csv"; }
+run() { "$MLCORE" compare "$@" --data-home "$DATA_HOME" --n-jobs "$N_JOBS" --quiet --reference "$HERE/reference_tables.csv" "${MODE[@]}"; }
 
 echo "== fixed splits: the Mulan train/test files of emotions, yeast and scene"
 run --config "$HERE/fixed.toml" --out "$HERE/runs/fixed"

@@ -1,7 +1,8 @@
 """REPRODUCTION.md of the concept-network reproduction (Zhang et al., *Multi-Kernel Multi-Label Learning with
 Max-Margin Concept Network*, IJCAI 2011, Tables 2-4).
 
-Reads the committed runs (runs/NAME/results.jsonl, written by ``mlcore compare``) and the paper's numbers
+Reads the runs' stores (runs/NAME/results.jsonl, written by ``mlcore compare``; not in version control, see
+../README.md) and the paper's numbers
 (reference_tables.csv), and writes, per dataset:
 
 * the fixed split (the Mulan train/test files; Yahoo Arts: the first 2000 rows) for every method, beside the
@@ -23,10 +24,15 @@ import csv
 import json
 import math
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the reproductions' shared helpers
+
+from stores import require_stores  # noqa: E402
+
 DATASETS = {
     "emotions-train+emotions-test": "emotions",
     "yeast-train+yeast-test": "yeast",
@@ -182,6 +188,7 @@ def targets(records, reference, splits: int = 1, random: bool = False) -> list[s
 
 
 def main() -> None:
+    require_stores(HERE, ["fixed", "fixed-yahoo", "sigma0", "sigma0-yahoo", *RANDOM_RUNS.values()])
     reference = read_reference()
     fixed = read_run("fixed") + read_run("fixed-yahoo")
     sigma0 = read_run("sigma0") + read_run("sigma0-yahoo")

@@ -17,5 +17,5 @@ HERE=benchmarks/reproductions/lieml
 for run in small cal500 baselines text; do
     echo "== $run: $(sed -n 's/^datasets = //p' "$HERE/$run.toml")"
     "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
-        --n-jobs "$N_JOBS" --quiet --extend
+        --n-jobs "$N_JOBS" --quiet "${EXTEND[@]}"
 done

@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from pathlib import Path
 
 from multilabel_core.experiments.stats import compare_to_reference, read_reference, run_summary, summarize
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the reproductions' shared helpers
+
+from stores import require_stores  # noqa: E402
+
 # baselines: label powerset, RAkEL, ECC on the same splits.
 RUNS = ["small", "text", "cal500", "baselines"]
 DATASETS = ["yeast", "emotions", "scene", "medical", "enron", "cal500"]
@@ -135,6 +140,7 @@ def search_lines(records) -> list[str]:
 
 
 def main() -> None:
+    require_stores(HERE, RUNS)
     records = read_records()
     reference = read_reference(HERE / "reference_tables.csv")
     summary = summarize(records, metrics=list(MEASURES))

@@ -9,6 +9,6 @@ HERE=benchmarks/reproductions/llsf
 for run in llsf text distance; do
     echo "== $run: $(sed -n 's/^datasets = //p' "$HERE/$run.toml")"
     "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
-        --n-jobs "$N_JOBS" --quiet
+        --n-jobs "$N_JOBS" --quiet "${MODE[@]}"
 done
 "$PYTHON" "$HERE/tables.py"

@@ -11,14 +11,16 @@ HERE=benchmarks/reproductions/mlrl
 for run in supervised supervised_lowgrid semi_supervised semi_supervised_lowgrid rcv1 rcv1_lowlam mtrl; do
     echo "== $run"
     "$MLCORE" compare --config "$HERE/$run.toml" --data-home "$DATA_HOME" --out "$HERE/runs/$run" \
-        --n-jobs "$N_JOBS" --quiet
+        --n-jobs "$N_JOBS" --quiet "${MODE[@]}"
 done
 
-echo "== kernel-width convention (emotions, evidence)"
-"$PYTHON" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/runs/kernel_width.md"
+if computing; then
+    echo "== kernel-width convention (emotions, evidence)"
+    "$PYTHON" "$HERE/kernel_width.py" --data-home "$DATA_HOME" | tee "$HERE/tables/kernel_width.md"
 
-echo "== how close the fits are to the optimum of (6): the joint certificate (evidence)"
-"$PYTHON" "$HERE/joint_gap.py" --data-home "$DATA_HOME" | tee "$HERE/runs/joint_gap.md"
+    echo "== how close the fits are to the optimum of (6): the joint certificate (evidence)"
+    "$PYTHON" "$HERE/joint_gap.py" --data-home "$DATA_HOME" | tee "$HERE/tables/joint_gap.md"
+fi
 
-echo "== the tables of docs/methods/mlrl.md (runs/tables.md)"
-"$PYTHON" "$HERE/tables.py" > "$HERE/runs/tables.md"
+echo "== the tables of docs/methods/mlrl.md (tables/tables.md)"
+"$PYTHON" "$HERE/tables.py" > "$HERE/tables/tables.md"

@@ -1,4 +1,4 @@
-"""The Markdown tables of docs/methods/mlrl.md "Reproduction", from the committed runs' records.
+"""The Markdown tables of docs/methods/mlrl.md "Reproduction", from the runs' stores' records.
 
 For each run: per dataset, the five measures of MLRL section 5.3 with the paper's mean +- std beside
 ours for the paper's methods, our ecosystem baselines, the t-test markers against the run's
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import tomllib
+import sys
 from pathlib import Path
 
 from multilabel_core.experiments import read_records
@@ -33,6 +34,10 @@ from multilabel_core.experiments.stats import (
 )
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the reproductions' shared helpers
+
+from stores import require_stores  # noqa: E402
+
 RUNS = ["supervised", "supervised_lowgrid", "semi_supervised", "semi_supervised_lowgrid", "rcv1", "rcv1_lowlam", "mtrl"]
 MEASURES = ["hamming_loss", "one_error", "coverage", "ranking_loss", "average_precision"]
 SHORT = {"hamming_loss": "HL ↓", "one_error": "OE ↓", "coverage": "Cov ↓", "ranking_loss": "RL ↓",
@@ -178,7 +183,9 @@ def targets(name, summary, comparison, paper, datasets) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="*", default=RUNS)
-    for name in parser.parse_args().runs:
+    names = parser.parse_args().runs
+    require_stores(HERE, names)
+    for name in names:
         print("\n".join(run_tables(name)))
 
 

@@ -5,7 +5,7 @@ k = ceil(0.9 L), at C = 1 and 0.1: dual CD sub-solves from the random start (wha
 interior-point method; 10000 epochs per engine call), and the interior-point sub-solves from the random and the SVD
 start (the default).  Prints objective (5) after every block step, every round's certificate and which sub-solver
 made it, |Z|, the trivial point's objective C n L + gamma2 L / 2 (W = 0, every slack 1 through the correcting
-functions' bias) and the test measures.  Writes runs/converged_fit.md.
+functions' bias) and the test measures.  Writes tables/converged_fit.md.
 
     python benchmarks/reproductions/prml/converged_fit.py --data-home ../shared/datasets
 """
@@ -72,7 +72,8 @@ def main() -> None:
                   for i, c in enumerate(model.certificate_)]
         lines += ["* test: " + ", ".join(f"{m} {v:.4f}" for m, v in values.items()), ""]
         print("\n".join(lines[-(5 + len(model.certificate_)):]), flush=True)
-    out = Path(__file__).resolve().parent / "runs" / "converged_fit.md"
+    out = Path(__file__).resolve().parent / "tables" / "converged_fit.md"
+    out.parent.mkdir(exist_ok=True)
     out.write_text("\n".join(lines))
 
 

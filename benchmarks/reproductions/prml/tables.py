@@ -1,6 +1,7 @@
 """REPRODUCTION.md of the PrML reproduction (You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, Table 2).
 
-Reads the committed runs (runs/NAME/summary.csv and results.jsonl, written by ``mlcore compare``) and the paper's
+Reads the runs' stores (runs/NAME/summary.csv and results.jsonl, written by ``mlcore compare``; not in version
+control, see ../README.md) and the paper's
 numbers (reference_table2.csv), and writes, per dataset, our mean ± std over the splits beside the paper's, with
 ``✓`` where ours lies within two of the paper's standard deviations (|ours - paper| <= 2 SD_paper), then the
 targets:
@@ -23,10 +24,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the reproductions' shared helpers
+
+from stores import require_stores  # noqa: E402
+
 DATASETS = ["yeast", "enron", "corel5k", "bibtex"]
 MEASURES = {"hamming_loss": "Hamming loss ↓", "one_error": "One-error ↓", "coverage_normalized": "Coverage/L ↓",
             "ranking_loss": "Ranking loss ↓", "average_precision": "Aver precision ↑", "macro_auc": "Mac AUC ↑"}
@@ -198,10 +204,11 @@ def certificates(records) -> list[str]:
 
 
 def main() -> None:
+    require_stores(HERE, ["yeast", "baselines", "enron", "bibtex", "corel5k"])
     reference = read_reference()
     summary, records, configs = read_runs()
     out = ["# PrML Table 2 reproduction: measured numbers", "",
-           "Written by `python benchmarks/reproductions/prml/tables.py` from the committed runs (`runs/*/summary.csv`,",
+           "Written by `python benchmarks/reproductions/prml/tables.py` from the runs' stores (`runs/*/summary.csv`,",
            "`results.jsonl`); the protocol, what was reduced and the findings are in README.md beside this file.",
            "Ours: mean ± std over the splits measured (std with ddof = 1 as the runner reports it); paper: mean ± std",
            "over ten splits.  `✓`: ours within two of the paper's SDs.  Coverage is divided by L on both sides",

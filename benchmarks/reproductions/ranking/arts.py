@@ -45,11 +45,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "runs" / "arts"))
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--config", default=str(HERE / "arts.toml"), help="experiment file (arts_fs.toml: MLFS/CMLFS only)")
+    parser.add_argument("--report-only", action="store_true", help="fit nothing: write the report of the store in --out")
     args = parser.parse_args()
     arts = paper_filter(load_dataset("yahoo-arts", data_home=args.data_home))
     print(f"{arts.name}: {arts.X.shape[0]} rows, {arts.X.shape[1]} features, {arts.Y.shape[1]} labels")
     experiment = load_experiment(Path(args.config), datasets=[arts])
-    result = run(experiment, args.out, n_jobs=args.n_jobs, progress=False)
+    result = run(experiment, args.out, n_jobs=args.n_jobs, progress=False, report_only=args.report_only)
     print(f"report: {result.report['report']}")
 
 

@@ -16,18 +16,23 @@ HERE=benchmarks/reproductions/ranking
 
 echo "== table2: scene and yeast"
 "$MLCORE" compare --config "$HERE/table2.toml" --data-home "$DATA_HOME" --out "$HERE/runs/table2" \
-    --n-jobs "$N_JOBS" --quiet
+    --n-jobs "$N_JOBS" --quiet "${MODE[@]}"
 
 echo "== table2_fs: MLFS and CMLFS of table2 again, every fit converged (the proximal bundle; converged_rerun.py compares)"
 "$MLCORE" compare --config "$HERE/table2_fs.toml" --data-home "$DATA_HOME" --out "$HERE/runs/table2_fs" \
-    --n-jobs "$N_JOBS" --quiet
+    --n-jobs "$N_JOBS" --quiet "${MODE[@]}"
 
 echo "== arts: yahoo-arts with the paper's label filter (19 labels)"
-"$PYTHON" "$HERE/arts.py" --data-home "$DATA_HOME" --out "$HERE/runs/arts" --n-jobs "$N_JOBS"
+"$PYTHON" "$HERE/arts.py" --data-home "$DATA_HOME" --out "$HERE/runs/arts" --n-jobs "$N_JOBS" "${MODE[@]}"
 
 echo "== arts_fs: MLFS and CMLFS of arts again, every fit converged (the proximal bundle)"
 "$PYTHON" "$HERE/arts.py" --data-home "$DATA_HOME" --config "$HERE/arts_fs.toml" --out "$HERE/runs/arts_fs" \
-    --n-jobs "$N_JOBS"
+    --n-jobs "$N_JOBS" "${MODE[@]}"
 
-echo "== figure 2: macro AUC against the number of selected features"
-"$PYTHON" "$HERE/figure2.py" --data-home "$DATA_HOME" --out "$HERE"
+if computing; then
+    echo "== figure 2: macro AUC against the number of selected features"
+    "$PYTHON" "$HERE/figure2.py" --data-home "$DATA_HOME" --out "$HERE"
+fi
+
+echo "== the tables of docs/methods/ranking.md"
+"$PYTHON" "$HERE/tables.py"

@@ -1,4 +1,4 @@
-"""The Markdown tables of docs/methods/ranking.md "Reproduction", from the committed runs' summaries.
+"""The Markdown tables of docs/methods/ranking.md "Reproduction", from the runs' stores' summaries.
 
 Per dataset: Table 2's three measures in percent, ours (mean ± std over the 10 splits) beside the
 paper's, with the markers of the runs' reports -- against CMLFS (``•`` CMLFS significantly better
@@ -13,9 +13,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the reproductions' shared helpers
+
+from stores import require_stores  # noqa: E402
+
 RUNS = ["table2", "arts"]
 MEASURES = {"macro_auc": "macro AUC", "micro_f1": "micro F1", "macro_f1": "macro F1"}
 NAMES = {"br": "SVM (`br`, CD)", "larank": "LaRank SVM", "clarank": "CLaRank SVM", "mlfs": "MLFS", "cmlfs": "CMLFS",
@@ -75,6 +80,7 @@ def failed_fits(run: str) -> str:
 
 
 def main() -> None:
+    require_stores(HERE, RUNS)
     out = []
     for run in RUNS:
         summary = read_summary(run)

@@ -7,5 +7,5 @@ N_JOBS_DEFAULT=2
 source "$(dirname "$0")/../setup.sh"
 HERE=benchmarks/reproductions/trace_ls
 "$MLCORE" compare --config "$HERE/given.toml" --data-home "$DATA_HOME" --out "$HERE/runs/given" --n-jobs "$N_JOBS" \
-    --quiet
+    --quiet "${MODE[@]}"
 "$PYTHON" "$HERE/tables.py"
