@@ -46,17 +46,40 @@ def test_progress_lines_estimate_the_time_left_at_the_mean_rate(monkeypatch, don
         monkeypatch.undo()
 
 
-def test_progress_bar_at_a_terminal_shows_elapsed_and_left():
-    from tqdm import tqdm
+def test_the_estimate_weighs_each_fit_by_its_dataset_cost(monkeypatch):
+    """Ten cheap fits done in 10 s, ten fits ten times as costly to come: 100 s left, not 10 s."""
+    from multilabel_core import _progress
 
-    from multilabel_core._progress import BAR_FORMAT
+    with ProgressLines(20, "compare", "fit", interval=60, stream=io.StringIO()) as bar:
+        bar.work.plan({"small": (10, 1.0), "large": (10, 10.0)})
+        bar.work.start("small")
+        bar.update(10)
+        bar.work.start("large")
+        start = bar._start
+        monkeypatch.setattr(_progress.time, "monotonic", lambda: start + 10.0)
+        assert bar.line() == "compare: 10/20 fits done, 0:00:10 elapsed, about 0:01:40 left"
+        bar.update(5)  # half the large fits: 60 work units done in 10 s, of 160 once the grid grows
+        bar.work.grow(5)  # an extended grid: five more large fits
+        assert bar.line() == "compare: 15/20 fits done, 0:00:10 elapsed, about 0:00:16 left"
+        monkeypatch.undo()
+    assert _progress.fit_cost(2417, 14, 2417 * 103) / _progress.fit_cost(593, 6, 593 * 72) == pytest.approx(
+        2417 * 14 * (2417 + 103) / (593 * 6 * (593 + 72))
+    )
 
+
+def test_progress_bar_at_a_terminal_shows_elapsed_and_the_weighted_time_left(monkeypatch):
     stream = io.StringIO()
-    with tqdm(total=4, desc="compare", unit="fit", file=stream, bar_format=BAR_FORMAT, mininterval=0) as bar:
-        bar.update(2)
-    assert re.search(r"2/4 \[\d\d:\d\d elapsed<\d\d:\d\d left, ", stream.getvalue()), stream.getvalue()
-    with progress_bar(True, 4, "compare", "fit") as runner_bar:  # the runner's bar at a terminal
-        assert runner_bar.bar_format == BAR_FORMAT
+    with progress_bar(True, 20, "compare", "fit") as bar:  # the runner's bar at a terminal
+        bar.fp = stream
+        bar.work.plan({"small": (10, 1.0), "large": (10, 10.0)})
+        bar.work.start("small")
+        bar.update(10)
+        bar.work.start("large")
+        values = bar.format_dict
+        left = (values["total"] - values["n"]) / values["rate"]
+        assert left == pytest.approx(values["elapsed"] * 10.0)  # 100 units left, 10 done
+        text = bar.format_meter(**values)
+    assert re.search(r"10/20 \[\d\d:\d\d elapsed<\d\d:\d\d left\]", text), text
 
 
 def test_progress_lines_leave_out_the_summary_when_the_work_failed():
