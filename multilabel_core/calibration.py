@@ -493,14 +493,15 @@ class CalibratedMultiLabel(MultiLabelEstimator):
                 continue
             model = _score_only(self.estimator).fit(rows_of(X, train, train, precomputed), fold_Y[:, varying], **fit_params)
             fold_scores = np.asarray(model.decision_function(rows_of(X, test, train, precomputed)), dtype=np.float64)
+            if not np.all(np.isfinite(fold_scores)):
+                labels = varying[~np.isfinite(fold_scores).all(axis=0)]
+                raise ValueError(
+                    f"{type(self.estimator).__name__} gave non-finite out-of-fold scores (inf or NaN) for label(s) "
+                    f"{labels.tolist()}: such a score has no probability to calibrate"
+                )
             scores[np.ix_(test, varying)] = fold_scores
+        # NaN marks exactly the (row, label) pairs that no fold's model could score.
         scored = ~np.isnan(scores)
-        if np.any(np.isinf(scores)):
-            labels = np.flatnonzero(np.isinf(scores).any(axis=0))
-            raise ValueError(
-                f"{type(self.estimator).__name__} gave infinite out-of-fold scores for label(s) {labels.tolist()}: "
-                f"an infinite score has no probability to calibrate"
-            )
         rows = scored.sum(axis=0)
         fitter = _FITTERS[self.method]
         calibrators = []

@@ -380,3 +380,20 @@ def test_precomputed_kernel_and_sparse_rows():
     sparse = CalibratedMultiLabel(mlc.make_method("br")).fit(sp.csr_matrix(X), Y)
     dense = CalibratedMultiLabel(mlc.make_method("br")).fit(X, Y)
     np.testing.assert_allclose(sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X), atol=1e-3)
+
+
+def test_non_finite_out_of_fold_scores_are_refused():
+    class _Infinite(mlc.MultiLabelEstimator):
+        """Scores of +inf for the second label: nothing a map can calibrate."""
+
+        def _fit(self, X, Y):
+            self.width_ = Y.shape[1]
+
+        def _decision_function(self, X):
+            scores = np.zeros((X.shape[0], self.width_))
+            scores[:, 1] = np.inf
+            return scores
+
+    X, Y = _data(n=40, L=3)
+    with pytest.raises(ValueError, match=r"non-finite out-of-fold scores \(inf or NaN\) for label\(s\) \[1\]"):
+        CalibratedMultiLabel(_Infinite()).fit(X, Y)
