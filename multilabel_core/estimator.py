@@ -45,7 +45,7 @@ from .base import (
     Solver,
 )
 from .composition import AUTO, SolverChoice, build_solver, fed_fit, feed_if_unread, select_solver
-from .exceptions import NotFittedError
+from .exceptions import ConstantLabelWarning, NotFittedError
 from .kernels import PrecomputedKernel
 from .plugins import make_component
 from .relations import correlation_from_covariance
@@ -112,14 +112,6 @@ except ImportError:  # scikit-learn is optional
 
 
 # -- labels constant on the training rows ---------------------------------------------------
-
-
-class ConstantLabelWarning(UserWarning):
-    """Some label columns take one value on the training rows: predicted at that value, not learned.
-
-    Issued once per ``fit``, with the number of such labels and their indices (and names when
-    Y was a data frame); the fitted ``constant_labels_`` holds them.
-    """
 
 
 #: Constant labels listed by index at most in the warning (all of them are in ``constant_labels_``).

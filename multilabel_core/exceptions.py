@@ -29,6 +29,7 @@ except ImportError:  # scikit-learn is optional
 __all__ = [
     "CapabilityError",
     "ConfigMismatchError",
+    "ConstantLabelWarning",
     "ConvergenceWarning",
     "DataFormatError",
     "DuplicateRecordsWarning",
@@ -81,6 +82,14 @@ class NotFittedError(*_NOT_FITTED_BASES):
 
 class CapabilityError(TypeError):
     """A solver was given a part that lacks a method the solver needs, or a part it would ignore."""
+
+
+class ConstantLabelWarning(UserWarning):
+    """Some label columns take one value on the training rows: predicted at that value, not learned.
+
+    Issued once per ``fit``, with the number of such labels and their indices (and names when
+    Y was a data frame); the fitted ``constant_labels_`` holds them.
+    """
 
 
 class ThresholdWarning(UserWarning):

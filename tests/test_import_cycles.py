@@ -200,3 +200,64 @@ def test_no_import_cycle():
             f"{len(cycles)} import cycle(s) in the package (module-level imports):\n"
             + "\n".join("  " + " -> ".join(cycle) for cycle in cycles)
         )
+
+
+#: Where a public warning or error class may be defined outside multilabel_core.exceptions: the command
+#: line's exit-status carriers and the testing kit's own failures are not raised by the library.
+OWN_EXCEPTIONS_ALLOWED = ("multilabel_core.cli", "multilabel_core.testing")
+
+
+def public_exception_classes() -> list[str]:
+    """``module.Class`` of every public class of the core whose name ends in Error, Warning or Exception."""
+    found = []
+    for module, path in _module_files().items():
+        if not (module == "multilabel_core" or module.startswith("multilabel_core.")) or path.suffix != ".py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if (
+                isinstance(node, ast.ClassDef)
+                and not node.name.startswith("_")
+                and node.name.endswith(("Error", "Warning", "Exception"))
+            ):
+                found.append(f"{module}.{node.name}")
+    return sorted(found)
+
+
+def test_the_core_warnings_and_errors_live_in_the_leaf():
+    found = public_exception_classes()
+    assert "multilabel_core.exceptions.ConvergenceWarning" in found
+    elsewhere = [
+        name
+        for name in found
+        if not name.startswith("multilabel_core.exceptions.") and not name.startswith(OWN_EXCEPTIONS_ALLOWED)
+    ]
+    assert elsewhere == [], f"define these in multilabel_core/exceptions.py (and re-export them): {elsewhere}"
+
+
+def test_the_old_homes_still_export_them():
+    import multilabel_core
+    from multilabel_core import base, estimator, exceptions, persistence, plugins, solvers, thresholds, validation
+    from multilabel_core.datasets import _files
+    from multilabel_core.experiments import search, store
+
+    homes = {
+        "ConvergenceWarning": (solvers, validation, multilabel_core),
+        "warn_not_converged": (validation,),
+        "NotFittedError": (estimator, multilabel_core),
+        "ConstantLabelWarning": (estimator,),
+        "CapabilityError": (base,),
+        "PluginError": (plugins,),
+        "PluginWarning": (plugins,),
+        "DataFormatError": (_files,),
+        "ThresholdWarning": (thresholds,),
+        "ModelVersionWarning": (persistence,),
+        "SearchError": (search,),
+        "ConfigMismatchError": (store,),
+        "StoreLockedError": (store,),
+        "DuplicateRecordsWarning": (store,),
+    }
+    assert set(homes) == set(exceptions.__all__)
+    for name, modules in homes.items():
+        for module in modules:
+            assert getattr(module, name) is getattr(exceptions, name), (module.__name__, name)
