@@ -124,15 +124,16 @@ def read_csv(
     header_line, body = (text, "") if header_end < 0 else (text[:header_end], text[header_end + 1:])
     del text
     names = _header(path, header_line, max_columns, max_bytes)
-    # The header is left out of the blank check (a quoted name may hold any character); the
-    # leading newline keeps the body's line numbers those of the file.
-    check_blanks(path, "\n" + body, lambda line: [], "CSV")
+    try:  # the header is left out (a quoted name may hold any character)
+        check_blanks(path, body, lambda line: [], "CSV")
+    except DataFormatError as exc:
+        raise DataFormatError(path, exc.line + 1, exc.reason) from None
     columns = label_columns(names, labels, label_prefix, path)
-    values, linenos = _rows(path, body, names, max_bytes)
     label_set = set(columns)
     features = [j for j in range(len(names)) if j not in label_set]
     if not features:
         raise DataFormatError(path, 1, "every column is a label column; a dataset needs at least one feature column")
+    values, linenos = _rows(path, body, names, max_bytes)
     _check_labels(path, values, linenos, columns, names)
     Y = values[:, columns].astype(np.int8)
     X = np.ascontiguousarray(values[:, features])
@@ -211,9 +212,11 @@ def label_columns(names: Sequence[str], labels=None, label_prefix: str | None = 
     where = {name: j for j, name in enumerate(names)}
     for token in tokens:
         chosen.extend(_resolve(token, names, where, path))
-    repeated = next((j for k, j in enumerate(chosen) if j in chosen[:k]), None)
-    if repeated is not None:
-        raise DataFormatError(path, 1, f"labels= chooses column {repeated} ({shown(names[repeated])}) twice")
+    seen = set()
+    for j in chosen:
+        if j in seen:
+            raise DataFormatError(path, 1, f"labels= chooses column {j} ({shown(names[j])}) twice")
+        seen.add(j)
     return chosen
 
 
