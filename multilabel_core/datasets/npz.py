@@ -98,18 +98,6 @@ def read_npz(
     ratio = _ratio_cap(max_ratio)
     cap = byte_cap(max_bytes)
     arrays = _read_members(path, cap, ratio)
-    extra = sorted(set(arrays) - KEYS)
-    if {"format", "shape", "data"} <= set(extra):
-        raise DataFormatError(
-            path, None, "holds one matrix as scipy.sparse.save_npz writes it, not a dataset: write X and Y with "
-            "write_npz, or np.savez(X=..., Y=...)"
-        )
-    if extra:
-        raise DataFormatError(
-            path, None, f"holds member(s) {', '.join(map(repr, extra[:5]))} that a dataset file does not; the members "
-            f"are X, Y (or their sparse parts X_format, X_shape, X_data, ...) and the optional feature_names, "
-            f"label_names"
-        )
     X = _matrix(path, arrays, "X", max_columns, cap)
     Y = _matrix(path, arrays, "Y", max_columns, cap)
     if X.shape[0] != Y.shape[0]:
@@ -123,6 +111,22 @@ def read_npz(
         to_storage(X, sparse, path=path, max_bytes=max_bytes), Y, name=dataset_name(path),
         **{key: value for key, value in names.items() if value is not None},
     )
+
+
+def _check_keys(path, keys: list[str]) -> None:
+    """DataFormatError for a member a dataset file does not hold (checked before any member is read)."""
+    extra = sorted(set(keys) - KEYS)
+    if {"format", "shape", "data"} <= set(extra):
+        raise DataFormatError(
+            path, None, "holds one matrix as scipy.sparse.save_npz writes it, not a dataset: write X and Y with "
+            "write_npz, or np.savez(X=..., Y=...)"
+        )
+    if extra:
+        raise DataFormatError(
+            path, None, f"holds member(s) {', '.join(map(repr, extra[:5]))} that a dataset file does not; the members "
+            f"are X, Y (or their sparse parts X_format, X_shape, X_data, ...) and the optional feature_names, "
+            f"label_names"
+        )
 
 
 def _read_members(path, cap: int, ratio: float) -> dict[str, np.ndarray]:
@@ -151,14 +155,18 @@ def _read_members(path, cap: int, ratio: float) -> dict[str, np.ndarray]:
             infos = archive.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
             raise DataFormatError(path, None, f"is not a readable .npz file (corrupt zip archive: {exc})") from None
+        keys = []
+        for info in infos:
+            key = info.filename.removesuffix(".npy")
+            if key == info.filename:
+                raise DataFormatError(path, None, f"member {info.filename[:60]!r} is not an .npy array")
+            if key in keys:
+                raise DataFormatError(path, None, f"member {info.filename[:60]!r} is listed twice")
+            keys.append(key)
+        _check_keys(path, keys)
         arrays = {}
         with archive:
-            for info in infos:
-                key = info.filename.removesuffix(".npy")
-                if key == info.filename:
-                    raise DataFormatError(path, None, f"member {info.filename[:60]!r} is not an .npy array")
-                if key in arrays:
-                    raise DataFormatError(path, None, f"member {info.filename[:60]!r} is listed twice")
+            for key, info in zip(keys, infos):
                 where = f"member {info.filename[:60]!r}"
                 if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                     raise DataFormatError(path, None, f"{where} is compressed with method {info.compress_type}; "
