@@ -49,6 +49,7 @@ estimator's business (it predicts its constant); its probability is that constan
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import numbers
 import warnings
@@ -441,8 +442,26 @@ class CalibratedMultiLabel(MultiLabelEstimator):
         self.random_state = random_state
 
     def fit(self, X, Y, **fit_params):
-        """Fit the method on ``cv`` folds for out-of-fold scores, one map per label on them, and the method on all rows."""
+        """Fit the method on ``cv`` folds for out-of-fold scores, one map per label on them, and the method on all rows.
+
+        ``fit_params`` go to every fit of the method, which must take them (TypeError naming the
+        first it does not take, before anything is fitted).
+        """
+        self._check_fit_params(fit_params)
         return self._validated_fit(X, Y, **fit_params)
+
+    def _check_fit_params(self, fit_params) -> None:
+        if not fit_params or not isinstance(self.estimator, MultiLabelEstimator):
+            return  # a bad estimator is refused, by name, with the other parameters
+        parameters = inspect.signature(self.estimator.fit).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return
+        unknown = [name for name in fit_params if name not in parameters]
+        if unknown:
+            raise TypeError(
+                f"CalibratedMultiLabel.fit got {unknown[0]!r}, which {type(self.estimator).__name__}.fit does not take "
+                f"(it takes {', '.join(parameters) or 'no further inputs'})"
+            )
 
     def _validate_params(self) -> None:
         super()._validate_params()
