@@ -162,7 +162,9 @@ def compare_data(args):
     from .datasets.loading import _format_of
 
     entries = list(args.data or [])
-    is_csv = [isinstance(entry, str) and "+" not in entry and _format_of(Path(entry)) == "csv" for entry in entries]
+    # A join A.csv+B.csv is loaded with the options too (each part is CSV); load_dataset keeps its parts.
+    is_csv = [isinstance(entry, str) and all(_format_of(Path(part)) == "csv" for part in entry.split("+"))
+              for entry in entries]
     if not any(is_csv):
         raise CLIError("--labels and --label-prefix choose the label columns of CSV files; give them with --data FILE.csv")
     return [load_data(entry, args.data_home, 0, "auto" if args.sparse is None else args.sparse, **options) if csv
