@@ -199,3 +199,15 @@ def test_an_experiment_file_names_csv_and_npz_datasets(tmp_path, capsys):
     assert sorted({record["dataset"] for record in records}) == sorted([str(tmp_path / "mine.csv"),
                                                                         str(tmp_path / "other.npz")])
     assert len(records) == 4 and all(record["status"] == "ok" for record in records)
+
+
+def test_compare_joins_csv_files_with_the_label_flags_for_the_given_protocol(tmp_path, capsys):
+    data = own_data(90, seed=3)
+    write_plain_csv(Dataset(data.X[:60], data.Y[:60], data.feature_names, data.label_names), tmp_path / "train.csv")
+    write_plain_csv(Dataset(data.X[60:], data.Y[60:], data.feature_names, data.label_names), tmp_path / "test.csv")
+    joined = f"{tmp_path / 'train.csv'}+{tmp_path / 'test.csv'}"
+    status = main(["compare", "br", "--data", joined, "--label-prefix", "y_", "--protocol", "given", "--grid", "C=1",
+                   "--out", str(tmp_path / "run"), "--quiet", "--no-plots"])
+    assert status == 0, capsys.readouterr().err
+    records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 1 and records[0]["dataset"] == "train+test" and records[0]["status"] == "ok"
