@@ -43,11 +43,12 @@ from .base import (
     Problem,
     Regularizer,
     Solver,
+    Threshold,
 )
 from .composition import AUTO, SolverChoice, build_solver, fed_fit, feed_if_unread, select_solver
 from .exceptions import ConstantLabelWarning, NotFittedError
 from .kernels import PrecomputedKernel
-from .plugins import make_component
+from .plugins import list_components, make_component
 from .relations import correlation_from_covariance
 from .solvers.smo import kernel_expansion
 from .validation import (
@@ -325,9 +326,6 @@ def _check_thresholding(value):
     A registered threshold name (``make_component("threshold", name)``) or a
     :class:`~multilabel_core.base.Threshold` object.
     """
-    from .base import Threshold
-    from .plugins import list_components
-
     if isinstance(value, Threshold):
         return value
     known = sorted(spec.name for spec in list_components("threshold"))
