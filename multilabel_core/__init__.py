@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 #: The compiled (Cython) modules, by dotted name under the package.
 _EXTENSIONS = (
     "_ranking",
+    "_sparse_gram",
     "solvers._cd",
     "solvers._cd_ranking",
     "solvers._cd_svmplus",

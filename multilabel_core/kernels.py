@@ -93,31 +93,74 @@ def _inner_product_blocks(X, Z) -> Iterator[tuple[slice, np.ndarray]]:
 _TRANSFORM_BLOCK_BYTES = 256 * 2**10
 
 
+#: How many scalar sparse products (Gustavson's loop, an indexed add each) cost as much as one
+#: multiply-add of a dense BLAS product: sparse rows denser than about 1 / _DENSE_ADVANTAGE are
+#: multiplied densified (when the dense copies fit the block budget).
+_DENSE_ADVANTAGE = 10
+
+
+def _check_csr_structure(M, name: str) -> None:
+    """ValueError unless M's CSR arrays are consistent: row pointers from 0 to nnz, non-decreasing, columns in range."""
+    indptr, indices = M.indptr, M.indices
+    n_stored = indices.shape[0]
+    if (
+        indptr.shape[0] != M.shape[0] + 1
+        or indptr[0] != 0
+        or indptr[-1] != n_stored
+        or M.data.shape[0] != n_stored
+        or np.any(np.diff(indptr) < 0)
+        or (n_stored and (int(indices.min()) < 0 or int(indices.max()) >= M.shape[1]))
+    ):
+        raise ValueError(f"{name} is a CSR matrix whose index arrays are inconsistent with its shape {M.shape}")
+
+
 def _gram(X, Z, symmetric: bool) -> np.ndarray:
     """``X @ Z.T`` as a new C-contiguous float64 (n_X, n_Z) array.
 
     Dense rows: one BLAS product written straight into the result (no block temporaries:
     the result is the only (n_X, n_Z) array), and for the training kernel (``symmetric``:
     Z is X) numpy's ``X @ X.T`` is a symmetric rank-k update (BLAS syrk), half the flops of
-    a general product and symmetric bit for bit.  Sparse rows: row blocks of X whose
-    temporaries fit :data:`~multilabel_core._blocks.BLOCK_BUDGET_BYTES`, against the other
-    operand prepared once (its transpose in CSR for a sparse-sparse product; densified when
-    that fits the budget, which makes each block one sparse-times-dense pass).
+    a general product and symmetric bit for bit.  Two sparse operands: Gustavson's row-by-row
+    product accumulated straight into the dense result
+    (:func:`multilabel_core._sparse_gram.sparse_gram_rows`), whose cost is the number of
+    nonzero products, unless the rows are dense enough that the BLAS product of the densified
+    copies costs less (and the copies fit :data:`~multilabel_core._blocks.BLOCK_BUDGET_BYTES`).
+    One sparse operand: row blocks whose temporaries fit the budget, against the other operand.
     """
     n_x, n_z = X.shape[0], Z.shape[0]
     K = np.empty((n_x, n_z))
     if not sp.issparse(X) and not sp.issparse(Z):
         np.matmul(X, X.T if symmetric else Z.T, out=K)
         return K
+    d = X.shape[1]
+    if sp.issparse(X) and sp.issparse(Z):
+        products = float(np.dot(np.bincount(X.indices, minlength=d).astype(np.float64),
+                                np.bincount(Z.indices, minlength=d).astype(np.float64)))
+        dense_fits = 8 * d * (n_x + (0 if symmetric else n_z)) <= BLOCK_BUDGET_BYTES
+        if dense_fits and float(n_x) * n_z * d <= _DENSE_ADVANTAGE * products:
+            dense_x = X.toarray()
+            np.matmul(dense_x, dense_x.T if symmetric else Z.toarray().T, out=K)
+            return K
+        from ._sparse_gram import sparse_gram_rows
+
+        # The compiled loop indexes without bounds checks: a CSR whose arrays disagree is refused here.
+        _check_csr_structure(X, "X")
+        _check_csr_structure(Z, "Z")
+        Zt = Z.T.tocsr()
+        sparse_gram_rows(
+            K, X.data, X.indices.astype(np.intp, copy=False), X.indptr.astype(np.intp, copy=False), 0,
+            np.ascontiguousarray(Zt.data, dtype=np.float64), Zt.indices.astype(np.intp, copy=False),
+            Zt.indptr.astype(np.intp, copy=False),
+        )
+        return K
     if sp.issparse(X):
-        if 8 * Z.shape[1] * n_z <= BLOCK_BUDGET_BYTES:
-            Zt = np.ascontiguousarray((Z.T.toarray() if sp.issparse(Z) else Z.T), dtype=np.float64)
+        if 8 * d * n_z <= BLOCK_BUDGET_BYTES:
+            Zt = np.ascontiguousarray(Z.T, dtype=np.float64)
             for rows in row_blocks(n_x, 2 * 8 * n_z):
                 K[rows] = X[rows] @ Zt
             return K
-        Zt = Z.T.tocsr() if sp.issparse(Z) else None
         for rows in row_blocks(n_x, 3 * 8 * n_z):
-            K[rows] = (X[rows] @ Zt).toarray() if Zt is not None else np.asarray(X[rows] @ Z.T)
+            K[rows] = np.asarray(X[rows] @ Z.T)
         return K
     # Dense X, sparse Z: the product Z @ X[rows].T, transposed into K's rows.
     for rows in row_blocks(n_x, 2 * 8 * n_z):
