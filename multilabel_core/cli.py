@@ -1059,7 +1059,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "convert", parents=[common], help="a dataset from one file format to another (ARFF, LibSVM, CSV, .npz)",
         description="Read IN (a file of any format mlcore reads, or a dataset name) and write it to OUT in the "
-        "format OUT's suffix names: .arff (Mulan, with OUT.xml beside it; --arff meka for one MEKA file), .svm, "
+        "format OUT's suffix names: .arff (Mulan, with NAME.xml beside it; --arff meka for one MEKA file), .svm, "
         ".libsvm or .txt (LibSVM), .csv (label columns named label:NAME), each optionally .gz, or .npz.",
     )
     p.add_argument("input", metavar="IN", help="the data to read: a file path or a dataset name")
