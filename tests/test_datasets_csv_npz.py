@@ -325,3 +325,16 @@ def test_an_npz_path_that_is_gzipped_or_not_a_file_is_refused(tmp_path):
         load_dataset(tmp_path / "d.npz.gz")
     with pytest.raises(ValueError, match="an .npz file is a zip archive already; write NAME.npz"):
         write_file(Dataset(np.ones((1, 1)), np.ones((1, 1))), tmp_path / "e.npz.gz")
+
+
+def test_a_csv_no_reader_could_read_back_is_not_written(tmp_path, monkeypatch):
+    wide = Dataset(sp.csr_matrix(([1.0], ([0], [2**20 - 1])), shape=(200, 2**20)), np.eye(200, 2, dtype=np.int8))
+    with pytest.raises(ValueError, match=r"a CSV of 200 rows x 1048578 columns holds at least 400 MiB .* over the "
+                       r"readers' cap of 256 MiB .*; write .npz or LibSVM"):
+        write_csv(wide, tmp_path / "wide.csv")
+    assert not (tmp_path / "wide.csv").exists()
+    write_npz(wide, tmp_path / "wide.npz")  # 1 stored value: a few hundred bytes
+    assert (tmp_path / "wide.npz").stat().st_size < 10_000 and read_npz(tmp_path / "wide.npz").X.nnz == 1
+    monkeypatch.setenv("MULTILABEL_CORE_MAX_BYTES", "100")
+    with pytest.raises(ValueError, match="over the readers' cap of 100 bytes"):
+        write_csv(Dataset(np.ones((10, 4)), np.ones((10, 2))), tmp_path / "small.csv")

@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from ..validation import check_scalar
 from ._dataset import Dataset
 from ._files import (
+    MAX_BYTES_ENV,
     DataFormatError,
     byte_cap,
     check_blanks,
@@ -329,10 +330,21 @@ def write_csv(dataset: Dataset, path, *, label_prefix: str = LABEL_PREFIX) -> No
     ValueError
         A name that would not read back as itself: empty, with blanks at either end or a line
         break inside, or a feature name starting with ``label_prefix`` (it would read back as a
-        label).
+        label); or a table whose text would pass the readers' cap (:func:`~._files.byte_cap`)
+        at two bytes a cell, which no reader under that cap could read back (a sparse X of
+        many columns: write ``.npz`` or LibSVM instead).
     """
     if not isinstance(label_prefix, str) or not label_prefix:
         raise ValueError(f"label_prefix must be a non-empty string, got {label_prefix!r}")
+    cells = dataset.n_samples * (dataset.n_features + dataset.n_labels)
+    cap = byte_cap()
+    if 2 * cells > cap:
+        raise ValueError(
+            f"a CSV of {dataset.n_samples} rows x {dataset.n_features + dataset.n_labels} columns holds at least "
+            f"{size_text(2 * cells)} of text (two bytes a cell), over the readers' cap of {size_text(cap)}: it could "
+            f"not be read back; write .npz or LibSVM (which store a sparse X's values only), or set "
+            f"${MAX_BYTES_ENV} to allow more"
+        )
     features, labels = list(dataset.feature_names), list(dataset.label_names)
     for kind, name in [("feature", name) for name in features] + [("label", name) for name in labels]:
         if not name or name != name.strip(_BLANKS) or "\n" in name or "\r" in name:
