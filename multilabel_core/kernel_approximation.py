@@ -101,10 +101,13 @@ class _FeatureCache:
 
 
 def _fitted_copy(kernel, **fitted):
-    """A copy of ``kernel`` (same parameters, an empty feature cache) holding the fitted values."""
-    copy = attrs.evolve(kernel)
-    for name, value in fitted.items():
-        object.__setattr__(copy, name, value)
+    """A copy of ``kernel`` (same parameters, an empty feature cache) holding the fitted values.
+
+    Not ``attrs.evolve``: that would run the constructor's checks again (for Nystroem a registry
+    look-up of the base kernel's name), which the parameters passed when ``kernel`` was built.
+    """
+    copy = object.__new__(type(kernel))
+    copy.__setstate__(kernel.__getstate__() | fitted)
     return copy
 
 
@@ -119,6 +122,16 @@ class _ExplicitFeatures(Kernel):
     precomputed: ClassVar[bool] = False
     #: The kernel is ``phi(x)^T phi(z)`` with ``phi = features`` (m explicit columns).
     explicit_features: ClassVar[bool] = True
+
+    def __getstate__(self) -> dict:
+        # The feature cache is a by-product of the last calls, not part of the kernel: a saved model
+        # carries the parameters and the fitted values only.
+        return {field.name: getattr(self, field.name) for field in attrs.fields(type(self)) if field.name != "_cache"}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_cache", _FeatureCache())
 
     def _map(self, X) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -152,7 +165,7 @@ class _ExplicitFeatures(Kernel):
         return np.einsum("ij,ij->i", Phi, Phi)
 
 
-@attrs.frozen
+@attrs.frozen(getstate_setstate=False)
 class NystroemKernel(_ExplicitFeatures):
     """The Nystroem approximation of a base kernel by m landmarks (Williams & Seeger, NIPS 2001, eq. 8-9).
 
@@ -184,13 +197,15 @@ class NystroemKernel(_ExplicitFeatures):
     landmarks: str = attrs.field(default="uniform", validator=attrs.validators.in_(("uniform", "kmeans")))
     gamma: float | None = attrs.field(default=None)
     random_state: int = attrs.field(default=0, validator=_check_random_state)
+    _base_built: Kernel | None = attrs.field(default=None, init=False, eq=False, repr=False)
     base_kernel_: Kernel | None = attrs.field(default=None, init=False, repr=False)
     landmarks_: np.ndarray | None = attrs.field(default=None, init=False, eq=False, repr=False)
     normalization_: np.ndarray | None = attrs.field(default=None, init=False, eq=False, repr=False)
     _cache: _FeatureCache = _cache_field()
 
     def __attrs_post_init__(self):
-        base = self._base()
+        base = self._build_base()
+        object.__setattr__(self, "_base_built", base)
         if base.precomputed or getattr(base, "explicit_features", False):
             raise ValueError(
                 f"base must be a kernel of feature rows, not {type(base).__name__}: a precomputed kernel has no "
@@ -198,6 +213,9 @@ class NystroemKernel(_ExplicitFeatures):
             )
 
     def _base(self) -> Kernel:
+        return self._base_built
+
+    def _build_base(self) -> Kernel:
         if isinstance(self.base, Kernel):
             if self.gamma is not None:
                 raise ValueError("base is a Kernel object: set gamma on the object, not on the Nystroem kernel")
@@ -265,7 +283,7 @@ def _kmeans_centres(X, centres) -> np.ndarray:
     return centres
 
 
-@attrs.frozen
+@attrs.frozen(getstate_setstate=False)
 class RandomFourierKernel(_ExplicitFeatures):
     """Random Fourier features of the RBF kernel (Rahimi & Recht, NIPS 2007, Algorithm 1).
 

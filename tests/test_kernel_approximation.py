@@ -163,3 +163,18 @@ def test_kernel_methods_fit_by_name(method, kernel):
         # Every row a landmark (70 < the default m): the kernel is the exact one up to rounding, so the scores
         # are the exact fit's up to the solvers' tolerance (both certified to the same relative gap).
         np.testing.assert_allclose(scores, exact.decision_function(X[:9]), atol=0.05 * np.abs(scores).max())
+
+
+@pytest.mark.parametrize("kernel", ["nystroem", "rff"])
+def test_a_model_with_an_approximation_saves_and_loads(tmp_path, kernel):
+    from multilabel_core.persistence import load_model, save_model
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((50, 4))
+    Y = (X[:, :2] > 0).astype(int)
+    model = multilabel_core.make_method("bsvm", kernel=kernel, lam=1e-2).fit(X, Y)
+    model.decision_function(X)  # fills the feature cache, which the file must not carry
+    save_model(model, tmp_path / "model.skops")
+    loaded = load_model(tmp_path / "model.skops")
+    assert loaded.kernel_ == model.kernel_
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
