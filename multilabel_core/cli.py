@@ -503,14 +503,63 @@ def check_model_width(est, ds, model, data: str) -> None:
             raise CLIError(f"{data} has {have} {what} column(s), but the model {model} was fitted on {fitted}")
 
 
+def check_model_file_width(model, ds, data: str) -> None:
+    """CLIError when DATA of a declared width does not have the columns the model file was fitted on.
+
+    Read from the payload's schema (the root estimator's ``n_features_in_`` and ``n_labels_``)
+    before anything is rebuilt: rebuilding imports skops, which imports every scikit-learn module
+    (about 40 MB), and on a declared width that is the difference between a refusal under 200 MB
+    and one above it.  Only for data :func:`check_width` would not fit (on other data the early
+    read would inflate the payload twice for nothing); a file this cannot read is left to
+    :func:`~multilabel_core.persistence.load_model`, which says what is wrong with it, and
+    :func:`check_model_width` checks the rebuilt model in every case.
+    """
+    try:
+        check_width(ds, data)
+        return
+    except CLIError:
+        pass
+    from .persistence import _check_payload, _payload_cap, _ratio_cap, _read_archive, _release
+
+    path = os.fspath(model)
+    try:
+        cap, ratio = _payload_cap(None), _ratio_cap(None)
+        _, payload = _read_archive(path, os.path.getsize(path), cap, ratio)
+        try:
+            schema = _check_payload(path, payload, cap, ratio)
+        finally:
+            _release(payload)
+    except (OSError, ValueError):
+        return
+    for what, have, name in (("feature", ds.X.shape[1], "n_features_in_"), ("label", ds.Y.shape[1], "n_labels_")):
+        fitted = _schema_int(schema, name)
+        if fitted is not None and have != fitted:
+            raise CLIError(f"{data} has {have} {what} column(s), but the model {model} was fitted on {fitted}")
+
+
+def _schema_int(schema, name: str) -> int | None:
+    """The integer attribute ``name`` of a skops schema's root object, or None when it holds none."""
+    state = schema.get("content") if isinstance(schema, dict) else None
+    state = state.get("content") if isinstance(state, dict) else None
+    node = state.get(name) if isinstance(state, dict) else None
+    if not (isinstance(node, dict) and node.get("is_json") and isinstance(node.get("content"), str)):
+        return None
+    try:
+        value = json.loads(node["content"])
+    except ValueError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def cmd_predict(args) -> None:
     from .metrics import evaluate
     from .persistence import load_model
 
     if args.scores and not args.out:
         raise CLIError("--scores adds the scores to the --out file: give --out FILE too")
-    est = load_model(args.model, trusted=args.trust)
     ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
+    check_model_file_width(args.model, ds, args.data)
+    est = load_model(args.model, trusted=args.trust)
     check_model_width(est, ds, args.model, args.data)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
