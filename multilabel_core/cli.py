@@ -813,24 +813,61 @@ def cmd_compare(args) -> None:
         raise FailedFitsError(f"--strict: {failure_summary(diagnosis)} (see {result.report['report']})")
 
 
-#: What the demo changes in a method's (reduced) registered grid so that every fit of the showcase
+#: What the demo changes in a method's (reduced) registered grid.  So that every fit of the showcase
 #: converges on the demo data: the low end of C where the largest value stopped short of the solvers'
 #: tolerance on these 500 rows (concept_network at C = 10 and sigma = 1, leml at C = 10, prbr and prml at
 #: C = 1, ovr_svc at C >= 10), and for the alternating methods the values whose joint gap their tol certifies
 #: (mlrl at lam >= 1e-2, mtrl at lam2 = 1e-2 and ssmlrl at lam1 = 1e-2 stall above it: the joint bound's slack
-#: where the learned covariance is nearly singular).  Measured fit by fit; the demo test fails when any fit of
-#: the run does not converge.
+#: where the learned covariance is nearly singular; since the kernel matrices come from one BLAS product, mlrl
+#: at lam = 1e-6 stops on an objective increase of 3.5e-10 relative in one inner fold).  Measured fit by fit;
+#: the demo test fails when any fit of the run does not converge.  So that no two rows repeat each other by
+#: construction (:data:`COINCIDENCES`): mlfs and cmlfs select fewer than the data's 20 features (at m >= d
+#: MLFS is LaRank SVM and CMLFS is CLaRank SVM); clarank's mu starts at 0.1 (at C = 1, mu = 0.01 its first
+#: model step is already within tol of the joint optimum, so the alternation stops before any relation step
+#: and D stays at its start I / L); ovr_linear is LIBLINEAR's logistic regression (its linear_svc model is
+#: br's L2-SVM).  ssmlrl searches mlrl's lambda: the demo has no unlabelled rows, and without them SSMLRL is
+#: MLRL (its lam2 weights nothing), which the demo says.
 DEMO_SETTINGS = {
-    "mlrl": {"lam": [1e-6, 1e-4, 1e-3]},
+    "mlrl": {"lam": [1e-5, 1e-4, 1e-3]},
     "mtrl": {"lam1": [1e-5, 1e-3, 1e-2], "lam2": [0.0, 1e-4, 1e-3]},
-    "ssmlrl": {"lam1": [1e-4], "lam2": [1e-5, 1e-4, 1e-3]},
-    "clarank": {"C": [0.01, 0.1, 1.0], "mu": [0.01, 1.0]},
+    "ssmlrl": {"lam1": [1e-5, 1e-4, 1e-3], "lam2": [1e-4]},
+    "clarank": {"C": [0.01, 0.1, 1.0], "mu": [0.1, 1.0]},
+    "mlfs": {"n_features": [5, 15]},
+    "cmlfs": {"n_features": [5, 15]},
+    "ovr_linear": {"model": ["logistic"]},
     "concept_network": {"C": [0.1, 1.0]},
     "leml": {"C": [0.1, 1.0]},
     "prbr": {"C": [0.01, 0.1]},
     "prml": {"C": [0.01, 0.1]},
     "ovr_svc": {"C": [0.1, 1.0], "gamma": ["scale", 0.01]},
 }
+
+#: Rows of the demo that are equal by construction, and why; the demo names every pair whose printed metrics
+#: coincide, with its reason here, or as unexpected (a defect to report) when it has none.  ``"all"``: the
+#: whole row; ``"ranking"``: the ranking metrics only (the same scores, thresholded differently).
+COINCIDENCES = {
+    ("mlrl", "ssmlrl"): (
+        "all", "without unlabelled rows (none here) SSMLRL is MLRL with lambda = lambda_1 (Zhang & Yeung, "
+        "Multi-Label Relationship Learning, section 4); `--protocol semi_supervised` sets them apart",
+    ),
+    ("brknn_a", "brknn_b"): (
+        "ranking", "one neighbour search ranks the labels for both; only the labels predicted differ "
+        "(Spyromitros, Tsoumakas & Vlahavas, SETN 2008)",
+    ),
+    ("br", "ovr_linear"): ("all", "with model='linear_svc' ovr_linear is LIBLINEAR's L2-SVM per label, br's model"),
+    ("larank", "mlfs"): (
+        "all", "MLFS selecting n_features >= the data's features is LaRank SVM (Gu, Li & Han, CIKM 2011, problem 6)",
+    ),
+    ("clarank", "cmlfs"): (
+        "all", "CMLFS selecting n_features >= the data's features is CLaRank SVM (Gu, Li & Han, CIKM 2011, problem 6)",
+    ),
+}
+
+#: The demo's short table: a ranking measure and two of the predicted sets (``--full``: all six, with spread).
+DEMO_METRICS = ["average_precision", "hamming_loss", "macro_f1"]
+
+#: The ranking measures, which depend on the scores alone (:data:`COINCIDENCES`' ``"ranking"``).
+RANKING_METRICS = ["average_precision", "ranking_loss", "one_error", "coverage"]
 
 
 def demo_grid(grid: dict, name: str | None = None) -> dict:
@@ -876,6 +913,109 @@ def unavailable_methods(specs, X, Y) -> dict[str, str]:
     return missing
 
 
+def coinciding_rows(records, methods) -> list[tuple[str, str, str]]:
+    """Pairs of methods whose printed means coincide: ``(a, b, "all")`` on all six summary metrics, else
+    ``(a, b, "ranking")`` on the ranking ones (:data:`RANKING_METRICS`), in the order of ``methods``."""
+    from .experiments.stats import summarize
+
+    means = {}
+    for row in summarize(records, SUMMARY_METRICS):
+        means.setdefault(row["method"], {})[row["metric"]] = f"{row['mean']:.4f}"
+    found = []
+    for i, a in enumerate(methods):
+        for b in methods[i + 1:]:
+            if a not in means or b not in means:
+                continue
+            if means[a] == means[b]:
+                found.append((a, b, "all"))
+            elif all(means[a][m] == means[b][m] for m in RANKING_METRICS):
+                found.append((a, b, "ranking"))
+    return found
+
+
+def coincidence_lines(found) -> list[str]:
+    """One line per pair of :func:`coinciding_rows`: why they coincide (:data:`COINCIDENCES`), or that nothing
+    explains it (a defect to report: two methods that should differ gave one result)."""
+    lines = []
+    for a, b, extent in found:
+        what = "the same row" if extent == "all" else "the same ranking metrics"
+        known = COINCIDENCES.get((a, b)) or COINCIDENCES.get((b, a))
+        if known is not None and known[0] == extent:
+            lines.append(f"  {a} and {b} print {what} by construction: {known[1]}")
+        else:
+            lines.append(f"  {a} and {b} print {what}, which nothing in their definitions explains: please report it")
+    return lines
+
+
+def label_groups(truth: np.ndarray) -> list[list[int]]:
+    """The groups of labels the generating covariance correlates positively (connected components)."""
+    groups, seen = [], set()
+    for start in range(truth.shape[0]):
+        if start in seen:
+            continue
+        group, stack = [], [start]
+        while stack:
+            i = stack.pop()
+            if i not in seen:
+                seen.add(i)
+                group.append(i)
+                stack += [j for j in np.flatnonzero(truth[i] > 0) if j not in seen]
+        groups.append(sorted(group))
+    return groups
+
+
+def within_across(corr: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    """Mean correlation of the label pairs the generating covariance correlates positively (within a group)
+    and negatively (across groups): one pair of numbers where the full matrix takes a table."""
+    upper = np.triu(np.ones_like(truth, dtype=bool), k=1)
+    within, across = upper & (truth > 0), upper & (truth < 0)
+    return _masked_mean(corr, within), _masked_mean(corr, across)
+
+
+def _masked_mean(values: np.ndarray, mask: np.ndarray) -> float:
+    return float(values[mask].mean()) if mask.any() else float("nan")
+
+
+def n_edge_choices(records) -> int:
+    """How many chosen values could lie at a grid edge: the numeric parameters searched over at least
+    MIN_EDGE_GRID values (what :func:`~.experiments.diagnostics.grid_edges` looks at), over the splits."""
+    from .experiments.diagnostics import MIN_EDGE_GRID, is_number
+
+    count = 0
+    for record in records:
+        search = record.get("search") or []
+        if record["status"] != "ok" or not search:
+            continue
+        for name, chosen in (record.get("params") or {}).items():
+            values = [(entry.get("params") or {}).get(name) for entry in search]
+            if is_number(chosen) and all(map(is_number, values)) and len(set(values)) >= MIN_EDGE_GRID:
+                count += 1
+    return count
+
+
+def demo_term_lines(diagnosis: dict, n_edge: int, n_splits: int) -> list[str]:
+    """One line per term of the demo's summary: what it counts, and what to do when it is not zero."""
+    from .experiments.diagnostics import n_grid_edges
+
+    counts, edges = diagnosis["counts"], n_grid_edges(diagnosis["grid_edges"])
+    return [
+        "what the summary means:",
+        f"  failed fits: {counts['n_failed_fits']}: fits that raised (inner-search ones too); each is named below "
+        "with its error",
+        f"  failed splits: {counts['n_failed_splits']}: test folds a method has no result on (its row averages the "
+        "others)",
+        f"  chosen values at a grid edge: {edges} of {n_edge}: the search chose its lowest or highest value, so the "
+        "best may lie beyond; compare extends such grids (--grid-extensions), the demo's fixed grids do not",
+        f"  chosen models predicting no label: {len(diagnosis.get('no_label_models', ()))}: chosen models that put "
+        "no label on any test row; try --select or --threshold",
+        f"  columns: means over the {n_splits} test folds; average_precision, macro_f1: higher is better, "
+        "hamming_loss: lower (--full: spread, 3 more)",
+        "  correlation within / across: mean over label pairs in one group / in different groups, of the relation "
+        "learned, else of the weights (W^T W)^(1/2)",
+        "  warnings: fits that stopped short of their tolerance, or values clipped, counted per method",
+    ]
+
+
 def cmd_demo(args) -> None:
     from .datasets import make_correlated_multilabel
     from .experiments.runner import run_experiment
@@ -883,6 +1023,7 @@ def cmd_demo(args) -> None:
     from .plugins import list_methods, make_method
     from .relations import correlation_from_covariance, psd_sqrt
 
+    n_splits = 3
     ds, covariance = make_correlated_multilabel(random_state=args.seed, return_covariance=True)
     unavailable = unavailable_methods(list_methods(), ds.X[:60], ds.Y[:60])
     specs = [spec for spec in list_methods() if spec.name not in unavailable]
@@ -893,7 +1034,7 @@ def cmd_demo(args) -> None:
             [ds],
             "kfold",
             out,
-            protocol_params={"n_splits": 3},
+            protocol_params={"n_splits": n_splits},
             grids={spec.name: demo_grid(spec.param_grid, spec.name) for spec in specs if spec.param_grid},
             # The demo's grids are chosen so that every fit converges (DEMO_SETTINGS); an extension would leave them.
             grid_extensions=0,
@@ -923,25 +1064,48 @@ def cmd_demo(args) -> None:
     empirical = np.corrcoef(ds.Y, rowvar=False)
     failures = failure_lines(diagnosis)
     failed_splits = [r for r in result.records if r["status"] == "failed"]
-    lines = [
+    coincide = coinciding_rows(result.records, list(by_method))
+    header = [
         f"demo: synthetic correlated data, {ds.X.shape[0]} rows x {ds.X.shape[1]} features, {ds.Y.shape[1]} labels; "
-        f"3-fold iterative-stratified CV, parameters chosen by 2-fold inner CV (seed {args.seed})",
+        f"{n_splits}-fold iterative-stratified CV, parameters chosen by 2-fold inner CV (seed {args.seed})",
         *([f"results in {result.out_dir}"] if args.out else []),
         failure_summary(diagnosis),
-        "",
-        *summary_table(result.records),
-        "",
-        *table(["method", "parameters chosen most often"], [[n, json.dumps(p)] for n, p in chosen.items()]),
-        "",
-        *matrix_lines("label correlation of the generating covariance:", ds.label_names, truth),
-        "",
-        *matrix_lines("empirical correlation of the label columns of Y:", ds.label_names, empirical),
     ]
-    for name, corr in relations.items():
-        lines += ["", *matrix_lines(f"label correlation learned by {name} (fitted on all rows):", ds.label_names, corr)]
-    for name, corr in weight_relations.items():
-        title = f"{name} learns no relation; correlation of its weights, (W^T W)^(1/2) as in MLRL's Omega step:"
-        lines += ["", *matrix_lines(title, ds.label_names, corr)]
+    explained = [
+        *demo_term_lines(diagnosis, n_edge_choices(result.records), n_splits),
+        *(["rows that coincide:", *coincidence_lines(coincide)] if coincide else []),
+    ]
+    if args.full:
+        lines = [
+            *header,
+            "",
+            *summary_table(result.records),
+            "",
+            *table(["method", "parameters chosen most often"], [[n, json.dumps(p)] for n, p in chosen.items()]),
+            "",
+            *matrix_lines("label correlation of the generating covariance:", ds.label_names, truth),
+            "",
+            *matrix_lines("empirical correlation of the label columns of Y:", ds.label_names, empirical),
+        ]
+        for name, corr in relations.items():
+            title = f"label correlation learned by {name} (fitted on all rows):"
+            lines += ["", *matrix_lines(title, ds.label_names, corr)]
+        for name, corr in weight_relations.items():
+            title = f"{name} learns no relation; correlation of its weights, (W^T W)^(1/2) as in MLRL's Omega step:"
+            lines += ["", *matrix_lines(title, ds.label_names, corr)]
+        lines += ["", *explained]
+    else:
+        lines = [*header, "", *demo_table(result.records, chosen, relations, weight_relations, truth), ""]
+        names = ds.label_names
+        groups = " and ".join("{" + ", ".join(str(names[i]) for i in g) + "}" for g in label_groups(truth))
+        truth_within, truth_across = within_across(truth, truth)
+        y_within, y_across = within_across(empirical, truth)
+        lines += [
+            f"label correlation of the generating covariance: {truth_within:+.2f} within the groups {groups}, "
+            f"{truth_across:+.2f} across them; of the label columns of Y: {y_within:+.2f} / {y_across:+.2f} "
+            "(`mlcore demo --full`: every matrix)",
+            *explained,
+        ]
     lines += [f"left out, {name}: {why}" for name, why in unavailable.items()]
     lines += failures
     lines += ["", *warning_lines(found)]  # last, where a reader of the whole output ends
@@ -951,6 +1115,7 @@ def cmd_demo(args) -> None:
         "unavailable": unavailable,
         "warnings": warning_payload(found),
         "params": chosen,
+        "coinciding_rows": [{"methods": [a, b], "extent": extent} for a, b, extent in coincide],
         "true_label_correlation": truth,
         "empirical_label_correlation": empirical,
         "learned_label_correlation": relations,
@@ -966,6 +1131,27 @@ def cmd_demo(args) -> None:
             f"{len(failed_splits)} evaluation(s) failed: {first['method']} on {first['dataset']}, "
             f"split {first['split']} failed: {first['error']}"
         )
+
+
+def demo_table(records, chosen: dict, relations: dict, weight_relations: dict, truth: np.ndarray) -> list[str]:
+    """The demo's short table: one row per method, the means of :data:`DEMO_METRICS`, the parameters chosen
+    most often and the correlation within / across the label groups of what it learned."""
+    from .experiments.stats import summarize
+
+    means = {}
+    for row in summarize(records, DEMO_METRICS):
+        means.setdefault(row["method"], {})[row["metric"]] = row["mean"]
+    rows = []
+    for method, values in means.items():
+        if method in relations:
+            relation = "{:+.2f} / {:+.2f} learned".format(*within_across(relations[method], truth))
+        elif method in weight_relations:
+            relation = "{:+.2f} / {:+.2f} weights".format(*within_across(weight_relations[method], truth))
+        else:
+            relation = "-"
+        params = ", ".join(f"{k}={v}" for k, v in chosen.get(method, {}).items())
+        rows.append([method, *[values[m] for m in DEMO_METRICS], params, relation])
+    return table(["method", *DEMO_METRICS, "parameters chosen most often", "correlation within / across"], rows)
 
 
 # ---------------------------------------------------------------- parser
@@ -1103,6 +1289,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="keep the results and report in this folder (default: a temporary one)")
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="joblib workers (default -1: one per core; the results do not depend on it)")
+    p.add_argument("--full", action="store_true",
+                   help="print every metric with its spread, the parameters and every label-correlation matrix "
+                   "(about 220 lines; the default is a summary of under 60)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser(
