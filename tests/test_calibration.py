@@ -311,7 +311,8 @@ def test_a_broken_map_is_refused_before_writing(tmp_path):
 def test_methods_without_probabilities_say_why():
     for spec in mlc.list_methods():
         estimator = mlc.make_method(spec.name)
-        assert not hasattr(estimator, "predict_proba"), spec.name
+        # ML-kNN's MAP rule is a probabilistic model: its posterior is its predict_proba.
+        assert hasattr(estimator, "predict_proba") == (spec.name == "mlknn"), spec.name
     with pytest.raises(AttributeError) as caught:
         mlc.make_method("br").predict_proba
     message = str(caught.value)
@@ -448,3 +449,17 @@ def test_sklearn_estimator_checks():
     assert failed == [], failed
     xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
     assert xfailed == set(_WRAPPER_FAILED_CHECKS)
+
+
+def test_mlknn_predict_proba_is_its_posterior():
+    X, Y = _data(n=120, L=4)
+    Y = np.column_stack([Y, np.zeros(len(Y), np.int8)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mlc.make_method("mlknn").fit(X, Y)
+    P = model.predict_proba(X)
+    assert P.shape == Y.shape and np.all((P >= 0) & (P <= 1))
+    np.testing.assert_allclose(P[:, :4], model.posterior(X)[:, :4], rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(P[:, 4], 0.0)  # the constant label's probability is its constant
+    # The MAP rule: relevant exactly where the posterior passes one half.
+    np.testing.assert_array_equal(model.predict(X)[:, :4], (P[:, :4] > 0.5).astype(model.predict(X).dtype))

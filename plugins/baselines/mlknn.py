@@ -145,6 +145,12 @@ class MLkNN(MultiLabelEstimator):
         irrelevant = np.log(1.0 - self.prior_) + np.log(self.likelihood_irrelevant_[labels, counts])
         return relevant - irrelevant
 
+    def _predict_proba(self, X):
+        # The MAP rule's posterior is a probability by construction (Zhang & Zhou, ML-KNN: A lazy learning approach
+        # to multi-label learning, 2007: the rule compares P(H_1|E) with P(H_0|E)), so
+        # MLkNN needs no calibration; its log-odds are the decision function.
+        return expit(self._decision_function(X))
+
     def posterior(self, X) -> np.ndarray:
         """The posteriors r_x(l) = P(H_1^l | E_{C_x(l)}^l), (n, L) float64."""
         return expit(self.decision_function(X))
