@@ -144,8 +144,17 @@ class MLRL(_RelationLearner):
         width = mean pairwise Euclidean distance of the training rows and
         ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``.
     tol : float, default 1e-4
-        The alternating driver's stopping rule: objective (6) changes by at most ``tol``
-        relatively (below an objective of 1, absolutely) between outer steps.
+        What "converged" certifies: the relative joint duality gap of (W, b, Omega) for
+        problem (6), ``(min_k U_k - max_k g_k) / max(1, |min_k U_k|)`` over the outer steps
+        (``history["joint_gap"]``; the bounds are derived in
+        :mod:`multilabel_core.solvers.alternating`), is at most ``tol``, and the alternation stops
+        there.  The change of the objective decides nothing.  An objective increase between
+        outer steps is discarded, counted (``statistics["objective_increases"]``) and, beyond
+        ``tol``, warned (ConvergenceWarning); it is never taken for convergence.  SMO is
+        tightened (to ``0.1 tol``, not below 1e-9) when a step's gap is coarser than the rule
+        needs.  The alternation stops not converged, with a ConvergenceWarning naming the joint
+        gap, when the objective stalls without the gap shrinking or after ``max_iter`` steps.
+        At least ``TOL_FLOOR`` (8 float64 epsilons).
     max_iter : int, default 100
         Largest number of outer steps (SMO + Omega update).
     smo_tol : float, default 1e-3

@@ -149,7 +149,14 @@ class PrML(_Privileged):
     fit_intercept : bool, default True
         Append a constant 1 to x (the scores' bias, in D's last column).
     tol : float, default 1e-3
-        Relative change of objective (5) between rounds that stops the alternation.
+        What "converged" certifies (PrML and LEML; the rounds learn D, so no joint duality gap
+        exists): objective (5) changed by at most ``tol`` relatively (``max(1, |J|)``) between
+        rounds *and* the last round's own relative duality gap is at most ``tol``.  A change
+        within ``tol`` from rounds coarser than ``tol`` (``cd_tol > tol``) certifies nothing: the
+        alternation stops, not converged, with a ConvergenceWarning naming the rounds' gap.  An
+        objective increase between rounds is discarded, counted
+        (``statistics["objective_increases"]``) and warned beyond ``tol``; it is never taken for
+        convergence.  At least ``TOL_FLOOR`` (8 float64 epsilons).
     max_iter : int, default 30
         Most rounds (W-step + D-step).
     cd_tol : float, default 1e-3

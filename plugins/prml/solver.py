@@ -745,8 +745,10 @@ def _refuse_infeasible(X, Y, pool, fit_intercept: bool, where: str) -> None:
 def prml_alternating(tol: float = 1e-3, max_iter: int = 30, **settings) -> AlternatingSolver:
     """PrML and LEML's solver: the core's AlternatingSolver over :class:`PrivilegedCDSolver` rounds.
 
-    Stops when objective (5) changes by at most ``tol`` relatively between rounds, or after
-    ``max_iter`` rounds; ``settings`` (``cd_tol``, ``cd_max_iter``, ``shrinking``,
+    Converged when objective (5) changes by at most ``tol`` relatively between rounds and the
+    last round's own relative duality gap is at most ``tol`` (the core driver's rule without a
+    joint gap: an objective increase is discarded, counted and warned, never taken for
+    convergence); stops after ``max_iter`` rounds otherwise; ``settings`` (``cd_tol``, ``cd_max_iter``, ``shrinking``,
     ``random_state``, ``n_jobs``) go to the rounds' solver.
     """
     renamed = {"cd_tol": "tol", "cd_max_iter": "max_iter"}
