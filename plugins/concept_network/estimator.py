@@ -102,7 +102,7 @@ class ConceptNetwork(ComposedEstimator):
     max_iter : int, default 100000
         Epochs per local model.  Ten times the core CD default: the eigen features are badly scaled
         (sqrt(omega_k) spans the spectrum), and on yeast at C = 10 the local duals need up to 52000
-        epochs (6.7 s for all 14 labels).
+        epochs (their time: benchmarks/RESULTS.md, "Timings behind code comments").
     random_state : None, int or Generator, default 0
         Seeds the eigensolver's start and the coordinate-descent permutations.
     n_jobs : int or None, default None
