@@ -22,7 +22,10 @@ whether a file's features are held CSR or dense (``load_dataset``'s ``sparse``; 
 for a sparse file unless more than 30% of its entries are stored).  ``--labels`` (positions, ranges
 and names: ``0-5``, ``y1,y2``) or ``--label-prefix`` chooses a CSV file's label columns (default:
 the columns named ``label:NAME``).  ``--json`` prints one JSON object.
-Bad input ends with one line on stderr and exit status 2, never a traceback.
+Bad input ends with one line on stderr and exit status 2, never a traceback; a mistyped name (a
+method, a ``--param``/``--grid`` parameter, a dataset, a threshold, a metric, a protocol) gets the
+closest known one, case ignored.  Features are fitted as given unless ``--preprocess`` names a
+scaling, as in the Python API; features whose scales lie far apart get a warning.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import warnings
 from pathlib import Path
 
 import attrs
@@ -227,6 +231,7 @@ class WidthCheckedExperiment(Experiment):
         loaded = super().load_datasets()
         for name, dataset in loaded.items():
             check_width(dataset, name)
+            scale_warning(dataset.X, name, self.preprocess)
         return loaded
 
     @classmethod
@@ -337,7 +342,10 @@ def cmd_describe(args) -> None:
     stats = describe(ds)
     stats["storage"] = "csr" if ds.is_sparse else "dense"
     stats["density"] = density(ds.X)
-    emit(args, {"data": args.data, **stats}, [f"{args.data}"] + [f"  {k:<14} {v}" for k, v in stats.items()])
+    width = max(map(len, stats))
+    # Four significant digits for people (the JSON keeps every digit); '#' keeps 1.000 from reading as an exact 1.
+    shown = {k: f"{v:#.4g}" if isinstance(v, (float, np.floating)) else v for k, v in stats.items()}
+    emit(args, {"data": args.data, **stats}, [f"{args.data}"] + [f"  {k:<{width}} {v}" for k, v in shown.items()])
 
 
 def cmd_datasets(args) -> None:
@@ -378,9 +386,11 @@ def parse_threshold(text: str) -> str:
     """``--threshold``: a registered threshold name (the methods' ``thresholding``)."""
     from .plugins import list_components
 
+    from .plugins import _did_you_mean
+
     known = sorted(spec.name for spec in list_components("threshold"))
     if text not in known:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(known)}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(known)}, got {text!r}.{_did_you_mean(text, known)}")
     return text
 
 
@@ -415,26 +425,61 @@ def threshold_text(est) -> str | None:
 
 
 def parse_preprocess(text: str) -> str | None:
-    """``--preprocess`` of fit and evaluate: a scaler name, or ``none`` for X as given."""
-    if text == "none":
+    """``--preprocess``: a scaler name, or ``none`` for X as given (None)."""
+    if text.lower() == "none":
         return None
     if text not in PREPROCESSORS:
-        raise argparse.ArgumentTypeError(f"expected none or one of {', '.join(sorted(PREPROCESSORS))}, got {text!r}")
+        from .plugins import _did_you_mean
+
+        raise argparse.ArgumentTypeError(
+            f"expected none or one of {', '.join(sorted(PREPROCESSORS))}, got {text!r}."
+            + _did_you_mean(text, [*PREPROCESSORS, "none"])
+        )
     return text
 
 
-def add_preprocess_option(parser: argparse.ArgumentParser, where: str) -> None:
+class _FromFile:
+    """compare's ``--preprocess`` when not given (not a str: argparse would parse a str default)."""
+
+    def __repr__(self):
+        return "the experiment file's setting, else none"
+
+
+#: compare's ``--preprocess`` when not given: the experiment file's setting, else none.
+PREPROCESS_FROM_FILE = _FromFile()
+
+
+def add_preprocess_option(parser: argparse.ArgumentParser, where: str, default=None) -> None:
+    """``--preprocess`` with the one default of every entry point: none, X as given (docs: "One scaling rule")."""
     parser.add_argument(
-        "--preprocess", type=parse_preprocess, default="standardize", metavar="{" + ",".join(sorted(PREPROCESSORS)) + ",none}",
-        help=f"feature scaling fitted on {where} (default standardize: max-margin methods want features on "
-        "comparable scales; sparse X is scaled without centring); none fits on X as given",
+        "--preprocess", type=parse_preprocess, default=default, metavar="{" + ",".join(sorted(PREPROCESSORS)) + ",none}",
+        help=f"feature scaling fitted on {where}: standardize (sparse X without centring), maxabs or l2_rows; "
+        "default " + ("the experiment file's, else " if default is not None else "")
+        + "none: X as given, as in the Python API (a warning names features whose scales lie far apart)",
     )
 
 
 def scaling_line(preprocess: str | None, where: str) -> str:
     if preprocess is None:
-        return "features: as given (no scaling: --preprocess none)"
+        return "features: as given (no scaling; --preprocess standardize scales them)"
     return f"features: {preprocess}, fitted on {where}"
+
+
+def scale_warning(X, data: str, preprocess: str | None) -> str | None:
+    """For X fitted as given: a :class:`~.preprocessed.FeatureScaleWarning` line when its scales lie far apart.
+
+    The line is returned for the command's output and warned (counted on stderr with the other warnings).
+    """
+    from .preprocessed import FeatureScaleWarning, badly_scaled
+
+    if preprocess is not None:
+        return None
+    sentence = badly_scaled(X)
+    if sentence is None:
+        return None
+    text = f"{data}: {sentence}"
+    warnings.warn(text, FeatureScaleWarning, stacklevel=2)
+    return f"warning: {text}"
 
 
 def cmd_fit(args) -> None:
@@ -442,16 +487,21 @@ def cmd_fit(args) -> None:
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     check_width(ds, args.data)
-    est = make_estimator(args.method, args.param, args.preprocess, args.threshold).fit(ds.X, ds.Y)
-    save_model(est, args.out, method=args.method)
+    est = make_estimator(args.method, args.param, args.preprocess, args.threshold)
+    scaling = scale_warning(ds.X, args.data, args.preprocess)
+    est.fit(ds.X, ds.Y)
+    # The training data's name goes into the model file: predict warns when it scores these rows again.
+    save_model(est, args.out, method=args.method, data=getattr(ds, "name", None))
     cert = getattr(est, "certificate_", None)
-    payload = {"method": args.method, "data": args.data, "model": str(args.out), "preprocess": args.preprocess,
-               "threshold": threshold_text(est)}  # fmt: skip
+    (n, d), n_labels = ds.X.shape, ds.Y.shape[1]
+    payload = {"method": args.method, "data": args.data, "n_samples": n, "n_features": d, "n_labels": n_labels,
+               "model": str(args.out), "preprocess": args.preprocess, "threshold": threshold_text(est)}  # fmt: skip
     if cert is not None:
         payload["certificate"] = summarize_certificates(cert)
     lines = [
-        f"fitted {args.method} on {args.data}; model written to {args.out}",
+        f"fitted {args.method} on {args.data}: {n} rows x {d} features, {n_labels} labels; model written to {args.out}",
         scaling_line(args.preprocess, "the training rows and saved with the model (predict applies it)"),
+        *([scaling] if scaling else []),
         f"threshold: {threshold_text(est)} (fitted on the training rows, saved with the model)",
     ]
     if cert is not None:
@@ -551,6 +601,46 @@ def _schema_int(schema, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def training_rows_warning(model, name: str) -> str | None:
+    """When the data scored is (or holds) the data the model was fitted on: a warning, issued and returned.
+
+    The training data's name is the model file's ``data`` (:func:`~.persistence.model_manifest`;
+    absent in files written before it, and in pickles: nothing to compare then).  A whole dataset
+    whose registered standard split has the training data as a part (``scene`` for a model of
+    ``scene-train``) holds those rows too.
+    """
+    from .persistence import model_manifest
+    from .plugins import list_datasets
+
+    try:
+        fitted_on = model_manifest(model)["data"]
+    except ValueError:
+        return None
+    if fitted_on is None:
+        return None
+    parts = {spec.name: set(spec.splits.values()) for spec in list_datasets()}
+    if name == fitted_on:
+        what = f"{name} is the data the model {model} was fitted on"
+    elif fitted_on in parts.get(name, ()):
+        what = f"{name} holds the rows of {fitted_on}, the data the model {model} was fitted on"
+    else:
+        return None
+    text = (f"{what}: these metrics score training rows, not held-out ones (score a test set, e.g. "
+            f"{_test_part(fitted_on)})")
+    warnings.warn(text, UserWarning, stacklevel=2)
+    return text
+
+
+def _test_part(name: str) -> str:
+    """The registered test part beside training part ``name`` (scene-test for scene-train), else a generic hint."""
+    from .plugins import list_datasets
+
+    for spec in list_datasets():
+        if spec.splits.get("train") == name and "test" in spec.splits:
+            return spec.splits["test"]
+    return "rows held out of the fit"
+
+
 def cmd_predict(args) -> None:
     from .metrics import evaluate
     from .persistence import load_model
@@ -561,6 +651,7 @@ def cmd_predict(args) -> None:
     check_model_file_width(args.model, ds, args.data)
     est = load_model(args.model, trusted=args.trust)
     check_model_width(est, ds, args.model, args.data)
+    seen = training_rows_warning(args.model, ds.name)
     scores = est.decision_function(ds.X)
     pred = est.predict(ds.X)
     if args.out:
@@ -573,8 +664,12 @@ def cmd_predict(args) -> None:
     }
     if args.out:
         payload["predictions"] = str(args.out)
+    if seen is not None:
+        payload["warning"] = seen
     lines = [f"predicted {pred.shape[0]} rows of {args.data}" + (f" -> {args.out}" if args.out else "")]
     lines.append(scaling_line(preprocess, "the model's training rows (saved with it)"))
+    if seen is not None:
+        lines.append(f"warning: {seen}")
     lines += table(["metric", "value"], [[k, v] for k, v in metrics.items()])
     emit(args, payload, lines)
 
@@ -585,6 +680,7 @@ def cmd_evaluate(args) -> None:
     ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     check_width(ds, args.data)
     est = make_estimator(args.method, args.param, args.preprocess, args.threshold)
+    scaling = scale_warning(ds.X, args.data, args.preprocess)
     result = cross_validate(
         est, ds.X, ds.Y, cv=args.cv, random_state=args.seed, n_jobs=args.n_jobs, progress=show_progress(args)
     )
@@ -597,6 +693,7 @@ def cmd_evaluate(args) -> None:
     lines = [
         f"{args.method} on {args.data}, {args.cv}-fold iterative-stratified CV",
         scaling_line(args.preprocess, "each training fold only"),
+        *([scaling] if scaling else []),
         *([f"threshold: {args.threshold}, fitted on each training fold only"] if args.threshold else []),
     ]
     lines += table(["metric", "mean", "std"], [[k, result["mean"][k], result["std"][k]] for k in names])
@@ -739,6 +836,28 @@ def compare_payload(result, diagnosis: dict) -> dict:
     }
 
 
+def check_compare_names(args, grid: dict, grids: dict) -> None:
+    """CLIError with a "did you mean" for a name typed in compare's options: the --grid parameters, --select,
+    --protocol (the experiment file's own names are checked when it is read)."""
+    from .experiments.protocols import PROTOCOLS
+    from .plugins import _did_you_mean, make_method
+
+    for option, what, value, known in (("--select", "metric", args.selection_metric, METRICS),
+                                       ("--protocol", "protocol", args.protocol, PROTOCOLS)):  # fmt: skip
+        if value is not None and value not in known:
+            raise CLIError(f"{option}: unknown {what} {value!r}.{_did_you_mean(value, known)} Known: {', '.join(known)}")
+    targets = [(method, names) for method, names in grids.items()]
+    targets += [(method, grid) for method in args.methods if grid]  # a grid for every method given here
+    for method, names in targets:
+        valid = sorted(make_method(method).get_params(deep=False))  # an unknown method: make_method's own error
+        for name in names:
+            if name not in valid:
+                raise CLIError(
+                    f"--grid: the grid of method {method!r} names unknown parameter(s) {name!r}."
+                    f"{_did_you_mean(name, valid)} Valid parameters: {', '.join(valid)}"
+                )
+
+
 def cmd_compare(args) -> None:
     from .experiments.config import load_experiment, parse_grid_option
     from .experiments.runner import run
@@ -747,13 +866,15 @@ def cmd_compare(args) -> None:
     for text in args.grid:
         method, name, values = parse_grid_option(text)
         (grids.setdefault(method, {}) if method else grid)[name] = values
+    check_compare_names(args, grid, grids)
+    given_preprocess = None if args.preprocess in (PREPROCESS_FROM_FILE, None) else args.preprocess
     experiment = load_experiment(
         args.config,
         methods=args.methods or None,
         datasets=compare_data(args),
         protocol=args.protocol,
         protocol_params=dict(parse_param(p, "--protocol-param") for p in args.protocol_param) or None,
-        preprocess=args.preprocess,
+        preprocess=given_preprocess,
         grid=grid or None,
         grids=grids or None,
         selection_metric=args.selection_metric,
@@ -767,24 +888,35 @@ def cmd_compare(args) -> None:
         reference_method=args.reference_method,
         alpha=args.alpha,
     )
+    if args.preprocess is None:  # --preprocess none: X as given, whatever the experiment file says
+        experiment = attrs.evolve(experiment, preprocess=None)
     experiment = WidthCheckedExperiment.of(with_threshold(experiment, args.threshold))
-    result = run(
-        experiment,
-        args.out,
-        n_jobs=args.n_jobs,
-        scheduler=args.scheduler,
-        progress=show_progress(args),
-        new_run=args.new_run,
-        extend=args.extend,
-        report_only=args.report_only,
-        plots=False if args.no_plots else None,
-    )
+    from .experiments.search import recording_warnings
+    from .preprocessed import FeatureScaleWarning
+
+    with recording_warnings() as caught:
+        result = run(
+            experiment,
+            args.out,
+            n_jobs=args.n_jobs,
+            scheduler=args.scheduler,
+            progress=show_progress(args),
+            new_run=args.new_run,
+            extend=args.extend,
+            report_only=args.report_only,
+            plots=False if args.no_plots else None,
+        )
+    # Caught here to be shown whole in the output (main's summary line quotes only the first, shortened);
+    # warned again so that main counts them with the others.
+    scaling = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, FeatureScaleWarning)))
+    for w in caught:
+        warnings.warn(w.message, w.category)
     params = ", ".join(f"{k}={v}" for k, v in experiment.protocol_params.items())
     diagnosis = diagnose(result.records)
     lines = [
         f"compare: {len(experiment.methods)} method(s) x {len(experiment.datasets)} dataset(s), "
         f"protocol {experiment.protocol} ({params}), seed {experiment.seed}"
-        + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else "")
+        + (f", features preprocessed: {experiment.preprocess}" if experiment.preprocess else ", features as given")
         + f"; selected by {experiment.selection_metric}, grid extensions up to {result.grid_extensions} per parameter",
         f"results in {result.out_dir}: {result.computed} evaluation(s) computed, {result.resumed} resumed"
         + (f"; {result.missing} not computed yet and left out of this report (rerun without --report-only to compute "
@@ -793,6 +925,7 @@ def cmd_compare(args) -> None:
            "evaluation kept, the others moved to results.duplicates.jsonl)" if result.duplicates else ""),
         failure_summary(diagnosis),
         *warning_lines(diagnosis["warnings"]),
+        *[f"warning: {text}" for text in scaling],
         *constant_label_lines(diagnosis),
         "",
         *summary_table(result.records),
@@ -800,7 +933,7 @@ def cmd_compare(args) -> None:
         "",
         f"report: {result.report['report']}",
     ]
-    emit(args, compare_payload(result, diagnosis), lines)
+    emit(args, {**compare_payload(result, diagnosis), "feature_scale_warnings": scaling}, lines)
     failed = [record for record in result.records if record["status"] == "failed"]
     if failed and len(failed) == len(result.records):
         # A run that measured nothing is not a success, --strict or not.
@@ -1168,6 +1301,17 @@ def common_options(seed_default) -> argparse.ArgumentParser:
     return common
 
 
+#: Help texts shared by the subcommands' arguments.
+METHOD_HELP = "a registered method name (mlcore methods lists them)"
+DATA_HELP = (
+    "a dataset name (mlcore datasets lists them; synthetic: the embedded one) or a file (ARFF, LibSVM, CSV, .npz)"
+)
+PARAM_HELP = (
+    "a hyper-parameter of the method, repeatable: NAME=VALUE with VALUE a Python literal or a string "
+    "(e.g. --param C=1 --param tol=1e-6; mlcore methods shows the parts, make_method's error the names)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(seed_default=0)
 
@@ -1189,20 +1333,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_datasets, quiet=True)
 
     p = sub.add_parser("describe", parents=[common], help="dataset statistics (MLRL Table I)")
-    p.add_argument("data")
+    p.add_argument("data", help=DATA_HELP)
     add_sparse_option(p, "auto")
     add_label_options(p)
     p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("fit", parents=[common], help="fit a method and save the model")
-    p.add_argument("method")
-    p.add_argument("data")
+    p.add_argument("method", help=METHOD_HELP)
+    p.add_argument("data", help="the training data: " + DATA_HELP + " (every row is fitted on)")
     p.add_argument("--out", required=True, help="model file to write (MODEL.mlcore: loads without running code)")
     add_sparse_option(p, "auto")
     add_label_options(p)
     add_preprocess_option(p, "the training rows, saved with the model and applied by predict")
     add_threshold_option(p, "saved with the model")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=PARAM_HELP)
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser(
@@ -1213,7 +1357,8 @@ def build_parser() -> argparse.ArgumentParser:
         "running code from it: only trusted classes are rebuilt, anything else is refused.",
     )
     p.add_argument("model", help="model file (.mlcore; a pickle/joblib file only with --trust)")
-    p.add_argument("data")
+    p.add_argument("data", help="the rows to predict and score against their labels: " + DATA_HELP
+                   + "; not the data the model was fitted on (a warning says so)")
     p.add_argument("--out", default=None, help="CSV file: a row id and the 0/1 prediction of every label")
     p.add_argument("--scores", action="store_true", help="with --out: also every label's score (score:LABEL columns)")
     p.add_argument(
@@ -1227,15 +1372,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("evaluate", parents=[common], help="cross-validated metrics")
-    p.add_argument("method")
-    p.add_argument("data")
+    p.add_argument("method", help=METHOD_HELP)
+    p.add_argument("data", help=DATA_HELP)
     p.add_argument("--cv", type=int, default=10, help="number of folds (default 10)")
     add_sparse_option(p, "auto")
     add_label_options(p)
     add_preprocess_option(p, "each training fold only")
     add_threshold_option(p, "fitted on each training fold")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=PARAM_HELP)
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                   help="folds fitted at once by joblib workers (default 1; -1: one per core; the results do "
+                   "not depend on it)")
     p.set_defaults(func=cmd_evaluate)
 
     # compare's seed defaults to the experiment file's (else 0), so "not given" must be visible.
@@ -1252,8 +1399,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the files of --data TRAIN+TEST, or --protocol-param n_train=N for the first N rows)",
     )
     p.add_argument("--protocol-param", action="append", default=[], metavar="NAME=VALUE", help="e.g. n_splits=5")
-    p.add_argument("--preprocess", default=None, choices=sorted(PREPROCESSORS),
-                   help="feature scaling fitted on each training part only (default: none)")
+    add_preprocess_option(p, "each training part only", default=PREPROCESS_FROM_FILE)
     p.add_argument("--out", required=True, help="results folder (created, or resumed)")
     add_threshold_option(p, "for every method (added to each method's grid as thresholding=[NAME])")
     # Checked by Experiment rather than by argparse choices: a bad value is one line on stderr, like any bad input.

@@ -6,7 +6,10 @@ A model file (suffix :data:`MODEL_SUFFIX`, ``.mlcore``) is a zip archive of two 
     ``{"format": "multilabel_core.model", "format_version": 1, "multilabel_core": <version
     that wrote it>, "method": <registered method name, or null>, "estimator": <module.Class>,
     "params": <the estimator's get_params(deep=False), for people reading the file>,
-    "skops": <version of skops that wrote the payload>}``
+    "skops": <version of skops that wrote the payload>, "data": <the name of the training data, or
+    null>}``.  ``data`` is optional (files written before it existed have none; a reader that does
+    not know it ignores it): ``mlcore predict`` reads it (:func:`model_manifest`) to warn when it
+    scores the rows the model was fitted on.
 ``estimator.skops``
     the estimator in skops' format (:func:`skops.io.dumps`): a tree of plain data, arrays in
     ``.npy`` (no pickle) and the names of the classes to rebuild.
@@ -83,6 +86,7 @@ __all__ = [
     "ModelVersionWarning",
     "declared_state",
     "load_model",
+    "model_manifest",
     "save_model",
     "trusted_types",
 ]
@@ -852,7 +856,9 @@ def _sparse_problem(matrix) -> str | None:
 # -- saving -----------------------------------------------------------------------
 
 
-def save_model(estimator, path, *, method: str | None = None, format: str = "mlcore", trusted_types=()) -> str:
+def save_model(
+    estimator, path, *, method: str | None = None, format: str = "mlcore", trusted_types=(), data: str | None = None
+) -> str:
     """Write ``estimator`` (usually fitted) to ``path``; return the path as a string.
 
     ``format="mlcore"`` (the default) writes the archive described in the module docstring,
@@ -875,8 +881,13 @@ def save_model(estimator, path, *, method: str | None = None, format: str = "mlc
     ``estimator``'s class is registered, or None when it is not registered.  A given name must
     be registered, and its estimator class must be the estimator's class, a base of it, or a
     subclass of it (a ComposedEstimator of a method's parts may carry that method's name).
+
+    ``data`` is the name of the data the model was fitted on (a dataset name such as
+    ``"scene-train"``), recorded in the manifest for :func:`model_manifest`; None records nothing known.
     """
     path = os.fspath(path)
+    if data is not None and not isinstance(data, str):
+        raise ValueError(f"data must be the training data's name (a str) or None, got {type(data).__name__} {data!r}")
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(map(repr, FORMATS))}, got {format!r}")
     if method is None:
@@ -890,7 +901,7 @@ def save_model(estimator, path, *, method: str | None = None, format: str = "mlc
     if format == "joblib":
         import joblib
 
-        header = {"format": FORMAT, "multilabel_core": __version__, "method": method}
+        header = {"format": FORMAT, "multilabel_core": __version__, "method": method, "data": data}
         _write_atomically(path, lambda handle: joblib.dump({**header, "estimator": estimator}, handle))
         return path
 
@@ -925,6 +936,7 @@ def save_model(estimator, path, *, method: str | None = None, format: str = "mlc
         "estimator": _type_name(type(estimator)),
         "params": _json_params(estimator),
         "skops": _distribution_version("skops"),
+        "data": data,
     }
 
     def write(handle):
@@ -1131,8 +1143,9 @@ def _directory(read_at, size: int) -> tuple[int, int, int, int, int] | None:
     return entries, directory_offset, directory_size, end, end + _END.size + comment
 
 
-def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float) -> tuple[dict, object]:
-    """The checked manifest and the payload inflated into one buffer; ValueError for anything else."""
+def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float, payload: bool = True) -> tuple[dict, object]:
+    """The checked manifest and the payload inflated into one buffer (None without ``payload``); ValueError
+    for anything else."""
     corrupt = f"{path} is not a multilabel_core model file (truncated or corrupt zip archive"
     with open(path, "rb") as stream:
 
@@ -1172,7 +1185,27 @@ def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float) -> tup
         manifest = _check_manifest(path, manifest)
         if _PAYLOAD not in names:
             raise ValueError(f"{path}: the archive has no {_PAYLOAD} (the estimator)")
-        return manifest, _inflate(path, archive, _PAYLOAD, max_bytes, max_ratio)
+        return manifest, (_inflate(path, archive, _PAYLOAD, max_bytes, max_ratio) if payload else None)
+
+
+def model_manifest(path) -> dict:
+    """The manifest of the mlcore model file at ``path`` (module docstring), checked, without reading the estimator.
+
+    The archive's layout and the manifest's fields get the checks :func:`load_model` makes first;
+    the payload is neither inflated nor rebuilt (:func:`load_model` checks it).  ``"data"`` is the
+    name of the training data when the writer recorded it, else None (files written before the
+    field existed).  ValueError for a missing file, a pickle (its header is read only by
+    unpickling it) or anything :func:`load_model` refuses at the manifest.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such model file")
+    with open(path, "rb") as stream:
+        head = stream.read(8)
+    if not head.startswith(_ZIP_MAGIC):
+        raise ValueError(f"{path} is not an mlcore model file: only an mlcore archive has a manifest to read")
+    manifest, _ = _read_archive(path, os.path.getsize(path), _payload_cap(None), _ratio_cap(None), payload=False)
+    return {**manifest, "data": manifest.get("data")}
 
 
 def _inflate(path: str, archive: zipfile.ZipFile, name: str, cap: int, ratio: float):
@@ -1415,6 +1448,8 @@ def _check_manifest(path: str, manifest) -> dict:
     for field, kinds in (("multilabel_core", (str,)), ("method", (str, type(None))), ("estimator", (str,))):
         if not isinstance(manifest.get(field), kinds):
             raise ValueError(f"{path}: {_MANIFEST} field {field!r} is {manifest.get(field)!r}")
+    if not isinstance(manifest.get("data"), (str, type(None))):  # optional: absent in files written before it
+        raise ValueError(f"{path}: {_MANIFEST} field 'data' is {manifest.get('data')!r}, not a name or null")
     if manifest["method"] is not None:
         try:
             get_method(manifest["method"])

@@ -229,8 +229,11 @@ def make_method(name: str | MethodSpec, *, preprocess: str | None = None, **para
     ``preprocess`` ("standardize", "maxabs" or "l2_rows") wraps the method in
     :class:`~multilabel_core.preprocessed.Preprocessed`: the scaler is fitted on the
     training rows and kept with the model.  The default (None) fits the method on X as
-    given; max-margin methods want features on comparable scales, so scale raw data one
-    way or the other.
+    given, the one default of every entry point (the estimator classes, ``mlcore fit``,
+    ``evaluate`` and ``compare``; the estimators page, "One scaling rule", says why); max-margin
+    methods want features on comparable scales, so scale raw data one way or the other
+    (:func:`~multilabel_core.preprocessed.badly_scaled` tells).  A mistyped method or parameter
+    name is refused with the closest registered one, case ignored ("Did you mean 'C'?").
     """
     if not isinstance(name, (str, MethodSpec)):
         got = f"{type(name).__name__} {_shown(name)}"

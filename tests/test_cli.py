@@ -110,10 +110,11 @@ def test_console_script_runs_without_traceback(tmp_path):
     assert "Traceback" not in bad.stderr and "nowhere_dataset" in bad.stderr
 
 
-def test_fit_scales_by_default_saves_the_scaler_and_says_so(capsys, tmp_path, datasets_dir):
-    """Raw emotions features span five orders of magnitude: fit standardises unless told not to."""
+def test_fit_scales_on_request_saves_the_scaler_and_says_so(capsys, tmp_path, datasets_dir):
+    """Raw emotions features span five orders of magnitude: fit says so, and standardises when asked."""
     model = tmp_path / "br.mlcore"
-    code, out, err = run(capsys, "fit", "br", "emotions-train", "--data-home", str(datasets_dir), "--out", str(model))
+    code, out, err = run(capsys, "fit", "br", "emotions-train", "--data-home", str(datasets_dir), "--out", str(model),
+                         "--preprocess", "standardize")
     assert code == 0, err
     assert "features: standardize" in out and "certificate: converged" in out
     assert not err, err  # converges: no summary line of unfinished fits
@@ -122,10 +123,10 @@ def test_fit_scales_by_default_saves_the_scaler_and_says_so(capsys, tmp_path, da
     assert payload["metrics"]["micro_f1"] > 0.55
 
     raw = tmp_path / "raw.mlcore"
-    code, out, err = run(capsys, "fit", "br", "emotions-train", "--data-home", str(datasets_dir), "--out", str(raw),
-                         "--preprocess", "none")
-    assert code == 0 and "features: as given" in out
-    assert "stopped short of convergence" in err  # the reason scaling is the default, counted not hidden
+    code, out, err = run(capsys, "fit", "br", "emotions-train", "--data-home", str(datasets_dir), "--out", str(raw))
+    assert code == 0 and "features: as given" in out  # the default: X as given, as in the Python API
+    assert "warning: emotions-train: the features' standard deviations span" in out
+    assert "FeatureScaleWarning" in err and "stopped short of convergence" in err  # counted, not hidden
 
 
 def test_predict_out_writes_row_ids_predictions_and_scores(capsys, tmp_path):
@@ -160,11 +161,12 @@ def test_scores_without_out_is_refused_in_one_line(capsys, tmp_path):
 
 
 def test_evaluate_names_the_scaling_it_applied(capsys):
-    code, out, err = run(capsys, "evaluate", "br", "synthetic", "--cv", "3")
+    code, out, err = run(capsys, "evaluate", "br", "synthetic", "--cv", "3", "--preprocess", "standardize")
     assert code == 0, err
     assert "features: standardize, fitted on each training fold only" in out
-    payload = run_json(capsys, "evaluate", "br", "synthetic", "--cv", "3", "--preprocess", "none")
+    payload = run_json(capsys, "evaluate", "br", "synthetic", "--cv", "3")
     assert payload["preprocess"] is None
+    assert run_json(capsys, "evaluate", "br", "synthetic", "--cv", "3", "--preprocess", "none")["preprocess"] is None
 
 
 def test_datasets_lists_every_registered_dataset_and_where_it_is(capsys, tmp_path, monkeypatch, datasets_dir):

@@ -95,6 +95,23 @@ def _targets(node, module: str, is_package: bool, known: set[str]) -> set[str]:
     return loaded - own_packages
 
 
+def _pyx_imports(text: str) -> str:
+    """The module-level Python imports of a Cython file, as Python source (cimports are resolved at build time)."""
+    statements, pending = [], None
+    for line in text.splitlines():
+        if pending is not None:
+            pending.append(line)
+            if ")" in line:
+                statements.append("\n".join(pending))
+                pending = None
+        elif line.startswith(("import ", "from ")) and " cimport " not in line:
+            if line.rstrip().endswith("("):
+                pending = [line]
+            else:
+                statements.append(line)
+    return "\n".join(statements)
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package modules it imports at import time."""
     files = _module_files()
@@ -102,8 +119,7 @@ def import_graph() -> dict[str, set[str]]:
     graph = {}
     for module, path in files.items():
         if path.suffix == ".pyx":
-            # Cython: only the Python-level imports matter here; cimports are resolved at build time.
-            source = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith(("import ", "from ")) and " cimport " not in line)
+            source = _pyx_imports(path.read_text(encoding="utf-8"))
         else:
             source = path.read_text(encoding="utf-8")
         tree = ast.parse(source, filename=str(path))
@@ -183,6 +199,13 @@ def test_the_cycle_finder_names_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
     assert sorted(map(tuple, find_cycles(graph))) == [("a", "b", "c", "a"), ("e", "e")]
     assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_cython_imports_are_read_and_cimports_left_out():
+    text = "cimport numpy as cnp\nfrom libc.math cimport sqrt\nimport numpy as np\nfrom ..validation import (\n    check_X,\n    check_Y,\n)\n"
+    tree = ast.parse(_pyx_imports(text))
+    assert [type(node).__name__ for node in tree.body] == ["Import", "ImportFrom"]
+    assert [alias.name for alias in tree.body[1].names] == ["check_X", "check_Y"]
 
 
 def test_relative_imports_resolve():
