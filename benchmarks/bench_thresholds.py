@@ -2,7 +2,7 @@
 
 Each method at its default hyper-parameters, in 3-fold iterative-stratified cross-validation
 (seed 0, the folds ``mlcore evaluate --cv 3`` draws), features standardised on each training
-part (``preprocess="standardize"``, as ``mlcore evaluate`` does), with every threshold given
+part (``preprocess="standardize"``, as ``mlcore evaluate --preprocess standardize`` does), with every threshold given
 by ``--thresholds``.  Labels that take one value in a training part (medical, enron) are
 predicted at that value and the method is fitted on the others (the runner's
 ``constant_labels="predict_constant"``); their number is recorded.
