@@ -33,6 +33,7 @@ __all__ = [
     "ConvergenceWarning",
     "DataFormatError",
     "DuplicateRecordsWarning",
+    "FeatureScaleWarning",
     "ModelVersionWarning",
     "NotFittedError",
     "PluginError",
@@ -89,6 +90,13 @@ class ConstantLabelWarning(UserWarning):
 
     Issued once per ``fit``, with the number of such labels and their indices (and names when
     Y was a data frame); the fitted ``constant_labels_`` holds them.
+    """
+
+
+class FeatureScaleWarning(UserWarning):
+    """Features are fitted as given although their scales lie far apart.
+
+    :func:`multilabel_core.preprocessed.badly_scaled` decides it; the commands issue it.
     """
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .estimator import MultiLabelEstimator
+from .exceptions import FeatureScaleWarning
 from .experiments.preprocessing import PREPROCESSORS
 
 __all__ = ["BADLY_SCALED_RATIO", "FeatureScaleWarning", "Preprocessed", "badly_scaled", "feature_scale_spread"]
@@ -42,10 +43,6 @@ __all__ = ["BADLY_SCALED_RATIO", "FeatureScaleWarning", "Preprocessed", "badly_s
 #: (yahoo-arts counts), 1.5e4 (flags) and 2.1e4 (emotions), where ``br`` on raw features stops at its
 #: epoch budget (module docstring).
 BADLY_SCALED_RATIO = 1e3
-
-
-class FeatureScaleWarning(UserWarning):
-    """Features are fitted as given although their scales lie far apart (:func:`badly_scaled`)."""
 
 
 def feature_scale_spread(X) -> tuple[float, float]:

@@ -260,7 +260,17 @@ def test_the_core_warnings_and_errors_live_in_the_leaf():
 
 def test_the_old_homes_still_export_them():
     import multilabel_core
-    from multilabel_core import base, estimator, exceptions, persistence, plugins, solvers, thresholds, validation
+    from multilabel_core import (
+        base,
+        estimator,
+        exceptions,
+        persistence,
+        plugins,
+        preprocessed,
+        solvers,
+        thresholds,
+        validation,
+    )
     from multilabel_core.datasets import _files
     from multilabel_core.experiments import search, store
 
@@ -269,6 +279,7 @@ def test_the_old_homes_still_export_them():
         "warn_not_converged": (validation,),
         "NotFittedError": (estimator, multilabel_core),
         "ConstantLabelWarning": (estimator,),
+        "FeatureScaleWarning": (preprocessed,),
         "CapabilityError": (base,),
         "PluginError": (plugins,),
         "PluginWarning": (plugins,),
