@@ -112,6 +112,11 @@ def cmlfs_against_br(names, repeat: int) -> None:
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import LinearSVC
 
+    sys.path.insert(0, str(RANKING.parent))
+    from stores import require_stores
+
+    # The parameters come from the reproduction's stores, which are not in version control.
+    require_stores(RANKING, sorted({RUNS[name] for name in names}))
     rows = []
     for name in names:
         results = RANKING / "runs" / RUNS[name] / "results.jsonl"
