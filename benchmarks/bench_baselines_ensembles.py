@@ -60,7 +60,7 @@ def main():
 
     pairs = {
         "label powerset": (lambda: LabelPowerset(), lambda: SkmlLabelPowerset(classifier=logistic(), require_dense=[True, True])),
-        "RAkEL-d, k = 3": (lambda: RAkEL(k=3, random_state=0),
+        "RAkEL-d, k = 3": (lambda: RAkEL(labelset_size=3, random_state=0),
                            lambda: RakelD(base_classifier=logistic(), labelset_size=3, base_classifier_require_dense=[True, True])),
     }  # fmt: skip
     rows = []

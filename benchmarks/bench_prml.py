@@ -99,7 +99,7 @@ def step_epochs(certificates, name: str) -> tuple[list, list, float]:
 
 def part_fit(args) -> None:
     X, Y = load("bibtex")
-    model = PrML(C=1.0, k=0.9, max_iter=args.rounds, cd_max_iter=args.cd_max_iter)
+    model = PrML(C=1.0, rank=0.9, max_iter=args.rounds, cd_max_iter=args.cd_max_iter)
     tracemalloc.start()
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -186,7 +186,7 @@ def part_price(args) -> None:
         X, Y = load(name)
         fits = {}
         for label, factory in (("PrML", PrML), ("LEML", LEML)):
-            model = factory(C=args.C, k=0.9, cd_max_iter=args.price_cd_max_iter)
+            model = factory(C=args.C, rank=0.9, cd_max_iter=args.price_cd_max_iter)
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

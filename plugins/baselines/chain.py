@@ -67,6 +67,9 @@ class ClassifierChains(MultiLabelEstimator):
         max_iter LIBSVM's ``max(10^7, 100 n)``, LIBLINEAR's 1000 or 100).
     random_state : None, int or numpy Generator
         Seeds the chains' orders and the liblinear solvers.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Notes
     -----

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from multilabel_core.estimator import MultiLabelEstimator
+from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.validation import MAX_ITER_LIMIT, check_flag, check_random_state, check_scalar
 
 from ._sklearn import import_sklearn, seeds
@@ -201,6 +202,9 @@ class LabelPowerset(_Ensemble):
         alone (module docstring).
     random_state : None, int or numpy Generator, default None
         Seeds the classifier.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Notes
     -----
@@ -262,16 +266,22 @@ class RAkEL(_Ensemble):
 
     Parameters
     ----------
-    k : int, default 3
-        Labels per subset (the paper's default); k >= L is one label powerset.
+    labelset_size : int, default 3
+        Labels per subset, Tsoumakas, Katakis & Vlahavas's k (*Random k-labelsets for multilabel
+        classification*, section 3; their default); at least L is one label powerset.
     overlap : bool, default False
         False: RAkEL-d (disjoint subsets); True: RAkEL-o (``n_subsets`` overlapping ones).
     n_subsets : int or None, default None
         RAkEL-o's number of subsets; None is 2L (Tsoumakas et al.'s recommendation), at most
-        the number of distinct k-subsets.  Must stay None for RAkEL-d.
+        the number of distinct subsets of ``labelset_size`` labels.  Must stay None for RAkEL-d.
     classifier, C, max_iter, scores, random_state
         As :class:`LabelPowerset`; ``random_state`` (default 0: the same subsets at every fit) also
         draws the subsets.
+    thresholding : str or Threshold, default "zero"
+        The threshold part on the voted scores.
+    k : int, default "deprecated"
+        Deprecated name of ``labelset_size`` (``k`` is the neighbour count of the k-NN methods);
+        accepted with a FutureWarning for this release.
 
     Notes
     -----
@@ -282,10 +292,11 @@ class RAkEL(_Ensemble):
     method = "rakel"
 
     def __init__(
-        self, k=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0,
-        thresholding="zero",
+        self, labelset_size=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote",
+        random_state=0, thresholding="zero", k=DEPRECATED,
     ):
         self.scores = scores
+        self.labelset_size = labelset_size
         self.k = k
         self.overlap = overlap
         self.n_subsets = n_subsets
@@ -297,7 +308,7 @@ class RAkEL(_Ensemble):
 
     def _validate_params(self) -> None:
         self._validate_base()
-        check_scalar(self.k, "k", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+        check_scalar(renamed_parameter(self, "k", "labelset_size"), "labelset_size", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
         check_flag(self.overlap, "overlap")
         if self.n_subsets is not None:
             if not self.overlap:
@@ -307,7 +318,7 @@ class RAkEL(_Ensemble):
     def _fit(self, X, Y):
         n_labels = Y.shape[1]
         rng = check_random_state(self.random_state)
-        k = min(self.k, n_labels)
+        k = min(renamed_parameter(self, "k", "labelset_size", warn=False), n_labels)
         n_subsets = (2 * n_labels if self.n_subsets is None else self.n_subsets) if self.overlap else None
         self.subsets_ = label_subsets(n_labels, k, bool(self.overlap), n_subsets, rng)
         model_seeds = seeds(rng, len(self.subsets_))
@@ -357,6 +368,9 @@ class EnsembleClassifierChains(_Ensemble):
     classifier, C, max_iter, scores, random_state
         As :class:`LabelPowerset` (the classifier of every link); ``random_state`` (default 0: the
         same ensemble at every fit) also draws the orders and samples.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Notes
     -----

@@ -83,6 +83,9 @@ class MLkNN(MultiLabelEstimator):
         Smoothing of the prior and likelihood estimates (> 0; 1 is Laplace's).
     n_jobs : int or None, default None
         Threads of the neighbour search of dense data (-1 for all cores).
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Fitted attributes
     -----------------

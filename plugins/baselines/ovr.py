@@ -87,6 +87,7 @@ class OneVsRestSVC(_OneVsRest):
     C : float, default 1.0
         Weight of the hinge losses (LIBSVM's C).
     kernel : {"linear", "rbf", "poly", "sigmoid"}, default "rbf"
+        The kernel of scikit-learn's ``SVC``, by its name there.
     gamma : "scale", "auto" or float > 0, default "scale"
         Width of the RBF, polynomial and sigmoid kernels.  scikit-learn's rules:
         "scale" is ``1 / (d * X.var())``, "auto" is ``1 / d``.  (Not the project's
@@ -105,6 +106,9 @@ class OneVsRestSVC(_OneVsRest):
 
     Fitted attributes: ``estimators_`` (one fitted SVC per label), ``certificate_`` (the
     sum of the per-label C-SVC duality gaps, :mod:`.binary`), ``n_iter_``.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
     """
 
     solver = "libsvm"
@@ -172,6 +176,9 @@ class OneVsRestLinear(_OneVsRest):
         Seeds the order in which LIBLINEAR's dual solvers visit the rows.
 
     Fitted attributes: ``estimators_``, ``certificate_`` (:mod:`.binary`), ``n_iter_``.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
     """
 
     solver = "liblinear"

@@ -66,6 +66,9 @@ class BinaryRelevance(ComposedEstimator):
 
     Fitted attributes: ``coef_`` (d, L), ``intercept_`` (L,), ``certificate_`` (with the
     duality gap of the per-label L2-SVMs), ``n_iter_``, ``n_features_in_``, ``n_labels_``.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
     """
 
     PARTS = PARTS

@@ -55,7 +55,7 @@ CITATION = (
 DEFAULT_GRID = {
     "C": [0.1, 1.0, 10.0],
     "sigma": [0.0, 0.1, 0.5, 1.0],
-    "threshold": [0.02, 0.05, 0.1],
+    "edge_threshold": [0.02, 0.05, 0.1],
 }
 
 

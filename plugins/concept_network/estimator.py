@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 
 from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar, check_X
@@ -72,8 +73,10 @@ class ConceptNetwork(ComposedEstimator):
     :class:`~.solver.ConceptNetworkSolver` are built from the parameters below; fitting is the composed
     estimator's, prediction is inference (:mod:`.inference`).
 
-    Parameters (the paper "tunes" them and gives no values; each default's reason is in
-    docs/methods/concept-network.md)
+    The paper "tunes" the parameters and gives no values; each default's reason is in
+    docs/methods/concept-network.md.
+
+    Parameters
     ----------
     C : float, default 1.0
         lambda of (5), the weight of the slacks (the dual box is [0, C]).
@@ -81,8 +84,9 @@ class ConceptNetwork(ComposedEstimator):
         Weight of the edge potentials (eq. 1); 0 gives independent SVMs on the K_l.
     eps, eps_edge : float in (0, 1), default 0.5
         eps and eps' of pi and pi' (the weights of a negative label and of a disagreeing pair).
-    threshold : float in [0, 1/2), default 0.05
-        P0 of the concept network (edge l ~ t when p(t|l) p(l|t) / (p(t|l) + p(l|t)) > P0).
+    edge_threshold : float in [0, 1/2), default 0.05
+        P0 of the concept network: an edge joins labels l and t when
+        p(t|l) p(l|t) / (p(t|l) + p(l|t)) > P0.
     site_tradeoff, edge_tradeoff : float > 0, default 1.0
         gamma_l and Upsilon_lt of (11) and (13) in relative units: the label term changes the
         truncated base kernel's trace by 1 / (2 tradeoff) of it (:mod:`.kernels`).
@@ -109,9 +113,15 @@ class ConceptNetwork(ComposedEstimator):
         Threads the L local models are solved on (BLAS held to one thread): None is the thread
         budget the caller leaves (every core in a plain fit, ``cores // workers`` inside the
         experiment runner or ``cross_validate``), -1 every core.  The model does not depend on it.
+    thresholding : str or Threshold, default "zero"
+        ``"zero"``: ``predict`` gives the labels found by inference (``inference``); any other
+        registered threshold (or a Threshold object) cuts the inferred scores instead.
+    threshold : float, default "deprecated"
+        Deprecated name of ``edge_threshold`` (``threshold`` names the ranking family's set-size
+        threshold regressors); accepted with a FutureWarning for this release.
 
-    Fitted attributes
-    -----------------
+    Attributes
+    ----------
     concept_graph_ : ConceptGraph (``adjacency``, ``statistic``, ``threshold``, ``edges``).
     basis_ : EigenBasis of the base kernel (``values`` eta, ``vectors`` U, ``time``).
     learned_kernels_ : LearnedKernels (``omega`` (L, m), ``zeta`` (E, m), ``site_gamma``,
@@ -142,7 +152,7 @@ class ConceptNetwork(ComposedEstimator):
         sigma=1.0,
         eps=0.5,
         eps_edge=0.5,
-        threshold=0.05,
+        edge_threshold=0.05,
         site_tradeoff=1.0,
         edge_tradeoff=1.0,
         gamma=None,
@@ -155,11 +165,13 @@ class ConceptNetwork(ComposedEstimator):
         random_state=0,
         n_jobs=None,
         thresholding="zero",
+        threshold=DEPRECATED,
     ):
         self.C = C
         self.sigma = sigma
         self.eps = eps
         self.eps_edge = eps_edge
+        self.edge_threshold = edge_threshold
         self.threshold = threshold
         self.site_tradeoff = site_tradeoff
         self.edge_tradeoff = edge_tradeoff
@@ -178,13 +190,14 @@ class ConceptNetwork(ComposedEstimator):
 
     def _validate_params(self) -> None:
         super()._validate_params()
+        renamed_parameter(self, "threshold", "edge_threshold")  # the FutureWarning, once per fit
         if self.inference not in INFERENCE:
             raise ValueError(f"inference must be one of {INFERENCE}, got {self.inference!r}")
         check_scalar(self.max_sweeps, "max_sweeps", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
     def _parts(self) -> dict:
         settings = {
-            "relation": {"threshold": self.threshold},
+            "relation": {"threshold": renamed_parameter(self, "threshold", "edge_threshold", warn=False)},
             "kernel": {} if self.gamma is None else {"gamma": self.gamma},
             "solver": {
                 name: getattr(self, name)

@@ -106,6 +106,9 @@ class LIEML(_Regressor):
         IRWLS stops when T2 decreases by less than tol (the paper's rule).
     max_iter : int, default 500
         IRWLS iterations.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Fitted attributes
     -----------------
@@ -175,8 +178,23 @@ class LIEMLRawLabels(_Regressor):
     """LIEML's regressor T2 on the logical labels, without enhancement (registered as ``lieml_raw``).
 
     The ablation that measures what label enhancement adds: the same IRWLS solve with the targets
-    U = y in {-1, +1}.  Parameters as :class:`LIEML`'s regressor part (gamma1, gamma2, epsilon,
-    gamma, tol, max_iter).
+    U = y in {-1, +1}.  The parameters are those of :class:`LIEML`'s regressor part.
+
+    Parameters
+    ----------
+    gamma1, gamma2 : float, default 1.0 and 0.1
+        The weights of Omega1 and Omega2 in T2 (eq. 8), as for :class:`LIEML`.
+    epsilon : float >= 0, default 0.1
+        The radius of the insensitive tube of Omega1 (eq. 9), as for :class:`LIEML`.
+    gamma : float or None, default None
+        The RBF kernel's gamma; None: width = mean pairwise distance of the training rows.
+    tol : float, default 1e-5
+        IRWLS stops when T2 decreases by less than tol (the paper's rule).
+    max_iter : int, default 500
+        IRWLS iterations.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
     """
 
     PARTS = RAW_PARTS

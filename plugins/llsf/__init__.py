@@ -54,7 +54,7 @@ class LLSF(ComposedEstimator):
     fit_intercept : bool, default True
         A free per-label bias (module docstring); False is the ICDM code's ``X W``.
     tol, max_iter : float, int or None
-        The FISTA solver's (None: its defaults).
+        The FISTA solver's stopping tolerance and iteration limit (None: its defaults).
     thresholding : default ``"fixed"``
         ``FixedThreshold()``: the midpoint 0.5 of the {0, 1} targets, as the paper; any registered threshold.
     """

@@ -45,6 +45,9 @@ class MTRL(ComposedEstimator):
         the lowest value of the registered grid.
     kernel, gamma, tol, max_iter, smo_tol, cache_size, warm_start
         As for MLRL (``mlrl``).
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Notes
     -----

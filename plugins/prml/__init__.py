@@ -42,14 +42,14 @@ _GAMMA2 = [0.1, 0.5, 1.0, 2.0]
 _K = [0.8, 0.85, 0.9, 0.95]
 
 #: Grids spanning the paper's ranges (section 4.2: gamma1 = 1, gamma2 in 0.1 .. 2, C in 1e-3 .. 20, and
-#: k in {0.8, 0.85, 0.9, 0.95} L for the reproduction); the paper gives ranges, not grids.
+#: k (``rank``) in {0.8, 0.85, 0.9, 0.95} L for the reproduction); the paper gives ranges, not grids.
 PAPER_GRIDS = {
-    "prml": {"C": _C, "gamma2": _GAMMA2, "k": _K},
+    "prml": {"C": _C, "gamma2": _GAMMA2, "rank": _K},
     "prbr": {"C": _C, "gamma2": _GAMMA2},
-    "leml": {"C": _C, "k": _K},
+    "leml": {"C": _C, "rank": _K},
 }
 
-#: The registered grids: three decades of C (and two gamma2), k at the paper's 0.9 L.  The paper's 96
+#: The registered grids: three decades of C (and two gamma2), rank at the paper's 0.9 L.  The paper's 96
 #: points cost a PrML fit each per fold (seconds to minutes); docs/methods/prml.md gives the timings.  The
 #: SVM+ methods stop at C = 1: their dual has no upper bound, and at C = 10 coordinate descent needs about
 #: ten times the epochs of C = 1 (9000 against 900 per step on the 500-row demo data).

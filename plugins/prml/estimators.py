@@ -21,6 +21,7 @@ import numbers
 
 import numpy as np
 
+from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import check_flag, check_scalar
@@ -83,8 +84,8 @@ class _Privileged(ComposedEstimator):
             check_flag(params["privileged_bias"], "privileged_bias")
         if params.get("n_privileged") is not None:
             check_scalar(params["n_privileged"], "n_privileged", kind=numbers.Integral, low=1)
-        if "k" in params:
-            resolve_rank(params["k"], 10**9)  # the type and range; the rank against L at fit time
+        if "rank" in params:
+            resolve_rank(renamed_parameter(self, "k", "rank"), 10**9, "rank")  # the type and range; the rank against L at fit time
         for name, allowed in (("sub_solver", SUB_SOLVERS), ("init", INITS)):
             if name in params and params[name] not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {params[name]!r}")
@@ -93,7 +94,7 @@ class _Privileged(ComposedEstimator):
         # The rank is a fraction of L (the paper's ceil(0.9 L)) until the labels are known.
         if self.PARTS["regularizer"] == "low_rank":
             parts["regularizer"] = make_component(
-                "regularizer", "low_rank", rank=resolve_rank(self.k, Y.shape[1]),
+                "regularizer", "low_rank", rank=resolve_rank(renamed_parameter(self, "k", "rank", warn=False), Y.shape[1], "rank"),
                 gamma=float(getattr(self, "gamma1", 1.0)),
             )
         return super()._problem(X, Y, parts, kernel)
@@ -137,8 +138,9 @@ class PrML(_Privileged):
         Weight gamma_1 of ``||W||^2`` (the paper fixes it to 1).
     gamma2 : float, default 1.0
         Weight gamma_2 of ``||W~||^2`` (the paper's range: 0.1 .. 2).
-    k : int or float, default 0.9
-        Embedding dimension: an int, or a fraction of the labels (``ceil(k L)``; the paper's 0.9).
+    rank : int or float, default 0.9
+        Rank of the label embedding D (the paper's k): an int, or a fraction of the labels
+        (``ceil(rank L)``; the paper's 0.9).
     n_privileged : int or None, default None
         Pool size K: each label sees the K labels nearest in Hamming distance (section 4.2);
         None for all other labels (eq. 3).
@@ -174,6 +176,12 @@ class PrML(_Privileged):
         How the SVM+ sub-problems are solved: "ipm" by the primal interior-point method
         (:func:`multilabel_core.solvers.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
         descent, "auto" the interior-point method when its Newton system has at most
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
+    k : int or float, default "deprecated"
+        Deprecated name of ``rank`` (``k`` is the neighbour count of the k-NN methods); accepted
+        with a FutureWarning for this release.
         ``IPM_MAX_UNKNOWNS`` = 3000 unknowns (k for a W-step label, ``k dim(x)`` for the D-step,
         ``dim(x)`` for a PrBR label) and a Newton step of the whole step costs at most
         ``IPM_MAX_FLOPS`` = 5e11 (the Gram products by the rows' nonzeros when X is sparse; the
@@ -184,6 +192,7 @@ class PrML(_Privileged):
         The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or
         entries N(0, 1/d) drawn from ``random_state``.  From a random D the first W-step's
         exact solution is W = 0 on the reproductions' data (docs/methods/prml.md, *Initial D*),
+        self.rank = rank
         a fixed point of the alternation.
 
     There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
@@ -193,9 +202,9 @@ class PrML(_Privileged):
 
     PARTS = PARTS["prml"]
 
-    def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, k=0.9, n_privileged=None, privileged_bias=True,
+    def __init__(self, C=1.0, gamma1=1.0, gamma2=1.0, rank=0.9, n_privileged=None, privileged_bias=True,
                  fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000, random_state=0,
-                 n_jobs=None, sub_solver="auto", init="svd", thresholding="zero"):
+                 n_jobs=None, sub_solver="auto", init="svd", thresholding="zero", k=DEPRECATED):
         self.C = C
         self.gamma1 = gamma1
         self.gamma2 = gamma2
@@ -206,6 +215,34 @@ class PrML(_Privileged):
         self.tol = tol
         self.max_iter = max_iter
         self.cd_tol = cd_tol
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Weight of the summed slacks (the correcting functions' values), as for :class:`PrML`.
+    gamma2 : float, default 1.0
+        Weight gamma_2 of ``||W~||^2``, the correcting functions' norm (the paper's range: 0.1 .. 2).
+    n_privileged : int or None, default None
+        Pool size K: each label sees the K labels nearest in Hamming distance, as for :class:`PrML`.
+    privileged_bias : bool, default True
+        Append a constant 1 to the privileged features, as for :class:`PrML`.
+    fit_intercept : bool, default True
+        Append a constant 1 to x (each label's bias).
+    cd_tol : float, default 1e-3
+        Largest relative duality gap of every label's SVM+ solve.
+    cd_max_iter : int, default 10000
+        Most epochs of one engine call of a label's solve.
+    random_state : None, int or numpy Generator, default 0
+        Seeds the coordinate orders.
+    n_jobs : int or None, default None
+        Threads for the L independent problems, as for :class:`PrML`.
+    warm_start : bool, default False
+        Start from the previous fit's dual variables, rescaled to the new C.
+    sub_solver : {"auto", "cd", "ipm"}, default "auto"
+        How the SVM+ problems are solved, as for :class:`PrML`.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
         self.cd_max_iter = cd_max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -217,10 +254,9 @@ class PrML(_Privileged):
 class PrBR(_Privileged):
     """Privileged binary relevance: problem (5) with W = I (the paper's Remark; registered as ``prbr``).
 
-    L independent SVM+ problems on x, each label's slacks modelled by the other labels.
-    Parameters as :class:`PrML` without ``gamma1``, ``k``, ``tol``, ``max_iter`` and ``init``
-    (nothing alternates), and ``warm_start`` (default False): start from the previous fit's dual
-    variables, rescaled to the new C.  The problem is strictly convex in the scores' weights
+    L independent SVM+ problems on x, each label's slacks modelled by the other labels: PrML's
+    parameters without ``gamma1``, ``rank``, ``tol``, ``max_iter`` and ``init`` (nothing
+    alternates), and ``warm_start``.  The problem is strictly convex in the scores' weights
     (Theorem 1), so a warm fit ends where a cold one does, within the certificates' gaps.
     """
 
@@ -253,16 +289,49 @@ class LEML(_Privileged):
 
     Yu, Jain, Kar & Dhillon, *Large-scale multi-label learning with missing labels* (ICML
     2014), as PrML's baseline: ``1/2 (||D||^2 + ||W||^2) + C sum hinge``, the same
-    alternation as :class:`PrML` without the privileged part.  Parameters as :class:`PrML`
-    without ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias`` (and, as PrML,
-    without ``warm_start``: the problem is not convex); ``sub_solver`` chooses between
-    :func:`multilabel_core.solvers.embedded_hinge_ipm` and dual CD for its hinge problems.
+    alternation as :class:`PrML` without the privileged part: PrML's parameters without
+    ``gamma1`` (1), ``gamma2``, ``n_privileged`` and ``privileged_bias`` (and, as PrML, without
+    ``warm_start``: the problem is not convex).
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Weight of the summed hinge losses.
+    rank : int or float, default 0.9
+        Rank of the label embedding D: an int, or a fraction of the labels (``ceil(rank L)``).
+    fit_intercept : bool, default True
+        Append a constant 1 to x (the scores' bias, in D's last column).
+    tol : float, default 1e-3
+        What "converged" certifies, as for :class:`PrML`: the objective's relative change
+        between rounds and the last round's own relative duality gap.
+    max_iter : int, default 30
+        Most rounds (W-step + D-step).
+    cd_tol : float, default 1e-3
+        Largest relative duality gap of every sub-solve (W-step, D-step).
+    cd_max_iter : int, default 10000
+        Most epochs of one engine call of a sub-solve.
+    random_state : None, int or numpy Generator, default 0
+        Seeds the coordinate orders (and the first D when ``init="random"``).
+    n_jobs : int or None, default None
+        Threads for the L independent problems of a W-step, as for :class:`PrML`.
+    sub_solver : {"auto", "cd", "ipm"}, default "auto"
+        How the hinge sub-problems are solved: :func:`multilabel_core.solvers.embedded_hinge_ipm`,
+        dual coordinate descent, or by size, as for :class:`PrML`.
+        self.rank = rank
+    init : {"svd", "random"}, default "svd"
+        The first D, as for :class:`PrML`.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
+    k : int or float, default "deprecated"
+        Deprecated name of ``rank`` (``k`` is the neighbour count of the k-NN methods); accepted
+        with a FutureWarning for this release.
     """
 
     PARTS = PARTS["leml"]
 
-    def __init__(self, C=1.0, k=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
-                 random_state=0, n_jobs=None, sub_solver="auto", init="svd", thresholding="zero"):
+    def __init__(self, C=1.0, rank=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
+                 random_state=0, n_jobs=None, sub_solver="auto", init="svd", thresholding="zero", k=DEPRECATED):
         self.C = C
         self.k = k
         self.fit_intercept = fit_intercept

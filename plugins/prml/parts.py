@@ -29,23 +29,24 @@ from multilabel_core.validation import check_scalar, flag, positive
 __all__ = ["PrivilegedLabels", "resolve_rank"]
 
 
-def resolve_rank(k, n_labels: int) -> int:
+def resolve_rank(k, n_labels: int, name: str = "k") -> int:
     """The embedding dimension: ``k`` itself (an int >= 1), or ``ceil(k L)`` for a fraction in (0, 1].
 
     The paper sets ``k = ceil(0.9 L)`` (section 4.2).  A rank above L is refused: the scores
-    Z = D^T W (d x L) have rank at most L, so further dimensions add nothing.
+    Z = D^T W (d x L) have rank at most L, so further dimensions add nothing.  ``name`` is the
+    parameter the errors name (the presets' ``rank``, the paper's k).
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Real):
-        raise ValueError(f"k must be an int >= 1 or a fraction of the labels in (0, 1], got {k!r}")
+        raise ValueError(f"{name} must be an int >= 1 or a fraction of the labels in (0, 1], got {k!r}")
     if isinstance(k, numbers.Integral):
         rank = int(k)
         if rank < 1:
-            raise ValueError(f"k must be an int >= 1 or a fraction of the labels in (0, 1], got {k!r}")
+            raise ValueError(f"{name} must be an int >= 1 or a fraction of the labels in (0, 1], got {k!r}")
     else:
-        check_scalar(k, "k", low=0.0, low_inclusive=False, high=1.0)
+        check_scalar(k, name, low=0.0, low_inclusive=False, high=1.0)
         rank = max(1, math.ceil(float(k) * n_labels - 1e-9))
     if rank > n_labels:
-        raise ValueError(f"k = {rank} exceeds the number of labels L = {n_labels}: Z = D^T W has rank <= L")
+        raise ValueError(f"{name} = {rank} exceeds the number of labels L = {n_labels}: Z = D^T W has rank <= L")
     return rank
 
 

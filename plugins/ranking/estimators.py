@@ -243,6 +243,7 @@ class LaRankSVM(_LabelRanking):
         self.thresholding = thresholding
 
     PARTS = PARTS["larank"]
+        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
 
     def _solver_settings(self) -> dict:
         return self._settings("tol", "max_iter") | {"random_state": self.random_state}
@@ -251,6 +252,7 @@ class LaRankSVM(_LabelRanking):
 class CLaRankSVM(_LabelRanking):
     """CLaRank SVM (problem 6 with p = 1), registered as ``clarank``.
 
+        The bias as the weight of a constant feature, as for :class:`LaRankSVM`.
     Alternates Algorithm 1 (R = I + mu D^-1) and the closed-form D of Theorem 3.4.
 
     Parameters
@@ -265,8 +267,13 @@ class CLaRankSVM(_LabelRanking):
         Most alpha-steps (None: 100).
     fit_intercept : bool, default True
     random_state : None, int or numpy Generator, default 0
-    threshold, threshold_cv, thresholding
-        As for :class:`LaRankSVM`.
+        Seed of the coordinate order (and of the folds of ``threshold_cv``).
+    threshold : {"sorted_scores", "scores"}, default "sorted_scores"
+        Regressors of the set-size threshold t(x), as for :class:`LaRankSVM`.
+    threshold_cv : int >= 2 or None, default None
+        Folds of the out-of-fold scores t(x) is fitted on, as for :class:`LaRankSVM`.
+    thresholding : str or Threshold, default "learned_linear"
+        How scores become labels, as for :class:`LaRankSVM`.
 
     Notes
     -----
@@ -304,35 +311,11 @@ class CLaRankSVM(_LabelRanking):
         return {"cd": self._cd()} | self._settings("tol", "max_iter")
 
 
-class MLFS(_LabelRanking):
-    """MLFS (problem 6 with mu = 0): Algorithm 2, registered as ``mlfs``.
+class _FeatureSelecting(_LabelRanking):
+    """What MLFS and CMLFS share: Algorithm 2's parameters and its solver's settings.
 
-    Parameters
-    ----------
-    C : float, default 1.0
-    n_features : int, default 10
-        m, the features of each subset of the cutting plane (p^T 1 = m; m >= d: LaRank SVM).
-    tol : float or None, default None
-        Relative gap of the bounds (l_t, u_t) at which the cutting plane stops; the
-        alpha-steps are solved to a tenth of the current gap, never looser than this
-        (None: 1e-3).
-    max_iter : int or None, default None
-        Most iterations of the proximal bundle (None: 100; it usually converges within 40).
-    fit_intercept : bool, default True
-        The bias feature is always kept (never a candidate for selection).
-    random_state : None, int or numpy Generator, default 0
-    threshold, threshold_cv, thresholding
-        As for :class:`LaRankSVM`.
-
-    Notes
-    -----
-    Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step and,
-    last, the cutting plane's own: primal u_t, dual l_t, ``converged`` only when the outer
-    relative bound gap is at most tol and the inner solve converged; ``n_iter_`` the
-    cutting-plane iterations), ``selected_features_`` (the union of the subsets, sorted
-    indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t, ``subsets_`` (T, d) and
-    ``subset_weights_`` (T,) (s decomposed into m-subsets), ``bound_history_`` (T, 2): the
-    lower and upper bounds (l_t, u_t) per iteration (docs/methods/ranking.md).
+    CMLFS is MLFS with the label covariance learned (``mu``): its ``__init__`` adds ``mu``
+    to this one and its ``PARTS`` name the covariance regulariser and relation.
     """
 
     def __init__(
@@ -351,19 +334,65 @@ class MLFS(_LabelRanking):
         self.n_features = n_features
         self.tol = tol
         self.max_iter = max_iter
+    Gu, Li & Han, *Correlated multi-label feature selection* (CIKM 2011): the ranking SVM of
+    eq. 1 on the m features a cutting plane selects (Algorithm 2, the subsets of eq. 32).
+
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.threshold = threshold
+        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
         self.threshold_cv = threshold_cv
         self.thresholding = thresholding
-
-    PARTS = PARTS["mlfs"]
 
     def _solver_settings(self) -> dict:
         return {"n_features": int(self.n_features), "cd": self._cd()} | self._settings("tol", "max_iter")
 
 
-class CMLFS(_LabelRanking):
+class MLFS(_FeatureSelecting):
+    """MLFS (problem 6 with mu = 0): Algorithm 2, registered as ``mlfs``.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    n_features : int, default 10
+        m, the features of each subset of the cutting plane (p^T 1 = m; m >= d: LaRank SVM).
+    tol : float or None, default None
+        Relative gap of the bounds (l_t, u_t) at which the cutting plane stops; the
+        alpha-steps are solved to a tenth of the current gap, never looser than this
+        (None: 1e-3).
+    max_iter : int or None, default None
+        Most iterations of the proximal bundle (None: 100; it usually converges within 40).
+    fit_intercept : bool, default True
+        The bias as the weight of a constant feature, always kept (never a candidate for selection).
+    random_state : None, int or numpy Generator, default 0
+        Seed of the coordinate order (and of the folds of ``threshold_cv``).
+    threshold : {"sorted_scores", "scores"}, default "sorted_scores"
+        Regressors of the set-size threshold t(x), as for :class:`LaRankSVM`.
+    threshold_cv : int >= 2 or None, default None
+        Folds of the out-of-fold scores t(x) is fitted on, as for :class:`LaRankSVM`.
+    thresholding : str or Threshold, default "learned_linear"
+        How scores become labels, as for :class:`LaRankSVM`.
+
+    Notes
+    -----
+    Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step and,
+    last, the cutting plane's own: primal u_t, dual l_t, ``converged`` only when the outer
+    Gu, Li & Han, *Correlated multi-label feature selection* (CIKM 2011): :class:`MLFS` with
+    R = I + mu D^-1 and D learned in closed form (Theorem 3.4) between the alpha-steps.
+
+    relative bound gap is at most tol and the inner solve converged; ``n_iter_`` the
+    cutting-plane iterations), ``selected_features_`` (the union of the subsets, sorted
+    indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t, ``subsets_`` (T, d) and
+        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
+    ``subset_weights_`` (T,) (s decomposed into m-subsets), ``bound_history_`` (T, 2): the
+        Strength of the label-covariance prior (mu = 0: MLFS).
+    lower and upper bounds (l_t, u_t) per iteration (docs/methods/ranking.md).
+    """
+
+    PARTS = PARTS["mlfs"]
+
+
+class CMLFS(_FeatureSelecting):
     """CMLFS (problem 6): Algorithm 2 with the learned label covariance, registered as ``cmlfs``.
 
     Parameters
@@ -371,10 +400,28 @@ class CMLFS(_LabelRanking):
     C : float, default 1.0
     mu : float >= 0, default 1.0
     n_features : int, default 10
-    tol, max_iter, fit_intercept, random_state, threshold, threshold_cv, thresholding
-        As for :class:`MLFS`.
+        m, the features of each subset of the cutting plane, as for :class:`MLFS`.
+    tol : float or None, default None
+        Relative gap of the cutting plane's bounds, as for :class:`MLFS` (None: 1e-3).
+    max_iter : int or None, default None
+        Most iterations of the proximal bundle, as for :class:`MLFS` (None: 100).
+    fit_intercept : bool, default True
+        The bias as the weight of a constant feature, as for :class:`MLFS`.
+    random_state : None, int or numpy Generator, default 0
+        Seed of the coordinate order (and of the folds of ``threshold_cv``).
+    PARTS = PARTS["cmlfs"]
 
-    Fitted attributes: those of :class:`MLFS` and ``label_covariance_`` / ``label_correlation_``.
+    threshold : {"sorted_scores", "scores"}, default "sorted_scores"
+        Regressors of the set-size threshold t(x), as for :class:`LaRankSVM`.
+    threshold_cv : int >= 2 or None, default None
+        Folds of the out-of-fold scores t(x) is fitted on, as for :class:`LaRankSVM`.
+    thresholding : str or Threshold, default "learned_linear"
+        How scores become labels, as for :class:`LaRankSVM`.
+
+    Notes
+    -----
+    Fitted attributes: those of :class:`MLFS` and ``label_covariance_`` /
+    ``label_correlation_`` (D, c x c, symmetric positive definite, trace 1).
     """
 
     def __init__(
@@ -390,18 +437,8 @@ class CMLFS(_LabelRanking):
         threshold_cv=None,
         thresholding="learned_linear",
     ):
-        self.C = C
+        super().__init__(
+            C=C, n_features=n_features, tol=tol, max_iter=max_iter, fit_intercept=fit_intercept,
+            random_state=random_state, threshold=threshold, threshold_cv=threshold_cv, thresholding=thresholding,
+        )
         self.mu = mu
-        self.n_features = n_features
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.threshold = threshold
-        self.threshold_cv = threshold_cv
-        self.thresholding = thresholding
-
-    PARTS = PARTS["cmlfs"]
-
-    def _solver_settings(self) -> dict:
-        return {"n_features": int(self.n_features), "cd": self._cd()} | self._settings("tol", "max_iter")

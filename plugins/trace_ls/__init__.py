@@ -37,7 +37,7 @@ class TraceNormLeastSquares(ComposedEstimator):
     fit_intercept : bool, default True
         Whether the scores carry an unpenalised per-label bias b.
     tol, max_iter : float, int or None
-        The FISTA solver's (None: its defaults).
+        The FISTA solver's stopping tolerance and iteration limit (None: its defaults).
     thresholding : default "zero"
         The midpoint of the {-1, +1} targets; any registered threshold.
     """

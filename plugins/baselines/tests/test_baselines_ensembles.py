@@ -78,7 +78,7 @@ def test_rakel_subsets_partition_or_cover_the_labels(n_labels, k, extra, seed):
 
 def test_rakel_d_with_k_at_least_l_is_one_label_powerset(data):
     X, Y = data
-    rakel = RAkEL(k=Y.shape[1], random_state=0).fit(X, Y)
+    rakel = RAkEL(labelset_size=Y.shape[1], random_state=0).fit(X, Y)
     assert len(rakel.subsets_) == 1
     lp = LabelPowerset(random_state=0).fit(X, Y)
     np.testing.assert_array_equal(rakel.predict(X), lp.predict(X))
@@ -125,7 +125,7 @@ def test_any_scikit_learn_classifier_serves(data, cls, classifier):
     [
         (LabelPowerset(classifier=GaussianNB(), C=10.0), "set C on it"),
         (LabelPowerset(classifier="logistic"), "scikit-learn classifier"),
-        (RAkEL(k=0), "k must be"),
+        (RAkEL(labelset_size=0), "labelset_size must be"),
         (RAkEL(n_subsets=5), "n_subsets applies to RAkEL-o"),
         (RAkEL(overlap="yes"), "overlap must be True or False"),
         (EnsembleClassifierChains(n_chains=0), "n_chains must be"),

@@ -57,7 +57,7 @@ def _last(certificate):
 PRESETS = {
     # preset, the by-name parts' settings; C is not rescaled by any of the three (ComposedEstimator's _cost).
     "prml": (
-        PrML(C=1.0, gamma1=1.5, gamma2=0.7, k=1.0, tol=TIGHT, max_iter=100, cd_tol=TIGHT),
+        PrML(C=1.0, gamma1=1.5, gamma2=0.7, rank=1.0, tol=TIGHT, max_iter=100, cd_tol=TIGHT),
         dict(loss="hinge", regularizer="low_rank", regularizer_params={"rank": resolve_rank(1.0, 5), "gamma": 1.5},
              relation="privileged_labels", relation_params={"gamma": 0.7, "n_privileged": None, "bias": True},
              solver_params={"cd_tol": TIGHT, "random_state": 0, "init": "svd", "sub_solver": "auto"},
@@ -72,7 +72,7 @@ PRESETS = {
         "privileged_cd",
     ),
     "leml": (
-        LEML(C=1.0, k=4, tol=TIGHT, max_iter=100, cd_tol=TIGHT),
+        LEML(C=1.0, rank=4, tol=TIGHT, max_iter=100, cd_tol=TIGHT),
         dict(loss="hinge", regularizer="low_rank", regularizer_params={"rank": 4, "gamma": 1.0},
              relation="independent", solver_params={"cd_tol": TIGHT, "random_state": 0, "init": "svd"},
              tol=TIGHT, max_iter=100, C=1.0),

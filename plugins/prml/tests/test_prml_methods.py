@@ -41,8 +41,8 @@ def test_sparse_text_rows_stay_sparse(name, datasets_dir, monkeypatch):
     rows = np.random.default_rng(0).permutation(dataset.X.shape[0])[:200]
     X, Y = sp.csr_matrix(dataset.X[rows]), np.asarray(dataset.Y[rows])
     Y = Y[:, np.argsort(-Y.sum(axis=0), kind="stable")[:5]]  # the 5 most frequent labels
-    models = [PrML(C=0.05, k=2, max_iter=2, cd_tol=1e-2, sub_solver="cd"), PrBR(C=0.05, cd_tol=1e-2, sub_solver="cd"),
-              LEML(C=0.05, k=2, max_iter=2, cd_tol=1e-2, sub_solver="cd")]
+    models = [PrML(C=0.05, rank=2, max_iter=2, cd_tol=1e-2, sub_solver="cd"), PrBR(C=0.05, cd_tol=1e-2, sub_solver="cd"),
+              LEML(C=0.05, rank=2, max_iter=2, cd_tol=1e-2, sub_solver="cd")]
     X_dense = X.toarray()
     dense = [model.fit(X_dense, Y).decision_function(X_dense) for model in models]
 
@@ -67,8 +67,8 @@ def _small(seed=0, n=30, d=4, n_labels=3):
 
 
 @pytest.mark.parametrize("estimator, name", [
-    (PrML(k=0), "k"), (PrML(k=1.5), "k"), (PrML(k="a"), "k"), (PrML(k=4), "k"), (LEML(k=0), "k"),
-    (LEML(k=4), "k"), (PrML(gamma2=0.0), "gamma2"), (PrML(gamma2=-1.0), "gamma2"), (PrBR(gamma2=0.0), "gamma2"),
+    (PrML(rank=0), "rank"), (PrML(rank=1.5), "rank"), (PrML(rank="a"), "rank"), (PrML(rank=4), "rank"), (LEML(rank=0), "rank"),
+    (LEML(rank=4), "rank"), (PrML(gamma2=0.0), "gamma2"), (PrML(gamma2=-1.0), "gamma2"), (PrBR(gamma2=0.0), "gamma2"),
     (PrML(n_privileged=0), "n_privileged"), (PrML(n_privileged=3), "n_privileged"),
     (PrBR(n_privileged=0), "n_privileged"), (PrBR(n_privileged=3), "n_privileged"),
     (PrML(privileged_bias="yes"), "privileged_bias"), (PrBR(privileged_bias="yes"), "privileged_bias"),
@@ -81,7 +81,7 @@ def test_bad_parameters_are_a_value_error_naming_them(estimator, name):
         estimator.fit(X, Y)
 
 
-@pytest.mark.parametrize("make", [lambda: PrML(k=2, random_state=4), lambda: LEML(k=2, random_state=4),
+@pytest.mark.parametrize("make", [lambda: PrML(rank=2, random_state=4), lambda: LEML(rank=2, random_state=4),
                                   lambda: PrBR(random_state=4)], ids=["prml", "leml", "prbr"])
 def test_the_same_random_state_gives_the_same_model(make):
     X, Y = _small(1)
@@ -169,8 +169,8 @@ def test_threads_do_not_change_the_fit():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((50, 5))
     Y = (X @ rng.standard_normal((5, 4)) + 0.3 * rng.standard_normal((50, 4)) > 0).astype(int)
-    for make in (lambda **kw: PrML(C=1.0, k=3, max_iter=3, **kw), lambda **kw: PrBR(C=1.0, **kw),
-                 lambda **kw: LEML(C=1.0, k=3, max_iter=3, **kw)):
+    for make in (lambda **kw: PrML(C=1.0, rank=3, max_iter=3, **kw), lambda **kw: PrBR(C=1.0, **kw),
+                 lambda **kw: LEML(C=1.0, rank=3, max_iter=3, **kw)):
         serial, threaded = make(n_jobs=None).fit(X, Y), make(n_jobs=2).fit(X, Y)
         np.testing.assert_array_equal(serial.coef_, threaded.coef_)  # same code, same numbers, one process
 
@@ -209,7 +209,7 @@ def test_the_sub_solvers_reach_the_same_prbr():
 @pytest.mark.parametrize("make, solver", [(PrML, "svmplus_ipm"), (LEML, "embedded_hinge_ipm")], ids=["prml", "leml"])
 def test_every_sub_solve_of_an_interior_point_fit_is_certified(make, solver):
     X, Y = _labelled(4)
-    model = make(C=1.0, k=3, cd_tol=1e-6).fit(X, Y)
+    model = make(C=1.0, rank=3, cd_tol=1e-6).fit(X, Y)
     assert all(c.converged for c in model.w_step_certificates_ + model.d_step_certificates_)
     assert {c.solver for c in model.d_step_certificates_} == {solver}  # "auto" on dense rows
     assert model.certificate_[-1].converged
@@ -220,13 +220,13 @@ def test_every_sub_solve_of_an_interior_point_fit_is_certified(make, solver):
 
 def test_the_svd_start_and_the_interior_point_method_use_no_randomness():
     X, Y = _labelled(5)
-    first, second = PrML(k=3, random_state=0).fit(X, Y), PrML(k=3, random_state=7).fit(X, Y)
+    first, second = PrML(rank=3, random_state=0).fit(X, Y), PrML(rank=3, random_state=7).fit(X, Y)
     np.testing.assert_array_equal(first.coef_, second.coef_)  # the same computation, one process
 
 
 def test_the_random_start_is_seeded():
     X, Y = _labelled(5)
-    models = [PrML(k=3, init="random", random_state=seed).fit(X, Y) for seed in (0, 0, 7)]
+    models = [PrML(rank=3, init="random", random_state=seed).fit(X, Y) for seed in (0, 0, 7)]
     np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
     assert not np.array_equal(models[0].dictionary_, models[2].dictionary_)
 
@@ -285,7 +285,7 @@ def test_the_exposed_model_is_the_certified_feasible_point_of_problem_5():
     (5) evaluated from them is the last round's certified primal."""
     X, Y = _labelled(5, n=80, n_labels=5)
     C, gamma1, gamma2 = 1.0, 1.0, 0.5
-    model = PrML(C=C, gamma2=gamma2, k=4, sub_solver="cd", max_iter=2, cd_max_iter=5).fit(X, Y)
+    model = PrML(C=C, gamma2=gamma2, rank=4, sub_solver="cd", max_iter=2, cd_max_iter=5).fit(X, Y)
     d_step = model.d_step_certificates_[-1]
     assert d_step.statistics["best_correcting_labels"] > 0
     signs = 2.0 * Y - 1.0
@@ -312,7 +312,7 @@ def test_a_round_whose_unfinished_d_step_ends_above_its_start_returns_the_incomi
     X, Y = _labelled(1, n=80, n_labels=5, noise=0.5)
     C, gamma2, k = 1.0, 1.0, 4
     with pytest.warns(ConvergenceWarning, match="the round returns the incoming D"):
-        model = PrML(C=C, gamma2=gamma2, k=k, sub_solver="cd", max_iter=3, cd_max_iter=5).fit(X, Y)
+        model = PrML(C=C, gamma2=gamma2, rank=k, sub_solver="cd", max_iter=3, cd_max_iter=5).fit(X, Y)
     [certificate] = model.d_step_certificates_
     assert certificate.statistics["kept_incoming"]
     assert certificate.statistics["d_step_primal"] > 1.5 * certificate.primal
@@ -335,8 +335,8 @@ def test_a_round_whose_unfinished_d_step_ends_above_its_start_returns_the_incomi
 
 @pytest.mark.filterwarnings("ignore:AlternatingSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
 @pytest.mark.filterwarnings("ignore:PrivilegedCDSolver did not converge:multilabel_core.solvers.ConvergenceWarning")
-@pytest.mark.parametrize("make", [lambda: PrML(k=4, sub_solver="cd", max_iter=4, cd_max_iter=2),
-                                  lambda: LEML(k=4, sub_solver="cd", max_iter=4, cd_max_iter=1)])
+@pytest.mark.parametrize("make", [lambda: PrML(rank=4, sub_solver="cd", max_iter=4, cd_max_iter=2),
+                                  lambda: LEML(rank=4, sub_solver="cd", max_iter=4, cd_max_iter=1)])
 def test_the_rounds_objectives_never_increase_when_d_steps_end_above_their_start(make):
     """The alternation goes on from the D-step's D (Algorithm 2), but each round reports the lower of its two block
     points, so the rounds' objectives never increase, and the exposed model has the last one: (2) for LEML,

@@ -151,7 +151,7 @@ def test_objective_5_never_increases_across_block_steps():
     C n L + L/2), a fixed point of the alternation (docs/methods/prml.md, *Initial D*)."""
     X, Y = _data(7)
     cd_tol = 1e-3
-    model = PrML(C=10.0, k=3, cd_tol=cd_tol, cd_max_iter=50_000, tol=1e-8, max_iter=30, sub_solver="cd",
+    model = PrML(C=10.0, rank=3, cd_tol=cd_tol, cd_max_iter=50_000, tol=1e-8, max_iter=30, sub_solver="cd",
                  init="random").fit(X, Y)
     blocks = model.block_objective_history_
     assert len(blocks) == 2 * len(model.objective_history_) >= 6
@@ -171,7 +171,7 @@ def test_a_w_step_at_the_trivial_point_ends_the_alternation_there():
     C n L + L/2 (w~ = its bias 1 per label)."""
     rng = np.random.default_rng(0)
     X, Y = rng.standard_normal((40, 4)), (rng.random((40, 3)) < 0.5).astype(int)
-    model = PrML(C=1.0, k=3, cd_tol=1e-6, cd_max_iter=50_000).fit(X, Y)
+    model = PrML(C=1.0, rank=3, cd_tol=1e-6, cd_max_iter=50_000).fit(X, Y)
     n, L = Y.shape
     np.testing.assert_allclose(model.objective_history_[-1], 1.0 * n * L + L / 2, rtol=1e-5)
     assert np.abs(model.coef_).max() < 1e-3
