@@ -21,8 +21,8 @@ import numbers
 
 import numpy as np
 
-from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.plugins import make_component
 from multilabel_core.validation import check_flag, check_scalar
 
@@ -176,12 +176,6 @@ class PrML(_Privileged):
         How the SVM+ sub-problems are solved: "ipm" by the primal interior-point method
         (:func:`multilabel_core.solvers.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
         descent, "auto" the interior-point method when its Newton system has at most
-    thresholding : str or Threshold, default "zero"
-        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
-        where its score is positive) or a Threshold object.
-    k : int or float, default "deprecated"
-        Deprecated name of ``rank`` (``k`` is the neighbour count of the k-NN methods); accepted
-        with a FutureWarning for this release.
         ``IPM_MAX_UNKNOWNS`` = 3000 unknowns (k for a W-step label, ``k dim(x)`` for the D-step,
         ``dim(x)`` for a PrBR label) and a Newton step of the whole step costs at most
         ``IPM_MAX_FLOPS`` = 5e11 (the Gram products by the rows' nonzeros when X is sparse; the
@@ -192,12 +186,17 @@ class PrML(_Privileged):
         The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or
         entries N(0, 1/d) drawn from ``random_state``.  From a random D the first W-step's
         exact solution is W = 0 on the reproductions' data (docs/methods/prml.md, *Initial D*),
-        self.rank = rank
         a fixed point of the alternation.
 
     There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
     point's D may end at another local solution than a cold fit; a grid search fits every
     point from the seeded start.  PrBR, which is convex, has one.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
+    k : int or float, default "deprecated"
+        Deprecated name of ``rank`` (``k`` is the neighbour count of the k-NN methods); accepted
+        with a FutureWarning for this release.
     """
 
     PARTS = PARTS["prml"]
@@ -208,6 +207,7 @@ class PrML(_Privileged):
         self.C = C
         self.gamma1 = gamma1
         self.gamma2 = gamma2
+        self.rank = rank
         self.k = k
         self.n_privileged = n_privileged
         self.privileged_bias = privileged_bias
@@ -215,6 +215,21 @@ class PrML(_Privileged):
         self.tol = tol
         self.max_iter = max_iter
         self.cd_tol = cd_tol
+        self.cd_max_iter = cd_max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.sub_solver = sub_solver
+        self.init = init
+        self.thresholding = thresholding
+
+
+class PrBR(_Privileged):
+    """Privileged binary relevance: problem (5) with W = I (the paper's Remark; registered as ``prbr``).
+
+    L independent SVM+ problems on x, each label's slacks modelled by the other labels: PrML's
+    parameters without ``gamma1``, ``rank``, ``tol``, ``max_iter`` and ``init`` (nothing
+    alternates), and ``warm_start``.  The problem is strictly convex in the scores' weights
+    (Theorem 1), so a warm fit ends where a cold one does, within the certificates' gaps.
 
     Parameters
     ----------
@@ -243,21 +258,6 @@ class PrML(_Privileged):
     thresholding : str or Threshold, default "zero"
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
-        self.cd_max_iter = cd_max_iter
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.sub_solver = sub_solver
-        self.init = init
-        self.thresholding = thresholding
-
-
-class PrBR(_Privileged):
-    """Privileged binary relevance: problem (5) with W = I (the paper's Remark; registered as ``prbr``).
-
-    L independent SVM+ problems on x, each label's slacks modelled by the other labels: PrML's
-    parameters without ``gamma1``, ``rank``, ``tol``, ``max_iter`` and ``init`` (nothing
-    alternates), and ``warm_start``.  The problem is strictly convex in the scores' weights
-    (Theorem 1), so a warm fit ends where a cold one does, within the certificates' gaps.
     """
 
     PARTS = PARTS["prbr"]
@@ -317,7 +317,6 @@ class LEML(_Privileged):
     sub_solver : {"auto", "cd", "ipm"}, default "auto"
         How the hinge sub-problems are solved: :func:`multilabel_core.solvers.embedded_hinge_ipm`,
         dual coordinate descent, or by size, as for :class:`PrML`.
-        self.rank = rank
     init : {"svd", "random"}, default "svd"
         The first D, as for :class:`PrML`.
     thresholding : str or Threshold, default "zero"
@@ -333,6 +332,7 @@ class LEML(_Privileged):
     def __init__(self, C=1.0, rank=0.9, fit_intercept=True, tol=1e-3, max_iter=30, cd_tol=1e-3, cd_max_iter=10000,
                  random_state=0, n_jobs=None, sub_solver="auto", init="svd", thresholding="zero", k=DEPRECATED):
         self.C = C
+        self.rank = rank
         self.k = k
         self.fit_intercept = fit_intercept
         self.tol = tol

@@ -243,7 +243,6 @@ class LaRankSVM(_LabelRanking):
         self.thresholding = thresholding
 
     PARTS = PARTS["larank"]
-        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
 
     def _solver_settings(self) -> dict:
         return self._settings("tol", "max_iter") | {"random_state": self.random_state}
@@ -252,12 +251,12 @@ class LaRankSVM(_LabelRanking):
 class CLaRankSVM(_LabelRanking):
     """CLaRank SVM (problem 6 with p = 1), registered as ``clarank``.
 
-        The bias as the weight of a constant feature, as for :class:`LaRankSVM`.
     Alternates Algorithm 1 (R = I + mu D^-1) and the closed-form D of Theorem 3.4.
 
     Parameters
     ----------
     C : float, default 1.0
+        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
     mu : float >= 0, default 1.0
         Strength of the label-covariance prior (mu = 0: LaRank SVM).
     tol : float or None, default None
@@ -266,6 +265,7 @@ class CLaRankSVM(_LabelRanking):
     max_iter : int or None, default None
         Most alpha-steps (None: 100).
     fit_intercept : bool, default True
+        The bias as the weight of a constant feature, as for :class:`LaRankSVM`.
     random_state : None, int or numpy Generator, default 0
         Seed of the coordinate order (and of the folds of ``threshold_cv``).
     threshold : {"sorted_scores", "scores"}, default "sorted_scores"
@@ -334,13 +334,9 @@ class _FeatureSelecting(_LabelRanking):
         self.n_features = n_features
         self.tol = tol
         self.max_iter = max_iter
-    Gu, Li & Han, *Correlated multi-label feature selection* (CIKM 2011): the ranking SVM of
-    eq. 1 on the m features a cutting plane selects (Algorithm 2, the subsets of eq. 32).
-
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.threshold = threshold
-        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
         self.threshold_cv = threshold_cv
         self.thresholding = thresholding
 
@@ -351,9 +347,13 @@ class _FeatureSelecting(_LabelRanking):
 class MLFS(_FeatureSelecting):
     """MLFS (problem 6 with mu = 0): Algorithm 2, registered as ``mlfs``.
 
+    Gu, Li & Han, *Correlated multi-label feature selection* (CIKM 2011): the ranking SVM of
+    eq. 1 on the m features a cutting plane selects (Algorithm 2, the subsets of eq. 32).
+
     Parameters
     ----------
     C : float, default 1.0
+        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
     n_features : int, default 10
         m, the features of each subset of the cutting plane (p^T 1 = m; m >= d: LaRank SVM).
     tol : float or None, default None
@@ -377,15 +377,10 @@ class MLFS(_FeatureSelecting):
     -----
     Fitted attributes: those of :class:`LaRankSVM` (``certificate_`` one per alpha-step and,
     last, the cutting plane's own: primal u_t, dual l_t, ``converged`` only when the outer
-    Gu, Li & Han, *Correlated multi-label feature selection* (CIKM 2011): :class:`MLFS` with
-    R = I + mu D^-1 and D learned in closed form (Theorem 3.4) between the alpha-steps.
-
     relative bound gap is at most tol and the inner solve converged; ``n_iter_`` the
     cutting-plane iterations), ``selected_features_`` (the union of the subsets, sorted
     indices), ``feature_weights_`` (d,) s = sum_t lambda_t p_t, ``subsets_`` (T, d) and
-        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
     ``subset_weights_`` (T,) (s decomposed into m-subsets), ``bound_history_`` (T, 2): the
-        Strength of the label-covariance prior (mu = 0: MLFS).
     lower and upper bounds (l_t, u_t) per iteration (docs/methods/ranking.md).
     """
 
@@ -395,10 +390,15 @@ class MLFS(_FeatureSelecting):
 class CMLFS(_FeatureSelecting):
     """CMLFS (problem 6): Algorithm 2 with the learned label covariance, registered as ``cmlfs``.
 
+    Gu, Li & Han, *Correlated multi-label feature selection* (CIKM 2011): :class:`MLFS` with
+    R = I + mu D^-1 and D learned in closed form (Theorem 3.4) between the alpha-steps.
+
     Parameters
     ----------
     C : float, default 1.0
+        Weight of the pairwise ranking hinge, as for :class:`LaRankSVM`.
     mu : float >= 0, default 1.0
+        Strength of the label-covariance prior (mu = 0: MLFS).
     n_features : int, default 10
         m, the features of each subset of the cutting plane, as for :class:`MLFS`.
     tol : float or None, default None
@@ -409,8 +409,6 @@ class CMLFS(_FeatureSelecting):
         The bias as the weight of a constant feature, as for :class:`MLFS`.
     random_state : None, int or numpy Generator, default 0
         Seed of the coordinate order (and of the folds of ``threshold_cv``).
-    PARTS = PARTS["cmlfs"]
-
     threshold : {"sorted_scores", "scores"}, default "sorted_scores"
         Regressors of the set-size threshold t(x), as for :class:`LaRankSVM`.
     threshold_cv : int >= 2 or None, default None
@@ -423,6 +421,8 @@ class CMLFS(_FeatureSelecting):
     Fitted attributes: those of :class:`MLFS` and ``label_covariance_`` /
     ``label_correlation_`` (D, c x c, symmetric positive definite, trace 1).
     """
+
+    PARTS = PARTS["cmlfs"]
 
     def __init__(
         self,
