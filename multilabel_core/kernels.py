@@ -352,11 +352,9 @@ class RBFKernel(Kernel):
             D *= -gamma
             np.exp(D, out=D)
 
-        K = _kernel_matrix(X, Z, transform)
-        if Z is X:
-            # k(x, x) = 1 exactly: the formula leaves the round-off of ||x||^2 + ||x||^2 - 2 x^T x there.
-            K[np.diag_indices(K.shape[0])] = 1.0
-        return K
+        # The training diagonal keeps the formula's value (1 up to round-off), not an exact 1: a kernel column
+        # computed alone (SMO's column cache, k(X, x_j)) has that value, and the two ways must give one matrix.
+        return _kernel_matrix(X, Z, transform)
 
     def diagonal(self, X) -> np.ndarray:
         """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
