@@ -82,14 +82,15 @@ def register_trusted_types(register):
     # What fitted estimators hold besides their parts: the solver's result records, the
     # certificates, the generic composed estimator (which no method registers) and the scaling
     # wrapper with its scalers.
-    from .base import Fit, Solution
+    from .base import Fit, RelationState, Solution, WarmState
     from .certificate import Certificate
     from .estimator import ComposedEstimator
     from .experiments.preprocessing import PREPROCESSORS
     from .preprocessed import Preprocessed
     from .solvers import FPCStage
 
-    for cls in (Certificate, Fit, Solution, ComposedEstimator, FPCStage, Preprocessed, *PREPROCESSORS.values()):
+    for cls in (Certificate, Fit, Solution, WarmState, RelationState, ComposedEstimator, FPCStage, Preprocessed,
+                *PREPROCESSORS.values()):
         register(cls)
 
 

@@ -235,13 +235,15 @@ def fed_fit(fit, problem: Problem):
     A fed problem's relation may list ``feed_steps``, the certificates of what ``feed`` solved
     before the model step (LIEML's label enhancement: T1 by FPC).  They come first in ``steps``,
     the certificate is converged only when they all are too (its statistics say which was not),
-    and ``solution.extras["fed_relation"]`` keeps the fed relation (its record of the feed).
+    and ``solution.relation_state.fed_relation`` keeps the fed relation (its record of the feed).
     """
     relation = problem.relation
     before = tuple(getattr(relation, "feed_steps", ()))
-    extras = dict(fit.solution.extras) | {"fed_relation": relation}
+    solution = attrs.evolve(
+        fit.solution, relation_state=attrs.evolve(fit.solution.relation_state, fed_relation=relation)
+    )
     if not before:
-        return attrs.evolve(fit, solution=attrs.evolve(fit.solution, extras=extras))
+        return attrs.evolve(fit, solution=solution)
     fed_converged = all(bool(c.converged) for c in before)
     statistics = dict(fit.certificate.statistics) | {
         "feed_converged": fed_converged,
@@ -251,7 +253,7 @@ def fed_fit(fit, problem: Problem):
         fit.certificate, converged=bool(fit.certificate.converged and fed_converged), statistics=statistics
     )
     return attrs.evolve(
-        fit, solution=attrs.evolve(fit.solution, extras=extras), certificate=certificate, steps=before + tuple(fit.steps)
+        fit, solution=solution, certificate=certificate, steps=before + tuple(fit.steps)
     )
 
 

@@ -44,6 +44,7 @@ from .base import (
     Regularizer,
     Solver,
     Threshold,
+    warm_state_of,
 )
 from .composition import AUTO, SolverChoice, build_solver, fed_fit, feed_if_unread, select_solver
 from .exceptions import ConstantLabelWarning, NotFittedError
@@ -934,7 +935,7 @@ class ComposedEstimator(MultiLabelEstimator):
         if choice.fed:
             # What the relation solved to make the fed problem (label enhancement's FPC) is certified too.
             fit = fed_fit(fit, choice.problem)
-        resolved = fit.solution.extras.get("regularizer")
+        resolved = fit.solution.regularizer
         if isinstance(resolved, Regularizer):
             # A regulariser resolved from the training labels by the solver (its ``with_labels`` state):
             # parts_ holds the one whose objective the certificate is about.
@@ -980,23 +981,26 @@ class ComposedEstimator(MultiLabelEstimator):
         return kernel(X), PrecomputedKernel()
 
     def _warm_solution(self, problem: Problem):
-        """The previous fit's solution as a start (``warm_start``), rescaled to the new C; else None."""
+        """The previous fit's solution as a start (``warm_start``), its warm state rescaled to the new C; else None.
+
+        The only warm-start path: the solver's :class:`~multilabel_core.base.WarmState` says which of
+        its values are dual variables, which scale with C (:meth:`~multilabel_core.base.WarmState.rescaled`).
+        """
         previous = getattr(self, "solution_", None)
         if not getattr(self, "warm_start", False) or previous is None:
             return None
         if getattr(self, "_problem_shape_", None) != problem.Y.shape:
             return None
-        ratio = problem.C / self._problem_C_
-        scaled = {
-            name: None if getattr(previous, name) is None else ratio * np.asarray(getattr(previous, name))
-            for name in ("dual", "dual_coef")
-        }
-        return attrs.evolve(previous, **scaled)
+        state = warm_state_of(previous)
+        if state is None:
+            return None
+        return attrs.evolve(previous, warm_state=state.rescaled(problem.C / self._problem_C_))
 
     def _store_fit(self, fit, parts, kernel, X, C) -> None:
         # A refit may produce another kind of solution or relation: forget the previous one's attributes.
         for name in _CONDITIONAL_ATTRIBUTES:
             self.__dict__.pop(name, None)
+        previous_solver = getattr(self, "parts_", {}).get("solver")
         solution = fit.solution
         if solution.coef is not None:
             self.coef_ = solution.coef
@@ -1006,7 +1010,9 @@ class ComposedEstimator(MultiLabelEstimator):
             self.dual_coef_, self.X_fit_, self.kernel_ = solution.dual_coef, X.copy(), kernel
         self.intercept_ = solution.intercept
         self.step_certificates_ = list(fit.steps)
-        self.certificate_ = list(fit.steps) if self.CERTIFICATE_PER_STEP else fit.certificate
+        # A solver whose certificate is its own (the cutting plane's bounds), not its last step's, ends the list.
+        outer = [fit.certificate] if getattr(parts["solver"], "outer_certificate", False) else []
+        self.certificate_ = list(fit.steps) + outer if self.CERTIFICATE_PER_STEP else fit.certificate
         self.n_iter_ = fit.n_iter
         scale = self._objective_scale()
         self.objective_history_ = [scale * value for value in fit.history["objective"]]
@@ -1017,6 +1023,37 @@ class ComposedEstimator(MultiLabelEstimator):
         self._problem_C_, self._problem_shape_ = C, (X.shape[0], len(solution.intercept))
         if parts["relation"].learned:
             self._store_relation(solution.relation, parts["solver"])
+        self._store_fitted_attributes(solution, fit.history, parts["solver"], previous_solver)
+
+    def _store_fitted_attributes(self, solution, history, solver, previous_solver) -> None:
+        """The solver's declared :attr:`~multilabel_core.base.Solver.fitted_attributes` (from the typed solution)
+        and :attr:`~multilabel_core.base.Solver.history_attributes` (from the fit's per-step series).
+
+        A refit forgets the previous solver's; dual variables (``objective_units``) are stored in
+        this estimator's objective units (times :meth:`_objective_scale`).
+        """
+        for names in ("fitted_attributes", "history_attributes"):
+            for name in dict(getattr(previous_solver, names, {}) or {}).values():
+                self.__dict__.pop(name, None)
+        declared = dict(getattr(solver, "model_state_names", {}) or {})
+        undeclared = sorted(set(solution.model_state) - set(declared))
+        if undeclared:
+            raise TypeError(
+                f"{type(solver).__name__} returned model_state {undeclared} that its model_state_names do not declare"
+            )
+        units = frozenset(getattr(solver, "objective_units", ()) or ())
+        for key, attribute in dict(getattr(solver, "fitted_attributes", {}) or {}).items():
+            if key == "dual" and solution.dual is None or key != "dual" and key not in solution.model_state:
+                continue
+            value = solution.dual if key == "dual" else solution.model_state[key]
+            if key in units:
+                value = self._objective_scale() * np.asarray(value)
+            setattr(self, attribute, value)
+        for key, attribute in dict(getattr(solver, "history_attributes", {}) or {}).items():
+            if key in history:
+                series = list(history[key])
+                numeric = all(isinstance(value, numbers.Real) for value in series)
+                setattr(self, attribute, np.asarray(series, dtype=np.float64) if numeric else series)
 
     def _decision_function(self, X) -> np.ndarray:
         if hasattr(self, "coef_"):

@@ -81,9 +81,9 @@ def _assert_same(first, second, parts, tol):
 SOLUTION_TOL = 10.0 * np.sqrt(TIGHT["tol"])
 
 HINGE_PARTS = {"coef": lambda f: f.solution.coef, "intercept": lambda f: f.solution.intercept,
-               "D": lambda f: f.solution.extras["D"]}
-SVMPLUS_PARTS = {**HINGE_PARTS, "W_tilde": lambda f: f.solution.extras["W_tilde"],
-                 "intercept_tilde": lambda f: f.solution.extras["intercept_tilde"]}
+               "D": lambda f: f.solution.model_state["D"]}
+SVMPLUS_PARTS = {**HINGE_PARTS, "W_tilde": lambda f: f.solution.model_state["W_tilde"],
+                 "intercept_tilde": lambda f: f.solution.model_state["intercept_tilde"]}
 
 
 @given(hinge_problems(), st.integers(0, 2**32 - 1))

@@ -120,7 +120,7 @@ def test_primal_is_eq6_with_R_equal_I_plus_mu_D_inverse(problem, mu, data):
     scores = np.asarray(problem["X"] @ W) + intercept
     loss = PairwiseRankingHinge().value(to_signs(problem["Y"]), scores)
     assert result.certificate.primal == pytest.approx(regulariser + problem["C"] * loss, rel=1e-8, abs=1e-9)
-    np.testing.assert_allclose(result.solution.extras["weight_gram"], W_full.T @ W_full, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(result.solution.model_state["weight_gram"], W_full.T @ W_full, rtol=1e-8, atol=1e-12)
 
 
 @given(ranking_problems(), st.data())
@@ -216,7 +216,7 @@ def test_rows_with_empty_or_full_label_sets_change_nothing(problem, full):
     assert more.certificate.statistics["rows_without_pairs"] == base.certificate.statistics["rows_without_pairs"] + 3
     W = base.solution.coef
     np.testing.assert_allclose(more.solution.coef, W, atol=1e-5 * max(1.0, np.abs(W).max()))
-    assert np.all(more.solution.extras["beta"][-3:] == 0.0)
+    assert np.all(more.solution.model_state["beta"][-3:] == 0.0)
 
 
 @given(label_matrices(n_samples=st.integers(1, 8), n_labels=st.integers(1, 5), both_classes=False))
@@ -236,12 +236,12 @@ def test_sparse_input_equals_dense_and_the_beta_of_eq8():
     sparse = ranking_cd(sp.csc_matrix(X), Y, C=2.0, **TIGHT, random_state=0)
     np.testing.assert_allclose(sparse.solution.coef, dense.solution.coef, atol=1e-7)
     beta = np.zeros(Y.shape)
-    pair_row, pair_k, pair_l = dense.solution.extras["pairs"]
+    pair_row, pair_k, pair_l = dense.solution.model_state["pairs"]
     np.add.at(beta, (pair_row, pair_k), dense.solution.dual)
     np.add.at(beta, (pair_row, pair_l), -dense.solution.dual)
-    np.testing.assert_allclose(dense.solution.extras["beta"], beta, atol=1e-15)
+    np.testing.assert_allclose(dense.solution.model_state["beta"], beta, atol=1e-15)
     # R = I: W = U = X^T beta (eq. 10)
-    np.testing.assert_allclose(dense.solution.coef, X.T @ dense.solution.extras["beta"], atol=1e-9)
+    np.testing.assert_allclose(dense.solution.coef, X.T @ dense.solution.model_state["beta"], atol=1e-9)
 
 
 def test_max_iter_warns_and_reports_not_converged():

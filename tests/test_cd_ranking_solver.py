@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from multilabel_core.base import Problem, Solution
+from multilabel_core.base import Problem, Solution, WarmState
 from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.regularizers import Frobenius
@@ -17,7 +17,7 @@ def test_the_certificate_sums_epochs_and_engine_counts_over_the_chained_solves()
     X, Y = rng.standard_normal((40, 5)), (rng.random((40, 4)) < 0.4).astype(int)
     problem = Problem(X, to_signs(Y), PairwiseRankingHinge(), Frobenius(), Independent(), LinearKernel(), C=5.0)
     fit = RankingCDSolver(tol=1e-8, random_state=3).solve(problem)
-    eps = fit.solution.extras["eps"]
+    eps = fit.certificate.statistics["eps"]
     assert fit.certificate.statistics["eps"] == eps
     # The same chain by hand: the seeds drawn from the solve's own stream (random_state 3), each call warm-started.
     stream, alpha, calls, tol = check_random_state(3), None, [], FIRST_EPS
@@ -42,9 +42,9 @@ def test_a_warm_start_continues_at_the_eps_it_reached():
     problem = Problem(X, to_signs(Y), PairwiseRankingHinge(), Frobenius(), Independent(), LinearKernel(), C=5.0)
     solver = RankingCDSolver(tol=1e-8)
     first = solver.solve(problem)
-    assert first.solution.extras["eps"] < FIRST_EPS
+    assert first.certificate.statistics["eps"] < FIRST_EPS
     # 3e-4 is on no chain from FIRST_EPS = 0.1: the eps reached is 3e-4 / 10^k only if the chain started there.
-    start = Solution(coef=None, intercept=np.zeros(4), dual=first.solution.dual, extras={"eps": 3e-4})
+    start = Solution(coef=None, intercept=np.zeros(4), warm_state=WarmState("RankingCDSolver", scaled={"dual": first.solution.dual}, fixed={"eps": 3e-4}))
     again = solver.solve(problem, warm_start=start)
-    k = np.log10(3e-4 / again.solution.extras["eps"])
+    k = np.log10(3e-4 / again.certificate.statistics["eps"])
     assert abs(k - np.round(k)) < 1e-9 and k > -1e-9 and again.certificate.relative_gap <= 1e-8

@@ -68,7 +68,7 @@ def test_shrinking_on_and_off_give_the_same_solution(problem, seed):
     off = solved(problem, shrinking=False, random_state=seed)
     assert off.certificate.statistics["n_shrunk"] == 0
     parts = (lambda fit: fit.solution.coef, lambda fit: fit.solution.intercept,
-             lambda fit: fit.solution.extras["W_tilde"], lambda fit: fit.solution.extras["intercept_tilde"])
+             lambda fit: fit.solution.model_state["W_tilde"], lambda fit: fit.solution.model_state["intercept_tilde"])
     for part in parts:
         expected = part(off)
         np.testing.assert_allclose(part(on), expected, atol=1e-5 * max(1.0, np.abs(expected).max()))
@@ -77,7 +77,7 @@ def test_shrinking_on_and_off_give_the_same_solution(problem, seed):
 @given(svmplus_problems())
 def test_warm_start_from_the_optimum_stops_after_one_pass(problem):
     first = solved(problem, random_state=0)
-    start = {"alpha0": first.solution.dual, "beta0": first.solution.extras["beta"]}
+    start = {"alpha0": first.solution.dual, "beta0": first.solution.model_state["beta"]}
     again = svmplus_cd(**problem, tol=1e-6, random_state=1, **start)
     assert again.certificate.converged and again.certificate.n_iter <= 1
 
@@ -88,12 +88,12 @@ def test_identity_embedding_is_the_per_label_problem(problem):
     n_labels = problem["Y"].shape[1]
     per_label = solved(dict(problem, embedding=None), random_state=0)
     dictionary = solved(dict(problem, embedding=np.eye(n_labels)), random_state=0)
-    assert per_label.solution.extras["D"] is None
+    assert per_label.solution.model_state["D"] is None
     scale = max(1.0, np.abs(per_label.solution.coef).max())
     np.testing.assert_allclose(dictionary.solution.coef, per_label.solution.coef, atol=1e-5 * scale)
-    np.testing.assert_allclose(dictionary.solution.extras["D"], per_label.solution.coef.T, atol=1e-5 * scale)
-    np.testing.assert_allclose(dictionary.solution.extras["W_tilde"], per_label.solution.extras["W_tilde"],
-                               atol=1e-5 * max(1.0, np.abs(per_label.solution.extras["W_tilde"]).max()))
+    np.testing.assert_allclose(dictionary.solution.model_state["D"], per_label.solution.coef.T, atol=1e-5 * scale)
+    np.testing.assert_allclose(dictionary.solution.model_state["W_tilde"], per_label.solution.model_state["W_tilde"],
+                               atol=1e-5 * max(1.0, np.abs(per_label.solution.model_state["W_tilde"]).max()))
 
 
 @given(svmplus_problems())
@@ -146,8 +146,8 @@ def test_gamma_to_infinity_gives_the_hard_margin_svm():
     w_hard = Yx.T @ hard.x
     result = svmplus_cd(X, X_priv, y, 1.0, 1e6, **TIGHT, random_state=0)
     np.testing.assert_allclose(result.solution.coef[:, 0], w_hard, rtol=1e-4)
-    extras = result.solution.extras
-    assert np.abs(extras["W_tilde"]).max() < 1e-5 and abs(extras["intercept_tilde"][0]) < 1e-5
+    fitted = result.solution.model_state
+    assert np.abs(fitted["W_tilde"]).max() < 1e-5 and abs(fitted["intercept_tilde"][0]) < 1e-5
 
 
 def test_privileged_label_features_are_eq3():
@@ -157,9 +157,9 @@ def test_privileged_label_features_are_eq3():
     np.testing.assert_array_equal(mask, ~np.eye(3, dtype=bool))
     X = np.arange(8.0).reshape(4, 2)
     result = svmplus_cd(X, X_priv, Y, privileged_mask=mask, **TIGHT, random_state=0)
-    extras = result.solution.extras
-    assert np.all(np.diagonal(extras["W_tilde"]) == 0.0)  # label i never sees its own value
-    assert extras["W_tilde"].shape == (3, 3) and extras["intercept_tilde"].shape == (3,)
+    fitted = result.solution.model_state
+    assert np.all(np.diagonal(fitted["W_tilde"]) == 0.0)  # label i never sees its own value
+    assert fitted["W_tilde"].shape == (3, 3) and fitted["intercept_tilde"].shape == (3,)
 
 
 def test_one_label_vector_and_sparse_inputs():
@@ -169,8 +169,8 @@ def test_one_label_vector_and_sparse_inputs():
     y = np.where(rng.random(20) < 0.5, 1.0, -1.0)
     dense = svmplus_cd(X, X_priv, y, fit_intercept=True, **TIGHT, random_state=0)
     sparse = svmplus_cd(sp.csr_matrix(X), sp.csc_matrix(X_priv), y, fit_intercept=True, **TIGHT, random_state=0)
-    assert dense.solution.dual.shape == dense.solution.extras["beta"].shape == (20, 1)
-    assert dense.solution.coef.shape == (4, 1) and dense.solution.extras["D"] is None
+    assert dense.solution.dual.shape == dense.solution.model_state["beta"].shape == (20, 1)
+    assert dense.solution.coef.shape == (4, 1) and dense.solution.model_state["D"] is None
     np.testing.assert_allclose(sparse.solution.coef, dense.solution.coef, atol=1e-7)
     np.testing.assert_allclose(sparse.solution.intercept, dense.solution.intercept, atol=1e-7)
 
@@ -218,11 +218,11 @@ def _objective_parts(result, problem):
     """At the returned point: each label's gamma/2 |w~_i|^2 + C sum_j slack, the margins and the slacks."""
     X = problem["X"].toarray() if sp.issparse(problem["X"]) else np.asarray(problem["X"])
     priv = problem["X_priv"].toarray() if sp.issparse(problem["X_priv"]) else np.asarray(problem["X_priv"])
-    extras = result.solution.extras
-    slacks = priv @ extras["W_tilde"] + extras["intercept_tilde"]
+    fitted = result.solution.model_state
+    slacks = priv @ fitted["W_tilde"] + fitted["intercept_tilde"]
     Y = np.asarray(problem["Y"], dtype=float).reshape(X.shape[0], -1)
     margins = Y * (X @ result.solution.coef + result.solution.intercept)
-    per_label = (0.5 * problem["gamma"] * (np.sum(extras["W_tilde"] ** 2, axis=0) + extras["intercept_tilde"] ** 2)
+    per_label = (0.5 * problem["gamma"] * (np.sum(fitted["W_tilde"] ** 2, axis=0) + fitted["intercept_tilde"] ** 2)
                  + problem["C"] * slacks.sum(axis=0))
     return per_label, margins, slacks
 

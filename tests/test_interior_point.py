@@ -36,31 +36,31 @@ def _with_bias(problem: dict) -> dict:
 
 def _primal_variables(fit) -> np.ndarray:
     """(M, w~) of a fit as one vector: the scores' weights, the dictionary when there is one, the correcting functions."""
-    extras = fit.solution.extras
-    parts = [fit.solution.coef, fit.solution.intercept, extras["W_tilde"], extras["intercept_tilde"]]
-    if extras["D"] is not None:
-        parts += [extras["D"]] + ([extras["D_intercept"]] if extras["D_intercept"] is not None else [])
+    fitted = fit.solution.model_state
+    parts = [fit.solution.coef, fit.solution.intercept, fitted["W_tilde"], fitted["intercept_tilde"]]
+    if fitted["D"] is not None:
+        parts += [fitted["D"]] + ([fitted["D_intercept"]] if fitted["D_intercept"] is not None else [])
     return np.concatenate([np.ravel(part) for part in parts])
 
 
 def _objective(problem: dict, fit) -> float:
     """Objective (6)/(10) at the fit's point, recomputed from its parts, and the point's largest constraint violation."""
-    extras = fit.solution.extras
+    fitted = fit.solution.model_state
     X = problem["X"].toarray() if sp.issparse(problem["X"]) else np.asarray(problem["X"], dtype=float)
     X_priv = problem["X_priv"].toarray() if sp.issparse(problem["X_priv"]) else np.asarray(problem["X_priv"], float)
     Y = np.reshape(problem["Y"], (X.shape[0], -1)).astype(float)
     mask = problem.get("privileged_mask")
     mask = np.ones((Y.shape[1], X_priv.shape[1]), bool) if mask is None else mask
     scores = X @ fit.solution.coef + fit.solution.intercept
-    slacks = np.column_stack([X_priv @ (extras["W_tilde"][:, i] * mask[i]) for i in range(Y.shape[1])])
-    slacks = slacks + extras["intercept_tilde"]
-    if extras["D"] is None:
+    slacks = np.column_stack([X_priv @ (fitted["W_tilde"][:, i] * mask[i]) for i in range(Y.shape[1])])
+    slacks = slacks + fitted["intercept_tilde"]
+    if fitted["D"] is None:
         half_M = np.sum(fit.solution.coef ** 2) + (np.sum(fit.solution.intercept ** 2) if problem.get("fit_intercept")
                                                    else 0.0)
     else:
-        half_M = np.sum(extras["D"] ** 2) + (np.sum(extras["D_intercept"] ** 2) if extras["D_intercept"] is not None
+        half_M = np.sum(fitted["D"] ** 2) + (np.sum(fitted["D_intercept"] ** 2) if fitted["D_intercept"] is not None
                                              else 0.0)
-    half_tilde = np.sum((extras["W_tilde"] * mask.T) ** 2) + np.sum(extras["intercept_tilde"] ** 2)
+    half_tilde = np.sum((fitted["W_tilde"] * mask.T) ** 2) + np.sum(fitted["intercept_tilde"] ** 2)
     value = 0.5 * half_M + 0.5 * problem["gamma"] * half_tilde + problem["C"] * slacks.sum()
     violation = max(0.0, float(np.max(1.0 - Y * scores - slacks)), float(np.max(-slacks)))
     return value, violation
@@ -134,7 +134,7 @@ def test_sparse_rows_are_the_dense_problem():
                          fit_intercept=True, tol=1e-10)
     radius = np.sqrt(2.0 * max(0.0, dense.certificate.gap + sparse.certificate.gap))
     assert np.linalg.norm(_primal_variables(dense) - _primal_variables(sparse)) <= radius + 1e-8
-    assert dense.solution.extras["D"].shape == (2, X.shape[1])
+    assert dense.solution.model_state["D"].shape == (2, X.shape[1])
 
 
 def test_budget_reached_is_a_warning_and_not_converged():

@@ -119,7 +119,7 @@ def test_shrinking_shrinks_and_reconstructs():
     assert statistics["shrunk"] > 0 and statistics["reconstructions"] >= 2
     assert off.certificate.statistics["shrunk"] == 0
     assert on.certificate.dual == pytest.approx(off.certificate.dual, rel=1e-6)
-    np.testing.assert_allclose(on.solution.extras["scores"], off.solution.extras["scores"], atol=1e-4)
+    np.testing.assert_allclose(on.solution.model_state["scores"], off.solution.model_state["scores"], atol=1e-4)
 
 
 @given(multilabel_problems(n_samples=st.integers(3, 25), sparse=None))
@@ -251,7 +251,7 @@ def test_labels_with_one_class_and_zero_boxes():
     assert result.certificate.converged
     # One class: alpha = 0 and a bias that puts every example on the right side of the margin.
     np.testing.assert_array_equal(result.solution.dual[:, 0], 0.0)
-    assert np.all(Y[:, 0] * result.solution.extras["scores"][:, 0] >= 1.0 - 1e-12)
+    assert np.all(Y[:, 0] * result.solution.model_state["scores"][:, 0] >= 1.0 - 1e-12)
     np.testing.assert_array_equal(result.solution.dual[:, 2], 0.0)
     assert np.all(np.isfinite(result.solution.intercept))
 

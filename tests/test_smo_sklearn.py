@@ -53,7 +53,7 @@ def assert_bsvm_matches_svc(K, Y, lam, tol):
     h = 0.5 * np.einsum("ji,jk,ki->i", B, K, B) / lam - ours.solution.dual.sum(axis=0)
     assert relative(h, lam * h_svc) <= RTOL
     assert -ours.certificate.dual == pytest.approx(lam * h_svc.sum(), rel=RTOL)
-    assert relative(ours.solution.extras["scores"], decisions) <= RTOL
+    assert relative(ours.solution.model_state["scores"], decisions) <= RTOL
     return ours, alpha_svc
 
 
@@ -87,7 +87,7 @@ def test_omega_identity_scaled_and_c_scaled_give_one_model():
     svc_scale = smo_solve(K, Y, np.eye(2), 1 / (50 * lam), tol=1e-10)
     np.testing.assert_allclose(paper.solution.dual, lam * svc_scale.solution.dual, atol=1e-9)
     np.testing.assert_allclose(paper.solution.dual_coef, svc_scale.solution.dual_coef, atol=1e-8)
-    np.testing.assert_allclose(paper.solution.extras["scores"], svc_scale.solution.extras["scores"], atol=1e-8)
+    np.testing.assert_allclose(paper.solution.model_state["scores"], svc_scale.solution.model_state["scores"], atol=1e-8)
     assert paper.certificate.dual == pytest.approx(lam * svc_scale.certificate.dual, rel=1e-9)
 
 
@@ -156,7 +156,7 @@ def test_solver_solves_the_problem_primal_with_label_gram_as_omega(problem, omeg
     assert solution.coef is None and certificate.solver == "SMOSolver"
     # Decision values on new rows: the kernel expansion, here on the training rows.
     np.testing.assert_allclose(kernel_expansion(kernel, X, X, solution.dual_coef, solution.intercept),
-                               direct.solution.extras["scores"], atol=1e-8)
+                               direct.solution.model_state["scores"], atol=1e-8)
     # A warm start from the Solution recovers alpha (up to round-off) and stops within one pass.
     warm_fit = SMOSolver(tol=1e-8).solve(
         problem_with(X, Y, regularizer=LabelCovariance(omega), kernel=kernel, C=0.7), warm_start=solution
@@ -175,7 +175,7 @@ def test_precomputed_kernel_problem_and_composed_estimator():
         loss="hinge", regularizer=LabelCovariance(omega), kernel=PrecomputedKernel(), solver=SMOSolver(tol=1e-8), C=2.0
     ).fit(K, Y01)
     direct = smo_solve(K, 2.0 * Y01 - 1.0, omega, 2.0, tol=1e-8)
-    np.testing.assert_allclose(estimator.decision_function(K), direct.solution.extras["scores"], atol=1e-8)
+    np.testing.assert_allclose(estimator.decision_function(K), direct.solution.model_state["scores"], atol=1e-8)
     assert estimator.certificate_.converged and estimator.certificate_.gap >= 0
 
 

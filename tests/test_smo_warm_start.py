@@ -23,7 +23,7 @@ def _hinge_in_bias(f, y, C, b):
 def test_bias_minimises_the_primal_for_the_returned_weights(problem, tol):
     K, omega, Y, C = problem
     result = smo_solve(K, Y, omega, C, tol=tol)
-    f = result.solution.extras["scores"] - Y - result.solution.intercept
+    f = result.solution.model_state["scores"] - Y - result.solution.intercept
     for i in range(Y.shape[1]):
         # The minimum of a convex piecewise-linear function of b is reached at a kink b = -f_j.
         kinks = -f[:, i]

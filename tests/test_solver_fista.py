@@ -137,7 +137,7 @@ def test_the_certificate_bounds_the_suboptimality(seed, case, budget, C):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = ProximalGradientSolver(max_iter=budget, tol=1e-12).solve(problem)
-    resolved = fit.solution.extras["regularizer"]
+    resolved = fit.solution.regularizer
     resolved_problem = _problem(X, Y, loss, resolved, C=C, fit_intercept=fit_intercept)
     if route is not None:
         assert fit.certificate.statistics["route"] == route

@@ -146,7 +146,7 @@ def test_fpc_never_raises_the_objective_within_a_stage(seed):
     # this problem with seed 25 by 4e-6 at the first step of the last stage; the certificate covers it.)
     Z0, value, gradient, conjugate = _completion_problem(seed)
     fit = fixed_point_continuation(Z0, value, gradient, step=1.0, mu_min=1e-2, f_conjugate=None, max_iter=5000, warn=False)
-    for stage in fit.solution.extras["stages"]:
+    for stage in fit.solution.model_state["stages"]:
         steps = np.diff(stage.objective)
         assert (steps <= 1e-10 * max(1.0, abs(stage.objective[0]))).all(), stage.mu
 

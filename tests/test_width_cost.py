@@ -146,7 +146,7 @@ def test_label_enhancement_of_a_wide_x_is_that_of_its_held_columns():
     lows = (full.certificate.dual, held.certificate.dual)
     ups = (full.certificate.primal, held.certificate.primal)
     assert max(lows) <= min(ups) + 1e-12 * max(1.0, abs(min(ups)))
-    assert held.rank == full.solution.extras["rank"] and held.labels.shape == (30, 3)
+    assert held.rank == full.solution.model_state["rank"] and held.labels.shape == (30, 3)
 
 
 def test_lieml_on_a_wide_x_enhances_as_the_full_stacked_matrix():
@@ -170,7 +170,7 @@ def test_lieml_on_a_wide_x_enhances_as_the_full_stacked_matrix():
     a, b = fitted.enhancement_.certificate, full.certificate
     assert a.converged and b.converged
     assert max(a.dual, b.dual) <= min(a.primal, b.primal) + 1e-12 * max(1.0, abs(a.primal))
-    assert fitted.n_features_in_ == 2000 and fitted.rank_ == full.solution.extras["rank"]
+    assert fitted.n_features_in_ == 2000 and fitted.rank_ == full.solution.model_state["rank"]
 
 
 def test_the_wide_case_is_the_red_team_shape():

@@ -9,7 +9,19 @@ from .kernel import Kernel
 from .loss import Loss
 from .regularizer import Regularizer
 from .relation import LabelRelation
-from .solver import PART_ROLES, CapabilityError, Fit, Problem, Solution, Solver, unread_state
+from .solver import (
+    PART_ROLES,
+    CapabilityError,
+    Fit,
+    Problem,
+    RelationState,
+    Solution,
+    Solver,
+    WarmState,
+    undeclared_state,
+    unread_state,
+    warm_state_of,
+)
 from .threshold import Threshold
 
 __all__ = [
@@ -21,8 +33,12 @@ __all__ = [
     "Loss",
     "Problem",
     "Regularizer",
+    "RelationState",
     "Solution",
     "Solver",
     "Threshold",
+    "WarmState",
+    "undeclared_state",
     "unread_state",
+    "warm_state_of",
 ]

@@ -93,19 +93,156 @@ class Problem:
         return self.Y.shape[1]
 
 
+def _rescaled_value(value, ratio: float):
+    if value is None:
+        return None
+    if isinstance(value, WarmState):
+        return value.rescaled(ratio)
+    return ratio * np.asarray(value)
+
+
+@attrs.frozen(eq=False)
+class WarmState:
+    """What a solver needs to continue exactly from the point it returned: opaque, owned by that solver.
+
+    A caller never reads the values; it keeps the state and hands the Solution back as
+    ``warm_start`` (the next point of a grid, the next model step of an alternating solve, a
+    refit with ``warm_start=True``).  The owning solver declares the names it puts here in
+    its ``warm_state_names`` and reads them back; a solver given another's state reads only
+    the names it knows and starts the rest cold.
+
+    Attributes
+    ----------
+    owner : str
+        The class name of the solver that wrote the state.
+    scaled : dict of str -> ndarray or WarmState
+        The values that scale with the loss weight C: dual variables in a box ``[0, C]``
+        (the dual of ``regularizer(W) + C * loss`` has its variables proportional to C, so a
+        solution at C is the start at C' after multiplying them by ``C'/C``).  A nested
+        WarmState (an inner solver's, kept by a driver) rescales itself.
+    fixed : dict of str -> object
+        The values that do not depend on C (primal weights, a learned relation, a tolerance
+        reached, learned feature-subset weights).
+    """
+
+    owner: str
+    scaled: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+    fixed: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+
+    def __attrs_post_init__(self):
+        shared = set(self.scaled) & set(self.fixed)
+        if shared:
+            raise ValueError(f"WarmState of {self.owner}: {sorted(shared)} are both scaled and fixed")
+
+    def rescaled(self, ratio: float) -> WarmState:
+        """The state for the loss weight ``ratio * C``: every ``scaled`` value times ``ratio``."""
+        ratio = float(ratio)
+        if not (np.isfinite(ratio) and ratio > 0.0):
+            raise ValueError(f"a warm state rescales by a finite positive ratio of costs, got {ratio!r}")
+        return attrs.evolve(self, scaled={name: _rescaled_value(value, ratio) for name, value in self.scaled.items()})
+
+    def get(self, name: str, default=None):
+        """The value stored under ``name`` (scaled or fixed), else ``default``."""
+        if name in self.scaled:
+            return self.scaled[name]
+        return self.fixed.get(name, default)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.scaled or name in self.fixed
+
+    def names(self) -> set[str]:
+        """Every name the state holds."""
+        return set(self.scaled) | set(self.fixed)
+
+
+#: The owner of the state :func:`warm_state_of` reads from a Solution that carries none of its own.
+POINT_OWNER = "Solution"
+
+
+def warm_state_of(warm_start: Solution | None) -> WarmState | None:
+    """The :class:`WarmState` a solver continues from: the one ``warm_start`` carries, or None (cold).
+
+    The one way every bundled solver reads a warm start.  A Solution built by hand (or returned
+    by a solver that keeps no state) carries none; its state is then its typed point, under the
+    same names the solvers use for their own: ``scaled`` ``"dual"`` and ``"dual_coef"`` (dual
+    variables, proportional to C), ``fixed`` ``"coef"``, ``"intercept"`` and ``"relation"``
+    (owner :data:`POINT_OWNER`).
+    """
+    if warm_start is None:
+        return None
+    if warm_start.warm_state is not None:
+        return warm_start.warm_state
+    scaled = {name: getattr(warm_start, name) for name in ("dual", "dual_coef") if getattr(warm_start, name) is not None}
+    fixed = {name: getattr(warm_start, name) for name in ("coef", "intercept", "relation") if getattr(warm_start, name) is not None}
+    return WarmState(POINT_OWNER, scaled=scaled, fixed=fixed)
+
+
+@attrs.frozen(eq=False)
+class RelationState:
+    """What a model step tells the label-relation side of a solve (the alternating driver, a fed relation).
+
+    Every field is optional: a solver fills what it can compute, and a reader that needs a
+    missing one falls back (the relation step to ``coef``) or gives up that bound.
+
+    Attributes
+    ----------
+    weight_factor : ndarray (r, L) or None
+        A factor F with ``F^T F = W^T W`` for the relation step when the solver's weights are not
+        ``coef`` itself (kernel duals: ``Lambda^(1/2) V^T M`` from ``H``'s eigendecomposition;
+        L-BFGS on a factored problem: its factor).
+    dual_gram : ndarray (L, L) or None
+        ``H = B^T K B``, the matrix of the dual's quadratic term ``1/2 tr(H M)``, for the joint
+        certificate's lower bound (Zhang & Yeung, "Multi-Label Relationship Learning", eq. 10).
+    regularizer_value : float or None
+        ``1/2 tr(H M)``, the step's regulariser value, for the joint certificate's bounds.
+    fed_relation : LabelRelation or None
+        The relation that fed the problem (label enhancement), kept as the record of the feed.
+    """
+
+    weight_factor: np.ndarray | None = None
+    dual_gram: np.ndarray | None = None
+    regularizer_value: float | None = None
+    fed_relation: Any = None
+
+
 @attrs.frozen(eq=False)
 class Solution:
     """The point a solver returns.
 
-    ``coef`` is the (d, L) primal W for feature solvers, or None for kernel solvers,
-    which return dual coefficients ``dual_coef`` (n, L) instead (scores on new rows are
-    ``kernel(X_new, X) @ dual_coef + intercept``); ``intercept`` is (L,).  ``relation``
-    is the final label relation (L, L) of an alternating solve.  ``dual`` holds the
-    solver's own dual variables when they differ from ``dual_coef`` (SMO: alpha, while
-    ``dual_coef = (alpha * Y) M``; the ranking solvers: one alpha per label pair); a warm
-    start of that solver continues from them exactly.  ``extras`` holds what else a solver
-    knows about its point and a caller may use, by name (e.g. ``"scores"``, the training
-    scores; ``"beta"``, the ranking family's per-label dual sums; ``"feature_weights"``).
+    Every field is typed: what a caller reads is a named attribute, what a solver needs to
+    continue is one opaque :class:`WarmState`, and a family's own fitted quantities are in
+    ``model_state`` under names its solver declares.
+
+    Attributes
+    ----------
+    coef : ndarray (d, L) or None
+        The primal W of a feature solver; None for a kernel solver, which returns ``dual_coef``
+        instead (scores on new rows are ``kernel(X_new, X) @ dual_coef + intercept``).
+    intercept : ndarray (L,)
+        The per-label bias b (zeros without ``fit_intercept``).
+    dual_coef : ndarray (n, L) or None
+        The kernel expansion's coefficients.
+    relation : ndarray (L, L) or None
+        The final label relation of an alternating solve.
+    dual : ndarray or None
+        The solver's own dual variables when they differ from ``dual_coef`` (SMO: alpha, while
+        ``dual_coef = (alpha * Y) M``; the ranking solvers: one alpha per label pair), for the
+        optimality checks and the fitted attributes the solver declares.  A warm start does not
+        read it: it reads ``warm_state``.
+    regularizer : Regularizer or None
+        The regulariser the solve resolved from the training labels (its ``with_labels`` state),
+        when it did: the one the certificate is about, which a composing estimator keeps.
+    relation_state : RelationState
+        What the relation side of the solve reads of this point (:class:`RelationState`).
+    model_state : dict of str -> object
+        The family's fitted quantities by name, each declared by the solver in
+        :attr:`Solver.model_state_names` (e.g. the ranking family's feature-subset weights, the
+        concept network's graph and coefficients, LIEML's enhancement record); those the solver
+        maps in :attr:`Solver.fitted_attributes` become a composing estimator's fitted attributes.
+    warm_state : WarmState or None
+        What the solver that returned this point needs to continue from it exactly, declared in
+        its :attr:`Solver.warm_state_names`; it says itself how it rescales to another C
+        (:meth:`WarmState.rescaled`).  None: a warm start from this point starts cold.
     """
 
     coef: np.ndarray | None
@@ -113,7 +250,10 @@ class Solution:
     dual_coef: np.ndarray | None = None
     relation: np.ndarray | None = None
     dual: np.ndarray | None = None
-    extras: Mapping[str, Any] = attrs.field(factory=dict)
+    regularizer: Any = None
+    relation_state: RelationState = attrs.field(factory=RelationState)
+    model_state: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+    warm_state: WarmState | None = None
 
 
 @attrs.frozen(eq=False)
@@ -159,6 +299,30 @@ class Fit:
         return int(self.certificate.n_iter)
 
 
+def undeclared_state(solver, solution: Solution) -> list[str]:
+    """What ``solution`` holds that ``solver`` does not declare, as readable lines (empty when all is declared).
+
+    Checks the ``model_state`` names against :attr:`Solver.model_state_names`, the ``warm_state``
+    names against :attr:`Solver.warm_state_names` (and its owner against the solver's class), and
+    the :attr:`Solver.fitted_attributes` keys against the model state names (or ``"dual"``).
+    """
+    name = type(solver).__name__
+    problems = []
+    model_names = dict(getattr(solver, "model_state_names", {}) or {})
+    for key in sorted(set(solution.model_state) - set(model_names)):
+        problems.append(f"{name} puts {key!r} in model_state but does not declare it in model_state_names")
+    for key, attribute in dict(getattr(solver, "fitted_attributes", {}) or {}).items():
+        if key != "dual" and key not in model_names:
+            problems.append(f"{name}.fitted_attributes maps {key!r} (to {attribute}), not a declared model_state name")
+    warm = solution.warm_state
+    if warm is not None:
+        if warm.owner != name:
+            problems.append(f"{name} returned the warm_state of {warm.owner}")
+        for key in sorted(warm.names() - set(getattr(solver, "warm_state_names", {}) or {})):
+            problems.append(f"{name} puts {key!r} in warm_state but does not declare it in warm_state_names")
+    return problems
+
+
 #: The roles of the parts a solver reads from a :class:`Problem`.
 PART_ROLES = ("loss", "regularizer", "relation", "kernel")
 
@@ -183,6 +347,24 @@ class Solver(ABC):
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
     consumes: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: The names this solver puts in its solutions' :attr:`Solution.warm_state`, each with what
+    #: it holds (its ``scaled`` names scale with C; see :class:`WarmState`).
+    warm_state_names: ClassVar[Mapping[str, str]] = {}
+    #: The names this solver puts in its solutions' :attr:`Solution.model_state`, each with what it holds.
+    model_state_names: ClassVar[Mapping[str, str]] = {}
+    #: ``model_state`` name (or ``"dual"``, :attr:`Solution.dual`) -> the fitted attribute a composing
+    #: estimator exposes it as; :meth:`ComposedEstimator._store_fit` copies them, no preset code needed.
+    fitted_attributes: ClassVar[Mapping[str, str]] = {}
+    #: The names of :attr:`fitted_attributes` whose values are dual variables: they scale with the
+    #: objective, so an estimator whose objective is ``s`` times the Problem's stores them times ``s``
+    #: (its ``_objective_scale``; MLRL's paper-scaled alphas, Zhang & Yeung, section 2).
+    objective_units: ClassVar[frozenset] = frozenset()
+    #: ``Fit.history`` key (a per-step series) -> the fitted attribute a composing estimator exposes
+    #: it as (a series of numbers as a float array); an alternating driver concatenates its steps'.
+    history_attributes: ClassVar[Mapping[str, str]] = {}
+    #: Whether the certificate of a solve is the solver's own (an outer problem's bounds, as the
+    #: cutting plane's), not its last step's: a per-step list of certificates then ends with it.
+    outer_certificate: ClassVar[bool] = False
 
     def check(self, problem: Problem) -> None:
         """Raise :class:`CapabilityError` if a part of ``problem`` lacks a capability in :attr:`requires`,

@@ -21,7 +21,7 @@ jointly convex in (W, b, Omega), and :class:`AlternatingSolver` minimises it blo
 2. **Relation step.**  (W, b) fixed, ``Omega = relation.update(W^T W)``, the closed form
    of the LabelRelation (:class:`~multilabel_core.relations.LearnedCovariance`:
    ``(W^T W)^(1/2) / tr``, kept positive definite).  ``W^T W`` comes from the model
-   step's solution: a factor F with ``F^T F = W^T W`` in ``solution.extras["weight_factor"]``
+   step's solution: a factor F with ``F^T F = W^T W`` in ``solution.relation_state.weight_factor``
    (kernel solvers give it without a pass over the kernel, :func:`~.smo.relation_statistics`;
    the ranking solvers give the re-weighted features' one), else the primal ``coef``.
 
@@ -30,8 +30,8 @@ objective after each model step, ``J_k`` (its certificate's primal), is recorded
 what "converged" certifies:
 
 * **Joint gap, where one exists** (the regulariser provides ``relation_value`` and
-  ``relation_dual`` and the model steps give ``extras["dual_gram"]`` and
-  ``extras["regularizer_value"]``: MLRL, SSMLRL, MTRL, CLaRank): converged means the relative
+  ``relation_dual`` and the model steps give ``relation_state.dual_gram`` and
+  ``relation_state.regularizer_value``: MLRL, SSMLRL, MTRL, CLaRank): converged means the relative
   joint gap (below) is at most ``tol``, and the iterations stop there.  The change of the
   objective decides nothing: it can be tiny while the joint gap is not.  The iterations stop,
   not converged (a ConvergenceWarning with the joint gap), when over the last
@@ -84,12 +84,12 @@ Joint certificate.  Each model step's certificate bounds J only for its fixed Om
 the regulariser provides ``relation_value(F)`` (the least regulariser value over the
 relations, for weights with ``W^T W = F^T F``) and ``relation_dual(H)`` (the largest
 ``1/2 tr(H M(Omega))`` over the relations, M the label coupling the dual sees) and the model
-step's solution gives H, the matrix of its dual's quadratic term (``extras["dual_gram"]``),
+step's solution gives H, the matrix of its dual's quadratic term (``relation_state.dual_gram``),
 the joint problem has the bounds::
 
     g_k = D_k + Q_k - relation_dual(H_k)  <=  min J  <=  U_k = J_k - Q_k + relation_value(F_k)
 
-with D_k the step's dual objective and Q_k its regulariser value (``extras["regularizer_value"]``,
+with D_k the step's dual objective and Q_k its regulariser value (``relation_state.regularizer_value``,
 ``1/2 tr(H M)``): U_k is J at (W_k, b_k) with the best relation, and g_k is the dual of the
 joint problem (Sion's minimax theorem: the Lagrangian is linear in M(Omega)'s argument and
 concave in the dual variables, the set {Omega >= 0, tr Omega = 1} compact).
@@ -99,7 +99,7 @@ problem whatever the path; its relative value ``(min_k U_k - max_k g_k) / max(OB
 
 Model state.  An inner solver may learn a block of its own from step to step -- the ranking
 solver's feature-subset weights lambda (Gu, Li & Han, eq. 31): it then provides
-``learns_state(problem) -> True``, carries the block in its solution's ``extras`` (the next
+``learns_state(problem) -> True``, carries the block in its solution's ``warm_state`` (the next
 model step reads it from the warm start), and the driver alternates even when the relation
 is fixed.  For a fixed relation and an inner solver without state
 (:class:`~multilabel_core.relations.Independent`: BSVM, LaRank) the driver does one model step.
@@ -115,7 +115,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from ..base import CapabilityError, Fit, LabelRelation, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, LabelRelation, Problem, Solution, Solver, WarmState, warm_state_of
 from ..certificate import within_gap_rtol
 from ..validation import check_scalar, count
 from ._convergence import SMALLEST_EPS, ConvergenceWarning, warn_not_converged
@@ -185,12 +185,12 @@ def relative_change(previous: float, current: float) -> float:
 
 def weight_factor(solution: Solution) -> np.ndarray:
     """A factor F with ``F^T F = W^T W`` for the relation step: the solver's own, else ``coef``."""
-    factor = solution.extras.get("weight_factor")
+    factor = solution.relation_state.weight_factor
     if factor is not None:
         return np.asarray(factor)
     if solution.coef is None:
         raise ValueError(
-            "the model step returned neither primal weights nor extras['weight_factor']: the relation step needs W^T W"
+            "the model step returned neither primal weights nor relation_state.weight_factor: the relation step needs W^T W"
         )
     return np.asarray(solution.coef)
 
@@ -228,7 +228,9 @@ class AlternatingSolver(Solver):
     ``"joint_gap"``.  The certificate's ``statistics`` hold these histories, the
     ``"stop_rule"`` (``"joint_gap"``, ``"objective_change"`` or ``"single_step"``) and the
     ``"objective_increases"`` (one dict per increase: ``step``, ``increase``, ``relative``,
-    ``step_gap``, ``inner_tol``, ``resolved``).  A ``warm_start`` carrying a ``relation`` starts there.
+    ``step_gap``, ``inner_tol``, ``resolved``).  A ``warm_start`` carrying a ``relation`` (in its
+    warm state: this driver's own, or a Solution's ``relation``) starts there; the driver's warm
+    state keeps the last relation and the inner solver's state.
     """
 
     inner: Solver = attrs.field(factory=SMOSolver, validator=attrs.validators.instance_of(Solver))
@@ -236,6 +238,34 @@ class AlternatingSolver(Solver):
     tol: float = attrs.field(default=1e-4, validator=_tol_validator)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update")}
+
+    @property
+    def warm_state_names(self) -> dict[str, str]:
+        """The driver's warm state: the relation it stopped at and the inner solver's state."""
+        return {
+            "relation": "fixed: the label relation (L, L) of the last model step, where a warm start begins",
+            "inner": f"scaled: the warm state of the inner {type(self.inner).__name__}",
+        }
+
+    @property
+    def model_state_names(self) -> dict[str, str]:
+        """The inner solver's: the driver returns the last model step's solution."""
+        return dict(getattr(self.inner, "model_state_names", {}) or {})
+
+    @property
+    def fitted_attributes(self) -> dict[str, str]:
+        """The inner solver's."""
+        return dict(getattr(self.inner, "fitted_attributes", {}) or {})
+
+    @property
+    def objective_units(self) -> frozenset:
+        """The inner solver's."""
+        return frozenset(getattr(self.inner, "objective_units", ()) or ())
+
+    @property
+    def history_attributes(self) -> dict[str, str]:
+        """The inner solver's: their series are the model steps' own, concatenated in step order."""
+        return dict(getattr(self.inner, "history_attributes", {}) or {})
 
     @property
     def consumes(self) -> dict[str, tuple[str, ...]]:
@@ -276,13 +306,20 @@ class AlternatingSolver(Solver):
         self.check(problem)
         start = time.perf_counter()
         relation = problem.relation.initial(problem.n_labels)
-        if warm_start is not None and warm_start.relation is not None and problem.relation.learned:
-            relation = np.asarray(warm_start.relation, dtype=np.float64)
+        state = warm_state_of(warm_start)
+        if state is not None and state.get("relation") is not None and problem.relation.learned:
+            relation = np.asarray(state.get("relation"), dtype=np.float64)
+        warm = None
+        if state is not None:
+            # The driver's own state holds the inner solver's; another's (a Solution built by hand)
+            # goes to the inner solver as it is.
+            inner = state.get("inner") if state.owner == type(self).__name__ else state
+            warm = None if inner is None else attrs.evolve(warm_start, warm_state=inner)
         run = _Run(inner=self.inner, rounding=_rounding(problem))
         # numpy reports each floating-point overflow of the solve (model steps, relation steps, bounds) to
         # run.overflow instead of a RuntimeWarning: a solve that overflowed certifies nothing.
         with np.errstate(over="call", call=run.overflow):
-            return self._solve(problem, relation, warm_start, run, start)
+            return self._solve(problem, relation, warm, run, start)
 
     def _solve(self, problem: Problem, relation: np.ndarray, warm: Solution | None, run: _Run, start: float) -> Fit:
         alternates = self._alternates(problem)
@@ -328,7 +365,7 @@ class AlternatingSolver(Solver):
                 relation = problem.relation.update(_gram(factor))
             if run.overflows:
                 return self._overflowed(run, None, relation, start)
-            warm = _without_dual_coef(fit.solution)
+            warm = _next_warm(fit.solution)
         warn_not_converged(
             "AlternatingSolver",
             f"max_iter={self.max_iter} model steps reached; {run.measure_text(self.tol)}",
@@ -482,6 +519,10 @@ class AlternatingSolver(Solver):
         if run.bounds:
             history["bounds"] = list(run.bounds)
             history["joint_gap"] = _joint_gap_history(run.bounds)
+        for key in self.history_attributes:
+            series = [value for fit, _ in run.steps for value in fit.history.get(key, ())]
+            if series:
+                history[key] = series
         certificate = attrs.evolve(
             last.certificate,
             n_iter=len(run.steps),
@@ -514,7 +555,9 @@ class AlternatingSolver(Solver):
                 }
             },
         )
-        solution = attrs.evolve(last.solution, relation=relation)
+        scaled = {} if last.solution.warm_state is None else {"inner": last.solution.warm_state}
+        state = WarmState(type(self).__name__, scaled=scaled, fixed={"relation": relation})
+        solution = attrs.evolve(last.solution, relation=relation, warm_state=state)
         return Fit(solution, certificate, steps=certificates, history=history)
 
 
@@ -624,29 +667,29 @@ def _gram(factor: np.ndarray) -> np.ndarray:
     return (gram + gram.T) / 2.0
 
 
-def _without_dual_coef(solution: Solution) -> Solution:
+def _next_warm(solution: Solution) -> Solution | None:
     """The next model step's warm start: the dual variables, which do not depend on Omega.
 
-    ``dual_coef`` does (``B M(Omega)`` for kernel solvers): a solution without its own dual
-    variables cannot be carried to the next Omega, and starts that step cold.
+    ``dual_coef`` does (``B M(Omega)`` for kernel solvers): a warm state holding it without the
+    dual variables themselves cannot be carried to the next Omega, and that step starts cold.
     """
-    if solution.dual is not None or solution.dual_coef is None:
-        return solution
-    return None
+    state = warm_state_of(solution)
+    if state is not None and "dual_coef" in state and state.get("dual") is None:
+        return None
+    return solution
 
 
 def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray) -> tuple[float, float] | None:
     """``(g_k, U_k)``, the lower and upper bounds of the module docstring, or None when the parts cannot give them."""
-    extras = fit.solution.extras
-    needed = ("dual_gram", "regularizer_value")
-    if not all(key in extras for key in needed) or not all(
+    state = fit.solution.relation_state
+    if state.dual_gram is None or state.regularizer_value is None or not all(
         callable(getattr(regularizer, name, None)) for name in ("relation_value", "relation_dual")
     ):
         return None
-    current = float(extras["regularizer_value"])
+    current = float(state.regularizer_value)
     certificate = fit.certificate
     upper = float(certificate.primal) - current + float(regularizer.relation_value(factor))
-    lower = float(certificate.dual) + current - float(regularizer.relation_dual(extras["dual_gram"]))
+    lower = float(certificate.dual) + current - float(regularizer.relation_dual(state.dual_gram))
     return lower, upper
 
 

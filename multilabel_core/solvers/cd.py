@@ -41,7 +41,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Loss, Problem, Solution, Solver, WarmState, warm_state_of
 from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
 from ..parallel import blas_limited, effective_threads, map_threads, n_jobs_field
 from ..losses import Hinge, SquaredHinge
@@ -495,7 +495,8 @@ class CDSolver(Solver):
     ``(dual * Y) M`` -- the engine's alpha times Y, so decision values on new rows are
     ``kernel(X_new, X) @ dual_coef + intercept`` -- and ``dual`` (n, L), the duals of the
     problem in ``loss.dual_box(C)`` (the engine's alpha_l / m_l; SMO's convention).  A warm
-    start continues from a previous solution's ``dual_coef``.
+    start continues from a previous solution's warm state, its ``dual_coef`` (declared in
+    ``warm_state_names``; proportional to C, so it rescales to another C).
     """
 
     tol: float = attrs.field(
@@ -514,6 +515,9 @@ class CDSolver(Solver):
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": SVM_DUAL_CAPABILITIES,
         "regularizer": ("label_gram",),
+    }
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "dual_coef": "scaled: (n, L), the engine's alpha times Y, to start from",
     }
 
     def check(self, problem: Problem) -> None:
@@ -563,7 +567,11 @@ class CDSolver(Solver):
             )
         alpha = fit.solution.dual
         solution = Solution(
-            coef=fit.solution.coef, intercept=intercept, dual_coef=fit.solution.dual_coef, dual=alpha / scales
+            coef=fit.solution.coef,
+            intercept=intercept,
+            dual_coef=fit.solution.dual_coef,
+            dual=alpha / scales,
+            warm_state=WarmState(type(self).__name__, scaled={"dual_coef": fit.solution.dual_coef}),
         )
         return Fit(solution, self._rescaled(fit.certificate, 1.0 / scales))
 
@@ -602,11 +610,12 @@ class CDSolver(Solver):
         relative to the box (or, without a bound, to the label's largest alpha) are put on
         the bound; farther out the warm start belongs to another problem: ValueError.
         """
-        if warm_start is None:
+        state = warm_state_of(warm_start)
+        if state is None:
             return None
-        if warm_start.dual_coef is None:
+        if state.get("dual_coef") is None:
             raise ValueError("CDSolver warm-starts from dual coefficients, and this warm start has none")
-        dual_coef = np.asarray(warm_start.dual_coef, dtype=np.float64)
+        dual_coef = np.asarray(state.get("dual_coef"), dtype=np.float64)
         if dual_coef.shape != Y.shape:
             raise ValueError(f"warm start dual_coef has shape {dual_coef.shape}, expected {Y.shape}")
         if not np.all(np.isfinite(dual_coef)):

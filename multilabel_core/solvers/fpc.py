@@ -224,7 +224,7 @@ def fixed_point_continuation(
 
     Returns
     -------
-    Fit whose ``solution.coef`` is Z (p, n), with ``extras`` ``"stages"`` (list of
+    Fit whose ``solution.coef`` is Z (p, n), with ``model_state`` ``"stages"`` (list of
     :class:`FPCStage`), ``"rank"`` and ``"singular_values"`` of Z; ``history`` holds per stage
     ``"objective"`` (T at its end), ``"mu"``, ``"n_iter"`` and ``"rank"``.  The certificate's
     primal is T at mu_min, its dual the lower bound, ``kkt_violation`` the gradient mapping
@@ -277,6 +277,7 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
     nuclear = float(np.linalg.svd(Z, compute_uv=False).sum())
     stages: list[FPCStage] = []
     total, svt_time, n_gram, n_full = 0, 0.0, 0, 0
+    shrunk = None
     while True:
         last = mu <= mu_min
         f_now = f_value(Z)
@@ -294,7 +295,8 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
             previous = Z
             A = W - step * f_gradient(W)
             tick = time.perf_counter()
-            shrunk = singular_value_threshold(A, step * mu, method=svt)
+            # The previous step's rank predicts this one's: it picks the eigensolver, not the result.
+            shrunk = singular_value_threshold(A, step * mu, method=svt, rank_hint=None if shrunk is None else shrunk.rank)
             svt_time += time.perf_counter() - tick
             if shrunk.method == "gram":
                 n_gram += 1
@@ -371,7 +373,7 @@ def _fpc(Z0, f_value, f_gradient, *, step, mu_min, mu_start, eta_mu, stage_tol, 
     solution = Solution(
         coef=Z,
         intercept=np.zeros(0),
-        extras={"stages": stages, "rank": rank, "singular_values": point.values[:rank].copy()},
+        model_state={"stages": stages, "rank": rank, "singular_values": point.values[:rank].copy()},
     )
     history = {
         "objective": [stage.objective[-1] for stage in stages],

@@ -47,7 +47,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from ..base import CapabilityError, Fit, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Problem, Solution, Solver, WarmState, warm_state_of
 from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
 from ..losses import tube_weights
 from ..validation import MAX_ITER_LIMIT, check_scalar, count, positive
@@ -113,11 +113,13 @@ def irwls_msvr(
     max_iter : IRWLS iterations; max_backtracks : line-search reductions (eta / 10 each) before
         the step is declared failed (the solve then stops, unconverged unless the gap holds).
     jitter : added to the corner of the system when ``gamma1 sum(a)`` is below it.
-    start : a previous Solution (``dual_coef`` beta with zero column sums, ``intercept`` m).
+    start : a previous Solution, read through its warm state (:func:`~multilabel_core.base.warm_state_of`):
+        ``dual_coef`` beta with zero column sums and ``intercept`` m.
 
     Returns
     -------
-    Fit with ``solution.dual_coef`` beta (n, t) and ``solution.intercept`` m (t,); the
+    Fit with ``solution.dual_coef`` beta (n, t) and ``solution.intercept`` m (t,) (its warm state
+    holds both: beta scales with gamma1, the C of the problem, m does not); the
     certificate's primal is T2, its dual the bound D(beta), ``kkt_violation`` the fixed-point
     residual ``max |beta - gamma1 a e - gamma2 sigma y|`` with sigma = 1(q <= 0) (at an optimum
     with entries on the hinge's kink q = 0, where sigma may be anything in [0, 1], it stays up to
@@ -146,11 +148,12 @@ def irwls_msvr(
         if S.shape != U.shape or not np.isin(S, (-1.0, 1.0)).all():
             raise ValueError(f"S must hold -1 and +1 only, with U's shape {U.shape}, got shape {S.shape}")
     t = U.shape[1]
-    if start is None:
+    state = warm_state_of(start)
+    if state is None:
         beta, m = np.zeros((n, t)), np.zeros(t)
     else:
-        beta = np.array(start.dual_coef, dtype=np.float64)
-        m = np.array(start.intercept, dtype=np.float64)
+        beta = np.array(state.get("dual_coef"), dtype=np.float64)
+        m = np.array(state.get("intercept"), dtype=np.float64)
         if beta.shape != (n, t) or m.shape != (t,):
             raise ValueError(f"start must hold beta {(n, t)} and m {(t,)}, got {beta.shape} and {m.shape}")
     KB = K @ beta
@@ -232,7 +235,11 @@ def irwls_msvr(
             ConvergenceWarning,
             stacklevel=2,
         )
-    return Fit(Solution(coef=None, intercept=m, dual_coef=beta), certificate, history={"objective": history})
+    solution = Solution(
+        coef=None, intercept=m, dual_coef=beta,
+        warm_state=WarmState("irwls_msvr", scaled={"dual_coef": beta}, fixed={"intercept": m}),
+    )  # fmt: skip
+    return Fit(solution, certificate, history={"objective": history})
 
 
 @attrs.frozen
@@ -257,6 +264,10 @@ class IRWLSSolver(Solver):
     jitter: float = attrs.field(default=1e-8, validator=positive)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"loss": ("irwls_weights", "epsilon"), "regularizer": ("label_gram",)}
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "dual_coef": "scaled: beta (n, L), the kernel expansion's coefficients, to start from",
+        "intercept": "fixed: the bias m (L,) to start from",
+    }
 
     def check(self, problem: Problem) -> None:
         """The base capability check, plus: an identity label coupling and an intercept (the MSVR form)."""
@@ -268,9 +279,12 @@ class IRWLSSolver(Solver):
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
         self.check(problem)
         K = problem.X if problem.kernel.precomputed else problem.kernel(problem.X)
-        if warm_start is not None and (warm_start.dual_coef is None or np.shape(warm_start.dual_coef) != problem.Y.shape):
+        state = warm_state_of(warm_start)
+        if state is not None and (state.get("dual_coef") is None or np.shape(state.get("dual_coef")) != problem.Y.shape):
             warm_start = None
-        return irwls_msvr(
+        fit = irwls_msvr(
             K, problem.Y, gamma1=problem.C, epsilon=float(problem.loss.epsilon), tol=self.tol,
             max_iter=self.max_iter, jitter=self.jitter, start=warm_start,
         )  # fmt: skip
+        state = attrs.evolve(fit.solution.warm_state, owner=type(self).__name__)
+        return attrs.evolve(fit, solution=attrs.evolve(fit.solution, warm_state=state))

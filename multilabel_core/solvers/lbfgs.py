@@ -38,7 +38,7 @@ import numpy as np
 import scipy.optimize
 
 from ..validation import count, positive
-from ..base import CapabilityError, Fit, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Problem, RelationState, Solution, Solver, WarmState, warm_state_of
 from ..certificate import Certificate
 from ._convergence import ConvergenceWarning, warn_not_converged
 
@@ -91,15 +91,16 @@ class _LinearPrimal:
         return -self.C * self.loss.conjugate(self.Y, G) - self.regularizer.conjugate(-self.C * self.adjoint(G))
 
     def pack(self, warm_start: Solution | None) -> np.ndarray:
-        """The flat starting point: zero, or ``[coef; intercept^T]`` of a warm start."""
-        if warm_start is None:
+        """The flat starting point: zero, or ``[coef; intercept^T]`` of a warm start's state."""
+        state = warm_state_of(warm_start)
+        if state is None or state.get("coef") is None:
             return np.zeros(np.prod(self.shape))
-        coef = np.asarray(warm_start.coef, dtype=np.float64)
+        coef = np.asarray(state.get("coef"), dtype=np.float64)
         if coef.shape != (self.n_features, self.shape[1]):
             raise ValueError(f"warm start coef has shape {coef.shape}, expected {(self.n_features, self.shape[1])}")
         if not self.fit_intercept:
             return coef.ravel()
-        intercept = np.asarray(warm_start.intercept, dtype=np.float64)
+        intercept = np.asarray(state.get("intercept"), dtype=np.float64)
         if intercept.shape != (self.shape[1],):
             raise ValueError(f"warm start intercept has shape {intercept.shape}, expected {(self.shape[1],)}")
         return np.vstack([coef, intercept]).ravel()
@@ -109,7 +110,13 @@ class _LinearPrimal:
         intercept = V[self.n_features].copy() if self.fit_intercept else np.zeros(self.shape[1])
         # The regulariser sees the bias row too (as LIBLINEAR's): a relation step must see the same
         # weights, or an alternating solve would update Omega from W while the objective holds [W; b].
-        return Solution(coef=V[: self.n_features].copy(), intercept=intercept, extras={"weight_factor": V.copy()})
+        coef = V[: self.n_features].copy()
+        return Solution(
+            coef=coef,
+            intercept=intercept,
+            relation_state=RelationState(weight_factor=V.copy()),
+            warm_state=WarmState("LBFGSSolver", fixed={"coef": coef, "intercept": intercept}),
+        )
 
 
 @attrs.frozen
@@ -155,6 +162,10 @@ class LBFGSSolver(Solver):
         "loss": ("smooth", "value", "gradient"),
         "regularizer": ("smooth", "value", "gradient"),
         "kernel": ("linear",),
+    }
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "coef": "fixed: the primal W (d, L) to start from",
+        "intercept": "fixed: the bias b (L,) to start from",
     }
 
     def check(self, problem: Problem) -> None:

@@ -77,7 +77,7 @@ import attrs
 import numpy as np
 import scipy.sparse
 
-from ..base import CapabilityError, Fit, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Problem, Solution, Solver, WarmState, warm_state_of
 from ..certificate import Certificate
 from ..losses import LeastSquares
 from ..parallel import map_threads, n_jobs_field
@@ -494,7 +494,7 @@ class ProximalGradientSolver(Solver):
     needs the alternating driver).  A regulariser that needs the training labels (its ``state``
     lists ``with_labels``: :class:`~multilabel_core.regularizers.LabelSimilarity`) is resolved
     with the problem's targets first; the resolved regulariser is returned in
-    ``solution.extras["regularizer"]`` (a composing estimator keeps it in ``parts_``).
+    ``solution.regularizer`` (a composing estimator keeps it in ``parts_``).
 
     A composition the solver could never certify is refused before any work: when no route of the
     certificate applies (no conjugate for the gap, no strongly convex or norm term for the
@@ -516,6 +516,10 @@ class ProximalGradientSolver(Solver):
         "kernel": ("linear",),
     }
     consumes: ClassVar[dict[str, tuple[str, ...]]] = {"regularizer": ("with_labels",)}
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "coef": "fixed: the primal W (d, L) to start from",
+        "intercept": "fixed: the bias b (L,) to start from",
+    }
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
@@ -611,20 +615,22 @@ class ProximalGradientSolver(Solver):
         solution = Solution(
             coef=W,
             intercept=b if problem.fit_intercept else np.zeros(L),
-            extras={"regularizer": regularizer},
+            regularizer=regularizer,
+            warm_state=WarmState(type(self).__name__, fixed={"coef": W, "intercept": b if problem.fit_intercept else np.zeros(L)}),
         )
         return Fit(solution, certificate)
 
     def _start(self, problem: Problem, warm_start: Solution | None):
         d, L = problem.X.shape[1], problem.n_labels
-        if warm_start is None or warm_start.coef is None:
+        state = warm_state_of(warm_start)
+        if state is None or state.get("coef") is None:
             return np.zeros((d, L)), np.zeros(L)
-        W = np.array(warm_start.coef, dtype=np.float64)
+        W = np.array(state.get("coef"), dtype=np.float64)
         if W.shape != (d, L):
             raise ValueError(f"warm start coef has shape {W.shape}, expected {(d, L)}")
         b = np.zeros(L)
-        if problem.fit_intercept and warm_start.intercept is not None:
-            b = np.array(warm_start.intercept, dtype=np.float64).reshape(-1)
+        if problem.fit_intercept and state.get("intercept") is not None:
+            b = np.array(state.get("intercept"), dtype=np.float64).reshape(-1)
             if b.shape != (L,):
                 raise ValueError(f"warm start intercept has shape {b.shape}, expected {(L,)}")
         return W, b

@@ -123,7 +123,7 @@ def ranking_cd(
         are ``X @ W + intercept`` (``W = diag(sqrt(s)) W_z`` with W_z the weights on the
         rows z_i); ``solution.intercept`` (c,) the biases (zeros without
         ``fit_intercept``); ``solution.dual`` alpha (n_pairs,), alpha_ikl of each pair;
-        ``solution.extras``: ``"pairs"``, the tuple ``(pair_row, pair_k, pair_l)`` of intp
+        ``solution.model_state``: ``"pairs"``, the tuple ``(pair_row, pair_k, pair_l)`` of intp
         arrays from :func:`ranking_pairs` (row i, relevant label k, irrelevant label l),
         ``"beta"`` (n, c), beta_ik of eq. 8 (``X^T beta`` gives the per-feature sums eq.
         32's scores need), and ``"weight_gram"`` (c, c), ``W_z^T W_z`` (bias included), the
@@ -173,7 +173,7 @@ def ranking_cd(
         coef=W,
         intercept=W_z[-1].copy() if fit_intercept else np.zeros(Y.shape[1]),
         dual=alpha,
-        extras={"pairs": (pair_row, pair_k, pair_l), "beta": beta, "weight_gram": W_z.T @ W_z},
+        model_state={"pairs": (pair_row, pair_k, pair_l), "beta": beta, "weight_gram": W_z.T @ W_z},
     )
     return Fit(solution, certificate)
 

@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._blocks import row_blocks
-from ..base import CapabilityError, Fit, Kernel, Problem, Solution, Solver
+from ..base import CapabilityError, Fit, Kernel, Problem, RelationState, Solution, Solver, WarmState, warm_state_of
 from ..certificate import GAP_RTOL, Certificate
 from ..parallel import blas_limited, effective_threads, map_threads, n_jobs_field
 from ..validation import (
@@ -328,7 +328,7 @@ def smo_solve(
         ``solution.dual`` is alpha (n, L) (pass it as ``alpha0`` to warm-start the next
         solve), ``solution.dual_coef`` is ``B Omega~`` with B = alpha * Y (decision values
         on new rows are ``K(X_new, X) dual_coef + intercept``, :func:`kernel_expansion`),
-        ``solution.intercept`` the biases b, and ``solution.extras`` holds ``"scores"``,
+        ``solution.intercept`` the biases b, and ``solution.model_state`` holds ``"scores"``,
         the decision values on the training rows ``K B Omega~ + b``.
     """
     start = time.perf_counter()
@@ -524,7 +524,8 @@ def _solve(columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, s
         intercept=intercept,
         dual_coef=B @ omega,
         dual=alpha,
-        extras={"scores": f + Y + intercept},
+        model_state={"scores": f + Y + intercept},
+        warm_state=WarmState("SMOSolver", scaled={"dual": alpha}),
     )
     return Fit(solution, certificate)
 
@@ -550,18 +551,20 @@ def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np
     return scores
 
 
-def _warm_alpha(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
-    """alpha to start from: the Solution's own ``dual``, else recovered from its ``dual_coef``.
+def _warm_alpha(state: WarmState, Y: np.ndarray, omega: np.ndarray, C: float) -> np.ndarray:
+    """alpha to start from: the warm state's ``dual``, else recovered from its ``dual_coef`` (another solver's).
 
     ``dual`` is exact; the recovery solves with omega and loses cond(omega) * eps, which
     matters when omega is close to singular (a learned label covariance can be).  Either
     is made feasible for this problem's box by :func:`_feasible` (the Solution may come
     from another C, e.g. the previous point of a grid of lambdas).
     """
-    if solution.dual is None:
-        alpha = _alpha_from_solution(solution, Y, omega)
+    if state.get("dual") is None:
+        if state.get("dual_coef") is None:
+            raise ValueError("SMOSolver warm-starts from dual variables (dual or dual_coef), and this warm start has none")
+        alpha = _alpha_from_dual_coef(state.get("dual_coef"), Y, omega)
     else:
-        alpha = np.asarray(solution.dual, dtype=np.float64)
+        alpha = np.asarray(state.get("dual"), dtype=np.float64)
         if alpha.shape != Y.shape:
             raise ValueError(f"warm start dual has shape {alpha.shape}, expected {Y.shape}")
         if not np.all(np.isfinite(alpha)):
@@ -569,9 +572,9 @@ def _warm_alpha(solution: Solution, Y: np.ndarray, omega: np.ndarray, C: float) 
     return _feasible(alpha, Y, _box(C, Y.shape))
 
 
-def _alpha_from_solution(solution: Solution, Y: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    """alpha from a previous Solution's ``dual_coef = (alpha * Y) Omega~``, up to the rounding of the solve."""
-    dual_coef = np.asarray(solution.dual_coef, dtype=np.float64)
+def _alpha_from_dual_coef(dual_coef, Y: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """alpha from a previous point's ``dual_coef = (alpha * Y) Omega~``, up to the rounding of the solve."""
+    dual_coef = np.asarray(dual_coef, dtype=np.float64)
     if dual_coef.shape != Y.shape:
         raise ValueError(f"warm start dual_coef has shape {dual_coef.shape}, expected {Y.shape}")
     try:
@@ -597,8 +600,10 @@ class SMOSolver(Solver):
 
     Returns ``Solution(coef=None, dual_coef=(alpha * Y) M, intercept=b, dual=alpha)``, so
     decision values are ``kernel(X_new, X) @ dual_coef + b`` as for every kernel solver.
-    A warm start continues from the given Solution's ``dual`` (alpha) when it has one,
-    else from alpha recovered from its ``dual_coef`` through M^-1.
+    A warm start continues from the given Solution's warm state, its ``dual`` (alpha), or
+    from alpha recovered from a ``dual_coef`` through M^-1 when the state is another's (a
+    Solution built by hand, :func:`~multilabel_core.base.warm_state_of`).  Fitted attribute:
+    ``alpha_``, the dual variables in the composing estimator's objective units.
 
     Parameters
     ----------
@@ -627,6 +632,10 @@ class SMOSolver(Solver):
         "loss": ("dual_box", "dual_diagonal"),
         "regularizer": ("label_gram",),
     }
+    warm_state_names: ClassVar[dict[str, str]] = {"dual": "scaled: alpha (n, L) in the box [0, C], to start from"}
+    model_state_names: ClassVar[dict[str, str]] = {"scores": "the decision values on the training rows (n, L)"}
+    fitted_attributes: ClassVar[dict[str, str]] = {"dual": "alpha_"}
+    objective_units: ClassVar[frozenset] = frozenset({"dual"})
 
     def check(self, problem: Problem) -> None:
         """The capabilities SMO uses: an SVM-type loss dual, a label coupling M, a fixed relation, a bias.
@@ -657,9 +666,9 @@ class SMOSolver(Solver):
 
         The problem's data were validated where it was built (the estimator's ``fit``), and
         its kernel computed from them: only the kernel matrix's own check (square,
-        symmetric, finite, in the Cython cache) runs here.  ``solution.extras`` holds the
-        training ``"scores"`` and the label-side quantities the alternating driver's
-        relation step uses (:func:`relation_statistics`).
+        symmetric, finite, in the Cython cache) runs here.  ``solution.model_state`` holds the
+        training ``"scores"``, ``solution.relation_state`` the label-side quantities the
+        alternating driver's relation step uses (:func:`relation_statistics`).
         """
         start = time.perf_counter()
         self.check(problem)
@@ -675,7 +684,8 @@ class SMOSolver(Solver):
         columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size_mb)
         Y = np.asarray(problem.Y, dtype=np.float64)
         C = np.full(Y.shape, float(upper))
-        alpha = np.zeros_like(C) if warm_start is None else _warm_alpha(warm_start, Y, omega, upper)
+        state = warm_state_of(warm_start)
+        alpha = np.zeros_like(C) if state is None else _warm_alpha(state, Y, omega, upper)
         max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT) if self.max_iter is None else int(self.max_iter)
 
         def at(eps, previous):
@@ -691,9 +701,9 @@ class SMOSolver(Solver):
         fit, _ = tighten_to_relative_gap(at, float(self.tol), GAP_RTOL, name="SMO")
         B = fit.solution.dual * Y
         KB = K @ B if K is not None else _kernel_times(source, B)
-        extras = dict(fit.solution.extras) | relation_statistics(B, KB, omega, columns.kernel_diagonal())
+        statistics = relation_statistics(B, KB, omega, columns.kernel_diagonal())
         return Fit(
-            attrs.evolve(fit.solution, extras=extras),
+            attrs.evolve(fit.solution, relation_state=statistics),
             attrs.evolve(fit.certificate, solver=type(self).__name__),
         )
 
@@ -706,19 +716,19 @@ def _kernel_times(source: KernelSource, B: np.ndarray) -> np.ndarray:
     return KB
 
 
-def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_diagonal: np.ndarray) -> dict:
-    """What a relation step and the joint certificate need from a kernel dual point B (n, L).
+def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_diagonal: np.ndarray) -> RelationState:
+    """What a relation step and the joint certificate need from a kernel dual point B (n, L), as a RelationState.
 
     With label coupling M the weights are ``W = phi(X)^T B M``; from ``KB = K B``:
 
-    - ``"dual_gram"``: ``H = B^T K B`` (L, L), the matrix of the dual's quadratic term
+    - ``dual_gram``: ``H = B^T K B`` (L, L), the matrix of the dual's quadratic term
       ``1/2 tr(H M)``, whose largest eigenvalue the joint certificate of an alternating
       solve needs;
-    - ``"weight_factor"``: a factor F with ``F^T F = W^T W = M H M``, namely
+    - ``weight_factor``: a factor F with ``F^T F = W^T W = M H M``, namely
       ``Lambda^(1/2) V^T M`` from H's eigendecomposition.  The relation step works from
       F: the trace norm of W is the sum of F's singular values, exact where W is rank
       deficient, where square roots of W^T W's eigenvalues would add sqrt(eps) ||W||;
-    - ``"regularizer_value"``: ``1/2 tr(H M)``.
+    - ``regularizer_value``: ``1/2 tr(H M)``.
 
     H comes from K B, not from SMO's gradient ``K B M``: recovering it through M^-1 would
     lose cond(M) eps, and a learned covariance can be nearly singular.  H carries the
@@ -734,8 +744,8 @@ def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_dia
     largest = float(np.max(np.abs(kernel_diagonal), initial=0.0))
     roundoff = 2.0 * B.shape[0] * np.finfo(np.float64).eps * largest * float(magnitude @ magnitude)
     values[np.abs(values) <= roundoff] = 0.0
-    return {
-        "dual_gram": (vectors * values) @ vectors.T,
-        "weight_factor": np.sqrt(np.clip(values, 0.0, None))[:, None] * (vectors.T @ M),
-        "regularizer_value": 0.5 * float(np.sum(H * M)),
-    }
+    return RelationState(
+        dual_gram=(vectors * values) @ vectors.T,
+        weight_factor=np.sqrt(np.clip(values, 0.0, None))[:, None] * (vectors.T @ M),
+        regularizer_value=0.5 * float(np.sum(H * M)),
+    )

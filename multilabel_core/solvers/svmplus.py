@@ -147,7 +147,7 @@ def svmplus_cd(
     Fit
         ``solution.coef`` (d, L): scores are ``X @ coef + intercept``, the weights w_i as
         columns (A = I) or Z = D^T A (eq. 2); ``solution.intercept`` (L,) the biases (zeros
-        without ``fit_intercept``); ``solution.dual`` alpha (n, L); ``solution.extras``:
+        without ``fit_intercept``); ``solution.dual`` alpha (n, L); ``solution.model_state``:
         ``"beta"`` (n, L) the other dual variables, ``"D"`` (k, d) the dictionary (eq. 12)
         when an embedding A is given (None otherwise), ``"W_tilde"`` (d~, L) the correcting
         functions w~_i as columns (eqs. 9 and 13) and ``"intercept_tilde"`` (L,) their
@@ -196,7 +196,7 @@ def svmplus_cd(
         coef=primal["W"],
         intercept=primal["intercept"],
         dual=alpha,
-        extras={"beta": beta, **{key: primal[key] for key in ("D", "D_intercept", "W_tilde", "intercept_tilde")}},
+        model_state={"beta": beta, **{key: primal[key] for key in ("D", "D_intercept", "W_tilde", "intercept_tilde")}},
     )
     return Fit(solution, certificate)
 
@@ -217,7 +217,7 @@ def embedded_hinge_cd(
     ``M = sum_ji alpha_ji y_ji a_i x_j^T``.  Arguments, ``fit_intercept``, ``tol``,
     ``max_iter``, ``shrinking``, ``random_state`` and ``record_dual`` as :func:`svmplus_cd`;
     ``alpha0`` (n, L) in [0, C] a warm start.  The certificate's gap is a true duality gap
-    (the hinge's slacks make every point feasible).  ``solution.extras``: ``"D"`` and
+    (the hinge's slacks make every point feasible).  ``solution.model_state``: ``"D"`` and
     ``"D_intercept"`` as :func:`svmplus_cd`.
     """
     start = time.perf_counter()
@@ -261,7 +261,7 @@ def embedded_hinge_cd(
         coef=np.ascontiguousarray(coef[:d]),
         intercept=coef[d].copy() if bias > 0.0 else np.zeros(Y.shape[1]),
         dual=alpha,
-        extras={
+        model_state={
             "D": None if A is None else np.ascontiguousarray(M[:, :d]),
             "D_intercept": None if A is None or bias == 0.0 else M[:, d].copy(),
         },
@@ -496,7 +496,7 @@ def svmplus_ipm(
     Returns
     -------
     Fit
-        As :func:`svmplus_cd`'s (``solution.dual`` alpha, ``extras["beta"]``, ``"D"``,
+        As :func:`svmplus_cd`'s (``solution.dual`` alpha, ``model_state["beta"]``, ``"D"``,
         ``"W_tilde"``, ...); ``certificate.n_iter`` counts Newton steps and its ``statistics``
         hold ``primal_infeasibility`` (the largest violation the bias repair removed),
         ``complementarity`` (of the multipliers at the recovered point) and ``mu`` (the last
@@ -579,21 +579,21 @@ def _by_interior_point(problem, A, tol, max_iter):
     return M, V, alpha, beta, n_iter, mu, certificate
 
 
-def embedded_solution(M, A, d: int, fit_intercept: bool, dual, extras: dict | None = None) -> Solution:
+def embedded_solution(M, A, d: int, fit_intercept: bool, dual, model_state: dict | None = None) -> Solution:
     """The Solution of a point M of the embedded problems (:func:`embedded_hinge_cd`, :func:`svmplus_ipm`).
 
     ``M`` is (k, d + fit_intercept) with A (k, L) the embedding, or (L, d + fit_intercept) without
     one (A None).  The scores' weights are ``M^T A`` (``M^T``), split into ``coef`` (d, L) and the
-    intercept (the last row, zeros without an intercept); with an embedding ``extras`` holds the
-    dictionary ``D = M[:, :d]`` and ``D_intercept``, then the given ``extras``.  ``dual`` is the
+    intercept (the last row, zeros without an intercept); with an embedding ``model_state`` holds the
+    dictionary ``D = M[:, :d]`` and ``D_intercept``, then the given ``model_state``.  ``dual`` is the
     multipliers.
     """
     coef = M.T if A is None else M.T @ A
     return Solution(
         coef=np.ascontiguousarray(coef[:d]), intercept=coef[d].copy() if fit_intercept else np.zeros(coef.shape[1]),
         dual=dual,
-        extras={"D": None if A is None else np.ascontiguousarray(M[:, :d]),
-                "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(), **(extras or {})},
+        model_state={"D": None if A is None else np.ascontiguousarray(M[:, :d]),
+                     "D_intercept": None if A is None or not fit_intercept else M[:, d].copy(), **(model_state or {})},
     )
 
 

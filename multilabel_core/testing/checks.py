@@ -546,7 +546,7 @@ def assert_svmplus_matches_reference(fit, problem: dict, *, kkt_tol: float) -> f
 
     H, p, constant = svmplus_dual_matrices(**problem)
     reference = solve_box_qp_reference(H, p, 0.0, np.inf)
-    eta = np.concatenate([fit.solution.dual.ravel(), fit.solution.extras["beta"].ravel()])
+    eta = np.concatenate([fit.solution.dual.ravel(), fit.solution.model_state["beta"].ravel()])
     value = float(0.5 * eta @ H @ eta + p @ eta + constant)
     assert_matches_reference(eta, value, reference.x, reference.objective + constant, rtol_objective=1e-6,
                              atol_objective=1e-9, atol_alpha=None)

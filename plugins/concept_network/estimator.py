@@ -214,15 +214,6 @@ class ConceptNetwork(ComposedEstimator):
         with blas_limited(1):
             super()._fit(X, Y, **data)
 
-    def _store_fit(self, fit, parts, kernel, X, C) -> None:
-        super()._store_fit(fit, parts, kernel, X, C)
-        extras = fit.solution.extras
-        self.concept_graph_ = extras["graph"]
-        self.basis_ = extras["basis"]
-        self.learned_kernels_ = extras["kernels"]
-        self.site_coef_, self.edge_coef_ = extras["site_coef"], extras["edge_coef"]
-        self.dual_ = fit.solution.dual
-
     # -- prediction ---------------------------------------------------------------------
 
     def eigenfunctions(self, X) -> np.ndarray:
@@ -281,12 +272,12 @@ def _inference(solution, intercept, phi, method: str, max_sweeps: int) -> Infere
     A local model's bias b_l (a problem with ``fit_intercept``) adds to its gain at y_l = 1 against
     y_l = 0, as ``(1 + eps) g_l`` does: it enters as ``g_l + b_l / (1 + eps)``.
     """
-    extras = solution.extras
-    eps = extras["eps"]
-    G = phi @ extras["site_coef"].T + np.asarray(intercept) / (1.0 + eps)
+    model = solution.model_state
+    eps = model["eps"]
+    G = phi @ model["site_coef"].T + np.asarray(intercept) / (1.0 + eps)
     return infer(
-        G, phi @ extras["edge_coef"].T, extras["graph"].edges,
-        eps=eps, sigma=extras["sigma"], eps_edge=extras["eps_edge"], method=method, max_sweeps=max_sweeps,
+        G, phi @ model["edge_coef"].T, model["graph"].edges,
+        eps=eps, sigma=model["sigma"], eps_edge=model["eps_edge"], method=method, max_sweeps=max_sweeps,
     )  # fmt: skip
 
 
@@ -321,8 +312,8 @@ def concept_inference(estimator, X, *, method: str = "icm", max_sweeps: int = 10
         raise ValueError(f"method must be one of {INFERENCE}, got {method!r}")
     check_scalar(max_sweeps, "max_sweeps", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
     solution = getattr(estimator, "solution_", None)
-    extras = getattr(solution, "extras", {}) or {}
-    if not all(key in extras for key in ("graph", "basis", "site_coef", "edge_coef", "eps", "sigma", "eps_edge")):
+    model = getattr(solution, "model_state", {}) or {}
+    if not all(key in model for key in ("graph", "basis", "site_coef", "edge_coef", "eps", "sigma", "eps_edge")):
         solver = type(getattr(estimator, "parts_", {}).get("solver", None)).__name__
         raise ValueError(
             f"concept_inference needs an estimator fitted by ConceptNetworkSolver; {type(estimator).__name__} "
@@ -331,5 +322,5 @@ def concept_inference(estimator, X, *, method: str = "icm", max_sweeps: int = 10
     X = check_X(X)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} columns, but the estimator was fitted on {estimator.n_features_in_}")
-    phi = extras["basis"].extend(estimator.kernel_(X, estimator.X_fit_))
+    phi = model["basis"].extend(estimator.kernel_(X, estimator.X_fit_))
     return _inference(solution, estimator.intercept_, phi, method, max_sweeps)

@@ -30,10 +30,11 @@ the same way.  Neither changes the optimum, only how close the returned point is
 The solution holds ``dual`` (alpha, (n, L)), ``intercept`` (the biases, zero without one), ``dual_coef``
 -- the site part of each label's score as an expansion in the base kernel,
 ``kernel(x, X) @ dual_coef[:, l] = (1 + eps) v_l^T phi_l(x)`` (:func:`site_dual_coef`), which is what a
-:class:`~multilabel_core.ComposedEstimator` predicts with -- and, in ``extras``, the graph, the
+:class:`~multilabel_core.ComposedEstimator` predicts with -- and, in ``model_state`` (declared in the solver's ``model_state_names``), the graph, the
 eigenbasis, the learned kernels, the models in eigenfunction coordinates (``site_coef``, ``edge_coef``)
 and the inference weights (``eps``, ``sigma``, ``eps_edge``) that :func:`~.estimator.concept_inference`
-needs.
+needs; the solver's ``fitted_attributes`` make them a composing estimator's ``concept_graph_``,
+``basis_``, ``learned_kernels_``, ``site_coef_``, ``edge_coef_`` and ``dual_``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver, WarmState, warm_state_of
 from multilabel_core.certificate import GAP_RTOL, Certificate, within_gap_rtol
 from multilabel_core.parallel import map_threads, n_jobs_field
 from multilabel_core.solvers import SMALLEST_EPS, ConvergenceWarning, linear_svm_cd
@@ -130,8 +131,8 @@ class ConceptNetworkSolver(Solver):
     * the kernel: any (its Gram matrix on the training rows is eigendecomposed; linear, RBF,
       polynomial and precomputed all define the basis and so the model).
 
-    A warm start continues from a previous solution's ``dual`` (each label's alpha, projected on
-    this problem's box); the optimum does not depend on it.
+    A warm start continues from a previous solution's warm state, its ``dual`` (each label's alpha,
+    proportional to C, projected on this problem's box); the optimum does not depend on it.
     """
 
     sigma: float = attrs.field(default=1.0, validator=non_negative)
@@ -151,6 +152,25 @@ class ConceptNetworkSolver(Solver):
         "loss": ("dual_box", "dual_diagonal"),
         "regularizer": ("label_gram",),
         "relation": ("graph",),
+    }
+    warm_state_names: ClassVar[dict[str, str]] = {"dual": "scaled: alpha / m (n, L), each label's dual, to start from"}
+    model_state_names: ClassVar[dict[str, str]] = {
+        "graph": "the ConceptGraph of the training labels",
+        "basis": "the EigenBasis of the base kernel (eq. 17)",
+        "kernels": "the LearnedKernels of (14)",
+        "site_coef": "v_l (L, m), the site models in eigenfunction coordinates",
+        "edge_coef": "the edge models (one row per edge, m)",
+        "eps": "the inference weight eps",
+        "sigma": "the inference weight sigma",
+        "eps_edge": "the inference weight eps_edge",
+    }
+    fitted_attributes: ClassVar[dict[str, str]] = {
+        "graph": "concept_graph_",
+        "basis": "basis_",
+        "kernels": "learned_kernels_",
+        "site_coef": "site_coef_",
+        "edge_coef": "edge_coef_",
+        "dual": "dual_",
     }
 
     def check(self, problem: Problem) -> None:
@@ -214,23 +234,25 @@ class ConceptNetworkSolver(Solver):
             intercept=intercept,
             dual_coef=site_dual_coef(basis, site_coef, self.eps),
             dual=dual / scales,
-            extras={
+            model_state={
                 "graph": graph, "basis": basis, "kernels": kernels, "site_coef": site_coef, "edge_coef": edge_coef,
                 "eps": self.eps, "sigma": self.sigma, "eps_edge": self.eps_edge,
             },
+            warm_state=WarmState(type(self).__name__, scaled={"dual": dual / scales}),
         )  # fmt: skip
         return Fit(solution, certificate)
 
     @staticmethod
     def _alpha0(warm_start: Solution | None, shape, scales: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
-        """The engine's alpha (n, L) from a warm start's ``dual`` (alpha / m), projected on the box; None without one.
+        """The engine's alpha (n, L) from a warm state's ``dual`` (alpha / m), projected on the box; None without one.
 
         Any point of the box is a valid start of coordinate descent; the projection only undoes a
         start from another C (the estimator rescales it) or another graph.
         """
-        if warm_start is None or warm_start.dual is None:
+        state = warm_state_of(warm_start)
+        if state is None or state.get("dual") is None:
             return None
-        dual = np.asarray(warm_start.dual, dtype=np.float64)
+        dual = np.asarray(state.get("dual"), dtype=np.float64)
         if dual.shape != tuple(shape):
             raise ValueError(f"warm start dual has shape {dual.shape}, expected {tuple(shape)}")
         if not np.all(np.isfinite(dual)):

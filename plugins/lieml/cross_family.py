@@ -66,7 +66,7 @@ def run(dataset: str = "emotions", data_home=None, lam: float = 0.1, mu_min: flo
                 continue
             scores = estimator.decision_function(X_test)
             predicted = estimator.predict(X_test)
-            fed = estimator.solution_.extras.get("fed_relation") if estimator.fed_ else None
+            fed = estimator.solution_.relation_state.fed_relation if estimator.fed_ else None
             records.append(
                 record
                 | {

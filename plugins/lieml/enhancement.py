@@ -157,12 +157,12 @@ def enhance_labels(
         Z0, value, gradient, step=step, mu_min=mu_min, eta_mu=eta_mu, stage_tol=stage_tol, max_iter=max_iter,
         fixed_rows=[Z0.shape[0] - 1], f_conjugate=conjugate, svt=svt, accelerate=accelerate, warn=warn,
     )  # fmt: skip
-    extras = fit.solution.extras
+    model = fit.solution.model_state
     return LabelEnhancement(
         labels=np.ascontiguousarray(fit.solution.coef[:t].T),
-        rank=extras["rank"],
-        singular_values=extras["singular_values"],
-        stages=list(extras["stages"]),
+        rank=model["rank"],
+        singular_values=model["singular_values"],
+        stages=list(model["stages"]),
         certificate=fit.certificate,
         lam=float(lam),
         step=float(step),

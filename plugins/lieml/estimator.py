@@ -167,11 +167,6 @@ class LIEML(_Regressor):
         )  # fmt: skip
         return self._regressor_parts() | {"relation": relation}
 
-    def _store_fit(self, fit, parts, kernel, X, C) -> None:
-        super()._store_fit(fit, parts, kernel, X, C)
-        self.enhancement_ = fit.solution.extras["enhancement"]
-        self.enhanced_labels_ = self.enhancement_.labels
-        self.rank_ = self.enhancement_.rank
 
 
 class LIEMLRawLabels(_Regressor):

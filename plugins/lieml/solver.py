@@ -24,7 +24,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver, warm_state_of
 from multilabel_core.solvers import ConvergenceWarning, irwls_msvr
 from multilabel_core.validation import count, non_negative, positive
 
@@ -62,6 +62,21 @@ class LIEMLSolver(Solver):
         "regularizer": ("label_gram",),
     }
     consumes: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("enhance",)}
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "dual_coef": "scaled: beta (n, L), the kernel expansion's coefficients, to start IRWLS from",
+        "intercept": "fixed: the bias m (L,) to start from",
+    }
+    model_state_names: ClassVar[dict[str, str]] = {
+        "enhancement": "the LabelEnhancement record (only with a relation that enhances)",
+        "enhanced_labels": "the enhanced labels U (n, L) the regressor fitted (only with an enhancement)",
+        "rank": "the rank of the enhancement's Z (only with an enhancement)",
+        "targets": "the real targets the regressor fitted (the enhanced labels, else the signs)",
+    }
+    fitted_attributes: ClassVar[dict[str, str]] = {
+        "enhancement": "enhancement_",
+        "enhanced_labels": "enhanced_labels_",
+        "rank": "rank_",
+    }
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
@@ -82,7 +97,8 @@ class LIEMLSolver(Solver):
         else:
             targets = signs
         K = problem.X if problem.kernel.precomputed else problem.kernel(problem.X)
-        start = warm_start if warm_start is not None and np.shape(warm_start.dual_coef) == Y.shape else None
+        state = warm_state_of(warm_start)
+        start = warm_start if state is not None and np.shape(state.get("dual_coef")) == Y.shape else None
         fit = irwls_msvr(
             K, targets, signs, gamma1=problem.C, gamma2=self.gamma2, epsilon=float(problem.loss.epsilon),
             tol=self.tol, max_iter=self.max_iter, jitter=self.jitter, start=start, warn=False,
@@ -122,7 +138,11 @@ class LIEMLSolver(Solver):
             coef=None,
             intercept=fit.solution.intercept,
             dual_coef=fit.solution.dual_coef,
-            extras={"enhancement": enhancement, "targets": targets},
+            model_state={"targets": targets} | (
+                {} if enhancement is None
+                else {"enhancement": enhancement, "enhanced_labels": enhancement.labels, "rank": enhancement.rank}
+            ),  # fmt: skip
+            warm_state=attrs.evolve(fit.solution.warm_state, owner=type(self).__name__),
         )
         steps = (fit.certificate,) if enhancement is None else (enhancement.certificate, fit.certificate)
         return Fit(solution, certificate, steps=steps, history={"objective": list(fit.history["objective"])})

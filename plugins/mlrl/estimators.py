@@ -64,7 +64,8 @@ class _PaperScaled(ComposedEstimator):
     Problem (6) divided by lambda is the core's Problem with C = 1/(n lambda); the paper's
     dual variables (box 1/n) are lambda times the solver's, and its objective lambda times
     the Problem's.  Fitted attributes beside the core's: ``alpha_`` (n, m), the dual
-    variables of (10) in the paper's scaling (0 <= alpha <= 1/n).
+    variables of (10) in the paper's scaling (0 <= alpha <= 1/n): SMO declares its duals a
+    fitted attribute in the objective's units, which the core stores times :meth:`_objective_scale`.
     """
 
     def _lam(self) -> float:
@@ -100,10 +101,6 @@ class _PaperScaled(ComposedEstimator):
         if kernel.precomputed or 8.0 * X.shape[0] ** 2 > float(self.cache_size) * 2**20:
             return X, kernel
         return kernel(X), PrecomputedKernel()
-
-    def _store_fit(self, fit, parts, kernel, X, C) -> None:
-        super()._store_fit(fit, parts, kernel, X, C)
-        self.alpha_ = self._lam() * fit.solution.dual
 
 
 class _RelationLearner(_PaperScaled):

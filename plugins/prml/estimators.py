@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
 
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
@@ -111,20 +110,6 @@ class _Privileged(ComposedEstimator):
             return {"tol": self.cd_tol, "max_iter": self.cd_max_iter, **common}
         return {"tol": self.tol, "max_iter": self.max_iter, "cd_tol": self.cd_tol, "cd_max_iter": self.cd_max_iter,
                 **common}
-
-    def _store_fit(self, fit, parts, kernel, X, C) -> None:
-        super()._store_fit(fit, parts, kernel, X, C)
-        extras = fit.solution.extras
-        self.dictionary_ = extras["dictionary"]
-        self.dictionary_intercept_ = extras["dictionary_intercept"]
-        self.label_weights_ = extras["label_weights"]
-        self.privileged_weights_ = extras["privileged_weights"]
-        self.privileged_intercept_ = extras["privileged_intercept"]
-        self.privileged_pool_ = extras["pool"]
-        self.objective_history_ = np.array(self.objective_history_)
-        self.w_step_certificates_ = [c.statistics["w_step"] for c in fit.steps]
-        self.d_step_certificates_ = [c.statistics["d_step"] for c in fit.steps]
-        self.block_objective_history_ = np.array([value for c in fit.steps for value in c.statistics["block_objectives"]])
 
 
 class PrML(_Privileged):

@@ -59,7 +59,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver, WarmState, warm_state_of
 from multilabel_core.certificate import Certificate
 from multilabel_core.parallel import map_threads, n_jobs_field
 from multilabel_core.solvers import (
@@ -168,13 +168,18 @@ class PrivilegedCDSolver(Solver):
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit` whose solution has ``coef`` Z =
     D^T W (d, L), ``intercept`` (L,) (the bias row of Z), ``dual`` None (the duals are in
-    the extras, see below), and ``extras``: ``"dictionary"`` D (k, d), ``"dictionary_intercept"``
-    (k,), ``"label_weights"`` W (k, L), ``"privileged_weights"`` W~ (L, L) as columns per
-    label and ``"privileged_intercept"`` (L,) (None without privileged labels),
-    ``"pool"`` the (L, L) mask, ``"w_step"`` and ``"d_step"`` the two sub-solves'
-    certificates, ``"block_objectives"`` objective (5) after the W-step and after the
-    D-step, ``"duals"`` the sub-solves' dual variables with the C they were solved at (the
-    next round's warm start).  The certificate's primal is objective (5), its dual the
+    the warm state, see below), and ``model_state`` (:attr:`model_state_names`): ``"dictionary"``
+    D (k, d), ``"dictionary_intercept"`` (k,), ``"label_weights"`` W (k, L),
+    ``"privileged_weights"`` W~ (L, L) as columns per label and ``"privileged_intercept"`` (L,)
+    (None without privileged labels), ``"pool"`` the (L, L) mask (the presets' fitted
+    attributes, :attr:`fitted_attributes`).  Its ``warm_state`` holds the sub-solves' dual
+    variables with the C they were solved at and the D the next round goes on from: this
+    solver rescales the duals itself, by the ratio of the new C to that C (the duals of eqs. 7
+    and 11 scale with C), so they are ``fixed`` for :meth:`~multilabel_core.base.WarmState.rescaled`.
+    The fit's ``history`` holds per round the ``"w_step_certificates"`` and
+    ``"d_step_certificates"`` (the sub-solves' certificates; None for PrBR's W-step) and the
+    ``"block_objectives"``, objective (5) after the W-step and after the D-step
+    (:attr:`history_attributes`).  The certificate's primal is objective (5), its dual the
     D-step's dual plus ``gamma_1/2 ||W||^2`` (constant in that step), its gap and KKT
     violation the D-step's; converged when both sub-solves are; its ``statistics`` hold the
     sub-solves' certificates (``"w_step"``, None for PrBR, and ``"d_step"``) and the
@@ -193,6 +198,32 @@ class PrivilegedCDSolver(Solver):
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("linear",)}
     consumes: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("pool",)}
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "C": "fixed: the C the duals were solved at (the solver rescales them to a new C itself)",
+        "duals": "fixed: the sub-solves' dual variables, {'w_step': {...}, 'd_step': {'alpha': ..., 'beta': ...}}",
+        "dictionary": "fixed: (D, intercept), the D the next round goes on from (the D-step's, even when kept)",
+    }
+    model_state_names: ClassVar[dict[str, str]] = {
+        "dictionary": "D (k, d)",
+        "dictionary_intercept": "the bias column of D (k,)",
+        "label_weights": "W (k, L) (I for PrBR)",
+        "privileged_weights": "W~ (L, L), column i the correcting function of label i (None without a pool)",
+        "privileged_intercept": "the correcting functions' biases (L,) (None without a pool)",
+        "pool": "the (L, L) bool mask of the labels each label sees (None without a pool)",
+    }
+    fitted_attributes: ClassVar[dict[str, str]] = {
+        "dictionary": "dictionary_",
+        "dictionary_intercept": "dictionary_intercept_",
+        "label_weights": "label_weights_",
+        "privileged_weights": "privileged_weights_",
+        "privileged_intercept": "privileged_intercept_",
+        "pool": "privileged_pool_",
+    }
+    history_attributes: ClassVar[dict[str, str]] = {
+        "w_step_certificates": "w_step_certificates_",
+        "d_step_certificates": "d_step_certificates_",
+        "block_objectives": "block_objective_history_",
+    }
 
     def check(self, problem: Problem) -> None:
         """Refuse, before any work, the parts this solver cannot honour (class docstring: what each must provide)."""
@@ -279,7 +310,7 @@ class PrivilegedCDSolver(Solver):
         X = problem.X
         privileged = _correcting(problem.relation, type(self).__name__)
         pool = problem.relation.pool(Y) if privileged is not None else None
-        warm = _Warm.read(warm_start, problem.C)
+        warm = _Warm.read(warm_state_of(warm_start), problem.C)
         if regularizer_form(problem, type(self).__name__) == "identity":
             return self._identity(problem, X, Y, privileged, pool, warm, rng, start)
         return self._round(problem, X, Y, privileged, pool, warm, rng, start)
@@ -292,18 +323,18 @@ class PrivilegedCDSolver(Solver):
             _refuse_infeasible(X, Y, pool, problem.fit_intercept, "PrBR")
         fit = self._per_label(X, Y, problem.C, privileged, pool, problem.fit_intercept, warm.d_step, rng, problem.loss)
         solution = fit.solution
-        extras = {
+        model = {
             "dictionary": solution.coef.T.copy(), "dictionary_intercept": solution.intercept.copy(),
-            "label_weights": np.eye(Y.shape[1]), "pool": pool, "w_step": None, "d_step": fit.certificate,
-            "block_objectives": [fit.certificate.primal],
-            "duals": {"C": problem.C, "d_step": _duals(fit)},
-            **_privileged_extras(fit, privileged),
+            "label_weights": np.eye(Y.shape[1]), "pool": pool, **_privileged_state(fit, privileged),
         }
+        state = WarmState(type(self).__name__, fixed={"C": problem.C, "duals": {"d_step": _duals(fit)}})
         certificate = attrs.evolve(
             fit.certificate, time=time.perf_counter() - start, solver=f"{type(self).__name__}(W = I)",
             statistics={"w_step": None, "d_step": fit.certificate, "block_objectives": [fit.certificate.primal]},
         )
-        return Fit(Solution(coef=solution.coef, intercept=solution.intercept, dual=None, extras=extras), certificate)
+        history = _round_history(certificate)
+        solution = Solution(coef=solution.coef, intercept=solution.intercept, dual=None, model_state=model, warm_state=state)
+        return Fit(solution, certificate, history=history)
 
     def _round(self, problem, X, Y, privileged, pool, warm, rng, start) -> Fit:
         """One round of Algorithm 2: the W-step at the current D, then the D-step at the new W."""
@@ -327,9 +358,9 @@ class PrivilegedCDSolver(Solver):
                                 loss=problem.loss)
         half_w = 0.5 * g1 * float(np.sum(W * W))
         d_fit, kept = self._no_worse_than_incoming(d_fit, D, W, w_fit, w_objective - half_w, problem.fit_intercept)
-        extras_d = d_fit.solution.extras
-        dictionary = extras_d["D"]
-        dictionary_intercept = extras_d["D_intercept"] if problem.fit_intercept else np.zeros(k)
+        model_d = d_fit.solution.model_state
+        dictionary = model_d["D"]
+        dictionary_intercept = model_d["D_intercept"] if problem.fit_intercept else np.zeros(k)
         objective = d_fit.certificate.primal + half_w
         converged = bool(w_fit.certificate.converged and d_fit.certificate.converged)
         certificate = Certificate(
@@ -340,16 +371,19 @@ class PrivilegedCDSolver(Solver):
             statistics={"w_step": w_fit.certificate, "d_step": d_fit.certificate,
                         "block_objectives": [w_objective, objective], "d_step_kept_incoming": kept},
         )
-        extras = {
+        model = {
             "dictionary": dictionary, "dictionary_intercept": dictionary_intercept, "label_weights": W,
-            "pool": pool, "w_step": w_fit.certificate, "d_step": d_fit.certificate,
-            "block_objectives": [w_objective, objective], "d_step_kept_incoming": kept,
-            "continue_from": extras_d.get("continue_from"),
-            "duals": {"C": problem.C, "w_step": _duals(w_fit), "d_step": _duals(d_fit)},
-            **_privileged_extras(d_fit, privileged),
+            "pool": pool, **_privileged_state(d_fit, privileged),
         }
-        solution = Solution(coef=d_fit.solution.coef, intercept=d_fit.solution.intercept, dual=None, extras=extras)
-        return Fit(solution, certificate)
+        # A round that returned its incoming D goes on from its D-step's (_no_worse_than_incoming).
+        continue_from = model_d.get("continue_from") or (dictionary, dictionary_intercept)
+        state = WarmState(type(self).__name__, fixed={
+            "C": problem.C, "duals": {"w_step": _duals(w_fit), "d_step": _duals(d_fit)}, "dictionary": continue_from,
+        })  # fmt: skip
+        solution = Solution(
+            coef=d_fit.solution.coef, intercept=d_fit.solution.intercept, dual=None, model_state=model, warm_state=state
+        )
+        return Fit(solution, certificate, history=_round_history(certificate))
 
     def _no_worse_than_incoming(self, d_fit, D, W, w_fit, incoming, fit_intercept) -> tuple[Fit, bool]:
         """The round's point: the D-step's, or the incoming one when an unconverged D-step ended above it.
@@ -362,7 +396,7 @@ class PrivilegedCDSolver(Solver):
         objective a round reports (and the model a fit exposes) is the lower of its two block
         points, and (5) never increases from round to round; its certificate is the D-step's
         re-evaluated there (primal ``incoming``, the same dual: a true gap).  The alternation
-        itself goes on from the D-step's D (``extras["continue_from"]``) and duals, as
+        itself goes on from the D-step's D (the warm state's ``"dictionary"``) and duals, as
         Algorithm 2 does: the next W-step at that D can reach a lower value than any so far
         (enron: 10 212 after 16 495 and 17 565).  A converged D-step is returned as it is.
         Reported by a ConvergenceWarning and ``d_step_kept_incoming``.
@@ -376,13 +410,13 @@ class PrivilegedCDSolver(Solver):
             f"is above the incoming D's ({incoming:.6g}); the round returns the incoming D, the next round goes on "
             f"from the D-step's",
         )
-        extras_d = d_fit.solution.extras
-        extras = {key: value for key, value in extras_d.items() if key not in ("D", "D_intercept")}
-        extras["continue_from"] = (extras_d["D"], extras_d["D_intercept"])
-        if "W_tilde" in extras:
-            extras.update(W_tilde=w_fit.solution.extras["W_tilde"], intercept_tilde=w_fit.solution.extras["intercept_tilde"])
+        model_d = d_fit.solution.model_state
+        model = {key: value for key, value in model_d.items() if key not in ("D", "D_intercept")}
+        model["continue_from"] = (model_d["D"], model_d["D_intercept"])
+        if "W_tilde" in model:
+            model.update(W_tilde=w_fit.solution.model_state["W_tilde"], intercept_tilde=w_fit.solution.model_state["intercept_tilde"])
         d = D.shape[1] - bool(fit_intercept)
-        solution = embedded_solution(D, W, d, fit_intercept, d_fit.solution.dual, extras)
+        solution = embedded_solution(D, W, d, fit_intercept, d_fit.solution.dual, model)
         gap = incoming - certificate.dual
         kept = attrs.evolve(
             certificate, primal=incoming, gap=gap, converged=bool(gap <= self.tol * max(1.0, abs(incoming))),
@@ -439,16 +473,16 @@ class PrivilegedCDSolver(Solver):
         def columns(get):
             return np.column_stack([np.asarray(get(fit)).reshape(-1) for fit in fits])
 
-        extras = {}
+        model = {}
         if privileged is not None:
-            extras = {
-                "beta": columns(lambda fit: fit.solution.extras["beta"]),
-                "W_tilde": columns(lambda fit: fit.solution.extras["W_tilde"]),
-                "intercept_tilde": columns(lambda fit: fit.solution.extras["intercept_tilde"]).reshape(-1),
+            model = {
+                "beta": columns(lambda fit: fit.solution.model_state["beta"]),
+                "W_tilde": columns(lambda fit: fit.solution.model_state["W_tilde"]),
+                "intercept_tilde": columns(lambda fit: fit.solution.model_state["intercept_tilde"]).reshape(-1),
             }
         solution = Solution(
             coef=columns(lambda fit: fit.solution.coef), intercept=columns(lambda fit: fit.solution.intercept).reshape(-1),
-            dual=columns(lambda fit: fit.solution.dual), extras=extras,
+            dual=columns(lambda fit: fit.solution.dual), model_state=model,
         )
         return Fit(solution, certificate)
 
@@ -671,28 +705,26 @@ def _first_dictionary(X, Y, k: int, fit_intercept: bool, init: str, rng) -> np.n
 class _Warm:
     """What a round continues from: D and the sub-solves' duals, rescaled to the new C."""
 
-    solution: Solution | None
+    state: WarmState | None
     ratio: float
 
     @classmethod
-    def read(cls, warm_start: Solution | None, C: float) -> _Warm:
-        duals = None if warm_start is None else warm_start.extras.get("duals")
-        ratio = 1.0 if duals is None else C / duals["C"]
-        return cls(warm_start if duals is not None else None, ratio)
+    def read(cls, state: WarmState | None, C: float) -> _Warm:
+        if state is None or state.get("duals") is None or state.get("C") is None:
+            return cls(None, 1.0)
+        return cls(state, C / state.get("C"))
 
     def dictionary(self, k: int, dimension: int):
-        if self.solution is None:
+        if self.state is None or self.state.get("dictionary") is None:
             return None
-        extras = self.solution.extras
-        # A round that returned its incoming D goes on from its D-step's (_no_worse_than_incoming).
-        D, intercept = extras.get("continue_from") or (extras["dictionary"], extras["dictionary_intercept"])
+        D, intercept = self.state.get("dictionary")
         D = np.column_stack([D, intercept]) if dimension > D.shape[1] else D
         return D if D.shape == (k, dimension) else None
 
     def _step(self, name: str):
-        if self.solution is None:
+        if self.state is None:
             return None
-        step = self.solution.extras["duals"].get(name)
+        step = self.state.get("duals").get(name)
         # The dual variables keep their place in the box when C is rescaled (eq. 7's alpha scale with C).
         return None if step is None else {key: self.ratio * value for key, value in step.items()}
 
@@ -707,17 +739,28 @@ class _Warm:
 
 def _duals(fit: Fit) -> dict:
     duals = {"alpha": fit.solution.dual}
-    if "beta" in fit.solution.extras:
-        duals["beta"] = fit.solution.extras["beta"]
+    if "beta" in fit.solution.model_state:
+        duals["beta"] = fit.solution.model_state["beta"]
     return duals
 
 
-def _privileged_extras(fit: Fit, privileged) -> dict:
+def _privileged_state(fit: Fit, privileged) -> dict:
     if privileged is None:
         return {"privileged_weights": None, "privileged_intercept": None}
     return {
-        "privileged_weights": fit.solution.extras["W_tilde"],
-        "privileged_intercept": fit.solution.extras["intercept_tilde"],
+        "privileged_weights": fit.solution.model_state["W_tilde"],
+        "privileged_intercept": fit.solution.model_state["intercept_tilde"],
+    }
+
+
+def _round_history(certificate: Certificate) -> dict:
+    """The round's per-step series (:attr:`PrivilegedCDSolver.history_attributes`), from its certificate's statistics."""
+    statistics = certificate.statistics
+    return {
+        "objective": [float(certificate.primal)],
+        "w_step_certificates": [statistics["w_step"]],
+        "d_step_certificates": [statistics["d_step"]],
+        "block_objectives": [float(value) for value in statistics["block_objectives"]],
     }
 
 

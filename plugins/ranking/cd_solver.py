@@ -11,7 +11,7 @@ within [-eps, eps] -- whose meaning in objective terms depends on C and the data
 This solver is asked for a relative duality gap instead: an alpha-step runs ranking_cd at
 eps = 0.1 (LIBLINEAR's default) and, while the certificate's relative gap
 ``gap / max(1, |primal|)`` exceeds ``tol``, again at eps / 10 warm-started from the alpha
-it reached.  A warm start carrying ``extras["eps"]`` (the eps a previous step reached)
+it reached.  A warm start whose warm state carries ``"eps"`` (the eps a previous step reached)
 starts there.
 
 Feature subsets.  A problem whose kernel is a :class:`~.kernel.SubsetKernel` (Algorithm
@@ -52,7 +52,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.base import CapabilityError, Fit, Problem, RelationState, Solution, Solver, WarmState, warm_state_of
 from multilabel_core.solvers import SMALLEST_EPS, AlternatingSolver, ranking_cd, tighten_to_relative_gap
 from multilabel_core.solvers.ranking import ENGINE_COUNTS
 from multilabel_core.validation import check_random_state, count, flag, positive, seed
@@ -115,17 +115,18 @@ class RankingCDSolver(Solver):
     ``solve`` returns a :class:`~multilabel_core.base.Fit`; its solution has ``coef`` W
     (d, c) on the raw features (for a kernel matrix ``coef`` is None and ``dual_coef`` is
     beta R^-1, (n, c)), ``intercept`` b, ``dual`` alpha (one entry per pair, in
-    the order of the loss's ``pairs``) and ``extras``: ``"beta"`` (eq. 8), ``"pairs"``,
-    ``"eps"`` (the eps reached), ``"feature_weights"`` s and, with a SubsetKernel,
-    ``"subset_weights"`` lambda (the ones solved with) and, for T > 1,
-    ``"next_subset_weights"`` (after the lambda-step); ``"weight_factor"`` F (module
-    docstring); ``"regularizer_value"`` ``1/2 tr(H R^-1)`` with H = V^T diag(s) V +
+    the order of the loss's ``pairs``); ``model_state`` (:attr:`model_state_names`):
+    ``"beta"`` (eq. 8), ``"pairs"``, ``"weight_gram"``, ``"feature_weights"`` s and, with a
+    SubsetKernel, ``"subset_weights"`` lambda (the ones solved with) and, for T > 1,
+    ``"next_subset_weights"`` (after the lambda-step); ``relation_state``: ``weight_factor``
+    F (module docstring), ``regularizer_value`` ``1/2 tr(H R^-1)`` with H = V^T diag(s) V +
     (1^T beta)^T (1^T beta) (bias part with ``fit_intercept``), V = X^T beta, the matrix
-    of the dual (7)'s quadratic term, which is ``"dual_gram"`` when T <= 1 (with lambda
+    of the dual (7)'s quadratic term, which is ``dual_gram`` when T <= 1 (with lambda
     learned the joint bound of a fixed-s problem does not bound the relaxed problem).
-    A ``warm_start`` (for the same Y) starts from its ``dual`` alpha, its ``extras["eps"]``
-    and its subset weights (``"next_subset_weights"``, else ``"subset_weights"``; the
-    kernel's own weights when absent or of another length).
+    The certificate's ``statistics["eps"]`` is the eps reached.  A ``warm_start`` (for the
+    same Y) starts from its warm state (:attr:`warm_state_names`): alpha (``"dual"``),
+    ``"eps"`` and the subset weights (``"next_subset_weights"``, else ``"subset_weights"``;
+    the kernel's own weights when absent or of another length).
     """
 
     tol: float = attrs.field(default=1e-3, validator=positive)
@@ -140,6 +141,20 @@ class RankingCDSolver(Solver):
     }
     #: A kernel with ``subsets`` (and ``weights``) is a working set of feature subsets (eq. 18).
     consumes: ClassVar[dict[str, tuple[str, ...]]] = {"kernel": ("subsets",)}
+    warm_state_names: ClassVar[dict[str, str]] = {
+        "dual": "scaled: alpha (n_pairs,), one dual variable per label pair, in the box [0, C / pairs of its row]",
+        "eps": "fixed: the eps of the stopping rule the last alpha-step reached",
+        "subset_weights": "fixed: lambda (T,), the subset weights solved with",
+        "next_subset_weights": "fixed: lambda (T,) after the lambda-step (T > 1), where the next step solves",
+    }
+    model_state_names: ClassVar[dict[str, str]] = {
+        "beta": "beta (n, c) of eq. 8, the per-label sums of the pairs' alphas",
+        "pairs": "(pair_row, pair_k, pair_l), the label pairs of the alphas",
+        "weight_gram": "W_z^T W_z (c, c), bias included",
+        "feature_weights": "s (d,), the feature weights solved with",
+        "subset_weights": "lambda (T,), the subset weights solved with (a SubsetKernel)",
+        "next_subset_weights": "lambda (T,) after the lambda-step (T > 1)",
+    }
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
@@ -167,37 +182,42 @@ class RankingCDSolver(Solver):
         else:  # CSR once: ranking_cd would convert a CSC X at every call of the eps chain.
             X = problem.X.tocsr() if sp.issparse(problem.X) else problem.X
         Y = (np.asarray(problem.Y) > 0).astype(np.int8)
-        extras = {} if warm_start is None else dict(warm_start.extras)
-        subsets, lam = _subset_weights(problem.kernel, extras)
+        state = warm_state_of(warm_start)
+        subsets, lam = _subset_weights(problem.kernel, state)
         s = None if subsets is None else lam @ subsets
-        eps = float(extras.get("eps", FIRST_EPS))
-        alpha0 = None if warm_start is None else warm_start.dual
+        eps = FIRST_EPS if state is None else float(state.get("eps", FIRST_EPS))
+        alpha0 = None if state is None else state.get("dual")
         R_inv = problem.regularizer.label_gram(problem.n_labels)
         fit, eps = self._alpha_step(X, Y, problem, R_inv, s, alpha0, eps)
         solution = fit.solution
-        beta = solution.extras["beta"]
+        beta = solution.model_state["beta"]
         V = np.asarray(X.T @ beta)
         weights = np.ones(X.shape[1]) if s is None else s
-        out = dict(solution.extras) | {"eps": eps, "feature_weights": weights}
+        model = dict(solution.model_state) | {"feature_weights": weights}
+        kept = {"eps": eps}
         next_weights = weights
         if subsets is not None:
-            out["subset_weights"] = lam
+            model["subset_weights"] = kept["subset_weights"] = lam
             if subsets.shape[0] > 1:
-                out["next_subset_weights"] = lambda_step(subsets, lam, weights**2 * feature_scores(V, R_inv))
-                next_weights = out["next_subset_weights"] @ subsets
+                step = lambda_step(subsets, lam, weights**2 * feature_scores(V, R_inv))
+                model["next_subset_weights"] = kept["next_subset_weights"] = step
+                next_weights = step @ subsets
         H = V.T @ (V * weights[:, None])
         if problem.fit_intercept:
             bias_row = beta.sum(axis=0)
             H += np.outer(bias_row, bias_row)
         H = (H + H.T) / 2.0
-        out["regularizer_value"] = 0.5 * float(np.vdot(H, R_inv))
-        if subsets is None or subsets.shape[0] == 1:
-            out["dual_gram"] = H
-        out["weight_factor"] = _weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept)
+        relation_state = RelationState(
+            weight_factor=_weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept),
+            dual_gram=H if subsets is None or subsets.shape[0] == 1 else None,
+            regularizer_value=0.5 * float(np.vdot(H, R_inv)),
+        )
         certificate = attrs.evolve(fit.certificate, time=time.perf_counter() - start)
         if problem.kernel.precomputed:  # W_G lives on the factor's columns: the model is its kernel expansion
             solution = attrs.evolve(solution, coef=None, dual_coef=beta @ R_inv)
-        return Fit(attrs.evolve(solution, extras=out), certificate)
+        warm = WarmState(type(self).__name__, scaled={"dual": solution.dual}, fixed=kept)
+        solution = attrs.evolve(solution, model_state=model, relation_state=relation_state, warm_state=warm)
+        return Fit(solution, certificate)
 
     def _alpha_step(self, X, Y, problem: Problem, R_inv, feature_weights, alpha0, eps: float) -> tuple[Fit, float]:
         """Algorithm 1 at eps, eps / 10, ... (warm-started) until the relative gap is at most ``tol``.
@@ -233,13 +253,13 @@ def _working_set(kernel) -> np.ndarray | None:
     return None if subsets is None else np.asarray(subsets)
 
 
-def _subset_weights(kernel, extras) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _subset_weights(kernel, state) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The working set P and the lambda to solve at (class docstring), or (None, None) for every feature."""
     subsets = _working_set(kernel)
     if subsets is None:
         return None, None
     for key in ("next_subset_weights", "subset_weights"):
-        weights = extras.get(key)
+        weights = None if state is None else state.get(key)
         if weights is not None and np.shape(weights) == (subsets.shape[0],):
             return subsets, attrs.evolve(kernel, weights=weights).weights  # checked on the simplex
     return subsets, np.asarray(kernel.weights)

@@ -127,7 +127,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver
+from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver, WarmState
 from multilabel_core.certificate import Certificate
 from multilabel_core.solvers import AlternatingSolver
 from multilabel_core.solvers.alternating import TOL_FLOOR
@@ -194,13 +194,18 @@ def _widened(fit: Fit, used: np.ndarray, width: int) -> Fit:
     solution = fit.solution
     coef = np.zeros((width, solution.coef.shape[1]), dtype=solution.coef.dtype)
     coef[used] = solution.coef
-    extras = dict(solution.extras)
+    model = dict(solution.model_state)
     weights = np.zeros(width, dtype=np.float64)
-    weights[used] = extras["feature_weights"]
-    subsets = np.zeros((extras["subsets"].shape[0], width), dtype=bool)
-    subsets[:, used] = extras["subsets"]
-    extras |= {"feature_weights": weights, "subsets": subsets}
-    return attrs.evolve(fit, solution=attrs.evolve(solution, coef=coef, extras=extras))
+    weights[used] = model["feature_weights"]
+    subsets = np.zeros((model["subsets"].shape[0], width), dtype=bool)
+    subsets[:, used] = model["subsets"]
+    model |= {"feature_weights": weights, "subsets": subsets}
+    return attrs.evolve(fit, solution=attrs.evolve(solution, coef=coef, model_state=model))
+
+
+def _last_eps(fit: Fit) -> float:
+    """The eps the last accepted alpha-step of an alternation reached (its certificate's statistics)."""
+    return float(fit.steps[-1].statistics["eps"])
 
 
 def relative_gap(lower: float, upper: float) -> float:
@@ -259,7 +264,7 @@ class CuttingPlaneSolver(Solver):
 
     ``solve`` returns a :class:`~multilabel_core.base.Fit`: the solution of the point that
     gives u_t (W, b, the relation the bounds were computed at -- D when learned -- and alpha
-    as ``dual``) with ``extras`` ``"subsets"`` and ``"subset_weights"`` (the working set and
+    as ``dual``) with ``model_state`` ``"subsets"`` and ``"subset_weights"`` (the working set and
     lambda; for the bundle, s decomposed into m-subsets), ``"feature_weights"`` s,
     ``"beta"`` and ``"eps"`` (the alpha-step's last eps); the certificate is the cutting
     plane's own: primal u_t, dual l_t, gap u_t - l_t, ``n_iter`` the iterations,
@@ -269,7 +274,9 @@ class CuttingPlaneSolver(Solver):
     alpha-step, their epochs (``"inner_iterations"``), the ``"bounds"`` (l_t, u_t), the
     ``"relative_gap"`` and the seconds since the start (``"elapsed"``) per iteration, and
     for the bundle its ``"proximal_parameter"`` t, ``"inner_accuracy"`` and, with D learned,
-    ``"relation_gap"``.  A ``warm_start`` is not used.
+    ``"relation_gap"``.  A ``warm_start`` is not used (the solution carries no warm state).
+    The ranking presets expose ``subsets_``, ``subset_weights_`` and ``feature_weights_``
+    (:attr:`fitted_attributes`).
     """
 
     n_features: int = attrs.field(default=10, validator=count)
@@ -281,6 +288,23 @@ class CuttingPlaneSolver(Solver):
 
     # The features it selects are X's columns: a kernel matrix has none (its columns are training rows).
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"relation": ("initial", "update"), "kernel": ("linear",)}
+    model_state_names: ClassVar[dict[str, str]] = {
+        "subsets": "the working set of feature subsets (t, d), bool (for the bundle, s decomposed into m-subsets)",
+        "subset_weights": "lambda (t,), the subsets' weights",
+        "feature_weights": "s (d,), the feature weights of the returned point",
+        "beta": "beta (n, c) of eq. 8 at the returned point",
+        "eps": "the eps of the stopping rule the returned point's alpha-step reached",
+        "selected_features": "the union of the subsets' features (sorted column indices)",
+        "bound_history": "(l_t, u_t) per iteration, (t, 2): the lower and upper bounds",
+    }
+    fitted_attributes: ClassVar[dict[str, str]] = {
+        "subsets": "subsets_",
+        "subset_weights": "subset_weights_",
+        "feature_weights": "feature_weights_",
+        "selected_features": "selected_features_",
+        "bound_history": "bound_history_",
+    }
+    outer_certificate: ClassVar[bool] = True
 
     def check(self, problem: Problem) -> None:
         super().check(problem)
@@ -304,7 +328,11 @@ class CuttingPlaneSolver(Solver):
         if used.size < width:
             problem = attrs.evolve(problem, X=problem.X[:, used])
         fit = self._solve_proximal(problem, start) if self.master == "proximal" else self._solve_kelley(problem, start)
-        return fit if used.size == width else _widened(fit, used, width)
+        fit = fit if used.size == width else _widened(fit, used, width)
+        model = dict(fit.solution.model_state)
+        model["selected_features"] = np.flatnonzero(model["subsets"].any(axis=0))
+        model["bound_history"] = np.array(fit.history["bounds"])
+        return attrs.evolve(fit, solution=attrs.evolve(fit.solution, model_state=model))
 
     def _solve_kelley(self, problem: Problem, start: float) -> Fit:
         """Algorithm 2 as printed: Kelley's cutting plane over a working set of subsets (module docstring)."""
@@ -314,7 +342,7 @@ class CuttingPlaneSolver(Solver):
         alpha, beta = upper_box_start(problem)
         q, _ = violation_scores(X, beta, self._label_gram(problem, relation), problem.fit_intercept)
         subsets = most_violated_subset(q, m)[None, :]
-        warm = Solution(coef=None, intercept=np.zeros(c), dual=alpha, relation=relation, extras={"eps": FIRST_EPS})
+        warm = self._warm(np.zeros(c), alpha, relation, FIRST_EPS, {})
         steps, bounds, clock = [], [], []
         lower, upper, gap, accuracy, repeated = -np.inf, np.inf, np.inf, np.inf, False
         while True:
@@ -329,7 +357,7 @@ class CuttingPlaneSolver(Solver):
             steps += fit.steps
             solution = fit.solution
             q, q_bias = violation_scores(
-                X, solution.extras["beta"], self._label_gram(problem, solution.relation), problem.fit_intercept
+                X, solution.model_state["beta"], self._label_gram(problem, solution.relation), problem.fit_intercept
             )
             candidate = most_violated_subset(q, m)
             lower = max(lower, float(solution.dual.sum()) - 0.5 * (float(q[candidate].sum()) + q_bias))
@@ -346,14 +374,8 @@ class CuttingPlaneSolver(Solver):
                 subsets = np.vstack([subsets, candidate])
             # A new working set restarts lambda at 1/t (Algorithm 2): no subset weights in the warm start;
             # a repeated one goes on from the lambda the last accepted model step used.
-            kept = {"subset_weights": solution.extras["subset_weights"]} if repeated else {}
-            warm = Solution(
-                coef=None,
-                intercept=solution.intercept,
-                dual=solution.dual,
-                relation=solution.relation,
-                extras={"eps": solution.extras["eps"]} | kept,
-            )
+            kept = {"subset_weights": solution.model_state["subset_weights"]} if repeated else {}
+            warm = self._warm(solution.intercept, solution.dual, solution.relation, _last_eps(fit), kept)
         if not converged:
             reason = (
                 "the most violated subset is already in the working set and solving it again did not move the "
@@ -385,7 +407,7 @@ class CuttingPlaneSolver(Solver):
             R_inv = step_problem.regularizer.label_gram(c)
             fit, eps = attrs.evolve(self.cd, tol=accuracy)._alpha_step(X, Y, step_problem, R_inv, s, alpha, eps)
             steps.append(fit.certificate)
-            alpha, beta = fit.solution.dual, fit.solution.extras["beta"]
+            alpha, beta = fit.solution.dual, fit.solution.model_state["beta"]
             cuts.add(np.asarray(X.T @ beta), beta.sum(axis=0) if problem.fit_intercept else np.zeros(c), alpha.sum())
             R = np.linalg.inv(R_inv)
             loss = float(fit.certificate.primal) - _regulariser(fit.solution, R, s, problem.fit_intercept)
@@ -495,11 +517,11 @@ class CuttingPlaneSolver(Solver):
             warn_not_converged("CuttingPlaneSolver", message)
         solution = point["fit"].solution
         subsets, weights = decompose(s, m)
-        extras = {
+        model = {
             "subsets": subsets,
             "subset_weights": weights,
             "feature_weights": s,
-            "beta": solution.extras["beta"],
+            "beta": solution.model_state["beta"],
             "eps": point["eps"],
         }
         history = {
@@ -515,7 +537,7 @@ class CuttingPlaneSolver(Solver):
             history["relation_gap"] = [record["relation_gap"] for record in records]
         certificate = self._outer_certificate(point["fit"].certificate, bounds, converged, elapsed, history)
         solution = Solution(
-            coef=solution.coef, intercept=solution.intercept, relation=relation, dual=solution.dual, extras=extras
+            coef=solution.coef, intercept=solution.intercept, relation=relation, dual=solution.dual, model_state=model
         )
         return Fit(solution, certificate, steps=steps, history=history)
 
@@ -546,12 +568,12 @@ class CuttingPlaneSolver(Solver):
 
     def _fit(self, last: Fit, steps, bounds, subsets, converged: bool, elapsed: float, clock) -> Fit:
         solution = last.solution
-        extras = {
+        model = {
             "subsets": subsets,
-            "subset_weights": solution.extras["subset_weights"],
-            "feature_weights": solution.extras["feature_weights"],
-            "beta": solution.extras["beta"],
-            "eps": solution.extras["eps"],
+            "subset_weights": solution.model_state["subset_weights"],
+            "feature_weights": solution.model_state["feature_weights"],
+            "beta": solution.model_state["beta"],
+            "eps": _last_eps(last),
         }
         history = {
             "objective": [float(c.primal) for c in steps],
@@ -563,9 +585,16 @@ class CuttingPlaneSolver(Solver):
         verdict = bool(steps[-1].converged and converged)
         certificate = self._outer_certificate(steps[-1], bounds, verdict, elapsed, history)
         solution = Solution(
-            coef=solution.coef, intercept=solution.intercept, relation=solution.relation, dual=solution.dual, extras=extras
+            coef=solution.coef, intercept=solution.intercept, relation=solution.relation, dual=solution.dual,
+            model_state=model,
         )
         return Fit(solution, certificate, steps=steps, history=history)
+
+    def _warm(self, intercept, alpha, relation, eps: float, kept: dict) -> Solution:
+        """The start of Kelley's next inner alternation: alpha (scales with C), the relation, eps and ``kept`` weights."""
+        fixed = {"eps": eps} | kept | ({} if relation is None else {"relation": relation})
+        state = WarmState(type(self).__name__, scaled={"dual": alpha}, fixed=fixed)
+        return Solution(coef=None, intercept=intercept, dual=alpha, relation=relation, warm_state=state)
 
     def _inner_accuracy(self, previous: float, gap: float, repeated: bool) -> float:
         """The inner problem's relative accuracy: INNER_FRACTION of the bound gap, never loosened.

@@ -109,19 +109,6 @@ class _LabelRanking(ComposedEstimator):
     def _inner_threshold_params(self) -> dict:
         return super()._inner_threshold_params() | {"threshold": "sorted_scores", "threshold_cv": None}
 
-    def _store_fit(self, fit, parts, kernel, X, C) -> None:
-        super()._store_fit(fit, parts, kernel, X, C)
-        self.objective_history_ = np.array(self.objective_history_)
-        extras = fit.solution.extras
-        if "subsets" in extras:
-            self.subsets_ = extras["subsets"]
-            self.subset_weights_ = extras["subset_weights"]
-            self.feature_weights_ = extras["feature_weights"]
-            self.selected_features_ = np.flatnonzero(self.subsets_.any(axis=0))
-            self.bound_history_ = np.array(fit.history["bounds"])
-            # The alpha-steps' certificates, then the cutting plane's own: its outer bound gap and verdict.
-            self.certificate_ = [*self.certificate_, fit.certificate]
-
     def _parts(self) -> dict:
         """The parts of problem (6), built from the registered components the class's ``PARTS`` names."""
         names = self.PARTS

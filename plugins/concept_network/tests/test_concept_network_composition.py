@@ -53,15 +53,15 @@ def _composed(**kwargs):
 def _local_system(model, Y, label):
     """Label ``label``'s local model of a fitted estimator: features Z (with the bias column when fitted with one),
     signs s, the problem's alpha, and the gains t = Z theta of the fitted weights."""
-    solver, extras = model.parts_["solver"], model.solution_.extras
-    graph, kernels, U = extras["graph"], extras["kernels"], extras["basis"].vectors
+    solver, fitted = model.parts_["solver"], model.solution_.model_state
+    graph, kernels, U = fitted["graph"], fitted["kernels"], fitted["basis"].vectors
     rows = np.flatnonzero(graph.edges[:, 0] == label) if solver.sigma else np.array([], dtype=int)
     Z = local_features(U, kernels.omega[label], kernels.zeta[rows], graph.edges[rows, 1], Y,
                        eps=solver.eps, sigma=solver.sigma, eps_edge=solver.eps_edge)  # fmt: skip
-    t = (1 + solver.eps) * U @ extras["site_coef"][label] + model.intercept_[label]
+    t = (1 + solver.eps) * U @ fitted["site_coef"][label] + model.intercept_[label]
     for row in rows:
         a = np.where(Y[:, graph.edges[row, 1]] == 1, 1 + solver.eps_edge, -solver.eps_edge)
-        t = t + solver.sigma * a * (U @ extras["edge_coef"][row])
+        t = t + solver.sigma * a * (U @ fitted["edge_coef"][row])
     if model.fit_intercept:
         Z = np.hstack([Z, np.full((Z.shape[0], 1), solver.intercept_scaling)])
     return Z, 2.0 * Y[:, label] - 1.0, model.solution_.dual[:, label], t
@@ -148,7 +148,7 @@ def test_the_kernel_defines_the_eigenbasis_and_the_decision_values_are_its_nystr
     X, Y = _problem(5, n=70, d=4)
     X_new = np.random.default_rng(6).standard_normal((25, X.shape[1]))
     model = _composed(kernel=kernel, solver_params={"n_components": 30, "eig_rtol": 1e-6}).fit(X, Y)
-    basis, site_coef = model.solution_.extras["basis"], model.solution_.extras["site_coef"]
+    basis, site_coef = model.solution_.model_state["basis"], model.solution_.model_state["site_coef"]
     K = model.kernel_(X, X)
     assert basis.n_components <= (X.shape[1] if kernel == "linear" else 30)
     if kernel == "rbf":
@@ -216,9 +216,9 @@ def test_a_warm_start_reaches_the_cold_start_optimum():
 def _site_norms(model, X_new):
     """||(1 + eps) sqrt(omega_l) o phi(x)|| (n_new, L): the Lipschitz constant of label l's site score in theta_l
     (plus 1 for the bias feature's weight, when fitted with one)."""
-    extras = model.solution_.extras
-    phi = extras["basis"].extend(model.kernel_(X_new, model.X_fit_))
-    norms = (1 + extras["eps"]) * np.sqrt((phi**2) @ extras["kernels"].omega.T)
+    fitted = model.solution_.model_state
+    phi = fitted["basis"].extend(model.kernel_(X_new, model.X_fit_))
+    norms = (1 + fitted["eps"]) * np.sqrt((phi**2) @ fitted["kernels"].omega.T)
     return np.sqrt(norms**2 + 1.0) if model.fit_intercept else norms
 
 
@@ -266,8 +266,8 @@ def test_the_registered_preset_is_the_composition_of_its_registered_parts(seed, 
         C=PRESET["C"], gamma=PRESET["gamma"], fit_intercept=False, tol=1e-7,
     ).fit(X, Y)  # fmt: skip
     assert preset.certificate_.converged and composed.certificate_.converged
-    np.testing.assert_array_equal(composed.solution_.extras["graph"].adjacency, preset.concept_graph_.adjacency)
-    np.testing.assert_allclose(composed.solution_.extras["basis"].values, preset.basis_.values, rtol=1e-10)
+    np.testing.assert_array_equal(composed.solution_.model_state["graph"].adjacency, preset.concept_graph_.adjacency)
+    np.testing.assert_allclose(composed.solution_.model_state["basis"].values, preset.basis_.values, rtol=1e-10)
 
     # Decision values: the composition's site scores against the preset's, within the two certificates' bound.
     site = (1 + preset.eps) * preset.site_scores(X_new)

@@ -89,7 +89,7 @@ def test_the_raw_label_ablation_trains_the_same_regressor_on_the_signs():
     X, Y = _data(4)
     raw = LIEMLRawLabels().fit(X, Y)
     assert raw.certificate_.converged
-    np.testing.assert_array_equal(raw.solution_.extras["targets"], 2.0 * Y - 1.0)
+    np.testing.assert_array_equal(raw.solution_.model_state["targets"], 2.0 * Y - 1.0)
 
 
 def test_the_rbf_kernel_matrix_is_positive_semidefinite():

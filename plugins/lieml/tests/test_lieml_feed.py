@@ -88,7 +88,7 @@ def test_br_on_enhanced_labels_is_cd_on_the_relabelled_targets(data):
     X, Y = data
     fed = _fit(X, Y, loss="squared_hinge", relation="label_enhancement", solver="cd", relation_params=TURNING)
     assert fed.fed_ and fed.solver_name_ == "cd"
-    record = fed.solution_.extras["fed_relation"]
+    record = fed.solution_.relation_state.fed_relation
     assert record.turned_over > 0
     # The same solver on the enhanced targets, built by hand.
     U = LowRankEnhancement(**TURNING).enhance(X, to_signs(Y)).labels
@@ -118,7 +118,7 @@ def test_msvr_on_enhanced_labels_is_lbfgs_on_u(data):
     gap = np.abs(scores - (X @ direct.solution.coef + direct.solution.intercept))
     assert np.all(gap <= _bound(X, fed.step_certificates_[-1], direct.certificate))
     # The paper's mu_min turns no label over here, but the magnitudes of U move the regressor.
-    assert fed.solution_.extras["fed_relation"].turned_over == 0
+    assert fed.solution_.relation_state.fed_relation.turned_over == 0
     plain = _fit(X, Y, loss="epsilon_insensitive", relation="independent", solver="lbfgs")
     assert np.any(np.abs(scores - plain.decision_function(X)) > _bound(X, fed.step_certificates_[-1], plain.certificate_))
 
@@ -174,6 +174,6 @@ def test_a_fed_model_saves_and_loads(data, tmp_path):
     estimator = _fit(X, Y, loss="squared_hinge", relation="label_enhancement", solver="cd", relation_params=TURNING)
     path = save_model(estimator, tmp_path / "fed.mlcore")
     loaded = load_model(path)
-    assert loaded.solution_.extras["fed_relation"].turned_over == estimator.solution_.extras["fed_relation"].turned_over
+    assert loaded.solution_.relation_state.fed_relation.turned_over == estimator.solution_.relation_state.fed_relation.turned_over
     # The loaded model's arrays are the saved ones: the same BLAS call on the same arrays.
     np.testing.assert_allclose(loaded.decision_function(X), estimator.decision_function(X), rtol=1e-12, atol=1e-12)

@@ -104,8 +104,8 @@ def test_each_preset_is_its_composition_by_name(name, data):
         rounds = [model.step_certificates_[-1].statistics for model in (preset, composed)]
         e_w = sum(math.sqrt(2.0 * max(0.0, r["w_step"].gap)) for r in rounds)
         e_d = sum(math.sqrt(2.0 * max(0.0, r["d_step"].gap)) for r in rounds)
-        extras = composed.solution_.extras
-        W, D = extras["label_weights"], np.column_stack([extras["dictionary"], extras["dictionary_intercept"]])
+        fitted = composed.solution_.model_state
+        W, D = fitted["label_weights"], np.column_stack([fitted["dictionary"], fitted["dictionary_intercept"]])
         error = e_d * np.linalg.norm(W, axis=0).max() + np.linalg.norm(D) * e_w + e_d * e_w
         assert len(preset.objective_history_) == len(composed.objective_history_)
     assert np.abs(composed.decision_function(X)).max() > 1.0  # not the trivial point W = 0
@@ -281,7 +281,7 @@ def test_squared_slack_svmplus_matches_a_reference_qp(seed):
     reference, primal = 0.0, 0.5 * float(np.sum(weights ** 2))
     for i in range(Y.shape[1]):
         Z = np.column_stack([X_priv * mask[i], np.ones(n)])
-        v = np.append(solution.extras["W_tilde"][:, i], solution.extras["intercept_tilde"][i])
+        v = np.append(solution.model_state["W_tilde"][:, i], solution.model_state["intercept_tilde"][i])
         slack = Z @ v
         margins = Y[:, i] * (Xa @ weights[:, i]) + slack
         assert slack.min() >= -1e-12 and margins.min() >= 1.0 - 1e-12  # a feasible point
@@ -345,8 +345,8 @@ def test_the_squared_slack_d_step_certificate_brackets_a_reference_qp(problem):
         h += [np.ones(n), np.zeros(n)]
     G, h = np.vstack(G), np.concatenate(h)
     optimum = _qp_optimum(H, G, h)
-    M = np.column_stack([solution.extras["D"], solution.extras["D_intercept"]])
-    V = np.column_stack([solution.extras["W_tilde"].T, solution.extras["intercept_tilde"]])
+    M = np.column_stack([solution.model_state["D"], solution.model_state["D_intercept"]])
+    V = np.column_stack([solution.model_state["W_tilde"].T, solution.model_state["intercept_tilde"]])
     point = np.concatenate([M.ravel(), V.ravel()])
     assert np.min(G @ point - h) >= -1e-9 * max(1.0, np.abs(point).max())
     objective = 0.5 * point @ H @ point

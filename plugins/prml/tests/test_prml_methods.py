@@ -148,7 +148,7 @@ def test_amazed_with_the_privileged_bias_converges_to_391_5(emotions):
     assert certificate.converged and certificate.kkt_violation <= tol
     optimum = 1.0 * X.shape[0] + 1.0 / 2
     assert optimum == 391.5
-    slack = tol * (fit.solution.dual.sum() + fit.solution.extras["beta"].sum())
+    slack = tol * (fit.solution.dual.sum() + fit.solution.model_state["beta"].sum())
     assert certificate.dual == pytest.approx(optimum, abs=slack)
     assert certificate.primal == pytest.approx(optimum, abs=slack)
     # Weak duality against the feasible trivial point: the dual never exceeds its value.

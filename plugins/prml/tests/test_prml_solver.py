@@ -56,14 +56,14 @@ def solved(problem, **options):
 
 
 def _eta(fit):
-    return np.concatenate([fit.solution.dual.ravel(), fit.solution.extras["beta"].ravel()])
+    return np.concatenate([fit.solution.dual.ravel(), fit.solution.model_state["beta"].ravel()])
 
 
 def _solution(fit):
-    extras = fit.solution.extras
-    return {"coef": fit.solution.coef, "intercept": fit.solution.intercept, "D": extras["D"],
-            "D_intercept": extras["D_intercept"], "W_tilde": extras["W_tilde"],
-            "intercept_tilde": extras["intercept_tilde"]}
+    fitted = fit.solution.model_state
+    return {"coef": fit.solution.coef, "intercept": fit.solution.intercept, "D": fitted["D"],
+            "D_intercept": fitted["D_intercept"], "W_tilde": fitted["W_tilde"],
+            "intercept_tilde": fitted["intercept_tilde"]}
 
 
 def _assert_same_solution(first, second, tol):
@@ -193,8 +193,8 @@ def test_prbr_is_the_d_step_at_w_equal_to_the_identity(seed, n_privileged):
     assert d_step.certificate.converged and prbr.certificate_[-1].converged
     tol = 10.0 * np.sqrt(cd_tol)
     for mine, theirs in ((prbr.coef_, d_step.solution.coef), (prbr.intercept_, d_step.solution.intercept),
-                         (prbr.privileged_weights_, d_step.solution.extras["W_tilde"]),
-                         (prbr.privileged_intercept_, d_step.solution.extras["intercept_tilde"]),
-                         (prbr.dictionary_, d_step.solution.extras["D"])):
+                         (prbr.privileged_weights_, d_step.solution.model_state["W_tilde"]),
+                         (prbr.privileged_intercept_, d_step.solution.model_state["intercept_tilde"]),
+                         (prbr.dictionary_, d_step.solution.model_state["D"])):
         np.testing.assert_allclose(mine, theirs, atol=tol * max(1.0, np.abs(theirs).max()))
     np.testing.assert_array_equal(prbr.label_weights_, np.eye(3))

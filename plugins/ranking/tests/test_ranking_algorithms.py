@@ -16,7 +16,7 @@ from multilabel_core_plugins.ranking import CuttingPlaneSolver, RankingCDSolver,
 from multilabel_core_plugins.ranking.cutting_plane import most_violated_subset
 from multilabel_core_plugins.ranking.subsets import lambda_step, violation_scores
 
-from multilabel_core.base import CapabilityError, Problem, Solution
+from multilabel_core.base import CapabilityError, Problem, Solution, WarmState
 from multilabel_core.datasets import make_correlated_multilabel
 from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
@@ -169,17 +169,17 @@ def test_the_model_steps_regulariser_value_and_h_match_its_certificate():
         prob = problem(mu=None, kernel=kernel, fit_intercept=fit_intercept)
         prob = attrs.evolve(prob, regularizer=FrobeniusLabelCovariance(2.0, covariance=D))
         fit = RankingCDSolver(tol=1e-6).solve(prob)
-        extras, certificate = fit.solution.extras, fit.certificate
+        state, certificate = fit.solution.relation_state, fit.certificate
         scores = prob.X @ fit.solution.coef + fit.solution.intercept
         loss = prob.C * prob.loss.value(prob.Y, scores)
-        assert certificate.primal - loss == pytest.approx(extras["regularizer_value"], rel=1e-9)
-        assert certificate.dual == pytest.approx(fit.solution.dual.sum() - extras["regularizer_value"], rel=1e-9)
+        assert certificate.primal - loss == pytest.approx(state.regularizer_value, rel=1e-9)
+        assert certificate.dual == pytest.approx(fit.solution.dual.sum() - state.regularizer_value, rel=1e-9)
         R_inv = prob.regularizer.label_gram(4)
-        assert extras["regularizer_value"] == pytest.approx(0.5 * np.trace(extras["dual_gram"] @ R_inv), rel=1e-12)
+        assert state.regularizer_value == pytest.approx(0.5 * np.trace(state.dual_gram @ R_inv), rel=1e-12)
         # On the selected features the regulariser itself: 1/2 tr(W_s R W_s^T) + 1/2 b R b^T (b when fitted).
-        s = extras["feature_weights"]
+        s = fit.solution.model_state["feature_weights"]
         W_s = np.vstack([fit.solution.coef[s > 0], fit.solution.intercept[None, :]])
-        assert prob.regularizer.value(W_s) == pytest.approx(extras["regularizer_value"], rel=1e-9)
+        assert prob.regularizer.value(W_s) == pytest.approx(state.regularizer_value, rel=1e-9)
 
 
 def test_with_lambda_learned_the_step_gives_no_h_and_f_uses_the_weights_after_the_lambda_step():
@@ -187,15 +187,15 @@ def test_with_lambda_learned_the_step_gives_no_h_and_f_uses_the_weights_after_th
     # Theorem 3.4 sees the features re-weighted as the next alpha-step will.
     prob = problem(n=60, d=5, c=3, kernel=SubsetKernel(SUBSETS))
     fit = RankingCDSolver(tol=1e-8).solve(prob)
-    extras = fit.solution.extras
-    assert "dual_gram" not in extras
-    np.testing.assert_array_equal(extras["subset_weights"], np.full(3, 1 / 3))
-    s_next = extras["next_subset_weights"] @ SUBSETS
-    assert not np.allclose(s_next, extras["feature_weights"])  # the lambda-step moved
+    fitted = fit.solution.model_state
+    assert fit.solution.relation_state.dual_gram is None
+    np.testing.assert_array_equal(fitted["subset_weights"], np.full(3, 1 / 3))
+    s_next = fitted["next_subset_weights"] @ SUBSETS
+    assert not np.allclose(s_next, fitted["feature_weights"])  # the lambda-step moved
     support = s_next > 0
     G = fit.solution.coef[support].T @ (fit.solution.coef[support] / s_next[support, None])
     G += np.outer(fit.solution.intercept, fit.solution.intercept)
-    F = extras["weight_factor"]
+    F = fit.solution.relation_state.weight_factor
     np.testing.assert_allclose(F.T @ F, G, rtol=1e-10, atol=1e-14)
 
 
@@ -205,15 +205,20 @@ def test_the_subset_weights_come_from_the_warm_start_else_the_kernel():
     assert solver.learns_state(prob) and not solver.learns_state(problem()) and not solver.learns_state(
         problem(kernel=SubsetKernel(np.ones((1, 6), dtype=bool)))
     )
-    kernel_weights = solver.solve(prob).solution.extras["subset_weights"]
+    kernel_weights = solver.solve(prob).solution.model_state["subset_weights"]
     np.testing.assert_array_equal(kernel_weights, [0.5, 0.25, 0.25])
     given_weights = np.array([0.2, 0.3, 0.5])
-    start = Solution(coef=None, intercept=np.zeros(3), extras={"subset_weights": given_weights})
-    np.testing.assert_array_equal(solver.solve(prob, warm_start=start).solution.extras["subset_weights"], given_weights)
-    start = attrs.evolve(start, extras={"subset_weights": given_weights, "next_subset_weights": np.full(3, 1 / 3)})
-    np.testing.assert_array_equal(solver.solve(prob, warm_start=start).solution.extras["subset_weights"], np.full(3, 1 / 3))
-    start = attrs.evolve(start, extras={"subset_weights": np.full(4, 0.25)})  # another working set's: not used
-    np.testing.assert_array_equal(solver.solve(prob, warm_start=start).solution.extras["subset_weights"], kernel_weights)
+    start = Solution(coef=None, intercept=np.zeros(3), warm_state=_weights_state(subset_weights=given_weights))
+    np.testing.assert_array_equal(solver.solve(prob, warm_start=start).solution.model_state["subset_weights"], given_weights)
+    start = attrs.evolve(start, warm_state=_weights_state(subset_weights=given_weights, next_subset_weights=np.full(3, 1 / 3)))
+    np.testing.assert_array_equal(solver.solve(prob, warm_start=start).solution.model_state["subset_weights"], np.full(3, 1 / 3))
+    start = attrs.evolve(start, warm_state=_weights_state(subset_weights=np.full(4, 0.25)))  # another working set's: not used
+    np.testing.assert_array_equal(solver.solve(prob, warm_start=start).solution.model_state["subset_weights"], kernel_weights)
+
+
+def _weights_state(**weights):
+    """A RankingCDSolver warm state carrying only subset weights (no alphas: a cold alpha-step)."""
+    return WarmState("RankingCDSolver", fixed=weights)
 
 
 def inner_problem(mu, subsets, *, tol=1e-9, max_iter=500, seed=0):
@@ -365,6 +370,6 @@ def test_the_ranking_solver_refuses_a_learned_relation_and_the_driver_a_regulari
 
 def test_subset_weights_off_the_simplex_in_a_warm_start_are_refused():
     prob = problem(n=60, d=5, c=3, kernel=SubsetKernel(SUBSETS))
-    start = Solution(coef=None, intercept=np.zeros(3), extras={"subset_weights": np.array([0.5, 0.5, 0.5])})
+    start = Solution(coef=None, intercept=np.zeros(3), warm_state=_weights_state(subset_weights=np.array([0.5, 0.5, 0.5])))
     with pytest.raises(ValueError, match="simplex"):
         RankingCDSolver().solve(prob, warm_start=start)

@@ -53,7 +53,7 @@ def relaxed_optimum(prob, subsets):
             warnings.simplefilter("ignore", ConvergenceWarning)
             fit = ranking_cd(prob.X, Y, prob.C, None, weights @ subsets, fit_intercept=True, tol=1e-11,
                              max_iter=100_000, random_state=0, alpha0=None if state is None else state[0])
-        q, _ = violation_scores(prob.X, fit.solution.extras["beta"], np.eye(prob.n_labels), True)
+        q, _ = violation_scores(prob.X, fit.solution.model_state["beta"], np.eye(prob.n_labels), True)
         gradient = -0.5 * subsets @ q
         return fit.certificate.primal, gradient, (fit.solution.dual, gradient)
 
@@ -213,7 +213,7 @@ def test_the_bundle_meets_the_optimum_over_every_subset(seed):
     lower, upper = fit.history["bounds"][-1]
     assert fit.converged and relative_gap(lower, upper) <= tol
     assert lower <= value * (1 + 1e-12) and upper >= (value - reference_gap) * (1 - 1e-12)
-    s = fit.solution.extras["feature_weights"]
+    s = fit.solution.model_state["feature_weights"]
     assert s.sum() == pytest.approx(m) and s.min() >= 0.0 and s.max() <= 1.0
 
 

@@ -98,9 +98,9 @@ def lower_bound(model) -> float:
     step = model.step_certificates_[-1]
     if not model.parts_["relation"].learned:
         return float(step.dual)
-    extras = model.solution_.extras
-    relation_dual = model.parts_["regularizer"].relation_dual(extras["dual_gram"])
-    return float(step.dual) + float(extras["regularizer_value"]) - float(relation_dual)
+    state = model.solution_.relation_state
+    relation_dual = model.parts_["regularizer"].relation_dual(state.dual_gram)
+    return float(step.dual) + float(state.regularizer_value) - float(relation_dual)
 
 
 def assert_same_scores(first, second, X, Y, mu: float) -> float:

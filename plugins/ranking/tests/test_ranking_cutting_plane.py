@@ -52,7 +52,7 @@ def relaxed_optimum(prob, subsets):
             # The reference asks for the tightest gap there is: the smallest eps ends each solve short of 1e-11.
             warnings.filterwarnings("ignore", "RankingCDSolver did not converge: relative duality gap", ConvergenceWarning)
             fit = cd.solve(attrs.evolve(prob, kernel=kernel), warm_start=start)
-        q, _ = violation_scores(prob.X, fit.solution.extras["beta"], identity, prob.fit_intercept)
+        q, _ = violation_scores(prob.X, fit.solution.model_state["beta"], identity, prob.fit_intercept)
         return fit.certificate.primal, -0.5 * subsets @ q, (q, fit.solution.dual)
 
     weights, value, (q, _) = spectral_projected_gradient(
@@ -105,8 +105,8 @@ def test_the_restricted_master_lambda_meets_the_simplex_optimality_conditions(mu
     fit = inner.solve(attrs.evolve(prob, kernel=SubsetKernel(subsets)))
     solution = fit.solution
     R_inv = AlternatingSolver.step_problem(prob, solution.relation).regularizer.label_gram(prob.n_labels)
-    q, _ = violation_scores(prob.X, solution.extras["beta"], R_inv, prob.fit_intercept)
-    weights = solution.extras["subset_weights"]
+    q, _ = violation_scores(prob.X, solution.model_state["beta"], R_inv, prob.fit_intercept)
+    weights = solution.model_state["subset_weights"]
     assert weights.min() >= 0.0 and weights.sum() == pytest.approx(1.0)
     objective = fit.history["objective"][-1]
     assert restricted_gap(subsets, weights, q) <= 5e-5 * abs(objective)
@@ -124,7 +124,7 @@ def test_a_repeated_subset_is_solved_again_never_declared_converged_with_the_gap
         # 1e-14: unreachable, yet above the 8 machine epsilons below which the driver refuses a tol outright.
         fit = CuttingPlaneSolver(n_features=2, tol=1e-14, max_iter=12, master=master).solve(problem(3, seed=5))
     assert not fit.converged
-    subsets = fit.solution.extras["subsets"]
+    subsets = fit.solution.model_state["subsets"]
     assert len({tuple(p) for p in subsets}) == len(subsets) <= 3
     bounds = np.array(fit.history["bounds"])
     assert np.all(np.diff(bounds[:, 0]) >= 0.0) and np.all(np.diff(bounds[:, 1]) <= 0.0)
