@@ -15,8 +15,10 @@ continuation of :mod:`multilabel_core.solvers.fpc`) call these, so each operator
 
 *Truncated singular value shrinkage.*  ``S_threshold`` needs only the singular triplets above the
 threshold.  :func:`singular_value_threshold` gets them from the Gram matrix of the shorter side with
-LAPACK's subset eigensolver (``syevr`` with a lower bound: the tridiagonal reduction, then
-eigenvectors only for the eigenvalues above the bound), instead of a full SVD with all vectors.
+one symmetric eigensolve instead of a full SVD with all vectors: LAPACK's subset eigensolver
+(``syevr`` with a lower bound: the tridiagonal reduction, then eigenvectors only for the
+eigenvalues above the bound) when few triplets are expected to pass, its divide-and-conquer
+solver of every eigenpair (``syevd``) otherwise (:data:`SUBSET_EIGH_FRACTION`).
 Forming the Gram matrix squares the singular values, so its eigenvalues carry an absolute error of
 up to ``delta = 2 (p + n) eps ||A||_F^2`` (the product's rounding, then the eigensolver's backward
 error), and the eigenvectors are taken down to ``threshold^2 - delta`` so that no triplet above the
@@ -32,6 +34,8 @@ The route falls back to the full SVD when ``delta`` exceeds :data:`GRAM_BAND_LIM
 
 from __future__ import annotations
 
+import numbers
+
 import attrs
 import numpy as np
 import scipy.linalg
@@ -41,6 +45,7 @@ from .validation import check_scalar
 __all__ = [
     "GRAM_BAND_LIMIT",
     "GRAM_SPREAD_LIMIT",
+    "SUBSET_EIGH_FRACTION",
     "SVT_METHODS",
     "Shrinkage",
     "group_soft_threshold",
@@ -92,6 +97,16 @@ GRAM_BAND_LIMIT = 0.25
 #: ``eps * spread`` (2e-6 at 1e10, 1e-6 on its singular value, less above it).  Beyond it the
 #: Rayleigh-Ritz step (module docstring) makes them as accurate as a direct SVD's.
 GRAM_SPREAD_LIMIT = 1e10
+#: The Gram route asks the subset eigensolver (``syevr``) for the eigenpairs above the bound only when
+#: the caller expects at most this fraction of the Gram matrix's order to pass (``rank_hint``), and
+#: else computes every eigenpair by divide and conquer (``syevd``): ``syevr`` computes each
+#: eigenvector by inverse iteration, and past about a tenth of the order its vectors cost more than
+#: all of ``syevd``'s (measured on one core, benchmarks/RESULTS.md, "No n^3 per step": at order 654,
+#: 0.015 s for one pair, 0.034 s for 80, 0.056 s for 160 and 0.23 s for 565, against 0.048 s for all
+#: 654 by ``syevd``; at order 118, 0.0009 s for 10 pairs against 0.0009 s for all).
+SUBSET_EIGH_FRACTION = 0.1
+
+
 @attrs.frozen(eq=False)
 class Shrinkage:
     """``S_threshold(A)`` and the singular triplets it kept.
@@ -118,7 +133,7 @@ class Shrinkage:
         return int(self.values.size)
 
 
-def singular_value_threshold(A, threshold: float, *, method: str = "auto") -> Shrinkage:
+def singular_value_threshold(A, threshold: float, *, method: str = "auto", rank_hint: int | None = None) -> Shrinkage:
     """Singular value shrinkage ``S_threshold(A) = U max(Sigma - threshold, 0) V^T``.
 
     The proximal operator of ``threshold * ||.||_*`` (Ma, Goldfarb & Chen, Theorem 3; Cai, Candes
@@ -126,7 +141,9 @@ def singular_value_threshold(A, threshold: float, *, method: str = "auto") -> Sh
     "gram" only those above the threshold, from the Gram matrix of the shorter side (see the
     module docstring); "auto" is "gram" with a fallback to "full" where the Gram route would lose
     accuracy (its eigenvalue error band above :data:`GRAM_BAND_LIMIT` ``threshold^2``, or
-    ``threshold = 0``) or fails.
+    ``threshold = 0``) or fails.  ``rank_hint``: how many triplets the caller expects to pass (an
+    iterative caller, the previous shrinkage's rank); it only chooses the eigensolver of the Gram
+    route (:data:`SUBSET_EIGH_FRACTION`), never the result beyond rounding.  None: every eigenpair.
     """
     if method not in SVT_METHODS:
         raise ValueError(f"method must be one of {SVT_METHODS}, got {method!r}")
@@ -134,9 +151,11 @@ def singular_value_threshold(A, threshold: float, *, method: str = "auto") -> Sh
     if A.ndim != 2 or not np.isfinite(A).all():
         raise ValueError(f"A must be a finite 2-D matrix, got shape {A.shape}")
     check_scalar(threshold, "threshold", low=0.0)
+    if rank_hint is not None:
+        check_scalar(rank_hint, "rank_hint", kind=numbers.Integral, low=0)
     if method != "full":
         try:
-            shrunk = _gram_shrinkage(A, float(threshold))
+            shrunk = _gram_shrinkage(A, float(threshold), rank_hint)
         except np.linalg.LinAlgError:
             if method == "gram":
                 raise
@@ -158,7 +177,7 @@ def _full_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage:
     return Shrinkage((U * (s - threshold)) @ Vt, U, s, Vt, "full", threshold)
 
 
-def _gram_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage | None:
+def _gram_shrinkage(A: np.ndarray, threshold: float, rank_hint: int | None = None) -> Shrinkage | None:
     """The triplets above ``threshold`` from the Gram matrix of the shorter side; None when unsafe."""
     if threshold == 0.0 or min(A.shape) == 0:
         return None
@@ -170,7 +189,13 @@ def _gram_shrinkage(A: np.ndarray, threshold: float) -> Shrinkage | None:
         return None
     # One eigensolve, down to the band's lower edge: a triplet whose eigenvalue rounding put just
     # below threshold^2 is still in the subspace, and the Rayleigh-Ritz SVD decides.
-    w, vectors = scipy.linalg.eigh(G, subset_by_value=(threshold * threshold - band, np.inf), driver="evr")
+    lowest = threshold * threshold - band
+    if rank_hint is not None and rank_hint <= SUBSET_EIGH_FRACTION * len(G):
+        w, vectors = scipy.linalg.eigh(G, subset_by_value=(lowest, np.inf), driver="evr")
+    else:
+        w, vectors = scipy.linalg.eigh(G, driver="evd")
+        above = w > lowest
+        w, vectors = w[above], vectors[:, above]
     if w.size == 0:
         return Shrinkage(np.zeros_like(A), np.zeros((p, 0)), np.zeros(0), np.zeros((0, n)), "gram", threshold)
     if w.max() <= GRAM_SPREAD_LIMIT * threshold * threshold:
