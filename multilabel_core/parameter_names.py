@@ -38,7 +38,7 @@ DEPRECATED = "deprecated"
 class Meaning(NamedTuple):
     """The one meaning of a parameter name.
 
-    Attributes
+    Parameters
     ----------
     text : str
         What the name means, for the table (markdown).
@@ -144,7 +144,19 @@ GLOSSARY: dict[str, Meaning] = {
 
 
 class Renamed(NamedTuple):
-    """A public parameter renamed with a deprecation alias."""
+    """A public parameter renamed with a deprecation alias.
+
+    Parameters
+    ----------
+    estimator : str
+        The estimator class's name.
+    old : str
+        The deprecated name, accepted with a FutureWarning for one release.
+    new : str
+        The name that replaced it.
+    reason : str
+        Why the old name had to go (the other meaning it collided with), for the table.
+    """
 
     estimator: str
     old: str

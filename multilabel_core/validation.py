@@ -477,46 +477,46 @@ def check_random_state(seed) -> np.random.Generator:
 
 
 def positive(instance, attribute, value) -> None:
-    """attrs validator: a finite real number > 0 (a cost C, a tolerance, a kernel width)."""
+    """An attrs validator: a finite real number > 0 (a cost C, a tolerance, a kernel width)."""
     check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
 
 
 def non_negative(instance, attribute, value) -> None:
-    """attrs validator: a finite real number >= 0 (a margin epsilon, a coupling mu)."""
+    """An attrs validator: a finite real number >= 0 (a margin epsilon, a coupling mu)."""
     check_scalar(value, attribute.name, low=0.0)
 
 
 def open_unit(instance, attribute, value) -> None:
-    """attrs validator: a finite real number in the open interval (0, 1) (a decay factor, a relative cut)."""
+    """An attrs validator: a finite real number in the open interval (0, 1) (a decay factor, a relative cut)."""
     check_scalar(value, attribute.name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
 
 
 def real(instance, attribute, value) -> None:
-    """attrs validator: any finite real number (a kernel's coef0)."""
+    """An attrs validator: any finite real number (a kernel's coef0)."""
     check_scalar(value, attribute.name)
 
 
 def cost(instance, attribute, value) -> None:
-    """attrs validator: a loss weight C, as :func:`check_cost` (finite, in :data:`C_RANGE`)."""
+    """An attrs validator: a loss weight C, as :func:`check_cost` (finite, in :data:`C_RANGE`)."""
     check_cost(value, attribute.name)
 
 
 def seed(instance, attribute, value) -> None:
-    """attrs validator: a ``random_state``, as :func:`check_seed` (None, int >= 0, or a numpy seed object)."""
+    """An attrs validator: a ``random_state``, as :func:`check_seed` (None, int >= 0, or a numpy seed object)."""
     check_seed(value, attribute.name)
 
 
 def count(instance, attribute, value) -> None:
-    """attrs validator: an integer in [1, MAX_ITER_LIMIT] (numpy integers too; not True): max_iter, a rank, a degree."""
+    """An attrs validator: an integer in [1, MAX_ITER_LIMIT] (numpy integers too; not True): max_iter, a rank, a degree."""
     check_scalar(value, attribute.name, kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
 
 def optional_count(instance, attribute, value) -> None:
-    """attrs validator: None or a :func:`count` (an optional budget)."""
+    """An attrs validator: None or a :func:`count` (an optional budget)."""
     if value is not None:
         count(instance, attribute, value)
 
 
 def flag(instance, attribute, value) -> None:
-    """attrs validator: True or False (numpy booleans too), as :func:`check_flag`."""
+    """An attrs validator: True or False (numpy booleans too), as :func:`check_flag`."""
     check_flag(value, attribute.name)

@@ -29,7 +29,20 @@ class Kernel(ABC):
 
     @abstractmethod
     def __call__(self, X, Z=None):
-        """See the class docstring."""
+        """Compute the kernel matrix between two sets of rows.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The first rows.
+        Z : array or sparse matrix of shape (m, d), optional
+            The second rows; None means ``X`` itself.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            k(x_i, z_j).
+        """
 
     def resolve(self, X) -> "Kernel":
         """This kernel with its data-dependent parameters (a width, a degree's scale) fixed from the training rows ``X``; a kernel with none returns itself."""

@@ -56,8 +56,35 @@ class Loss(ABC):
 
     @abstractmethod
     def value(self, Y: np.ndarray, T: np.ndarray) -> float:
-        """See the class docstring."""
+        """Evaluate the loss summed over the examples.
+
+        Parameters
+        ----------
+        Y : ndarray of shape (n, L)
+            Targets: signs in {-1, +1} for a classification loss (``target == "sign"``), real
+            values for a regression loss (``target == "real"``).
+        T : ndarray of shape (n, L)
+            Scores t_ij = w_j^T phi(x_i) + b_j.
+
+        Returns
+        -------
+        float
+            ``sum ell(Y, T)`` over the entries (or rows, or label pairs) the loss sums over.
+        """
 
     @abstractmethod
     def gradient(self, Y: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """See the class docstring."""
+        """Compute a (sub)gradient of :meth:`value` with respect to the scores.
+
+        Parameters
+        ----------
+        Y : ndarray of shape (n, L)
+            Targets, as for :meth:`value`.
+        T : ndarray of shape (n, L)
+            Scores, as for :meth:`value`.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            d value / d T where the loss is differentiable, one subgradient at its kinks.
+        """

@@ -45,8 +45,30 @@ class Regularizer(ABC):
 
     @abstractmethod
     def value(self, W: np.ndarray) -> float:
-        """See the class docstring."""
+        """Evaluate the regulariser Omega(W).
+
+        Parameters
+        ----------
+        W : ndarray of shape (d, L)
+            The weights, one column per label.
+
+        Returns
+        -------
+        float
+            Omega(W).
+        """
 
     @abstractmethod
     def gradient(self, W: np.ndarray) -> np.ndarray:
-        """See the class docstring."""
+        """Compute a (sub)gradient of :meth:`value` with respect to the weights.
+
+        Parameters
+        ----------
+        W : ndarray of shape (d, L)
+            The weights, one column per label.
+
+        Returns
+        -------
+        ndarray of shape (d, L)
+            The gradient where Omega is differentiable (``smooth``), one subgradient at a kink.
+        """

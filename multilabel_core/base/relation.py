@@ -40,8 +40,32 @@ class LabelRelation(ABC):
 
     @abstractmethod
     def initial(self, n_labels: int) -> np.ndarray:
-        """See the class docstring."""
+        """Give the label relation an alternating fit starts from.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            The starting relation (e.g. Omega = I / L for a learned covariance).
+        """
 
     @abstractmethod
     def update(self, gram: np.ndarray) -> np.ndarray:
-        """See the class docstring."""
+        """Compute the relation that minimises the objective for the current weights.
+
+        Parameters
+        ----------
+        gram : ndarray of shape (L, L)
+            W^T W (or its kernel form) of the weights the model step just solved for.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            The relation of the next step: for a learned covariance the closed form
+            (W^T W)^(1/2) / tr((W^T W)^(1/2)) of Zhang & Yeung, *Multi-Label Relationship
+            Learning* (section 2.2, problem 11).
+        """

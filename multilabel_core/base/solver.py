@@ -397,7 +397,7 @@ class Solver(ABC):
             )
 
     def require_diagonal_label_gram(self, problem: Problem, objective: str) -> np.ndarray:
-        """m, the diagonal of the regulariser's ``label_gram(L)``; CapabilityError unless ``M = diag(m)``, m > 0.
+        """The diagonal m of the regulariser's ``label_gram(L)``; CapabilityError unless ``M = diag(m)``, m > 0.
 
         For solvers of per-label problems whose regulariser weighs label j by m_j (the duals then
         decouple, label j with the cost C m_j); ``objective`` names what the solver solves, for the error.

@@ -51,11 +51,41 @@ class Threshold(ABC):
 
     @abstractmethod
     def fit(self, estimator, X, Y, scores, **data) -> "Threshold":
-        """See the class docstring."""
+        """Learn the cut from a fitted estimator's training scores.
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted (a threshold that refits it out of fold clones it).
+        X : array or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L)
+            The {0, 1} training labels.
+        scores : ndarray of shape (n, L)
+            The estimator's decision values on ``X``.
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. SSMLRL's ``X_unlabeled``).
+
+        Returns
+        -------
+        Threshold
+            ``self``, fitted.
+        """
 
     @abstractmethod
     def predict(self, scores) -> np.ndarray:
-        """See the class docstring."""
+        """Cut scores into labels.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n, L)
+            Decision values.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            The {0, 1} labels, int64.
+        """
 
     @property
     def fitted(self) -> bool:

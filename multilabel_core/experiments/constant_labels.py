@@ -97,11 +97,13 @@ class PartialModel:
         self.values = np.asarray(values, dtype=np.int8)
 
     def decision_function(self, X) -> np.ndarray:
+        """Return the model's scores on ``X`` with the constant columns rescored on these rows."""
         scores = np.array(self.model.decision_function(X), dtype=np.float64)
         scores[:, self.constant] = constant_scores(scores[:, self.fitted], self.values)
         return scores
 
     def predict(self, X) -> np.ndarray:
+        """Return the model's own predictions on ``X``."""
         return np.asarray(self.model.predict(X))
 
 

@@ -61,6 +61,7 @@ class Standardizer:
     """
 
     def fit(self, X):
+        """Learn each feature's mean and standard deviation from ``X`` (n, d); return ``self``."""
         X = _as_float(X)
         if sp.issparse(X):
             self.mean_ = np.asarray(X.mean(axis=0)).ravel()
@@ -73,6 +74,7 @@ class Standardizer:
         return self
 
     def transform(self, X):
+        """Return ``X`` centred (dense data only) and scaled by the fitted deviations."""
         X = _as_float(X)
         if self.centred_ and not sp.issparse(X):
             X = X - self.mean_
@@ -83,6 +85,7 @@ class MaxAbsScaler:
     """Every feature divided by its largest magnitude over the fitted rows (``scale_``, 1 where 0)."""
 
     def fit(self, X):
+        """Learn each feature's largest magnitude from ``X`` (n, d); return ``self``."""
         X = _as_float(X)
         largest = abs(X).max(axis=0)
         largest = largest.toarray().ravel() if sp.issparse(largest) else np.asarray(largest).ravel()
@@ -90,6 +93,7 @@ class MaxAbsScaler:
         return self
 
     def transform(self, X):
+        """Return ``X`` with every feature divided by its fitted largest magnitude."""
         return _scale_columns(_as_float(X), self.scale_)
 
 
@@ -97,9 +101,11 @@ class RowNormalizer:
     """Every row divided by its Euclidean norm (zero rows unchanged); fitting learns nothing."""
 
     def fit(self, X):
+        """Learn nothing (each row is scaled by its own norm); return ``self``."""
         return self
 
     def transform(self, X):
+        """Return ``X`` with every nonzero row divided by its Euclidean norm."""
         X = _as_float(X)
         if sp.issparse(X):
             norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())

@@ -358,10 +358,11 @@ class InnerSearch:
 
     @property
     def n_tasks(self) -> int:
+        """The number of tasks the pending points make: folds times chunks (0 when none is pending)."""
         return len(self.folds) * len(self.chunks) if self.pending else 0
 
     def tasks(self, X, Y) -> list:
-        """joblib ``delayed`` calls for the pending points, fold by fold; X and Y are passed whole
+        """The joblib ``delayed`` calls for the pending points, fold by fold; X and Y are passed whole
         (see docs/experiments.md)."""
         chunks = self.chunks if self.pending else []
         return [

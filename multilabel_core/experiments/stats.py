@@ -303,6 +303,7 @@ class Verdict:
         return _MARKERS[self.outcome]
 
     def as_dict(self) -> dict:
+        """Return the verdict as a JSON-ready mapping: its fields with the t-test's fields inlined."""
         return {
             "dataset": self.dataset,
             "method": self.method,
@@ -336,7 +337,7 @@ class Comparison:
         return list(dict.fromkeys(v.method for v in self.verdicts))
 
     def win_tie_loss(self) -> dict[str, dict[str, WinTieLoss]]:
-        """metric -> method -> counts over the datasets, plus the row ``"Total"`` over all metrics.
+        """Counts over the datasets, metric -> method -> counts, plus the row ``"Total"`` over all metrics.
 
         This is MLRL Table VII: a row per performance measure, a column per compared
         method, each cell the wins/ties/losses of the reference against that method.

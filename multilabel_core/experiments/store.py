@@ -90,7 +90,7 @@ DUPLICATES_FILE = "results.duplicates.jsonl"
 
 
 def jsonable(value):
-    """numpy scalars and arrays, tuples and NaN -> plain JSON values (NaN and infinities -> null)."""
+    """Convert numpy scalars and arrays, tuples and NaN to plain JSON values (NaN and infinities: null)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -166,11 +166,13 @@ METHODS = (
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the baseline family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     for spec in METHODS:
         register(spec)
 
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
+    """Register the baseline family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
     # A fitted label powerset (of LP and of each RAkEL subset) keeps its label sets in one.
     register(Powerset)

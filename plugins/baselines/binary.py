@@ -103,6 +103,7 @@ class Objectives(NamedTuple):
 
     @property
     def gap(self) -> float:
+        """The duality gap, primal minus dual."""
         return self.primal - self.dual
 
     @property

@@ -183,7 +183,7 @@ class BRkNN(MultiLabelEstimator):
         return brknn_scores(counts, set_sizes, self.n_neighbors_, self.label_preference_, self.variant)
 
     def confidences(self, X) -> np.ndarray:
-        """c_x(l), the share of each row's k neighbours that have each label, (n, L) float64."""
+        """The confidences c_x(l): the share of each row's k neighbours that have each label, (n, L) float64."""
         counts, _ = self._neighbour_counts(self._validate_test_X(X))
         return counts / float(self.n_neighbors_)
 

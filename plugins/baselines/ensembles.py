@@ -173,6 +173,7 @@ class Powerset:
         self.model = model.fit(X, classes) if len(self.sets) > 1 else None
 
     def votes_and_probabilities(self, X):
+        """Each row's vote (the predicted label set, 0/1) and each label's probability over the sets, both (n, k)."""
         n = X.shape[0]
         if self.model is None:
             mode = np.broadcast_to(self.sets[0], (n, len(self.labels))).astype(np.float64)

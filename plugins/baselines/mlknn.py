@@ -87,14 +87,16 @@ class MLkNN(MultiLabelEstimator):
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
 
-    Fitted attributes
-    -----------------
+    Attributes
+    ----------
     X_fit_, Y_fit_ : the training rows and labels (a lazy learner keeps them).
     n_neighbors_ : the k used: ``k``, or m - 1 for a training set of k rows or fewer.
     prior_ : (L,) P(H_1^l).
     relevant_counts_, irrelevant_counts_ : (L, k + 1) c_l[j] and c'_l[j].
     likelihood_relevant_, likelihood_irrelevant_ : (L, k + 1) P(E_j^l | H_1^l) and P(E_j^l | H_0^l).
 
+    Notes
+    -----
     ML-kNN solves no optimisation problem, so it has no ``certificate_``
     (``certified = False`` tells the conformance checks).
     """

@@ -104,11 +104,14 @@ class OneVsRestSVC(_OneVsRest):
     cache_size : float, default 200
         LIBSVM's kernel cache, in MB.
 
-    Fitted attributes: ``estimators_`` (one fitted SVC per label), ``certificate_`` (the
-    sum of the per-label C-SVC duality gaps, :mod:`.binary`), ``n_iter_``.
     thresholding : str or Threshold, default "zero"
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
+
+    Notes
+    -----
+    Fitted attributes: ``estimators_`` (one fitted SVC per label), ``certificate_`` (the
+    sum of the per-label C-SVC duality gaps, :mod:`.binary`), ``n_iter_``.
     """
 
     solver = "libsvm"
@@ -175,10 +178,13 @@ class OneVsRestLinear(_OneVsRest):
     random_state : None, int or numpy Generator
         Seeds the order in which LIBLINEAR's dual solvers visit the rows.
 
-    Fitted attributes: ``estimators_``, ``certificate_`` (:mod:`.binary`), ``n_iter_``.
     thresholding : str or Threshold, default "zero"
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
+
+    Notes
+    -----
+    Fitted attributes: ``estimators_``, ``certificate_`` (:mod:`.binary`), ``n_iter_``.
     """
 
     solver = "liblinear"

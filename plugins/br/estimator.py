@@ -64,11 +64,14 @@ class BinaryRelevance(ComposedEstimator):
         ``cross_validate``; -1 every core.  The model does not depend on it.  ``"lbfgs"``
         solves all labels in one problem and ignores it.
 
-    Fitted attributes: ``coef_`` (d, L), ``intercept_`` (L,), ``certificate_`` (with the
-    duality gap of the per-label L2-SVMs), ``n_iter_``, ``n_features_in_``, ``n_labels_``.
     thresholding : str or Threshold, default "zero"
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
+
+    Notes
+    -----
+    Fitted attributes: ``coef_`` (d, L), ``intercept_`` (L,), ``certificate_`` (with the
+    duality gap of the per-label L2-SVMs), ``n_iter_``, ``n_features_in_``, ``n_labels_``.
     """
 
     PARTS = PARTS

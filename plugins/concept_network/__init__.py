@@ -61,6 +61,7 @@ DEFAULT_GRID = {
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the concept network family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     register(
         MethodSpec(
             name="concept_network",
@@ -83,6 +84,7 @@ AUTO_ORDER = {'concept_network_cd': 15}
 
 @multilabel_core.hookimpl
 def register_components(register):
+    """Register the concept network family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
     for kind, name, factory in (
         ("relation", "concept_network", ConceptNetworkRelation),
         ("solver", "concept_network_cd", ConceptNetworkSolver),
@@ -97,6 +99,7 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
+    """Register the concept network family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
     # A fitted ConceptNetwork keeps these records of its fit (none is a registered component).
     for cls in (ConceptGraph, EigenBasis, LearnedKernels):
         register(cls)

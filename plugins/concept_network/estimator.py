@@ -120,8 +120,10 @@ class ConceptNetwork(ComposedEstimator):
         Deprecated name of ``edge_threshold`` (``threshold`` names the ranking family's set-size
         threshold regressors); accepted with a FutureWarning for this release.
 
-    Attributes
-    ----------
+    Notes
+    -----
+    Fitted attributes:
+
     concept_graph_ : ConceptGraph (``adjacency``, ``statistic``, ``threshold``, ``edges``).
     basis_ : EigenBasis of the base kernel (``values`` eta, ``vectors`` U, ``time``).
     learned_kernels_ : LearnedKernels (``omega`` (L, m), ``zeta`` (E, m), ``site_gamma``,
@@ -217,11 +219,11 @@ class ConceptNetwork(ComposedEstimator):
     # -- prediction ---------------------------------------------------------------------
 
     def eigenfunctions(self, X) -> np.ndarray:
-        """phi(x) (n, m): the Nystrom eigenfunctions (eq. 17) of the base kernel at the rows X."""
+        """The Nystrom eigenfunctions phi(x) (n, m) (eq. 17) of the base kernel at the rows X."""
         return self._eigenfunctions(self._validate_test_X(X))
 
     def site_scores(self, X) -> np.ndarray:
-        """g (n, L), ``g_l = v_l^T phi_l(x)``: the site potentials (the start of ICM)."""
+        """The site potentials g (n, L), ``g_l = v_l^T phi_l(x)`` (the start of ICM)."""
         return self.eigenfunctions(X) @ self.site_coef_.T
 
     def infer(self, X) -> InferenceResult:

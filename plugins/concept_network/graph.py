@@ -71,6 +71,7 @@ class ConceptGraph:
 
     @property
     def n_labels(self) -> int:
+        """L, the number of labels (the graph's nodes)."""
         return self.adjacency.shape[0]
 
     @property
@@ -79,6 +80,7 @@ class ConceptGraph:
         return int(np.count_nonzero(np.triu(self.adjacency, 1)))
 
     def neighbours(self, label: int) -> np.ndarray:
+        """The labels t joined to ``label`` by an edge (N_l), sorted."""
         return np.flatnonzero(self.adjacency[label])
 
     @property
@@ -87,6 +89,7 @@ class ConceptGraph:
         return np.argwhere(self.adjacency)
 
     def as_dict(self) -> dict:
+        """The graph as JSON-ready values: adjacency (0/1 lists), statistic and the threshold P0."""
         return {
             "adjacency": self.adjacency.astype(int).tolist(),
             "statistic": self.statistic.tolist(),
@@ -134,4 +137,5 @@ class ConceptNetworkRelation(LabelRelation):
         return self.initial(np.shape(gram)[0])
 
     def graph(self, Y) -> ConceptGraph:
+        """The concept graph of the training labels ``Y`` (n, L) at this relation's threshold P0."""
         return concept_graph(Y, self.threshold)

@@ -56,10 +56,12 @@ class InferenceResult:
 
     @property
     def n_cycled(self) -> int:
+        """The number of rows whose inference revisited a labelling (a cycle) instead of reaching a fixed point."""
         return int(np.count_nonzero(self.cycled))
 
     @property
     def n_hit_cap(self) -> int:
+        """The number of rows whose inference stopped at the sweep cap."""
         return int(np.count_nonzero(self.hit_cap))
 
 

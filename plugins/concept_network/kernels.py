@@ -68,6 +68,7 @@ class EigenBasis:
 
     @property
     def n_components(self) -> int:
+        """The number m of eigenpairs kept."""
         return self.values.shape[0]
 
     def extend(self, K_new) -> np.ndarray:
@@ -170,6 +171,7 @@ class LearnedKernels:
 
     @property
     def n_edge_weights(self) -> int:
+        """The number of learned edge kernel weights zeta (E x m)."""
         return int(self.zeta.size)
 
 

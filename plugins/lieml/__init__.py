@@ -50,6 +50,7 @@ RAW_GRID = {"epsilon": [0.1, 1.0]}
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the LIEML family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     register(
         MethodSpec(
             name="lieml",
@@ -82,6 +83,7 @@ AUTO_ORDER = {'lieml_irwls': 31}
 
 @multilabel_core.hookimpl
 def register_components(register):
+    """Register the LIEML family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
     for kind, name, factory in (
         ("relation", "label_enhancement", LowRankEnhancement),
         ("solver", "lieml_irwls", LIEMLSolver),
@@ -96,6 +98,7 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
+    """Register the LIEML family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
     # A fitted LIEML keeps the record of its label enhancement (not a registered component), and a
     # per-label model fed by the enhancement keeps the fed relation that holds it.
     register(LabelEnhancement)

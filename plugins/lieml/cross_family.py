@@ -106,6 +106,7 @@ def markdown(records: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
+    """Run the comparison from the command line (``argv``: its arguments, None for ``sys.argv``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="emotions", help="a dataset with -train and -test parts")
     parser.add_argument("--data-home", default=None)

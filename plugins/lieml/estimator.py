@@ -110,9 +110,9 @@ class LIEML(_Regressor):
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
 
-    Fitted attributes
-    -----------------
-    enhanced_labels_ : (n, t) the numerical labels U; enhancement_ : the
+    Notes
+    -----
+    Fitted attributes: enhanced_labels_ (n, t), the numerical labels U; enhancement_, the
     :class:`~.enhancement.LabelEnhancement` (``rank``, ``singular_values``, per-stage
     ``stages`` with mu, iterations and the T1 history, ``certificate``); rank_ : rank of Z;
     dual_coef_ (beta, (n, t)), intercept_ (m), X_fit_, kernel_; certificate_ (T2's, converged

@@ -90,6 +90,7 @@ class LLSF(ComposedEstimator):
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the LLSF family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     register(
         MethodSpec(
             name="llsf",

@@ -65,5 +65,6 @@ METHODS = (
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the MLRL family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     for spec in METHODS:
         register(spec)

@@ -172,8 +172,8 @@ class MLRL(_RelationLearner):
         its m SVMs are solved apart, side by side); the coupled steps are one joint SMO solve.
         None is the thread budget the caller leaves, -1 every core.  The model does not depend on it.
 
-    Fitted attributes
-    -----------------
+    Attributes
+    ----------
     label_covariance_ : (m, m) Omega, symmetric positive definite, trace 1 (the one the
         final W was solved with).
     label_correlation_ : (m, m) Omega normalised to unit diagonal.

@@ -96,6 +96,7 @@ class DataDependentKernel(Kernel):
         return self.base(X, Z) - K_xu @ self._solve(self.base(self.X_unlabeled, Z))
 
     def diagonal(self, X) -> np.ndarray:
+        """The diagonal k'(x_i, x_i) (n,) of the data-dependent kernel at the rows ``X``."""
         K_xu = self.base(X, self.X_unlabeled)
         return self.base.diagonal(X) - np.einsum("ij,ji->i", K_xu, self._solve(K_xu.T))
 

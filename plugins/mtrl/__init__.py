@@ -106,6 +106,7 @@ class MTRL(ComposedEstimator):
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the MTRL family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     register(
         MethodSpec(
             name="mtrl",

@@ -68,6 +68,7 @@ _METHODS = {
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the PrML family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     for name, (estimator, description) in _METHODS.items():
         citation = CITATION if name != "leml" else (
             CITATION + "; Yu, Jain, Kar & Dhillon, Large-scale Multi-label Learning with Missing Labels, ICML 2014"
@@ -90,6 +91,7 @@ AUTO_ORDER = {"privileged_cd": 12, "prml_alternating": 45}
 
 @multilabel_core.hookimpl
 def register_components(register):
+    """Register the PrML family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
     components = {
         ("relation", "privileged_labels"): PrivilegedLabels,
         ("solver", "privileged_cd"): PrivilegedCDSolver,

@@ -173,15 +173,18 @@ class PrML(_Privileged):
         exact solution is W = 0 on the reproductions' data (docs/methods/prml.md, *Initial D*),
         a fixed point of the alternation.
 
-    There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
-    point's D may end at another local solution than a cold fit; a grid search fits every
-    point from the seeded start.  PrBR, which is convex, has one.
     thresholding : str or Threshold, default "zero"
         How scores become labels: a registered threshold name (``"zero"``: a label is predicted
         where its score is positive) or a Threshold object.
     k : int or float, default "deprecated"
         Deprecated name of ``rank`` (``k`` is the neighbour count of the k-NN methods); accepted
         with a FutureWarning for this release.
+
+    Notes
+    -----
+    There is no ``warm_start``: problem (5) is not convex, so a fit started from another grid
+    point's D may end at another local solution than a cold fit; a grid search fits every
+    point from the seeded start.  PrBR, which is convex, has one.
     """
 
     PARTS = PARTS["prml"]

@@ -76,6 +76,7 @@ _METHODS = {
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the label-ranking family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     for name, (estimator, description) in _METHODS.items():
         register(
             MethodSpec(
@@ -96,6 +97,7 @@ AUTO_ORDER = {'ranking_cd': 25, 'ranking_alternating': 56, 'cutting_plane': 60}
 
 @multilabel_core.hookimpl
 def register_components(register):
+    """Register the label-ranking family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
     components = {
         ("solver", "ranking_cd"): RankingCDSolver,
         ("solver", "ranking_alternating"): ranking_alternating,
@@ -114,6 +116,7 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
+    """Register the label-ranking family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
     # LinearThreshold, the t(x) of section 3.8 before it became the registered LearnedLinearThreshold
     # (which is trusted as a component): still a public class, so models that hold one load.
     register(LinearThreshold)

@@ -174,6 +174,7 @@ class CutModel:
         return len(self.V)
 
     def add(self, V, bias, alpha_sum: float) -> None:
+        """Add a cut: its feature term ``V``, its bias term and the sum of its dual variables."""
         self.V.append(np.asarray(V, dtype=np.float64))
         self.bias.append(np.asarray(bias, dtype=np.float64))
         self.alpha_sum.append(float(alpha_sum))

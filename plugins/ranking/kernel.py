@@ -99,6 +99,7 @@ class SubsetKernel(Kernel):
         return LinearKernel()(_scaled(X, scale, "X"), None if Z is None else _scaled(Z, scale, "Z"))
 
     def diagonal(self, X) -> np.ndarray:
+        """The diagonal (n,) of the kernel at the rows ``X``: their squared norms under the feature weights."""
         return LinearKernel().diagonal(_scaled(X, np.sqrt(self.feature_weights()), "X"))
 
 

@@ -104,6 +104,7 @@ class LinearThreshold:
 
     @classmethod
     def fit(cls, scores, Y, regressors: str) -> LinearThreshold:
+        """Least-squares fit of t(x) to eq. 34's targets on training ``scores`` (n, L) and labels ``Y``."""
         design = _with_constant(threshold_regressors(scores, regressors))
         coef, *_ = np.linalg.lstsq(design, threshold_targets(scores, Y), rcond=None)
         return cls(regressors, coef)

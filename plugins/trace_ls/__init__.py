@@ -66,6 +66,7 @@ class TraceNormLeastSquares(ComposedEstimator):
 
 @multilabel_core.hookimpl
 def register_methods(register):
+    """Register the trace-norm family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
     register(
         MethodSpec(
             name="trace_ls",
