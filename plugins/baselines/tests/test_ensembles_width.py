@@ -21,7 +21,7 @@ from multilabel_core_plugins.baselines.ensembles import held_columns
 
 METHODS = {
     "label_powerset": {},
-    "rakel": {"k": 2},
+    "rakel": {"labelset_size": 2},
     "ecc": {"n_chains": 3},
 }
 
