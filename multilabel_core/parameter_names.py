@@ -25,9 +25,11 @@ __all__ = [
     "DEPRECATED",
     "GLOSSARY",
     "RENAMED",
+    "RENAMED_ARGUMENTS",
     "Meaning",
     "Renamed",
     "parameter_table",
+    "renamed_argument",
     "renamed_parameter",
 ]
 
@@ -173,6 +175,12 @@ RENAMED: tuple[Renamed, ...] = (
             "``threshold`` is the ranking family's set-size threshold regressors"),
 )
 
+#: Renamed arguments of solver functions and components (not estimators): old -> new, by owner.
+RENAMED_ARGUMENTS: tuple[Renamed, ...] = (
+    Renamed("smo_solve", "cache_size_mb", "cache_size", "the methods' ``cache_size`` is the same memory, in MB"),
+    Renamed("SMOSolver", "cache_size_mb", "cache_size", "the methods' ``cache_size`` is the same memory, in MB"),
+)
+
 
 def renamed_parameter(estimator, old: str, new: str, *, warn: bool = True):
     """The value of parameter ``new``, or of its deprecated old spelling ``old`` when that was given.
@@ -220,6 +228,51 @@ def renamed_parameter(estimator, old: str, new: str, *, warn: bool = True):
     return value
 
 
+def renamed_argument(owner: str, old: str, new: str, old_value, new_value, new_default):
+    """The value of argument ``new`` of a function or component, or of its deprecated spelling ``old``.
+
+    :func:`renamed_parameter` for what is not an estimator: a solver function's keyword or an
+    attrs component's field, whose values the caller holds.
+
+    Parameters
+    ----------
+    owner : str
+        The function or class the argument belongs to, for the messages.
+    old, new : str
+        The deprecated name and the name that replaced it.
+    old_value : object
+        The value given under ``old``; :data:`DEPRECATED` when it was not given.
+    new_value : object
+        The value given under ``new``.
+    new_default : object
+        ``new``'s default: a value other than it, given beside ``old``, is a conflict.
+
+    Returns
+    -------
+    object
+        ``old_value`` when it was given (a :class:`FutureWarning` names ``new``), else ``new_value``.
+
+    Raises
+    ------
+    ValueError
+        When both are given with ``new`` away from its default.
+    """
+    if isinstance(old_value, str) and old_value == DEPRECATED:
+        return new_value
+    if not (new_value is new_default or (type(new_value) is type(new_default) and new_value == new_default)):
+        raise ValueError(
+            f"{owner}: {old}={old_value!r} and {new}={new_value!r} were both given; {old!r} is the deprecated "
+            f"name of {new!r}: pass only {new}"
+        )
+    warnings.warn(
+        f"{owner}: the argument {old!r} was renamed {new!r}; pass {new}={old_value!r} ({old!r} is accepted for "
+        f"this release only)",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return old_value
+
+
 def _method_parameters() -> dict[str, list[str]]:
     """Parameter name -> the registered methods that take it (deprecated spellings left out)."""
     from multilabel_core.plugins import list_methods
@@ -259,8 +312,8 @@ def parameter_table() -> str:
             f"`{m}`" for m in methods)
         lines.append(f"| `{name}` | {GLOSSARY[name].text} | {shown} |")
     lines += ["", "Renamed, the old name accepted with a `FutureWarning` for one release:", "",
-              "| estimator | old name | new name | why |", "| --- | --- | --- | --- |"]
-    lines += [f"| `{r.estimator}` | `{r.old}` | `{r.new}` | {r.reason} |" for r in RENAMED]
+              "| where | old name | new name | why |", "| --- | --- | --- | --- |"]
+    lines += [f"| `{r.estimator}` | `{r.old}` | `{r.new}` | {r.reason} |" for r in RENAMED + RENAMED_ARGUMENTS]
     return "\n".join(lines) + "\n"
 
 

@@ -333,7 +333,7 @@ def test_smo_column_cache_runs_its_labels_in_turn_with_the_same_result():
     X = random.standard_normal((60, 4))
     Y = np.where(random.random((60, 3)) < 0.5, 1.0, -1.0)
     source = KernelSource(RBFKernel().resolve(X), X)
-    cached = smo_solve(source, Y, np.eye(3), 1.0, cache_size_mb=8 * 60 * 10 / 2**20, n_jobs=2)
+    cached = smo_solve(source, Y, np.eye(3), 1.0, cache_size=8 * 60 * 10 / 2**20, n_jobs=2)
     whole = smo_solve(source, Y, np.eye(3), 1.0, n_jobs=2)
     assert cached.certificate.statistics["cache_misses"] > 0
     assert cached.certificate.converged and whole.certificate.converged

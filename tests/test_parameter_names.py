@@ -18,7 +18,14 @@ import pytest
 from numpydoc.docscrape import NumpyDocString
 
 import multilabel_core
-from multilabel_core.parameter_names import DEPRECATED, GLOSSARY, RENAMED, parameter_table, renamed_parameter
+from multilabel_core.parameter_names import (
+    DEPRECATED,
+    GLOSSARY,
+    RENAMED,
+    RENAMED_ARGUMENTS,
+    parameter_table,
+    renamed_parameter,
+)
 
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "estimators.md"
@@ -164,3 +171,26 @@ def test_a_renamed_parameter_is_accepted_for_a_release(renamed):
     assert _effect(renamed.estimator, old) == _effect(renamed.estimator, new) == value
     with pytest.raises(ValueError, match=rf"pass only {renamed.new}"):
         renamed_parameter(cls(**{renamed.old: value, renamed.new: value}), renamed.old, renamed.new)
+
+
+def test_the_smo_solvers_cache_size_is_the_methods_name():
+    """``cache_size_mb`` of smo_solve and SMOSolver is ``cache_size`` (MB), the old name accepted for a release."""
+    from multilabel_core.solvers import SMOSolver, smo_solve
+
+    assert {r.old for r in RENAMED_ARGUMENTS} == {"cache_size_mb"}
+    with pytest.warns(FutureWarning, match="'cache_size_mb' was renamed 'cache_size'; pass cache_size=8"):
+        old = SMOSolver(cache_size_mb=8)
+    assert old.cache_size == 8 and old == SMOSolver(cache_size=8)
+    with pytest.raises(ValueError, match="pass only cache_size"):
+        SMOSolver(cache_size=4, cache_size_mb=8)
+    with pytest.raises(ValueError, match="cache_size_mb"), pytest.warns(FutureWarning):
+        SMOSolver(cache_size_mb=-1.0)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((12, 3))
+    Y = np.where(X[:, :2] > 0, 1.0, -1.0)
+    K = X @ X.T
+    with pytest.warns(FutureWarning, match="smo_solve: the argument 'cache_size_mb'"):
+        by_old = smo_solve(K, Y, np.eye(2), 1.0, cache_size_mb=1.0)
+    by_new = smo_solve(K, Y, np.eye(2), 1.0, cache_size=1.0)
+    # One solve, whichever name carried the budget: the same steps (the cache changes the time only).
+    assert by_old.n_iter == by_new.n_iter and np.array_equal(by_old.solution.dual, by_new.solution.dual)

@@ -131,8 +131,8 @@ def test_cache_size_does_not_change_the_solution(problem):
     n = X.shape[0]
     # Two columns (evictions on almost every step) against all but one column.
     tiny, large = 2 * 8 * n / 2**20, (n - 1) * 8 * n / 2**20
-    small_cache = smo_solve(source, Y, omega, 1.0, tol=1e-8, cache_size_mb=tiny)
-    large_cache = smo_solve(source, Y, omega, 1.0, tol=1e-8, cache_size_mb=large)
+    small_cache = smo_solve(source, Y, omega, 1.0, tol=1e-8, cache_size=tiny)
+    large_cache = smo_solve(source, Y, omega, 1.0, tol=1e-8, cache_size=large)
     whole = smo_solve(source, Y, omega, 1.0, tol=1e-8)
     assert small_cache.certificate.statistics["kernel"] == "column cache"
     assert whole.certificate.statistics["kernel"] == "precomputed"

@@ -62,7 +62,7 @@ def replaced(index, value):
         (replaced(3, 1.0), {"tol": 0.0}, "tol must be > 0"),
         (replaced(3, 1.0), {"max_iter": -1}, "max_iter must be >= 0"),
         (replaced(3, 1.0), {"max_iter": 2.5}, "max_iter must be a Integral"),
-        (replaced(3, 1.0), {"cache_size_mb": 0.0}, "cache_size_mb must be > 0"),
+        (replaced(3, 1.0), {"cache_size": 0.0}, "cache_size must be > 0"),
         (replaced(3, 1.0), {"shrinking": "yes"}, "shrinking must be a bool"),
         ([1e300 * (np.ones((2, 2)) + np.eye(2)), np.array([[1.0], [-1.0]]), np.eye(1), 1e10],
          {"alpha0": np.full((2, 1), 1e10)}, "overflowed"),

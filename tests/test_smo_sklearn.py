@@ -117,7 +117,7 @@ def test_solver_refuses_problems_it_cannot_solve(parts, missing):
         SMOSolver().check(problem_with(X, Y, **parts))
 
 
-@pytest.mark.parametrize("value, field", [(0.0, "tol"), (0, "max_iter"), (-1.0, "cache_size_mb")])
+@pytest.mark.parametrize("value, field", [(0.0, "tol"), (0, "max_iter"), (-1.0, "cache_size")])
 def test_solver_settings_are_validated(value, field):
     with pytest.raises(ValueError, match=field):
         SMOSolver(**{field: value})

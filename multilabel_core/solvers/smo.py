@@ -52,6 +52,7 @@ from .._blocks import row_blocks
 from ..base import CapabilityError, Fit, Kernel, Problem, RelationState, Solution, Solver, WarmState, warm_state_of
 from ..certificate import GAP_RTOL, Certificate
 from ..parallel import blas_limited, effective_threads, map_threads, n_jobs_field
+from ..parameter_names import DEPRECATED, renamed_argument
 from ..validation import (
     MAX_ITER_LIMIT,
     check_scalar,
@@ -79,8 +80,8 @@ class KernelSource:
     """The kernel matrix ``kernel(X, X)`` of training rows X, computed when needed.
 
     :func:`smo_solve` computes it whole when ``n^2`` float64 values fit its
-    ``cache_size_mb`` budget and otherwise one column at a time, keeping the most recently
-    used columns (an LRU cache of ``cache_size_mb``).  The kernel must be resolved (its
+    ``cache_size`` budget (MB) and otherwise one column at a time, keeping the most recently
+    used columns (an LRU cache of ``cache_size``).  The kernel must be resolved (its
     data-dependent defaults fixed, e.g. ``RBFKernel().resolve(X)``) and provide
     ``diagonal(X)``; X may be dense or sparse and is never densified.
     """
@@ -114,9 +115,9 @@ class KernelSource:
             raise ValueError(f"kernel column {j} contains NaN or infinity")
 
 
-def _kernel_columns(K_or_source, cache_size_mb: float, n_jobs=None) -> KernelColumns:
+def _kernel_columns(K_or_source, cache_size: float, n_jobs=None) -> KernelColumns:
     """Columns of K: the matrix given, the whole matrix when it fits the budget, else an LRU cache."""
-    budget = cache_size_mb * _MEGABYTE
+    budget = cache_size * _MEGABYTE
     if isinstance(K_or_source, KernelSource):
         n = K_or_source.n_samples
         if 8.0 * n * n <= budget:
@@ -283,9 +284,10 @@ def smo_solve(
     tol: float = 1e-3,
     max_iter: int | None = None,
     shrinking: bool = True,
-    cache_size_mb: float = 200.0,
+    cache_size: float = 200.0,
     record_dual: bool = False,
     n_jobs: int | None = None,
+    cache_size_mb=DEPRECATED,
 ) -> Fit:
     """Solve the dual (10) of (P) by SMO (module docstring; algorithm in ``_smo.pyx``).
 
@@ -293,7 +295,7 @@ def smo_solve(
     ----------
     K_or_source : ndarray (n, n) or KernelSource
         The label-free kernel: a precomputed symmetric matrix, or a
-        :class:`KernelSource` (computed whole when it fits ``cache_size_mb``, else by
+        :class:`KernelSource` (computed whole when it fits ``cache_size``, else by
         columns through an LRU cache of that size).
     Y : (n, L) signs in {-1, +1}.
     omega : (L, L) symmetric Omega~ (positive semi-definite normally; an indefinite one
@@ -310,8 +312,9 @@ def smo_solve(
         issues a :class:`~multilabel_core.solvers.ConvergenceWarning`.
     shrinking : bool, default True
         Shrink bounded variables per label (same solution either way).
-    cache_size_mb : float, default 200
-        Memory for kernel columns when K is computed from a KernelSource.
+    cache_size : float, default 200
+        Memory in MB for kernel columns when K is computed from a KernelSource (the methods'
+        ``cache_size``).
     record_dual : bool, default False
         Debug mode: ``certificate.statistics["dual_trace"]`` lists h (objective (10),
         minimised) at the start and after every label visit.
@@ -321,6 +324,8 @@ def smo_solve(
         ``ceil(max_iter / L)`` steps each, side by side when K is a matrix (a column cache is not shared
         between threads).  None is the thread budget the caller leaves
         (:mod:`multilabel_core.parallel`), -1 every core.
+    cache_size_mb : float, default "deprecated"
+        Deprecated name of ``cache_size``; accepted with a FutureWarning for this release.
 
     Returns
     -------
@@ -333,7 +338,8 @@ def smo_solve(
     """
     start = time.perf_counter()
     check_smo_tol(tol)
-    check_scalar(cache_size_mb, "cache_size_mb", low=0.0, low_inclusive=False)
+    cache_size = renamed_argument("smo_solve", "cache_size_mb", "cache_size", cache_size_mb, cache_size, 200.0)
+    check_scalar(cache_size, "cache_size", low=0.0, low_inclusive=False)
     for name, switch in (("shrinking", shrinking), ("record_dual", record_dual)):
         if not isinstance(switch, (bool, np.bool_)):
             raise ValueError(f"{name} must be a bool, got {switch!r}")
@@ -347,7 +353,7 @@ def smo_solve(
             )
     # The kernel cache checks a matrix (square, finite, symmetric) in one tiled pass without the GIL.
     effective_threads(n_jobs)  # validates it
-    columns = _kernel_columns(K_or_source, cache_size_mb, n_jobs)
+    columns = _kernel_columns(K_or_source, cache_size, n_jobs)
     n = columns.n_samples
     Y = check_signs(Y, n)
     omega = check_symmetric(omega, "omega")
@@ -612,10 +618,14 @@ class SMOSolver(Solver):
     max_iter : int or None, default None
         Largest number of SMO steps (None: ``max(10^7, 100 n L)``).
     shrinking : bool, default True
-    cache_size_mb : float, default 200
-        Kernel memory: K is precomputed when it fits, else columns are LRU-cached.
+        LIBSVM's shrinking of the working set.
+    cache_size : float, default 200
+        Kernel memory in MB (the methods' ``cache_size``): K is precomputed when it fits, else
+        columns are LRU-cached.
     n_jobs : int or None, default None
         Threads for the labels when ``label_gram`` is diagonal (BSVM; see :func:`smo_solve`).
+    cache_size_mb : float, default "deprecated"
+        Deprecated name of ``cache_size``; accepted with a FutureWarning for this release.
     """
 
     tol: float = attrs.field(default=1e-3, validator=_tol_validator)
@@ -623,10 +633,21 @@ class SMOSolver(Solver):
         default=None, validator=optional_count
     )
     shrinking: bool = attrs.field(default=True, validator=flag)
-    cache_size_mb: float = attrs.field(
+    cache_size: float = attrs.field(
         default=200.0, validator=positive
     )
     n_jobs: int | None = n_jobs_field()
+    cache_size_mb: Any = attrs.field(default=DEPRECATED, kw_only=True, repr=False)
+
+    def __attrs_post_init__(self):
+        if not (isinstance(self.cache_size_mb, str) and self.cache_size_mb == DEPRECATED):
+            value = renamed_argument(
+                "SMOSolver", "cache_size_mb", "cache_size", self.cache_size_mb, self.cache_size, 200.0
+            )
+            positive(self, attrs.fields(type(self)).cache_size_mb, value)
+            # Frozen: the old spelling's value becomes the field the solver reads.
+            object.__setattr__(self, "cache_size", value)
+            object.__setattr__(self, "cache_size_mb", DEPRECATED)
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {
         "loss": ("dual_box", "dual_diagonal"),
@@ -679,9 +700,9 @@ class SMOSolver(Solver):
             K = np.ascontiguousarray(problem.X, dtype=np.float64)
         else:
             source = KernelSource(kernel, problem.X)
-            fits = 8.0 * source.n_samples**2 <= self.cache_size_mb * _MEGABYTE
+            fits = 8.0 * source.n_samples**2 <= self.cache_size * _MEGABYTE
             K = source.matrix() if fits else None
-        columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size_mb)
+        columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size)
         Y = np.asarray(problem.Y, dtype=np.float64)
         C = np.full(Y.shape, float(upper))
         state = warm_state_of(warm_start)

@@ -87,7 +87,7 @@ class _PaperScaled(ComposedEstimator):
 
     def _smo(self, tol, max_iter=None):
         return make_component(
-            "solver", "smo", tol=tol, max_iter=max_iter, cache_size_mb=float(self.cache_size),
+            "solver", "smo", tol=tol, max_iter=max_iter, cache_size=float(self.cache_size),
             n_jobs=getattr(self, "n_jobs", None),
         )
 

@@ -88,7 +88,7 @@ class MTRL(ComposedEstimator):
         check_smo_tol(self.smo_tol, "smo_tol")
 
     def _parts(self) -> dict:
-        smo = make_component("solver", "smo", tol=self.smo_tol, cache_size_mb=float(self.cache_size))
+        smo = make_component("solver", "smo", tol=self.smo_tol, cache_size=float(self.cache_size))
         return {
             "loss": make_component("loss", "hinge"),
             "regularizer": make_component("regularizer", "frobenius_label_covariance", mu=self.lam2 / self.lam1),
