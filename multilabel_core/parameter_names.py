@@ -273,12 +273,17 @@ def renamed_argument(owner: str, old: str, new: str, old_value, new_value, new_d
     return old_value
 
 
-def _method_parameters() -> dict[str, list[str]]:
-    """Parameter name -> the registered methods that take it (deprecated spellings left out)."""
+def _own_methods() -> list:
+    """The registered methods of this distribution (core and bundled plugins), not a third party's."""
     from multilabel_core.plugins import list_methods
 
+    return [spec for spec in list_methods() if spec.estimator.__module__.split(".")[0].startswith("multilabel_core")]
+
+
+def _method_parameters() -> dict[str, list[str]]:
+    """Parameter name -> the registered methods that take it (deprecated spellings left out)."""
     takers: dict[str, list[str]] = {}
-    for spec in list_methods():
+    for spec in _own_methods():
         for name, value in spec.estimator().get_params(deep=False).items():
             if isinstance(value, str) and value == DEPRECATED:
                 continue
@@ -288,6 +293,9 @@ def _method_parameters() -> dict[str, list[str]]:
 
 def parameter_table() -> str:
     """The markdown table of every registered method's parameters: name, meaning, methods.
+
+    The methods are this distribution's (the core's and the bundled plugins'); a third-party
+    plugin's are its author's to document.
 
     Returns
     -------
@@ -318,7 +326,5 @@ def parameter_table() -> str:
 
 
 def _all_methods() -> list[str]:
-    from multilabel_core.plugins import list_methods
-
-    return [spec.name for spec in list_methods()]
+    return [spec.name for spec in _own_methods()]
 
