@@ -146,7 +146,16 @@ class _ExplicitFeatures(Kernel):
         cached = self._cache.get(X)
         if cached is not None:
             return cached
-        Phi = self._map(_rows(X, "X"))
+        rows = _rows(X, "X")
+        if rows.shape[0] == 1:
+            # One row goes through BLAS's matrix-vector path, which sums in another order than the
+            # matrix-matrix path of two or more rows; Nystroem's W^{+1/2} amplifies that round-off by the
+            # conditioning of W, so a kernel column computed alone would not be the matrix's column.
+            # The row is computed as one of two identical rows instead.
+            twice = sp.vstack([rows, rows], format="csr") if sp.issparse(rows) else np.vstack([rows, rows])
+            Phi = np.ascontiguousarray(self._map(twice)[:1])
+        else:
+            Phi = self._map(rows)
         self._cache.put(X, Phi)
         return Phi
 

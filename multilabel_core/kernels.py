@@ -98,6 +98,9 @@ _TRANSFORM_BLOCK_BYTES = 256 * 2**10
 #: multiplied densified (when the dense copies fit the block budget).
 _DENSE_ADVANTAGE = 10
 
+#: At most this many rows of a sparse Z are multiplied densified rather than by Gustavson's product.
+_FEW_ROWS = 32
+
 
 def _check_csr_structure(M, name: str) -> None:
     """ValueError unless M's CSR arrays are consistent: row pointers from 0 to nnz, non-decreasing, columns in range."""
@@ -133,7 +136,10 @@ def _gram(X, Z, symmetric: bool) -> np.ndarray:
         np.matmul(X, X.T if symmetric else Z.T, out=K)
         return K
     d = X.shape[1]
-    if sp.issparse(X) and sp.issparse(Z):
+    # A few rows of Z (a kernel column for SMO's column cache, a row block at prediction) against sparse X:
+    # X times the densified few rows costs nnz(X) per row of Z, less than preparing Gustavson's operands.
+    few = sp.issparse(X) and sp.issparse(Z) and n_z <= _FEW_ROWS and 8 * d * n_z <= BLOCK_BUDGET_BYTES
+    if sp.issparse(X) and sp.issparse(Z) and not few:
         products = float(np.dot(np.bincount(X.indices, minlength=d).astype(np.float64),
                                 np.bincount(Z.indices, minlength=d).astype(np.float64)))
         dense_fits = 8 * d * (n_x + (0 if symmetric else n_z)) <= BLOCK_BUDGET_BYTES
@@ -155,7 +161,7 @@ def _gram(X, Z, symmetric: bool) -> np.ndarray:
         return K
     if sp.issparse(X):
         if 8 * d * n_z <= BLOCK_BUDGET_BYTES:
-            Zt = np.ascontiguousarray(Z.T, dtype=np.float64)
+            Zt = np.ascontiguousarray(Z.T.toarray() if sp.issparse(Z) else Z.T, dtype=np.float64)
             for rows in row_blocks(n_x, 2 * 8 * n_z):
                 K[rows] = X[rows] @ Zt
             return K
@@ -325,10 +331,23 @@ class RBFKernel(Kernel):
         if self.effective_gamma is not None:
             return self
         X = _rows(X, "X")
-        _check_rbf_scale(X, _squared_norms(X), "X", default_width=True)
+        squared_norms = _squared_norms(X)
+        _check_rbf_scale(X, squared_norms, "X", default_width=True)
         width = mean_pairwise_distance(X)
-        if width == 0.0:
-            raise ValueError("all rows of X coincide (mean pairwise distance 0): give gamma or width")
+        # A squared distance ||x||^2 + ||z||^2 - 2 x^T z computed with d-term sums is within
+        # 2 gamma_{d+2} (||x||^2 + ||z||^2 + 2 |x|.|z|) <= 8 gamma_{d+2} max ||x||^2 of the exact one (Higham,
+        # Accuracy and Stability of Numerical Algorithms, eq. 3.5), so coinciding rows give distances, and a
+        # mean, of at most the square root of that.  A width that small is round-off, which
+        # gamma = 1 / (2 width^2) would amplify into every kernel value.
+        unit = np.finfo(np.float64).eps / 2.0
+        terms = X.shape[1] + 2
+        gamma_terms = terms * unit / (1.0 - terms * unit)
+        accuracy = np.sqrt(8.0 * gamma_terms * float(squared_norms.max(initial=0.0)))
+        if width <= accuracy:
+            raise ValueError(
+                f"all rows of X coincide (mean pairwise distance {width:.3g}, not above the accuracy {accuracy:.3g} "
+                f"of its computation): give gamma or width"
+            )
         gamma = 1.0 / (2.0 * width**2)
         if not (np.isfinite(gamma) and gamma > 0.0):
             raise ValueError(

@@ -225,12 +225,14 @@ def test_flags_are_class_attributes_not_fields():
 
 @given(feature_matrices(st.integers(1, 12), st.integers(1, 6), sparse=None), kernels_and_references())
 def test_training_kernel_is_exactly_symmetric_and_its_columns_are_its_columns(X, kernel_and_reference):
-    # Dense rows: one symmetric rank-k update, symmetric bit for bit (sparse rows: asserted to rounding by the
-    # scikit-learn agreement above).  A column computed alone, as SMO's column cache does, is the matrix's
-    # column to rounding, its diagonal entry included (the RBF's is the formula's value in both).
+    # Dense rows: G = X X^T is one symmetric rank-k update, symmetric bit for bit, and so is a function of G
+    # alone (linear, polynomial); the RBF adds ||x_i||^2 and ||x_j||^2 in the two orders, symmetric to
+    # rounding (sparse rows: asserted to rounding by the scikit-learn agreement above).  A column computed
+    # alone, as SMO's column cache does, is the matrix's column to rounding, its diagonal entry included.
     kernel = kernel_and_reference[0]
     K = kernel(X)
-    if not sp.issparse(X):
+    if not sp.issparse(X) and not isinstance(kernel, RBFKernel):
         np.testing.assert_array_equal(K, K.T)
+    assert_kernels_close(K, K.T)
     for j in range(X.shape[0]):
         assert_kernels_close(kernel(X, X[j : j + 1])[:, 0], K[:, j])
