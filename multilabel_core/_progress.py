@@ -160,7 +160,8 @@ class ProgressLines:
         self._stop.set()
         self._thread.join()
         if finished:
-            self.write_line(f"{self.desc}: {self.n}/{self.total} {self.unit}s done in {_clock(time.monotonic() - self._start)}")
+            elapsed = _clock(time.monotonic() - self._start)
+            self.write_line(f"{self.desc}: {self.n}/{self.total} {self.unit}s done in {elapsed}")
 
     def __enter__(self):
         return self
