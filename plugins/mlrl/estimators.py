@@ -165,12 +165,12 @@ class MLRL(_RelationLearner):
         continues each fit.  A warm start changes the time only: the fit stops at the new
         problem's optimum to the same certificate as a cold fit (docs/methods/mlrl.md).
     n_jobs : int or None, default None
-    thresholding : str or Threshold, default "zero"
-        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
-        where its score is positive) or a Threshold object.
         Threads for the labels of an outer step whose Omega is diagonal (the first, Omega = I / m:
         its m SVMs are solved apart, side by side); the coupled steps are one joint SMO solve.
         None is the thread budget the caller leaves, -1 every core.  The model does not depend on it.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Attributes
     ----------
@@ -225,12 +225,12 @@ class SSMLRL(_RelationLearner):
         (the scale of MLRL's default; rho = lambda_1 / lambda_2 = 1)
         lambda_1 (weight of ``tr(W Omega^-1 W^T)``) and lambda_2 (weight of
         ``tr(F Omega^-1 F^T)``, F the outputs on the unlabelled rows).
-    thresholding : str or Threshold, default "zero"
-        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
-        where its score is positive) or a Threshold object.
     kernel, gamma, tol, max_iter, smo_tol, cache_size, warm_start, n_jobs
         As :class:`MLRL`; a precomputed kernel cannot be combined with unlabelled rows
         (k' needs the kernel among them).
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Notes
     -----
@@ -324,12 +324,12 @@ class BSVM(_PaperScaled):
     n_jobs : int or None, default None
         Threads the m SVMs are solved on (each label's SMO apart, sharing the kernel matrix;
         a kernel too large for ``cache_size`` is cached by columns and its labels run one
-    thresholding : str or Threshold, default "zero"
-        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
-        where its score is positive) or a Threshold object.
         after the other).  None is the thread budget the caller leaves: every core in a
         plain fit, ``cores // workers`` inside the experiment runner or ``cross_validate``;
         -1 every core.  The model does not depend on it.
+    thresholding : str or Threshold, default "zero"
+        How scores become labels: a registered threshold name (``"zero"``: a label is predicted
+        where its score is positive) or a Threshold object.
 
     Notes
     -----
