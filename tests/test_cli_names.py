@@ -61,6 +61,12 @@ def test_a_mistyped_dataset_is_answered_case_ignored(tmp_path, datasets_dir):
     assert run.returncode == 2 and "Did you mean 'emotions'" in run.stderr, run.stderr
 
 
+@pytest.mark.parametrize("typed", ["Synthetic", "SYNTHETIC", "synthetc"])
+def test_the_embedded_dataset_is_suggested(tmp_path, typed):
+    run = cli(tmp_path, "describe", typed, env={"MULTILABEL_CORE_DATA": str(tmp_path)})
+    assert run.returncode == 2 and "Did you mean 'synthetic' (the embedded dataset" in run.stderr, run.stderr
+
+
 def test_python_names_get_the_same_answer():
     cases = [
         (lambda: mlc.make_method("bR"), "Did you mean 'br'?"),

@@ -106,7 +106,12 @@ def _suggestion(name: str, folders) -> str:
             if path.suffix.lower() in ARFF_SUFFIXES + LIBSVM_SUFFIXES + CSV_SUFFIXES + NPZ_SUFFIXES:
                 local.setdefault(path.stem, where)
     registered = {spec.name for spec in list_datasets()}
-    close = difflib.get_close_matches(name, sorted(set(local) | registered), n=5, cutoff=0.6)
+    local.setdefault("synthetic", "the embedded dataset of mlcore and experiment files; in Python, make_correlated_multilabel()")
+    # Case ignored: 'Emotions' and 'SYNTHETIC' are typed as often as the names themselves.
+    by_lower = {}
+    for candidate in sorted(set(local) | registered):
+        by_lower.setdefault(candidate.lower(), candidate)
+    close = [by_lower[c] for c in difflib.get_close_matches(name.lower(), sorted(by_lower), n=5, cutoff=0.6)]
     hints = [f"{c!r} ({local[c]})" if c in local else f"{c!r} (fetch_dataset({c!r}) downloads it)" for c in close]
     if name in registered:
         return f"Download it with fetch_dataset({name!r}), or pass a file path."
