@@ -436,11 +436,11 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         fitted, constant = np.flatnonzero(~is_constant), np.flatnonzero(is_constant)
         minimum = int(getattr(self, "min_labels", 1))
         if 0 < fitted.size < minimum:
+            shown = ", ".join(map(str, constant[:_SHOWN_LABELS])) + (", ..." if constant.size > _SHOWN_LABELS else "")
             raise ValueError(
                 f"{type(self).__name__} needs at least {minimum} label columns that take both values on the "
-                f"training rows (it orders labels against each other), but only {fitted.size} of the {Y.shape[1]} do: "
-                f"{constant.size} are constant there ({', '.join(map(str, constant[:_SHOWN_LABELS]))}"
-                f"{', ...' if constant.size > _SHOWN_LABELS else ''})"
+                f"training rows (it orders labels against each other), but only {fitted.size} of the {Y.shape[1]} do"
+                + (f": {constant.size} are constant there ({shown})" if constant.size else "")
             )
         return fitted, constant, (counts[constant] > 0).astype(np.int8)
 
