@@ -239,7 +239,8 @@ def test_a_single_label_is_refused(preset):
     # the threshold alone labelled every row alike.  The methods refuse it instead.
     X = np.random.default_rng(0).standard_normal((30, 4))
     y = (X[:, :1] > 0).astype(int)
-    with pytest.raises(ValueError, match="ranking methods need at least two labels: Y has 1 label column"):
+    with pytest.raises(ValueError, match=r"needs at least 2 label columns that take both values on the training rows "
+                       r"\(it orders labels against each other\), but only 1 of the 1 do$"):
         preset.fit(X, y)
 
 
