@@ -754,10 +754,16 @@ class ComposedEstimator(MultiLabelEstimator):
         The part objects the fit used, by role.
     solution_ : Solution
         The solver's solution (what a warm start continues from).
+    alpha_, ... : the solver's declared fitted attributes
+        What the solver maps in its ``fitted_attributes`` (and ``history_attributes``), e.g.
+        SMO's dual variables as ``alpha_`` (n, L), times :meth:`_objective_scale`.
     """
 
     #: The parts by registered name (presets set it; :attr:`MethodSpec.parts` is this dict).
     PARTS: dict = {}
+    #: Fitted state beside the core's declarations (:func:`~multilabel_core.persistence.declared_state`):
+    #: the core's SMO solver exposes its dual variables as ``alpha_`` in every composition that uses it.
+    fitted_state = {"?alpha_": "float[n, L]"}
     #: Presets of alternating methods expose ``certificate_`` as the list of step certificates.
     CERTIFICATE_PER_STEP = False
 
