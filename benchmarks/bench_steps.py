@@ -141,6 +141,23 @@ def run_child(code: str | None, source: str, *args) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def table(title: str, rows: list[dict]) -> str:
+    """A markdown table of dict rows (the union of their keys, in first-seen order)."""
+    header = list(dict.fromkeys(key for row in rows for key in row))
+    return markdown_table(title, header, [[row.get(key, "") for key in header] for row in rows])
+
+
+def step_cells(label: str, r: dict) -> dict:
+    """The cells of one code's measurement (a child's JSON report) in the ``steps`` table."""
+    d = r["decompositions"]
+    return {
+        f"{label} CPU s": round(r["cpu"], 2),
+        f"{label} peak MB": round(r["peak_mb"]),
+        f"{label} step CPU s": round(r["step_s"], 2),
+        f"{label} eigh/svd/eigsh/lu CPU s": "/".join(f"{d[k]:.2f}" for k in ("eigh", "svd", "eigsh", "lu")),
+    }
+
+
 def steps(codes, methods, sizes) -> None:
     cases = [("corel16k001", n) for n in sizes] + [("yeast", 0)]
     rows = []
@@ -149,16 +166,10 @@ def steps(codes, methods, sizes) -> None:
             row = {"method": method, "data": f"{dataset} n={n}" if n else dataset}
             for label, code in codes:
                 r = run_child(code, STEP_CHILD, method, dataset, n, data_dir())
-                d = r["decompositions"]
-                row |= {
-                    f"{label} CPU s": round(r["cpu"], 2),
-                    f"{label} peak MB": round(r["peak_mb"]),
-                    f"{label} {r['step']} s": round(r["step_s"], 2),
-                    f"{label} eigh/svd/chol/lu s": "/".join(f"{d[k]:.2f}" for k in ("eigh", "svd", "cholesky", "lu")),
-                }
+                row |= step_cells(label, r) | {"step": r["step"]}
                 print(label, row["data"], method, json.dumps(r), file=sys.stderr, flush=True)
             rows.append(row)
-    print(markdown_table(rows))
+    print(table("Per-step costs (CPU seconds of one fit, one BLAS thread)", rows))
 
 
 def grid(codes) -> None:
@@ -172,7 +183,7 @@ def grid(codes) -> None:
             "warnings": r["warnings"],
         })  # fmt: skip
         print(label, json.dumps(r), file=sys.stderr, flush=True)
-    print(markdown_table(rows))
+    print(table("LIEML's registered grid, one outer split of yeast, 3-fold inner CV (CPU seconds)", rows))
 
 
 def main() -> None:
