@@ -428,9 +428,12 @@ def out_of_fold_scores(estimator, X, Y, n_folds: int, random_state=0, **data) ->
     The folds are drawn by iterative stratification (:func:`multilabel_core.model_selection.iterative_stratification`,
     seeded by ``random_state``); each fold is scored by :func:`inner_estimator` fitted on the
     other folds (``data``, e.g. unlabeled rows, passed to every fit).  A label that takes one
-    value in the other folds' rows cannot be fitted there (every method refuses it): that fold
-    is fitted on the other labels, and its cells of the label are NaN.  Returns the scores
-    (n, L) and the number of (fold, label) pairs left out that way; the caller shows it.
+    value in the other folds' rows is learned nothing from there: estimators accept such a label
+    (a :class:`~multilabel_core.estimator.ConstantLabelWarning`, docs/estimators.md) but score
+    it with a constant of the fit (``constant_scores_``), which says nothing about how the
+    held-out rows rank.  That fold is therefore fitted on the other labels, and its cells of the
+    label are NaN.  Returns the scores (n, L) and the number of (fold, label) pairs left out that
+    way; the caller shows it.
     """
     from .model_selection import _uses_precomputed_kernel, iterative_stratification, rows_of
 
