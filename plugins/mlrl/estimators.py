@@ -39,6 +39,7 @@ import numpy as np
 from multilabel_core import make_component
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import PrecomputedKernel, make_kernel
+from multilabel_core.parallel import blas_limited
 from multilabel_core.solvers import check_smo_tol
 from multilabel_core.validation import check_scalar, check_X
 
@@ -118,6 +119,14 @@ class _RelationLearner(_PaperScaled):
             "solver", "alternating", inner=self._smo(self.smo_tol), tol=self.tol, max_iter=self.max_iter
         )
         return self._build(solver=alternating)
+
+    def _fit(self, X, Y, **data) -> None:
+        # BLAS held to one thread for the fit (restored after it).  Each relation step factorises a few
+        # (L, L) matrices, outside SMO's own one-thread region; with OpenBLAS's threads on shared cores
+        # those small calls took 0.9 s each (corel16k001, n = 1000, L = 153: 37 CPU-s and 226 s of wall
+        # time per fit against 12 CPU-s on one thread; benchmarks/RESULTS.md, "No n^3 per step").
+        with blas_limited(1):
+            super()._fit(X, Y, **data)
 
 
 class MLRL(_RelationLearner):
