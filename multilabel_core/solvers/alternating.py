@@ -87,31 +87,27 @@ relations, for weights with ``W^T W = F^T F``) and ``relation_dual(H)`` (the lar
 step's solution gives H, the matrix of its dual's quadratic term (``relation_state.dual_gram``),
 the joint problem has the bounds::
 
-    g_k = D_k + Q_k - relation_dual(H_k)  <=  min J  <=  U_k = J_k - Q_k + R_{Omega_{k+1}}(F_k)
+    g_k = D_k + Q_k - relation_dual(H_k)  <=  min J  <=  U_k = J_k - Q_k + relation_value(F_k)
 
 with D_k the step's dual objective and Q_k its regulariser value (``relation_state.regularizer_value``,
-``1/2 tr(H M)``): U_k is J at (W_k, b_k, Omega_{k+1}), Omega_{k+1} the relation step's
-``relation.update(F_k^T F_k)`` and ``R_Omega`` the regulariser held at Omega (``with_relation``),
-so U_k is at least ``J_k - Q_k + relation_value(F_k)``, J with the best relation, by the relation
-step's positive-definite floor; g_k is the dual of the joint problem (Sion's minimax theorem: the
-Lagrangian is linear in M(Omega)'s argument and concave in the dual variables, the set
-{Omega >= 0, tr Omega = 1} compact).  ``min_k U_k - max_k g_k`` bounds the distance of the run
-from the optimum of the joint problem whatever the path; its relative value ``(min_k U_k -
-max_k g_k) / max(OBJECTIVE_FLOOR, |min_k U_k|)`` is ``history["joint_gap"]``, what the stopping
-rule compares with ``tol``.
+``1/2 tr(H M)``): U_k is J at (W_k, b_k) with the best relation, and g_k is the dual of the
+joint problem (Sion's minimax theorem: the Lagrangian is linear in M(Omega)'s argument and
+concave in the dual variables, the set {Omega >= 0, tr Omega = 1} compact).
+``[max_k g_k, min_k U_k]`` brackets the optimum of the joint problem whatever the path; the
+stopping rule compares ``tol`` with the gap of the point returned (below), ``history["joint_gap"]``.
 
-Returned point.  The joint gap certifies the point of least U_j, (W_j, b_j, Omega_{j+1}), and
-that is what the driver returns when the parts give the joint bounds (whatever stopped it):
-the solution of step j with ``relation`` the relation step's Omega_{j+1}, not the Omega_j step j
-was solved at.  The relation step therefore comes before the stopping test, as in Gu, Li & Han's
-Algorithm 2 (alpha, then D, then the test).  ``statistics["returned"]`` of the certificate (and
-the last step certificate's ``"alternation"``) holds ``step`` (j, from 1), ``objective`` (U_j, J at
-the returned point) and ``lower_bound`` (``max_k g_k``).  Returning (W_k, b_k, Omega_k) instead
-made "converged" a claim about a point never returned: CLaRank (mu = 0.01, C = 1) on
-``make_correlated_multilabel(random_state=0)`` stopped after its first model step, joint gap
-8.1e-4 <= tol = 1e-3, with D = I / L at J = 21.66, 1.1 % above the optimum 21.42; the point the
-gap certifies, the same (W, b) with its D-step, is at 21.43.  Without joint bounds the last
-step is returned with the relation it was solved at.
+Returned point.  The driver returns the last accepted step, (W_k, b_k) with the relation Omega_k
+it was solved at (a kernel model's dual coefficients are tied to that Omega: MLRL's scores are
+``Omega (alpha o Y)^T k / lambda + b``), and "converged" is a claim about that point: the joint
+gap compared with ``tol`` is ``(min_j J_j - max_j g_j) / max(OBJECTIVE_FLOOR, |min_j J_j|)``,
+with the steps' objectives J_j in place of U_j (J_k exceeds ``min_j J_j`` by at most the
+objective's rounding: larger increases are discarded).  ``statistics["returned"]`` of the
+certificate (and the last step certificate's ``"alternation"``) holds ``step``, ``objective``
+(J_k) and ``lower_bound`` (``max_j g_j``).  The bracket with U_j certified a point never formed:
+CLaRank (mu = 0.01, C = 1) on ``make_correlated_multilabel(random_state=0)`` stopped after its
+first model step, ``(U_1 - g_1)`` relative 8.1e-4 <= tol = 1e-3, and returned D = I / L at
+J = 21.66, 1.1 % above the optimum 21.42 (U_1 = 21.43 is J at the same weights with the D-step
+never taken).  It now takes the D-step and a second model step: J_2 = 21.429, gap 3.7e-4.
 
 Model state.  An inner solver may learn a block of its own from step to step -- the ranking
 solver's feature-subset weights lambda (Gu, Li & Han, eq. 31): it then provides
@@ -370,19 +366,17 @@ class AlternatingSolver(Solver):
             gain = math.nan
             if problem.relation.learned:
                 factor = weight_factor(fit.solution)
-                # The relation step comes before the verdict (Gu, Li & Han, Algorithm 2: alpha, then D,
-                # then the test): U_k is J at the point it gives, which the driver returns when it stops.
-                relation = problem.relation.update(_gram(factor))
-                bound = _joint_bounds(problem.regularizer, fit, factor, relation)
+                bound = _joint_bounds(problem.regularizer, fit, factor)
                 if bound is not None:
                     run.bounds.append(bound)
-                    run.next_relations.append(relation)
                     gain = float(fit.certificate.primal) - bound[1]
-            if run.overflows:
-                return self._overflowed(run, None, relation, start)
             verdict = self._verdict(run, gain)
             if verdict is not None:
                 return self._fit(run, verdict, start)
+            if problem.relation.learned:
+                relation = problem.relation.update(_gram(factor))
+            if run.overflows:
+                return self._overflowed(run, None, relation, start)
             warm = _next_warm(fit.solution)
         warn_not_converged(
             "AlternatingSolver",
@@ -529,15 +523,12 @@ class AlternatingSolver(Solver):
         elapsed = time.perf_counter() - start
         last, relation = run.steps[-1]
         point = {}
-        if run.bounds and len(run.bounds) == len(run.steps):
-            # The joint gap certifies the point of least U_k, (W_j, b_j) with the relation its relation step
-            # gives, not (W_k, b_k, Omega_k): that is the point returned (module docstring, "Returned point").
-            uppers = [upper for _, upper in run.bounds]
-            index = int(np.argmin(uppers))
-            last, relation = run.steps[index][0], run.next_relations[index]
+        if run.bounds:
+            # What the joint gap certifies: the returned point (the last accepted step, with the relation it was
+            # solved at) and its objective J_k against the best lower bound (module docstring, "Returned point").
             point = {
-                "step": index + 1,
-                "objective": float(uppers[index]),
+                "step": len(run.steps),
+                "objective": float(last.certificate.primal),
                 "lower_bound": float(max(lower for lower, _ in run.bounds)),
             }
         certificates = run.step_certificates()
@@ -548,7 +539,7 @@ class AlternatingSolver(Solver):
         }
         if run.bounds:
             history["bounds"] = list(run.bounds)
-            history["joint_gap"] = _joint_gap_history(run.bounds)
+            history["joint_gap"] = run.joint_gap_history()
         for key in self.history_attributes:
             series = [value for fit, _ in run.steps for value in fit.history.get(key, ())]
             if series:
@@ -601,7 +592,6 @@ class _Run:
     rounding: float
     steps: list = attrs.field(factory=list)
     bounds: list = attrs.field(factory=list)
-    next_relations: list = attrs.field(factory=list)
     inner_tols: list = attrs.field(factory=list)
     increases: list = attrs.field(factory=list)
     rule: str = "objective_change"
@@ -616,7 +606,12 @@ class _Run:
         self.inner_tols.append(_inner_tol(self.inner))
 
     def joint_gap(self, index: int = -1) -> float:
-        return _joint_gap_history(self.bounds)[index]
+        return self.joint_gap_history()[index]
+
+    def joint_gap_history(self) -> list[float]:
+        # The objectives of the steps that have bounds (an overflowed step accepted last has none).
+        objectives = [float(fit.certificate.primal) for fit, _ in self.steps[: len(self.bounds)]]
+        return _joint_gap_history(self.bounds, objectives)
 
     def increase(self, fit: Fit) -> float:
         """How far ``fit``'s objective is above the last accepted one's, beyond the objective's rounding (else <= 0)."""
@@ -712,15 +707,8 @@ def _next_warm(solution: Solution) -> Solution | None:
     return solution
 
 
-def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray, relation: np.ndarray) -> tuple[float, float] | None:
-    """``(g_k, U_k)``, the lower and upper bounds of the module docstring, or None when the parts cannot give them.
-
-    ``U_k`` is J at ``(W_k, b_k, relation)``, the point the relation step gives: the regulariser at
-    ``relation`` evaluated on the factor (the parts that give the joint bounds see W only through
-    ``W^T W = F^T F``, which ``relation_value`` presumes too).  It is at least ``relation_value(F)``,
-    the infimum over the relations, by the positive-definite floor of the relation step: a bound
-    attained by the returned point, not by one the driver never forms.
-    """
+def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray) -> tuple[float, float] | None:
+    """``(g_k, U_k)``, the lower and upper bounds of the module docstring, or None when the parts cannot give them."""
     state = fit.solution.relation_state
     if state.dual_gram is None or state.regularizer_value is None or not all(
         callable(getattr(regularizer, name, None)) for name in ("relation_value", "relation_dual")
@@ -728,14 +716,20 @@ def _joint_bounds(regularizer, fit: Fit, factor: np.ndarray, relation: np.ndarra
         return None
     current = float(state.regularizer_value)
     certificate = fit.certificate
-    upper = float(certificate.primal) - current + float(regularizer.with_relation(relation).value(factor))
+    upper = float(certificate.primal) - current + float(regularizer.relation_value(factor))
     lower = float(certificate.dual) + current - float(regularizer.relation_dual(state.dual_gram))
     return lower, upper
 
 
-def _joint_gap_history(bounds) -> list[float]:
-    """``(min_{j<=k} U_j - max_{j<=k} g_j) / max(OBJECTIVE_FLOOR, |min_{j<=k} U_j|)`` per step (non-increasing)."""
+def _joint_gap_history(bounds, objectives) -> list[float]:
+    """``(min_{j<=k} J_j - max_{j<=k} g_j) / max(OBJECTIVE_FLOOR, |min_{j<=k} J_j|)`` per step (non-increasing).
+
+    J_j, not U_j: the gap of the point returned, (W_k, b_k, Omega_k), whose objective is J_k (an
+    accepted step's J_k exceeds ``min_{j<=k} J_j`` by at most the objective's rounding, ``n L eps``
+    relative: larger increases are discarded).  ``U_j <= J_j`` brackets the optimum more tightly,
+    but at a point the driver does not return (module docstring, "Returned point").
+    """
     lower = np.maximum.accumulate([g for g, _ in bounds])
-    upper = np.minimum.accumulate([u for _, u in bounds])
+    upper = np.minimum.accumulate(objectives)
     return [float((u - g) / max(OBJECTIVE_FLOOR, abs(u))) for u, g in zip(upper, lower)]
 
