@@ -186,7 +186,10 @@ CAUGHT = {
     "wrong conjugate: negative gap": {
         "check_method": r"certificates: .* has gap -[\d.e+-]+: it must be >= -1e-06 \(relative\)",
         "check_solver": r"negative duality gap -[\d.e+-]+ < -[\d.e+-]+ \(relative -[\d.e+-]+\): weak duality",
-        "check_component": r"Fenchel-Young equality at the gradient fails: .* beyond the rounding tolerance",
+        # Both checks evaluate the conjugate against f and a point of equality; which one the example that
+        # hypothesis shrinks to reaches first depends on the draw (the zero point passes the first).
+        "check_component": r"(Fenchel-Young equality at the gradient|prox optimality \(Fenchel-Young certificate\)) "
+                           r"fails: .* beyond the rounding tolerance",
         "fuzz": ("false-converged", r"certificate claims: converged with relative gap -[\d.e+-]+ outside \[-0\.01, 0\.01\]"),
     },
     "wrong conjugate: the bias's share of the dual forgotten": {
