@@ -16,9 +16,11 @@ Two things here go beyond the papers.
 
 *Truncated shrinkage.*  ``S_{tau mu}`` needs only the singular triplets above ``tau mu``.
 :func:`~multilabel_core.proximal.singular_value_threshold` (the one singular value shrinkage of the
-core, shared with :meth:`~multilabel_core.regularizers.NuclearNorm.prox`) gets them from the Gram matrix of the shorter side with LAPACK's
-subset eigensolver (``syevr`` with a lower bound: the tridiagonal reduction, then eigenvectors
-only for the eigenvalues above the bound), instead of a full SVD with all vectors.  Forming the
+core, shared with :meth:`~multilabel_core.regularizers.NuclearNorm.prox`) gets them from the Gram matrix of the shorter side with one
+symmetric eigensolve instead of a full SVD with all vectors: LAPACK's subset eigensolver (``syevr``
+with a lower bound) while the previous step's rank is at most
+:data:`~multilabel_core.proximal.SUBSET_EIGH_FRACTION` of the Gram matrix's order, else every
+eigenpair by divide and conquer (``syevd``), which is faster once many vectors are wanted.  Forming the
 Gram matrix squares the singular values, so its eigenvalues carry an absolute error of up to
 ``delta = 2 (p + n) eps ||A||_F^2`` (the product's rounding, then the eigensolver's backward
 error), and the eigenvectors are taken down to ``(tau mu)^2 - delta`` so that no triplet above the
