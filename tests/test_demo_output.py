@@ -108,7 +108,7 @@ def test_rows_that_coincide_are_named_with_their_reason_and_no_other_pair_does(d
             assert (a, b) not in pairs
     assert payload["params"]["mlfs"]["n_features"] < payload["data"]["n_features"]
     assert payload["params"]["cmlfs"]["n_features"] < payload["data"]["n_features"]
-    # clarank learns a relation away from its start I / L (see DEMO_SETTINGS: its first mu was 0.01)
+    # clarank learns a relation away from its start I / L (at mu = 0.01 its first step used to return I / L)
     learned = np.asarray(payload["learned_label_correlation"]["clarank"])
     assert np.abs(learned - np.eye(len(learned))).max() > 0.1
     # without unlabelled rows SSMLRL is MLRL: the same row, said so
@@ -154,4 +154,3 @@ def test_the_demo_settings_keep_the_feature_selection_below_the_demo_data_width(
     width = make_correlated_multilabel(random_state=0).X.shape[1]
     for name in ("mlfs", "cmlfs"):
         assert max(DEMO_SETTINGS[name]["n_features"]) < width
-    assert min(DEMO_SETTINGS["clarank"]["mu"]) >= 0.1
