@@ -1,4 +1,4 @@
-"""Every estimator accepts a label that is constant on its training rows (issue 39, item 6).
+"""Every estimator accepts a label that is constant on its training rows.
 
 The rule (MultiLabelEstimator, docs/estimators.md): the method learns the other labels only -- so
 every coupling between labels leaves the constant ones out --, a constant label predicts its

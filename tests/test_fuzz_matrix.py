@@ -154,7 +154,7 @@ def register_methods(register):
 '''
 
 
-#: The cases whose Y has a label constant on the training rows: data every method accepts (issue 39).
+#: The cases whose Y has a label constant on the training rows: data every method accepts, not an error.
 CONSTANT_LABEL_CASES = ("Y column all 0", "Y column all 1", "Y all 0", "Y all 1")
 
 
