@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -339,21 +340,38 @@ class RAkEL(_Ensemble):
         return self._scores(votes, probabilities, self.votes_per_label_)
 
 
-def bootstrap_rows(Y, rng) -> np.ndarray:
-    """A bootstrap sample of the rows in which every label has both values (redrawn up to
-    :data:`BOOTSTRAP_TRIES` times; a ValueError when none is found, e.g. a label with one positive)."""
+def bootstrap_rows(Y, rng) -> tuple[np.ndarray, bool]:
+    """A bootstrap sample of the rows in which every label has both values, and whether it was repaired.
+
+    A plain bootstrap sample is redrawn up to :data:`BOOTSTRAP_TRIES` times.  A label with few
+    rows of its rarer value (real many-label data always has some) misses that value in almost
+    every draw, so the last draw is then repaired: for each label missing a value, a row holding
+    it (drawn uniformly among those rows) replaces a drawn row whose removal leaves every label
+    both values.  A ValueError only when no such row exists (fewer rows than twice the labels).
+    """
     n = Y.shape[0]
     for _ in range(BOOTSTRAP_TRIES):
         rows = rng.integers(0, n, size=n)
         positives = Y[rows].sum(axis=0)
         if np.all((positives > 0) & (positives < n)):
-            return rows
-    counts = Y.sum(axis=0)
-    rare = int(np.argmin(np.minimum(counts, n - counts)))
-    raise ValueError(
-        f"no bootstrap sample in {BOOTSTRAP_TRIES} draws kept both values of every label (label {rare} has "
-        f"{min(counts[rare], n - counts[rare])} rows of its rarer value): use bootstrap=False"
-    )
+            return rows, False
+    for label in range(Y.shape[1]):
+        column = Y[rows, label]
+        missing = 1 if not column.any() else 0 if column.all() else None
+        if missing is None:
+            continue
+        sample = Y[rows].astype(bool)
+        ones = sample.sum(axis=0)
+        # A position may be replaced when its row is not the sample's only holder of any value.
+        removable = np.flatnonzero(np.all(np.where(sample, ones > 1, (n - ones) > 1), axis=1))
+        if removable.size == 0:
+            raise ValueError(
+                f"no bootstrap sample of {n} rows keeps both values of every one of {Y.shape[1]} labels (label "
+                f"{label} is missing its value {missing}, and every drawn row is another label's only holder of a "
+                "value): use bootstrap=False"
+            )
+        rows[rng.choice(removable)] = rng.choice(np.flatnonzero(Y[:, label] == missing))
+    return rows, True
 
 
 class EnsembleClassifierChains(_Ensemble):
@@ -405,11 +423,22 @@ class EnsembleClassifierChains(_Ensemble):
         # The columns held by any row, not by a chain's sample: a column 0 in a sample has weight 0 there too.
         X = self._held_columns(X)
         self.chains_, self.samples_ = [], []
+        repaired = 0
         for model_seed, order_seed in zip(*[iter(seeds(rng, 2 * self.n_chains))] * 2):
-            rows = bootstrap_rows(Y, rng) if self.bootstrap else np.arange(Y.shape[0])
+            rows, fixed = bootstrap_rows(Y, rng) if self.bootstrap else (np.arange(Y.shape[0]), False)
+            repaired += fixed
             chain = multioutput.ClassifierChain(self._new_classifier(model_seed), order="random", random_state=order_seed)
             self.chains_.append(chain.fit(X[rows], Y[rows]))
             self.samples_.append(rows)
+        if repaired:
+            counts = Y.sum(axis=0)
+            rarest = int(np.min(np.minimum(counts, Y.shape[0] - counts)))
+            warnings.warn(
+                f"{repaired} of {self.n_chains} bootstrap samples were repaired so that every label keeps both values "
+                f"(no plain draw in {BOOTSTRAP_TRIES} did: the rarest label value is held by {rarest} of "
+                f"{Y.shape[0]} rows); bootstrap=False fits every chain on all rows",
+                UserWarning, stacklevel=3,
+            )
         self.n_iter_ = largest_n_iter([link for chain in self.chains_ for link in chain.estimators_])
 
     def _decision_function(self, X):

@@ -103,11 +103,29 @@ def test_ecc_bags_and_orders_its_chains(data):
     np.testing.assert_array_equal(model.predict(X)[votes != 2], (votes > 2)[votes != 2])
 
 
-def test_bootstrap_refuses_a_label_it_cannot_keep():
-    # 30 labels of one relevant row each: a draw keeps them all with probability about 0.632^30 = 1e-6
+def test_bootstrap_repairs_a_draw_that_loses_a_rare_label():
+    # 30 labels of one relevant row each: a plain draw keeps them all with probability about 0.632^30 = 1e-6.
     Y = np.vstack([np.eye(30, dtype=np.int8), np.zeros((10, 30), dtype=np.int8)])
-    with pytest.raises(ValueError, match="no bootstrap sample in 100 draws .* has 1 rows of its rarer value"):
-        bootstrap_rows(Y, np.random.default_rng(0))
+    for seed in range(5):
+        rows, repaired = bootstrap_rows(Y, np.random.default_rng(seed))
+        assert repaired and rows.shape == (40,) and rows.min() >= 0 and rows.max() < 40
+        assert np.all(Y[rows].sum(axis=0) > 0) and np.all(Y[rows].sum(axis=0) < 40)
+    # Data a plain draw keeps whole is not repaired: the sample is Read et al.'s bootstrap.
+    common = (np.random.default_rng(1).random((200, 3)) < 0.5).astype(np.int8)
+    assert not bootstrap_rows(common, np.random.default_rng(0))[1]
+
+
+def test_ecc_fits_rare_labels_and_counts_the_repaired_samples():
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((300, 5)), np.zeros((300, 20), dtype=np.int8)
+    for label in range(20):
+        Y[rng.choice(300, 1 + label % 2, replace=False), label] = 1
+    with pytest.warns(UserWarning, match=r"of 4 bootstrap samples were repaired .* held by 1 of 300 rows") as caught:
+        model = EnsembleClassifierChains(n_chains=4, random_state=0).fit(X, Y)
+    assert len([w for w in caught if "repaired" in str(w.message)]) == 1
+    for rows in model.samples_:
+        assert np.all(Y[rows].sum(axis=0) > 0) and np.all(Y[rows].sum(axis=0) < len(Y))
+    assert model.decision_function(X).shape == Y.shape
 
 
 @pytest.mark.parametrize("classifier", [GaussianNB(), LinearSVC()])
