@@ -383,7 +383,9 @@ class EnsembleClassifierChains(_Ensemble):
         Chains in the ensemble (Read et al.'s default).
     bootstrap : bool, default True
         Fit each chain on a bootstrap sample of the rows (Read et al.'s bagging); False fits
-        every chain on all rows (then only the orders differ).
+        every chain on all rows (then only the orders differ).  A sample must hold both values
+        of every label; where no plain draw does (rare labels), :func:`bootstrap_rows` repairs
+        one and a warning counts the repaired samples.
     classifier, C, max_iter, scores, random_state
         As :class:`LabelPowerset` (the classifier of every link); ``random_state`` (default 0: the
         same ensemble at every fit) also draws the orders and samples.
