@@ -107,7 +107,8 @@ def test_fit_says_what_it_used_and_predict_warns_on_its_own_training_rows(tmp_pa
     again = cli(tmp_path, "predict", model, "synthetic", "--json")
     assert again.returncode == 0, again.stderr
     assert "synthetic is the data the model" in json.loads(again.stdout)["warning"]
-    assert "training rows" in again.stderr  # and counted on stderr with the other warnings
+    # ... and counted on stderr with the other warnings (one line, cut after the model file's path)
+    assert "(UserWarning from predict 1); the first: synthetic is the data the model" in again.stderr, again.stderr
 
 
 def test_predict_knows_a_whole_dataset_holds_the_training_part(tmp_path, datasets_dir):
