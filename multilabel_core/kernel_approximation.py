@@ -37,6 +37,7 @@ refuses to compute.
 from __future__ import annotations
 
 import numbers
+from abc import abstractmethod
 from typing import ClassVar
 
 import attrs
@@ -133,11 +134,13 @@ class _ExplicitFeatures(Kernel):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_cache", _FeatureCache())
 
-    def _map(self, X) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _map(self, X) -> np.ndarray:
+        """phi(X), the explicit features of the rows X under the fitted parameters."""
 
-    def _fitted(self) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _fitted(self) -> bool:
+        """Whether ``resolve`` has fitted the parameters the features need."""
 
     def features(self, X) -> np.ndarray:
         """The explicit features ``phi(X)``, a dense (n, m) float64 array (m after resolution)."""
