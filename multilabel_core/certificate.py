@@ -27,17 +27,33 @@ _EPS = sys.float_info.epsilon
 
 
 def relative_gap(gap: float, primal: float, dual: float | None = None) -> float:
-    """The duality gap on the scale of the objective: ``max(gap, resolution) / max(1, |primal|)``.
+    """Return the duality gap on the scale of the objective: ``max(gap, resolution) / max(1, |primal|)``.
 
     The scale-free measure of :attr:`Certificate.relative_gap`, the stopping rules and
     :data:`GAP_RTOL`, for a gap, a primal and (optionally) a dual given apart (a certificate's
     dict in a record).  The floor ``resolution = eps * max(|primal|, |dual|)`` is the rounding
     of ``primal - dual``: a gap below it is not measured by the two objectives (a primal of 1e295
     cannot certify a gap of 0.1), so the relative gap is never smaller than the precision the
-    objectives carry.  A gap below ``-resolution`` (a dual above its primal) stays negative, so
-    that a broken certificate shows.  NaN when any value is NaN; ``inf`` -- certifies nothing --
-    when the primal, the dual or the gap is infinite (an objective that overflowed) or when
-    ``|primal|`` or ``|dual|`` exceeds :data:`CERTIFIABLE_MAGNITUDE`.
+    objectives carry.
+
+    Parameters
+    ----------
+    gap : float
+        The absolute duality gap ``primal - dual``.
+    primal : float
+        The primal objective at the returned point; its magnitude sets the scale.
+    dual : float or None, default=None
+        The dual objective.  When given, it enters the rounding floor and the
+        :data:`CERTIFIABLE_MAGNITUDE` check beside the primal.
+
+    Returns
+    -------
+    float
+        ``max(gap, resolution) / max(1, |primal|)``.  A gap below ``-resolution`` (a dual above its
+        primal) stays negative, so that a broken certificate shows.  NaN when any value is NaN;
+        ``inf`` -- certifies nothing -- when the primal, the dual or the gap is infinite (an
+        objective that overflowed) or when ``|primal|`` or ``|dual|`` exceeds
+        :data:`CERTIFIABLE_MAGNITUDE`.
     """
     values = [float(gap), float(primal)] + ([] if dual is None else [float(dual)])
     if any(math.isnan(value) for value in values):
@@ -54,7 +70,23 @@ def relative_gap(gap: float, primal: float, dual: float | None = None) -> float:
 
 
 def within_gap_rtol(primal: float, dual: float, rtol: float = GAP_RTOL) -> bool:
-    """Whether ``primal - dual`` is finite and its :func:`relative_gap` is at most ``rtol``."""
+    """Tell whether ``primal - dual`` is finite and its :func:`relative_gap` is at most ``rtol``.
+
+    Parameters
+    ----------
+    primal : float
+        The primal objective.
+    dual : float
+        The dual objective of a feasible dual point of the same problem.
+    rtol : float, default=GAP_RTOL
+        The largest relative gap accepted (:data:`GAP_RTOL`, 1e-3, by default).
+
+    Returns
+    -------
+    bool
+        True when the relative gap of ``primal - dual`` is at most ``rtol``; False when it is
+        larger, infinite or NaN.
+    """
     return relative_gap(float(primal) - float(dual), primal, dual) <= rtol
 
 
@@ -77,7 +109,7 @@ def _uncertifiable(certificate) -> str | None:
 class Certificate:
     """Evidence that a solve reached its optimum.
 
-    Attributes
+    Parameters
     ----------
     primal : float
         Primal objective at the returned point.
@@ -107,9 +139,15 @@ class Certificate:
         ``attrs.evolve``).
     solver : str
         Name of the solver that produced it.
-    statistics : dict
+    statistics : dict, optional
         Solver-specific counts, e.g. shrinking statistics (variables shrunk, gradient
         reconstructions), kernel-cache hits, or the dual objective per iteration in debug mode.
+        Empty by default.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``converged=True`` is given with numbers that certify nothing (see ``converged``).
     """
 
     primal: float
@@ -136,12 +174,23 @@ class Certificate:
 
     @classmethod
     def from_objectives(cls, primal, dual, **kwargs) -> Certificate:
-        """A certificate from a primal and a dual objective: ``gap = primal - dual``.
+        """Build a certificate from a primal and a dual objective: ``gap = primal - dual``.
 
-        Every other field of :class:`Certificate` is passed by keyword: ``kkt_violation``,
-        ``n_iter``, ``time``, ``converged``, ``solver`` and, optionally, ``statistics``.  ``dual`` must be the
-        value of a feasible dual point of the *same* problem, so that weak duality makes the
-        gap non-negative; see the plugin guide for a model with an unpenalised intercept.
+        Parameters
+        ----------
+        primal : float
+            The primal objective at the returned point.
+        dual : float
+            The value of a feasible dual point of the *same* problem, so that weak duality makes the
+            gap non-negative; see the plugin guide for a model with an unpenalised intercept.
+        **kwargs
+            Every other field of :class:`Certificate`, by keyword: ``kkt_violation``, ``n_iter``,
+            ``time``, ``converged``, ``solver`` and, optionally, ``statistics``.
+
+        Returns
+        -------
+        Certificate
+            The certificate, with ``gap`` computed from the two objectives.
         """
         return cls(primal=float(primal), dual=float(dual), gap=float(primal) - float(dual), **kwargs)
 
@@ -155,5 +204,11 @@ class Certificate:
         return relative_gap(self.gap, self.primal, self.dual)
 
     def as_dict(self) -> dict:
-        """The fields as a plain dict, plus ``relative_gap`` (for JSON reports)."""
+        """Return the fields as a plain dict, plus ``relative_gap`` (for JSON reports).
+
+        Returns
+        -------
+        dict
+            Field name -> value for every field, and ``"relative_gap"`` -> :attr:`relative_gap`.
+        """
         return attrs.asdict(self) | {"relative_gap": self.relative_gap}

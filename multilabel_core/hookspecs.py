@@ -22,7 +22,11 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def register_methods(register):
     """Register estimators: call ``register(MethodSpec(...))`` once per method.
 
-    See :class:`multilabel_core.registry.MethodSpec` for the fields.
+    Parameters
+    ----------
+    register : callable
+        ``register(spec)`` takes one :class:`multilabel_core.registry.MethodSpec` (see it for the
+        fields) and adds it to the registry.
     """
 
 
@@ -30,14 +34,26 @@ def register_methods(register):
 def register_components(register):
     """Register parts: call ``register(ComponentSpec(kind, name, factory))``.
 
-    ``kind`` is one of "loss", "regularizer", "relation", "kernel", "solver";
-    ``factory(**params)`` builds the component (usually the attrs class itself).
+    Parameters
+    ----------
+    register : callable
+        ``register(spec)`` takes one :class:`multilabel_core.registry.ComponentSpec`.  Its ``kind``
+        is one of "loss", "regularizer", "relation", "kernel", "solver", "threshold";
+        ``factory(**params)`` builds
+        the component (usually the attrs class itself).
     """
 
 
 @hookspec
 def register_datasets(register):
-    """Register downloadable datasets: call ``register(DatasetSpec(name, files, ...))``."""
+    """Register downloadable datasets: call ``register(DatasetSpec(name, files, ...))``.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(spec)`` takes one :class:`multilabel_core.registry.DatasetSpec`, which
+        :func:`multilabel_core.datasets.fetch_dataset` can then download by name.
+    """
 
 
 @hookspec
@@ -49,4 +65,9 @@ def register_trusted_types(register):
     registered components are on it already, so declare only the other classes a fitted model
     keeps (a threshold model, a result record).  Declaring a class means: setting its instances'
     attributes from a model file is harmless.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(cls)`` takes one class and adds it to the trusted types.
     """

@@ -150,7 +150,23 @@ class Preprocessed(MultiLabelEstimator):
         self.preprocess = preprocess
 
     def fit(self, X, Y, **fit_params):
-        """Fit the scaler on X, then a copy of ``estimator`` on the scaled X and Y; return ``self``."""
+        """Fit the scaler on X, then a copy of ``estimator`` on the scaled X and Y.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training features; the scaler's statistics come from these rows only.
+        Y : array-like of shape (n_samples, n_labels)
+            Binary label matrix.
+        **fit_params
+            Further inputs to the wrapped method's ``fit``; those named ``X_...`` (e.g. SSMLRL's
+            ``X_unlabeled``) are feature rows and are scaled with the same statistics (not fitted on).
+
+        Returns
+        -------
+        Preprocessed
+            ``self``, fitted.
+        """
         return self._validated_fit(X, Y, **fit_params)
 
     def _validate_params(self) -> None:

@@ -60,17 +60,52 @@ def _threshold(threshold) -> float:
 
 
 def soft_threshold(W, threshold: float) -> np.ndarray:
-    """``sign(W) max(|W| - threshold, 0)`` entrywise: the prox of ``threshold * ||.||_1``."""
+    """Return ``sign(W) max(|W| - threshold, 0)`` entrywise: the prox of ``threshold * ||.||_1``.
+
+    Parameters
+    ----------
+    W : array-like
+        The point to shrink, of any shape; converted to float64.
+    threshold : float
+        The shrinkage ``s >= 0`` (the step times the penalty weight).
+
+    Returns
+    -------
+    ndarray
+        The shrunk array, of the shape of ``W``.
+
+    Raises
+    ------
+    ValueError
+        If ``threshold`` is negative or not a real number.
+    """
     W = np.asarray(W, dtype=np.float64)
     threshold = _threshold(threshold)
     return np.sign(W) * np.maximum(np.abs(W) - threshold, 0.0)
 
 
 def group_soft_threshold(W, threshold: float) -> np.ndarray:
-    """Each row ``W_i.`` times ``max(0, 1 - threshold / ||W_i.||_2)``: the prox of ``threshold * sum_i ||W_i.||_2``.
+    """Scale each row ``W_i.`` by ``max(0, 1 - threshold / ||W_i.||_2)``: the prox of ``threshold * sum_i ||W_i.||_2``.
 
     A row whose norm is at most the threshold becomes zero as a whole (row sparsity: the feature
     is dropped for every label).
+
+    Parameters
+    ----------
+    W : array-like of shape (d, L)
+        The weight matrix, one row per feature.
+    threshold : float
+        The shrinkage ``s >= 0`` applied to each row's Euclidean norm.
+
+    Returns
+    -------
+    ndarray of shape (d, L)
+        The shrunk matrix (float64).
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not 2-D or ``threshold`` is negative.
     """
     W = np.asarray(W, dtype=np.float64)
     if W.ndim != 2:
@@ -109,15 +144,22 @@ SUBSET_EIGH_FRACTION = 0.1
 
 @attrs.frozen(eq=False)
 class Shrinkage:
-    """``S_threshold(A)`` and the singular triplets it kept.
+    """Hold ``S_threshold(A)`` and the singular triplets it kept.
 
-    Attributes
+    Parameters
     ----------
-    matrix : (p, n) the shrunk matrix ``U (s - threshold) V^T``.
-    left, values, right : U (p, k), the kept singular values s (k,) (before shrinking,
-        descending) and V^T (k, n).
-    method : "gram" or "full", the route that computed it.
-    threshold : the shrinkage applied.
+    matrix : ndarray of shape (p, n)
+        The shrunk matrix ``U (s - threshold) V^T``.
+    left : ndarray of shape (p, k)
+        U, the left singular vectors of the k kept triplets.
+    values : ndarray of shape (k,)
+        The kept singular values s, before shrinking, in descending order.
+    right : ndarray of shape (k, n)
+        V^T, the right singular vectors of the kept triplets.
+    method : {"gram", "full"}
+        The route that computed it.
+    threshold : float
+        The shrinkage applied.
     """
 
     matrix: np.ndarray
@@ -134,16 +176,41 @@ class Shrinkage:
 
 
 def singular_value_threshold(A, threshold: float, *, method: str = "auto", rank_hint: int | None = None) -> Shrinkage:
-    """Singular value shrinkage ``S_threshold(A) = U max(Sigma - threshold, 0) V^T``.
+    """Shrink the singular values: ``S_threshold(A) = U max(Sigma - threshold, 0) V^T``.
 
-    The proximal operator of ``threshold * ||.||_*`` (Ma, Goldfarb & Chen, Theorem 3; Cai, Candes
-    & Shen's singular value thresholding).  ``method``: "full" computes every singular triplet;
-    "gram" only those above the threshold, from the Gram matrix of the shorter side (see the
-    module docstring); "auto" is "gram" with a fallback to "full" where the Gram route would lose
-    accuracy (its eigenvalue error band above :data:`GRAM_BAND_LIMIT` ``threshold^2``, or
-    ``threshold = 0``) or fails.  ``rank_hint``: how many triplets the caller expects to pass (an
-    iterative caller, the previous shrinkage's rank); it only chooses the eigensolver of the Gram
-    route (:data:`SUBSET_EIGH_FRACTION`), never the result beyond rounding.  None: every eigenpair.
+    The proximal operator of ``threshold * ||.||_*`` (Ma, Goldfarb & Chen, "Fixed point and
+    Bregman iterative methods for matrix rank minimization", Theorem 3; Cai, Candes & Shen,
+    "A singular value thresholding algorithm for matrix completion").
+
+    Parameters
+    ----------
+    A : array-like of shape (p, n)
+        A finite matrix.
+    threshold : float
+        The shrinkage ``s >= 0`` subtracted from every singular value.
+    method : {"auto", "gram", "full"}, default="auto"
+        "full" computes every singular triplet; "gram" only those above the threshold, from the
+        Gram matrix of the shorter side (see the module docstring); "auto" is "gram" with a fallback
+        to "full" where the Gram route would lose accuracy (its eigenvalue error band above
+        :data:`GRAM_BAND_LIMIT` ``threshold^2``, or ``threshold = 0``) or fails.
+    rank_hint : int or None, default=None
+        How many triplets the caller expects to pass (an iterative caller, the previous
+        shrinkage's rank); it only chooses the eigensolver of the Gram route
+        (:data:`SUBSET_EIGH_FRACTION`), never the result beyond rounding.  None: every eigenpair.
+
+    Returns
+    -------
+    Shrinkage
+        The shrunk matrix, the kept triplets, the route taken and the threshold.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``A`` is not a finite 2-D matrix, ``threshold`` is negative or
+        ``rank_hint`` is not a non-negative integer.
+    numpy.linalg.LinAlgError
+        With ``method="gram"``, when the Gram route cannot shrink at this threshold or its
+        eigensolver fails.
     """
     if method not in SVT_METHODS:
         raise ValueError(f"method must be one of {SVT_METHODS}, got {method!r}")

@@ -30,19 +30,33 @@ def _lower_name(instance, attribute, value):
 
 @attrs.frozen
 class MethodSpec:
-    """A registered method.
+    """Describe a registered method.
 
-    Attributes
+    Parameters
     ----------
-    name : lower-case name used by :func:`multilabel_core.make_method` and the CLI.
-    estimator : the scikit-learn compatible estimator class.
-    citation : the paper the method comes from (one line).
-    parts : the parts it composes, role -> component name
+    name : str
+        Lower-case name used by :func:`multilabel_core.make_method` and the CLI.
+    estimator : type
+        The scikit-learn compatible estimator class.
+    citation : str
+        The paper the method comes from (one line).
+    parts : mapping of str to str, optional
+        The parts it composes, role -> component name
         (e.g. ``{"loss": "squared_hinge", "regularizer": "frobenius", ...}``); ``"solver": "own"``
-        (:data:`OWN_SOLVER`) for a method that brings its own solver.
-    param_grid : default hyper-parameter grid for the experiment runner.
-    description : one line for ``mlcore methods``.
-    plugin : name of the plugin that registered it (set by the plugin manager).
+        (:data:`OWN_SOLVER`) for a method that brings its own solver.  Empty by default.
+    param_grid : mapping of str to list, optional
+        Default hyper-parameter grid for the experiment runner.  Empty by default.
+    description : str, default=""
+        One line for ``mlcore methods``.
+    plugin : str or None, default=None
+        Name of the plugin that registered it (set by the plugin manager).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a lower-case name.
+    TypeError
+        If ``estimator`` is not a class or ``citation`` not a string.
     """
 
     name: str = attrs.field(validator=_lower_name)
@@ -65,12 +79,25 @@ def _auto_order(instance, attribute, value):
 
 @attrs.frozen
 class ComponentSpec:
-    """A registered component: ``factory(**params)`` builds it.
+    """Describe a registered component: ``factory(**params)`` builds it.
 
-    ``auto_order`` (solvers only): where ``solver="auto"`` tries this solver, lower first
-    (:func:`multilabel_core.composition.select_solver`); ``None`` keeps it out of the automatic
-    choice (it is then used only when named).  The core's order puts the fastest first for
-    what each accepts: ``cd`` 10, ``smo`` 20, ``irwls`` 30, ``lbfgs`` 40, ``alternating`` 50.
+    Parameters
+    ----------
+    kind : str
+        One of :data:`COMPONENT_KINDS` ("loss", "regularizer", "relation", "kernel", "solver", "threshold").
+    name : str
+        Lower-case name the component is made by (:func:`multilabel_core.make_component`).
+    factory : callable
+        ``factory(**params)`` returns the component (usually the attrs class itself).
+    description : str, default=""
+        One line for listings.
+    plugin : str or None, default=None
+        Name of the plugin that registered it (set by the plugin manager).
+    auto_order : float or None, default=None
+        Solvers only, keyword-only: where ``solver="auto"`` tries this solver, lower first
+        (:func:`multilabel_core.composition.select_solver`); ``None`` keeps it out of the automatic
+        choice (it is then used only when named).  The core's order puts the fastest first for
+        what each accepts: ``cd`` 10, ``smo`` 20, ``irwls`` 30, ``lbfgs`` 40, ``alternating`` 50.
     """
 
     kind: str = attrs.field(validator=attrs.validators.in_(COMPONENT_KINDS))
@@ -136,31 +163,43 @@ def _split_names(instance, attribute, value):
 
 @attrs.frozen
 class DatasetSpec:
-    """A dataset :func:`multilabel_core.datasets.fetch_dataset` can download.
+    """Describe a dataset :func:`multilabel_core.datasets.fetch_dataset` can download.
 
     The fields after ``plugin`` describe the data, for listings
     (:func:`multilabel_core.datasets.known_datasets`, ``mlcore datasets``) and checks; they are
     optional and keyword-only, so records made before they existed stay valid.  Every field is
     checked when the record is made: a value of the wrong kind is a ValueError naming the field.
 
-    Attributes
+    Parameters
     ----------
-    name : lower-case identifier, used by ``fetch_dataset(name)`` and ``load_dataset(name)``.
-    files : file name (the name it is cached under) -> ``(url, sha256)``.
-    format : "mulan" (``NAME.arff`` + ``NAME.xml``), "meka" or "libsvm".
-    citation : where the data comes from (one line).
-    n_labels : number of labels L.  The LibSVM reader needs it (a file cannot show that its last
+    name : str
+        Lower-case identifier, used by ``fetch_dataset(name)`` and ``load_dataset(name)``.
+    files : mapping of str to tuple of (str, str)
+        File name (the name it is cached under) -> ``(url, sha256)``.
+    format : {"mulan", "meka", "libsvm"}, default="mulan"
+        "mulan" (``NAME.arff`` + ``NAME.xml``), "meka" or "libsvm".
+    citation : str, default=""
+        Where the data comes from (one line).
+    n_labels : int or None, default=None
+        Number of labels L.  The LibSVM reader needs it (a file cannot show that its last
         labels are never relevant); the ARFF readers take it from the file.
-    plugin : name of the plugin that registered it (set by the plugin manager).
-    n_samples : number of examples n.
-    n_features : width d of ``X`` as ``fetch_dataset`` returns it: nominal attributes one-hot
+    plugin : str or None, default=None
+        Name of the plugin that registered it (set by the plugin manager).
+    n_samples : int or None, default=None
+        Number of examples n.
+    n_features : int or None, default=None
+        Width d of ``X`` as ``fetch_dataset`` returns it: nominal attributes one-hot
         encoded, a ``{0,1}`` one as one column (flags: 19 attributes, 46 columns).  Given to the
         LibSVM reader like ``n_labels``.
-    label_cardinality : LCard, the mean number of relevant labels per example (at most ``n_labels``).
-    sparse : whether the file stores sparse rows (``X`` then comes back CSR by default).
-    splits : the registered datasets that hold this one's standard split, role -> name, e.g.
-        ``{"train": "emotions-train", "test": "emotions-test"}``.
-    split_of : for such a part, the name of the whole dataset it is a part of (a part has no
+    label_cardinality : float or None, default=None
+        LCard, the mean number of relevant labels per example (at most ``n_labels``).
+    sparse : bool or None, default=None
+        Whether the file stores sparse rows (``X`` then comes back CSR by default).
+    splits : mapping of str to str, optional
+        The registered datasets that hold this one's standard split, role -> name, e.g.
+        ``{"train": "emotions-train", "test": "emotions-test"}``.  Empty by default.
+    split_of : str or None, default=None
+        For such a part, the name of the whole dataset it is a part of (a part has no
         ``splits`` of its own).
     """
 
