@@ -39,8 +39,7 @@ def register_components(register):
     register : callable
         ``register(spec)`` takes one :class:`multilabel_core.registry.ComponentSpec`.  Its ``kind``
         is one of "loss", "regularizer", "relation", "kernel", "solver", "threshold";
-        ``factory(**params)`` builds
-        the component (usually the attrs class itself).
+        ``factory(**params)`` builds the component (usually the attrs class itself).
     """
 
 
