@@ -8,15 +8,18 @@ from abc import ABC, abstractmethod
 class Kernel(ABC):
     """Base class of a kernel ``k(x, z)`` on dense or scipy.sparse rows.
 
-    Required capabilities
-    ---------------------
-    __call__(X, Z=None) -> ndarray (n_X, n_Z)
-        The kernel block ``K_ij = k(x_i, z_j)`` (``Z=None`` means ``Z = X``), computed
-        in blocks with BLAS matrix products, never one dot product at a time.
-    resolve(X) -> Kernel
+    Methods
+    -------
+    __call__(X, Z=None)
+        Required.  The kernel block ``K_ij = k(x_i, z_j)``, an ndarray of shape
+        ``(n_X, n_Z)`` (``Z=None`` means ``Z = X``), computed in blocks with BLAS matrix
+        products, never one dot product at a time.
+    resolve(X)
         A copy with every data-dependent default fixed from the training rows ``X``
         (e.g. the RBF width).  Kernels are frozen, so this returns a new object.
 
+    Notes
+    -----
     ``linear`` is True when ``k(x, z) = x^T z``: primal solvers then work on features.
     """
 
@@ -45,5 +48,17 @@ class Kernel(ABC):
         """
 
     def resolve(self, X) -> "Kernel":
-        """This kernel with its data-dependent parameters (a width, a degree's scale) fixed from the training rows ``X``; a kernel with none returns itself."""
+        """Fix the data-dependent parameters (a width, a degree's scale) from the training rows.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n_samples, n_features)
+            The training rows the defaults are computed from.
+
+        Returns
+        -------
+        Kernel
+            A new kernel with every data-dependent default fixed; a kernel with none returns
+            itself.
+        """
         return self

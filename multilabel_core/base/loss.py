@@ -17,23 +17,23 @@ import numpy as np
 class Loss(ABC):
     """Base class of a loss ``ell(Y, T)`` summed over examples.
 
-    Required capabilities
-    ---------------------
-    value(Y, T) -> float
-        The loss summed over examples.
-    gradient(Y, T) -> ndarray (n, L)
-        A (sub)gradient of :meth:`value` with respect to ``T``.
-
-    Optional capabilities (solvers that need them list them in ``requires``)
-    ------------------------------------------------------------------------
-    conjugate(Y, A) -> float
-        Fenchel conjugate ``ell*(Y, A) = sup_T <A, T> - ell(Y, T)``, used for the
-        duality gap of primal solvers.
-    dual_box(C) -> (lower, upper)
-        Box of a dual variable in the sign-multiplied parametrisation
-        ``alpha_ij = -C * y_ij * d ell / d t_ij`` for cost ``C`` (``upper`` may be inf).
-    dual_diagonal(C) -> float
-        The diagonal term D >= 0 of the SVM dual for cost ``C``::
+    Methods
+    -------
+    value(Y, T)
+        Required.  The loss summed over examples, a float.
+    gradient(Y, T)
+        Required.  A (sub)gradient of :meth:`value` with respect to ``T``, an ndarray of
+        shape ``(n, L)``.
+    conjugate(Y, A)
+        Optional (solvers that need it list it in ``requires``).  Fenchel conjugate
+        ``ell*(Y, A) = sup_T <A, T> - ell(Y, T)``, a float, used for the duality gap of
+        primal solvers.
+    dual_box(C)
+        Optional.  The box ``(lower, upper)`` of a dual variable in the sign-multiplied
+        parametrisation ``alpha_ij = -C * y_ij * d ell / d t_ij`` for cost ``C`` (``upper``
+        may be inf).
+    dual_diagonal(C)
+        Optional.  The diagonal term D >= 0 (a float) of the SVM dual for cost ``C``::
 
             min_alpha  1/2 alpha^T (Q + D I) alpha - e^T alpha,   lower <= alpha <= upper,
 

@@ -14,26 +14,28 @@ import numpy as np
 class Regularizer(ABC):
     """Base class of a regulariser ``Omega(W)``.
 
-    Required capabilities
-    ---------------------
-    value(W) -> float
-    gradient(W) -> ndarray (d, L)
-        A (sub)gradient of :meth:`value` with respect to ``W``.
-
-    Optional capabilities
-    ---------------------
-    label_gram() -> ndarray (L, L)
-        For a regulariser of the form 1/2 tr(W M^-1 W^T): the matrix ``M`` that the
-        dual sees, coupling labels as ``M (x) K`` (the paper's Omega~).  Kernel dual
+    Methods
+    -------
+    value(W)
+        Required.  Omega(W), a float.
+    gradient(W)
+        Required.  A (sub)gradient of :meth:`value` with respect to ``W``, an ndarray of
+        shape ``(d, L)``.
+    label_gram(n_labels)
+        Optional.  For a regulariser of the form 1/2 tr(W M^-1 W^T): the ``(L, L)`` matrix
+        ``M`` that the dual sees, coupling labels as ``M (x) K`` (Zhang & Yeung,
+        *Multi-Label Relationship Learning*, the Omega~ of section 2.1).  Kernel dual
         solvers (SMO) require it.
-    conjugate(V) -> float
-        Fenchel conjugate, for duality gaps of primal solvers.
-    smooth : bool
-        True when :meth:`value` is differentiable everywhere, so that :meth:`gradient` is
-        a gradient rather than one subgradient among many.  Quasi-Newton solvers
-        (L-BFGS) require it: their line search and curvature pairs assume a gradient,
-        and on a kink (the nuclear norm at a rank-deficient W) they stop at a point
-        that is not optimal.  False by default: a regulariser declares smoothness.
+    conjugate(V)
+        Optional.  Fenchel conjugate, a float, for duality gaps of primal solvers.
+
+    Notes
+    -----
+    ``smooth`` is True when :meth:`value` is differentiable everywhere, so that
+    :meth:`gradient` is a gradient rather than one subgradient among many.  Quasi-Newton
+    solvers (L-BFGS) require it: their line search and curvature pairs assume a gradient,
+    and on a kink (the nuclear norm at a rank-deficient W) they stop at a point that is not
+    optimal.  False by default: a regulariser declares smoothness.
     """
 
     #: True when :meth:`value` is differentiable everywhere (quasi-Newton solvers need it).

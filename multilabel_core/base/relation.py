@@ -10,19 +10,17 @@ import numpy as np
 class LabelRelation(ABC):
     """Base class of a label relation, e.g. the label covariance Omega of MLRL.
 
-    Required capabilities
-    ---------------------
-    initial(n_labels) -> ndarray (L, L)
-        The relation before any fit (MLRL: I / m).
-    update(gram) -> ndarray (L, L)
-        The relation given ``gram = W^T W`` (L, L), the closed-form step of the
-        alternating methods.  Working from the Gram matrix lets kernel methods update
-        without forming ``W`` (MLRL section 2.2).
-
-    Optional capabilities
-    ---------------------
-    feed(problem) -> Problem
-        The problem a generic solver solves instead, for a fixed relation that acts before
+    Methods
+    -------
+    initial(n_labels)
+        Required.  The ``(L, L)`` relation before any fit (MLRL: I / m).
+    update(gram)
+        Required.  The ``(L, L)`` relation given ``gram = W^T W`` (L, L), the closed-form
+        step of the alternating methods.  Working from the Gram matrix lets kernel methods
+        update without forming ``W`` (Zhang & Yeung, *Multi-Label Relationship Learning*,
+        section 2.2).
+    feed(problem)
+        Optional.  The :class:`Problem` a generic solver solves instead, for a fixed relation that acts before
         the model step (LIEML's label enhancement: the enhanced labels as the targets).  Same
         rows and kernel (prediction is the fitted model's as usual); the returned problem's
         relation is what the solver then sees (usually :class:`Independent`).  A composing

@@ -17,7 +17,26 @@ from .relation import LabelRelation
 
 
 def unread_message(solver, role: str, part, names: tuple[str, ...]) -> str:
-    """The refusal of a part ``solver`` would ignore (:func:`unread_state`'s ``(role, part, names)``)."""
+    """Word the refusal of a part that ``solver`` would ignore.
+
+    Parameters
+    ----------
+    solver : Solver
+        The solver that would not read the part.
+    role : str
+        The part's role in the :class:`Problem` (``"loss"``, ``"regularizer"``, ``"relation"``
+        or ``"kernel"``).
+    part : object
+        The part itself.
+    names : tuple of str
+        The ``state`` names of the part that ``solver`` does not read (one entry of
+        :func:`unread_state`); ``("update", ...)`` for a learned relation.
+
+    Returns
+    -------
+    str
+        The message of the :class:`CapabilityError`, saying which solver to choose instead.
+    """
     solver_name = type(solver).__name__
     if role == "relation" and names[0] == "update" and getattr(part, "learned", False):
         return (
@@ -33,8 +52,24 @@ def unread_message(solver, role: str, part, names: tuple[str, ...]) -> str:
 
 
 def unread_state(solver, problem) -> list[tuple[str, object, tuple[str, ...]]]:
-    """The parts of ``problem`` whose ``state`` ``solver`` would not read: ``(role, part, names)`` each.
+    """List the parts of ``problem`` whose ``state`` ``solver`` would not read.
 
+    Parameters
+    ----------
+    solver : Solver
+        The solver, read through its ``requires`` and ``consumes`` mappings.
+    problem : Problem
+        The problem whose parts are examined, role by role.
+
+    Returns
+    -------
+    list of tuple
+        One ``(role, part, names)`` per part with unread state: the role, the part and the
+        tuple of its ``state`` names the solver does not read (a learned relation counts its
+        ``"update"`` as state).  Empty when the solver reads everything.
+
+    Notes
+    -----
     A name is read when the solver lists it for that role in ``requires`` or ``consumes``.
     What :meth:`Solver.check` refuses, and what a composing estimator asks before it hands a
     problem to a solver whose own ``check`` it cannot vouch for.
@@ -64,13 +99,24 @@ class Problem:
 
         min_{W, b}  regularizer(W) + C * loss(Y, K W + 1 b^T)      (linear kernel: X W)
 
-    Attributes
+    Parameters
     ----------
-    X : ndarray or sparse matrix (n, d) -- training rows (or a precomputed kernel).
-    Y : ndarray (n, L) -- targets in the loss's convention ({-1, +1} for sign losses).
-    loss, regularizer, relation, kernel : the parts.
-    C : float -- weight of the loss against the regulariser (C = 1 / lambda).
-    fit_intercept : bool -- whether the scores carry a per-label bias b.
+    X : ndarray or sparse matrix of shape (n, d)
+        The training rows (or a precomputed ``(n, n)`` kernel).
+    Y : ndarray of shape (n, L)
+        The targets in the loss's convention ({-1, +1} for sign losses, reals for regression).
+    loss : Loss
+        The loss part.
+    regularizer : Regularizer
+        The regulariser part.
+    relation : LabelRelation
+        The label relation part.
+    kernel : Kernel
+        The kernel part.
+    C : float, default=1.0
+        The weight of the loss against the regulariser (C = 1 / lambda).
+    fit_intercept : bool, default=True
+        Whether the scores carry a per-label bias b.
     """
 
     X: Any
@@ -111,7 +157,7 @@ class WarmState:
     its ``warm_state_names`` and reads them back; a solver given another's state reads only
     the names it knows and starts the rest cold.
 
-    Attributes
+    Parameters
     ----------
     owner : str
         The class name of the solver that wrote the state.
@@ -123,6 +169,11 @@ class WarmState:
     fixed : dict of str -> object
         The values that do not depend on C (primal weights, a learned relation, a tolerance
         reached, learned feature-subset weights).
+
+    Raises
+    ------
+    ValueError
+        If a name is both in ``scaled`` and in ``fixed``.
     """
 
     owner: str
@@ -135,14 +186,45 @@ class WarmState:
             raise ValueError(f"WarmState of {self.owner}: {sorted(shared)} are both scaled and fixed")
 
     def rescaled(self, ratio: float) -> WarmState:
-        """The state for the loss weight ``ratio * C``: every ``scaled`` value times ``ratio``."""
+        """Rescale the state to the loss weight ``ratio * C``.
+
+        Parameters
+        ----------
+        ratio : float
+            The ratio ``C' / C`` of the new cost to the one the state was computed at; finite
+            and positive.
+
+        Returns
+        -------
+        WarmState
+            A new state with every ``scaled`` value times ``ratio`` (a nested WarmState
+            rescaled in turn) and the ``fixed`` values shared.
+
+        Raises
+        ------
+        ValueError
+            If ``ratio`` is not finite and positive.
+        """
         ratio = float(ratio)
         if not (np.isfinite(ratio) and ratio > 0.0):
             raise ValueError(f"a warm state rescales by a finite positive ratio of costs, got {ratio!r}")
         return attrs.evolve(self, scaled={name: _rescaled_value(value, ratio) for name, value in self.scaled.items()})
 
     def get(self, name: str, default=None):
-        """The value stored under ``name`` (scaled or fixed), else ``default``."""
+        """Look a value up by name, in ``scaled`` first and then in ``fixed``.
+
+        Parameters
+        ----------
+        name : str
+            The name the owning solver stored the value under.
+        default : object, optional
+            What to return when the state holds no ``name``; None by default.
+
+        Returns
+        -------
+        object
+            The stored value, else ``default``.
+        """
         if name in self.scaled:
             return self.scaled[name]
         return self.fixed.get(name, default)
@@ -151,7 +233,13 @@ class WarmState:
         return name in self.scaled or name in self.fixed
 
     def names(self) -> set[str]:
-        """Every name the state holds."""
+        """Give every name the state holds.
+
+        Returns
+        -------
+        set of str
+            The union of the ``scaled`` and ``fixed`` names.
+        """
         return set(self.scaled) | set(self.fixed)
 
 
@@ -160,8 +248,21 @@ POINT_OWNER = "Solution"
 
 
 def warm_state_of(warm_start: Solution | None) -> WarmState | None:
-    """The :class:`WarmState` a solver continues from: the one ``warm_start`` carries, or None (cold).
+    """Give the :class:`WarmState` a solver continues from.
 
+    Parameters
+    ----------
+    warm_start : Solution or None
+        The point to continue from; None for a cold start.
+
+    Returns
+    -------
+    WarmState or None
+        The state ``warm_start`` carries, else one built from its typed point; None when
+        ``warm_start`` is None (cold).
+
+    Notes
+    -----
     The one way every bundled solver reads a warm start.  A Solution built by hand (or returned
     by a solver that keeps no state) carries none; its state is then its typed point, under the
     same names the solvers use for their own: ``scaled`` ``"dual"`` and ``"dual_coef"`` (dual
@@ -184,7 +285,7 @@ class RelationState:
     Every field is optional: a solver fills what it can compute, and a reader that needs a
     missing one falls back (the relation step to ``coef``) or gives up that bound.
 
-    Attributes
+    Parameters
     ----------
     weight_factor : ndarray (r, L) or None
         A factor F with ``F^T F = W^T W`` for the relation step when the solver's weights are not
@@ -213,7 +314,7 @@ class Solution:
     continue is one opaque :class:`WarmState`, and a family's own fitted quantities are in
     ``model_state`` under names its solver declares.
 
-    Attributes
+    Parameters
     ----------
     coef : ndarray (d, L) or None
         The primal W of a feature solver; None for a kernel solver, which returns ``dual_coef``
@@ -260,7 +361,7 @@ class Solution:
 class Fit:
     """What every solve returns: :meth:`Solver.solve` and the engine functions alike.
 
-    Attributes
+    Parameters
     ----------
     solution : Solution
         The returned point (for an alternating solve, the last accepted model step, with
@@ -295,13 +396,29 @@ class Fit:
 
     @property
     def n_iter(self) -> int:
-        """Iterations (passes or outer rounds, as the solver counts them) the solve used."""
+        """Number of iterations (passes or outer rounds, as the solver counts them) the solve used."""
         return int(self.certificate.n_iter)
 
 
 def undeclared_state(solver, solution: Solution) -> list[str]:
-    """What ``solution`` holds that ``solver`` does not declare, as readable lines (empty when all is declared).
+    """List what ``solution`` holds that ``solver`` does not declare.
 
+    Parameters
+    ----------
+    solver : Solver
+        The solver that returned ``solution``, read through its ``model_state_names``,
+        ``warm_state_names`` and ``fitted_attributes``.
+    solution : Solution
+        The point it returned.
+
+    Returns
+    -------
+    list of str
+        One readable line per undeclared name (or a warm state owned by another solver);
+        empty when everything is declared.
+
+    Notes
+    -----
     Checks the ``model_state`` names against :attr:`Solver.model_state_names`, the ``warm_state``
     names against :attr:`Solver.warm_state_names` (and its owner against the solver's class), and
     the :attr:`Solver.fitted_attributes` keys against the model state names (or ``"dual"``).
@@ -367,8 +484,19 @@ class Solver(ABC):
     outer_certificate: ClassVar[bool] = False
 
     def check(self, problem: Problem) -> None:
-        """Raise :class:`CapabilityError` if a part of ``problem`` lacks a capability in :attr:`requires`,
-        or carries state (its ``state`` names) that this solver would not read."""
+        """Check that this solver can solve ``problem`` before any numerical work.
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem to be solved.
+
+        Raises
+        ------
+        CapabilityError
+            If a part of ``problem`` lacks a capability in :attr:`requires`, or carries
+            state (its ``state`` names) that this solver would not read.
+        """
         for role, names in self.requires.items():
             part = getattr(problem, role)
             for name in names:
@@ -383,10 +511,21 @@ class Solver(ABC):
             raise CapabilityError(unread_message(self, *unread[0]))
 
     def require_identity_label_gram(self, problem: Problem, objective: str) -> None:
-        """Raise :class:`CapabilityError` unless the regulariser's ``label_gram(L)`` is the identity.
+        """Refuse a regulariser whose ``label_gram(L)`` is not the identity.
 
-        For solvers of label-separable problems under ``1/2 ||W||_F^2`` (the Frobenius norm);
-        ``objective`` names what the solver solves, for the error.
+        For solvers of label-separable problems under ``1/2 ||W||_F^2`` (the Frobenius norm).
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem whose regulariser is checked (it must have ``label_gram``).
+        objective : str
+            What the solver solves, for the error message.
+
+        Raises
+        ------
+        CapabilityError
+            If ``problem.regularizer.label_gram(L)`` is not exactly the ``(L, L)`` identity.
         """
         n_labels = problem.n_labels
         gram = np.asarray(problem.regularizer.label_gram(n_labels), dtype=np.float64)
@@ -397,10 +536,27 @@ class Solver(ABC):
             )
 
     def require_diagonal_label_gram(self, problem: Problem, objective: str) -> np.ndarray:
-        """The diagonal m of the regulariser's ``label_gram(L)``; CapabilityError unless ``M = diag(m)``, m > 0.
+        """Give the diagonal m of the regulariser's ``label_gram(L)``, refusing a coupled one.
 
         For solvers of per-label problems whose regulariser weighs label j by m_j (the duals then
-        decouple, label j with the cost C m_j); ``objective`` names what the solver solves, for the error.
+        decouple, label j with the cost C m_j).
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem whose regulariser is read (it must have ``label_gram``).
+        objective : str
+            What the solver solves, for the error message.
+
+        Returns
+        -------
+        ndarray of shape (L,)
+            The diagonal m of ``M = label_gram(L)``.
+
+        Raises
+        ------
+        CapabilityError
+            Unless ``M`` is ``(L, L)`` and equal to ``diag(m)`` with every m_j finite and positive.
         """
         name, regularizer, L = type(self).__name__, type(problem.regularizer).__name__, problem.n_labels
         M = np.asarray(problem.regularizer.label_gram(L), dtype=np.float64)
@@ -424,8 +580,27 @@ class Solver(ABC):
 
     @abstractmethod
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
-        """Solve ``problem`` (from ``warm_start`` when given, e.g. the previous point of a grid).
+        """Solve ``problem``, from ``warm_start`` when given.
 
         The one contract of every solver, core or plugin: validate what the solver needs
         (:meth:`check`), solve, and return a :class:`Fit`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The training problem.
+        warm_start : Solution or None, optional
+            A point to continue from (the previous point of a grid, the previous model step of
+            an alternating solve); the solver reads its :attr:`Solution.warm_state` through
+            :func:`warm_state_of`.  None starts cold.
+
+        Returns
+        -------
+        Fit
+            The solution, its certificate, the per-step certificates and history.
+
+        Raises
+        ------
+        CapabilityError
+            If the solver cannot solve ``problem`` (:meth:`check`).
         """

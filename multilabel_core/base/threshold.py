@@ -26,17 +26,20 @@ class Threshold(ABC):
     numpy arrays, filled by :meth:`fit`, which returns a *new* fitted threshold (the
     unfitted one, which may be an estimator's parameter, is never changed).
 
-    Required capabilities
-    ---------------------
-    fit(estimator, X, Y, scores, **data) -> Threshold
-        The fitted threshold, learned from the training rows only: ``estimator`` is the
+    Methods
+    -------
+    fit(estimator, X, Y, scores, **data)
+        Required.  The fitted threshold, learned from the training rows only: ``estimator`` is the
         method just fitted on ``X`` (validated) and ``Y`` (dense int8 {0, 1}, n x L),
         ``scores`` its in-sample decision values (n, L), ``data`` the further inputs its
         ``fit`` received (e.g. unlabeled rows).  A threshold that needs out-of-fold scores
         refits copies of ``estimator`` on parts of ``X`` (:func:`multilabel_core.thresholds.out_of_fold_scores`).
-    predict(scores) -> ndarray (n, L) int64
-        The labels of a score matrix, by the fitted rule.
+    predict(scores)
+        Required.  The labels of a score matrix by the fitted rule, an int64 ndarray of
+        shape ``(n, L)``.
 
+    Notes
+    -----
     ``name`` is the name the class is registered under (what reports show); ``fitted`` is
     true once :meth:`fit` has filled the learned fields (always true for a rule that learns
     nothing).  A rule that does not look at the training scores sets ``needs_scores = False``
@@ -93,5 +96,12 @@ class Threshold(ABC):
         return True
 
     def describe(self) -> str:
-        """One line for reports: the registered name and the hyper-parameters that differ from the defaults."""
+        """Describe the rule in one line for reports.
+
+        Returns
+        -------
+        str
+            The registered name and the hyper-parameters that differ from the defaults (the
+            base class gives the name alone, or the class name when unregistered).
+        """
         return self.name or type(self).__name__
