@@ -90,9 +90,21 @@ BLOCK_ENTRIES = 2**22
 
 
 class Objectives(NamedTuple):
-    """What one binary model's certificate is made of.
+    """Hold what one binary model's certificate is made of.
 
-    ``budget_hit``: the solver stopped on its iteration limit, not on its own rule.
+    Parameters
+    ----------
+    primal : float
+        The primal objective P at the fitted model (module docstring).
+    dual : float
+        The dual objective D at the feasible dual point read off the model; P - D >= 0.
+    kkt_violation : float
+        The optimality measure: LIBSVM's ``max_{I_up} - min_{I_low}`` of ``-y_i g_i`` for a
+        C-SVC, the largest entry of the primal gradient for LIBLINEAR's problems.
+    n_iter : int
+        The solver's iterations.
+    budget_hit : bool
+        The solver stopped on its iteration limit, not on its own rule.
     """
 
     primal: float
@@ -118,7 +130,24 @@ class Objectives(NamedTuple):
 
 
 def objectives(model, X, signs) -> Objectives:
-    """The :class:`Objectives` of a fitted ``SVC``, ``LinearSVC`` or liblinear ``LogisticRegression``."""
+    """Compute the :class:`Objectives` of a fitted ``SVC``, ``LinearSVC`` or liblinear ``LogisticRegression``.
+
+    Parameters
+    ----------
+    model : sklearn.svm.SVC, sklearn.svm.LinearSVC or sklearn.linear_model.LogisticRegression
+        A binary model fitted on ``X`` and ``signs`` (a logistic regression by liblinear).
+    X : ndarray or sparse matrix of shape (n, n_features)
+        Its training rows.
+    signs : ndarray of shape (n,)
+        Its training targets y_i in {-1, +1}.
+
+    Returns
+    -------
+    Objectives
+        The primal, dual and optimality measure of the model's problem: C-SVC's
+        (:func:`libsvm_objectives`) for a model with ``dual_coef_``, else LIBLINEAR's
+        (:func:`liblinear_objectives`) with the model's loss.
+    """
     if hasattr(model, "dual_coef_"):
         return libsvm_objectives(model, model.decision_function(X), signs)
     # LinearSVC names its loss; LogisticRegression's is the logistic loss.
@@ -131,12 +160,24 @@ def _beta(svc) -> np.ndarray:
 
 
 def svc_training_scores(models, X) -> np.ndarray:
-    """Scores (n, L) on their training rows X of SVCs fitted on X with one kernel (one per label).
+    """Compute the scores on their training rows X of SVCs fitted on X with one kernel (one per label).
 
-    ``K(X, X_sv) B + b``: X_sv the rows that are a support vector of some model, B
-    (n_sv, L) their beta's; the kernel of scikit-learn's ``pairwise_kernels`` with the
-    models' own settings (``_gamma`` is the width LIBSVM was given, after scikit-learn
-    resolved "scale" or "auto").
+    Parameters
+    ----------
+    models : sequence of sklearn.svm.SVC
+        L fitted binary SVCs, all on the rows ``X`` with the same kernel and kernel settings
+        (those of ``models[0]`` are used).
+    X : ndarray or sparse matrix of shape (n, n_features)
+        The training rows every model was fitted on.
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        ``K(X, X_sv) B + b``: X_sv the rows that are a support vector of some model, B
+        (n_sv, L) their beta's and b the models' intercepts; the kernel of scikit-learn's
+        ``pairwise_kernels`` with the models' own settings (``_gamma`` is the width LIBSVM
+        was given, after scikit-learn resolved "scale" or "auto"), computed
+        :data:`BLOCK_ENTRIES` kernel entries at a time.
     """
     from sklearn.metrics.pairwise import pairwise_kernels
 
@@ -166,7 +207,24 @@ _KERNEL_SETTINGS = {
 
 
 def libsvm_objectives(svc, scores, signs) -> Objectives:
-    """C-SVC's primal and dual (module docstring) at a fitted ``sklearn.svm.SVC``, from its training scores."""
+    """Compute C-SVC's primal and dual (module docstring) at a fitted ``sklearn.svm.SVC`` from its training scores.
+
+    Parameters
+    ----------
+    svc : sklearn.svm.SVC
+        A binary C-SVC fitted on the rows the scores are of.
+    scores : ndarray of shape (n,)
+        Its decision function f_i on its n training rows (:func:`svc_training_scores`).
+    signs : ndarray of shape (n,)
+        The training targets y_i in {-1, +1}.
+
+    Returns
+    -------
+    Objectives
+        P and D of the C-SVC (module docstring), LIBSVM's stopping quantity as the
+        optimality measure (clipped at 0), the iterations, and whether LIBSVM hit its budget
+        (``fit_status_ != 0``).
+    """
     C = float(svc.C)
     bias = float(svc.intercept_[0])
     beta = _beta(svc)
@@ -190,7 +248,32 @@ def libsvm_objectives(svc, scores, signs) -> Objectives:
 
 
 def liblinear_objectives(model, X, signs, loss: str) -> Objectives:
-    """The L2-loss SVM's (``loss="squared_hinge"``) or logistic regression's primal and dual (module docstring)."""
+    """Compute the L2-loss SVM's or logistic regression's primal and dual (module docstring).
+
+    Parameters
+    ----------
+    model : sklearn.svm.LinearSVC or sklearn.linear_model.LogisticRegression
+        A binary model fitted by LIBLINEAR on ``X`` and ``signs``; its ``intercept_scaling``
+        gives the bias's constant feature when it fits an intercept.
+    X : ndarray or sparse matrix of shape (n, n_features)
+        Its training rows.
+    signs : ndarray of shape (n,)
+        Its training targets y_i in {-1, +1}.
+    loss : {"squared_hinge", "logistic"}
+        The L2-loss SVM's squared hinge or the logistic loss.
+
+    Returns
+    -------
+    Objectives
+        P and D at the dual point read off the primal residuals, the largest entry of the
+        primal gradient as the optimality measure, the iterations, and whether they reached
+        ``max_iter``.
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` is neither ``"squared_hinge"`` nor ``"logistic"``.
+    """
     if loss not in ("squared_hinge", "logistic"):
         raise ValueError(f"loss must be 'squared_hinge' or 'logistic', got {loss!r}")
     C = float(model.C)
@@ -223,15 +306,37 @@ def liblinear_objectives(model, X, signs, loss: str) -> Objectives:
 
 
 def certificate(parts, solver: str, time: float, method: str) -> Certificate:
-    """One certificate for a model made of independent binary problems (their sum).
+    """Build one certificate for a model made of independent binary problems (their sum).
 
     The problems share no variable, so the model's objective is the sum of theirs, and
-    so is its dual; the optimality measure is the worst one.  ``converged`` needs every
-    problem converged (:attr:`Objectives.converged`); otherwise a ConvergenceWarning
-    naming ``method`` gives the counts.  ``statistics``: ``n_problems``, the largest
-    relative gap of a single one (``max_relative_gap``), the tolerance it is held to
-    (``gap_rtol``, :data:`GAP_RTOL`), ``n_above_gap_tol`` (problems above it) and
-    ``n_budget_hit`` (problems that stopped on max_iter).
+    so is its dual; the optimality measure is the worst one.
+
+    Parameters
+    ----------
+    parts : iterable of Objectives
+        The binary problems' objectives (at least one).
+    solver : str
+        The solver's name the certificate reports (e.g. ``"libsvm"``).
+    time : float
+        The fit's wall time in seconds.
+    method : str
+        The method's name, used in the warning.
+
+    Returns
+    -------
+    Certificate
+        The summed primal and dual, the worst optimality measure, the summed iterations;
+        ``converged`` needs every problem converged (:attr:`Objectives.converged`).
+        ``statistics``: ``n_problems``, the largest relative gap of a single one
+        (``max_relative_gap``), the tolerance it is held to (``gap_rtol``,
+        :data:`GAP_RTOL`), ``n_above_gap_tol`` (problems above it) and ``n_budget_hit``
+        (problems that stopped on max_iter).
+
+    Warns
+    -----
+    ConvergenceWarning
+        When a problem has not converged, with the number above the gap tolerance and the
+        number that stopped on max_iter, of how many, naming ``method``.
     """
     parts = list(parts)
     relative = [p.gap / max(1.0, abs(p.primal)) for p in parts]

@@ -76,19 +76,28 @@ def label_preference(Y) -> np.ndarray:
 
 
 def brknn_scores(counts, set_sizes, k: int, preference, variant: str) -> np.ndarray:
-    """The scores t_x(l) of the module docstring from the neighbour counts.
+    """Compute the scores t_x(l) of the module docstring from the neighbour counts.
 
     Parameters
     ----------
-    counts : (n, L) int
+    counts : ndarray of shape (n, L), int
         k c_x(l): how many of each row's k neighbours have each label.
-    set_sizes : (n,) int
-        sum over the row's neighbours of their label-set sizes (BRkNN-b's s is its rounded mean).
+    set_sizes : ndarray of shape (n,), int
+        The sum over the row's neighbours of their label-set sizes (BRkNN-b's s is its rounded
+        mean); read only by the ``"b"`` variant.
     k : int
         The neighbours per row.
-    preference : (L,) int
+    preference : ndarray of shape (L,), int
         p(l), the tie-break position of each label (:func:`label_preference`).
     variant : {"plain", "a", "b"}
+        Plain BRkNN (cut at half the neighbours), BRkNN-a (else the single best label) or
+        BRkNN-b (the s best labels).
+
+    Returns
+    -------
+    ndarray of shape (n, L), float64
+        t_x(l): the tie-broken count minus the row's cut, divided by k; positive exactly for
+        the labels the variant predicts.
     """
     n_rows, n_labels = counts.shape
     values = counts + (n_labels - 1 - np.asarray(preference)) / (2.0 * n_labels)
@@ -183,7 +192,19 @@ class BRkNN(MultiLabelEstimator):
         return brknn_scores(counts, set_sizes, self.n_neighbors_, self.label_preference_, self.variant)
 
     def confidences(self, X) -> np.ndarray:
-        """The confidences c_x(l): the share of each row's k neighbours that have each label, (n, L) float64."""
+        """Compute the confidences c_x(l): the share of each row's k neighbours that have each label.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, n_features)
+            The rows to score (validated as at predict).
+
+        Returns
+        -------
+        ndarray of shape (n, L), float64
+            c_x(l) in [0, 1], the fraction of the row's ``n_neighbors_`` nearest training rows
+            that have label l.
+        """
         counts, _ = self._neighbour_counts(self._validate_test_X(X))
         return counts / float(self.n_neighbors_)
 

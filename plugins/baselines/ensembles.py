@@ -68,10 +68,23 @@ BOOTSTRAP_TRIES = 100
 
 
 def vote_scores(votes, probabilities, counts) -> np.ndarray:
-    """``(v - 1/2) + (p - 1/2) / (M + 1)`` from the summed votes and probabilities (module docstring).
+    """Compute ``(v - 1/2) + (p - 1/2) / (M + 1)`` from the summed votes and probabilities (module docstring).
 
-    ``votes`` and ``probabilities`` (n, L) are sums over the ``counts`` (L,) members voting on
-    each label; every count must be positive.
+    Parameters
+    ----------
+    votes : ndarray of shape (n, L)
+        Each label's 0/1 votes summed over the members voting on it.
+    probabilities : ndarray of shape (n, L)
+        Each label's probabilities summed over the same members.
+    counts : array-like of shape (L,)
+        M, the number of members voting on each label; every count must be positive.
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        The scores: the vote share v = votes / M minus 1/2, tie-broken by the mean probability
+        p = probabilities / M, whose term stays below 1 / (2 (M + 1)) in size so it never
+        outweighs one vote.
     """
     counts = np.asarray(counts, dtype=np.float64)
     share, mean = votes / counts, probabilities / counts
@@ -79,9 +92,20 @@ def vote_scores(votes, probabilities, counts) -> np.ndarray:
 
 
 def held_columns(X) -> np.ndarray:
-    """The indices of the columns of X holding a non-zero value (at least one index: column 0 when none).
+    """Find the columns of X holding a non-zero value.
 
     O(stored entries) for a sparse X: no array of X's declared width is made.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, n_features)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n_held,), int
+        The sorted indices of the columns with a non-zero entry; ``[0]`` when X has none
+        (a classifier needs a feature).
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -165,7 +189,29 @@ def _powerset_classes(Y):
 
 
 class Powerset:
-    """One LP: a multi-class model over the label sets of its labels, or the one set seen."""
+    """Fit one label powerset: a multi-class model over the label sets of its labels, or the one set seen.
+
+    Parameters
+    ----------
+    model : scikit-learn classifier
+        An unfitted multi-class classifier; fitted here on the label-set classes (kept as None
+        when the rows carry a single label set, which is then always predicted).
+    labels : ndarray of shape (k,), int
+        The label indices (columns of Y) this powerset covers.
+    X : array-like or sparse matrix of shape (n, n_features)
+        The training rows.
+    Y : ndarray of shape (n, L), 0/1
+        The training labels.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (k,), int
+        As given.
+    sets : ndarray of shape (C, k)
+        The distinct label sets seen, one per class.
+    model : scikit-learn classifier or None
+        The fitted classifier, None when only one set was seen.
+    """
 
     def __init__(self, model, labels, X, Y):
         self.labels = labels
@@ -174,7 +220,21 @@ class Powerset:
         self.model = model.fit(X, classes) if len(self.sets) > 1 else None
 
     def votes_and_probabilities(self, X):
-        """Each row's vote (the predicted label set, 0/1) and each label's probability over the sets, both (n, k)."""
+        """Compute each row's vote (the predicted label set) and each label's probability over the sets.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, n_features)
+            The rows, on the columns the model was fitted on.
+
+        Returns
+        -------
+        votes : ndarray of shape (n, k), float64
+            The most probable label set of each row, 0/1 per label.
+        probabilities : ndarray of shape (n, k), float64
+            Each label's probability: the class probabilities summed over the sets holding it
+            (equal to ``votes`` for a classifier without ``predict_proba`` or a single set).
+        """
         n = X.shape[0]
         if self.model is None:
             mode = np.broadcast_to(self.sets[0], (n, len(self.labels))).astype(np.float64)
@@ -242,11 +302,31 @@ class LabelPowerset(_Ensemble):
 
 
 def label_subsets(n_labels: int, k: int, overlap: bool, n_subsets, rng) -> list[np.ndarray]:
-    """RAkEL's label subsets: a random partition into subsets of k (the last may be smaller), and
-    for RAkEL-o further distinct random k-subsets up to ``n_subsets``.
+    """Draw RAkEL's label subsets.
 
-    RAkEL-o as published draws its subsets at random and may leave a label out (it is then never
-    predicted); starting from a partition guarantees every label at least one vote (a deviation).
+    A random partition into subsets of k (the last may be smaller), and for RAkEL-o further
+    distinct random k-subsets up to ``n_subsets``.  RAkEL-o as published draws its subsets at
+    random and may leave a label out (it is then never predicted); starting from a partition
+    guarantees every label at least one vote (a deviation).
+
+    Parameters
+    ----------
+    n_labels : int
+        L, the number of labels.
+    k : int
+        The labels per subset, 1 <= k <= L.
+    overlap : bool
+        False: RAkEL-d (the partition only); True: RAkEL-o.
+    n_subsets : int or None
+        RAkEL-o's number of subsets (read only when ``overlap``); fewer when there are fewer
+        distinct k-subsets, never fewer than the partition's.
+    rng : numpy.random.Generator
+        The random generator that draws the subsets.
+
+    Returns
+    -------
+    list of ndarray
+        The subsets, each the sorted label indices it holds.
     """
     order = rng.permutation(n_labels)
     subsets = [np.sort(order[i : i + k]) for i in range(0, n_labels, k)]
@@ -341,13 +421,33 @@ class RAkEL(_Ensemble):
 
 
 def bootstrap_rows(Y, rng) -> tuple[np.ndarray, bool]:
-    """A bootstrap sample of the rows in which every label has both values, and whether it was repaired.
+    """Draw a bootstrap sample of the rows in which every label has both values.
 
     A plain bootstrap sample is redrawn up to :data:`BOOTSTRAP_TRIES` times.  A label with few
     rows of its rarer value (real many-label data always has some) misses that value in almost
     every draw, so the last draw is then repaired: for each label missing a value, a row holding
     it (drawn uniformly among those rows) replaces a drawn row whose removal leaves every label
-    both values.  A ValueError only when no such row exists (fewer rows than twice the labels).
+    both values.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n, L), 0/1
+        The training labels; every label must take both values in Y.
+    rng : numpy.random.Generator
+        The random generator that draws the sample.
+
+    Returns
+    -------
+    rows : ndarray of shape (n,), int
+        The sampled row indices (with repetition).
+    repaired : bool
+        Whether the sample was repaired rather than drawn plainly.
+
+    Raises
+    ------
+    ValueError
+        When no row can be replaced without losing another label's value (fewer rows than
+        twice the labels, for instance).
     """
     n = Y.shape[0]
     for _ in range(BOOTSTRAP_TRIES):

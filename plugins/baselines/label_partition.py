@@ -88,7 +88,21 @@ MAX_SWEEPS = 1000
 
 
 def cooccurrence_graph(Y, weighted: bool = True) -> np.ndarray:
-    """W (L, L) float64: rows carrying both labels i and j (1 for any when not ``weighted``), zero diagonal."""
+    """Build the label co-occurrence graph W of the module docstring.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, L), 0/1
+        The training labels.
+    weighted : bool, default True
+        True: an edge weighs the number of rows carrying both labels; False: 1 for any
+        co-occurrence.
+
+    Returns
+    -------
+    ndarray of shape (L, L), float64
+        The symmetric weight matrix W, with a zero diagonal (no label is its own neighbour).
+    """
     Y = np.asarray(Y, dtype=np.float64)
     W = Y.T @ Y  # integer counts, exact in float64 below 2^53 rows
     np.fill_diagonal(W, 0.0)
@@ -104,7 +118,20 @@ def _membership(parts, n_labels: int) -> np.ndarray:
 
 
 def modularity(W, parts) -> float:
-    """Q of a partition ``parts`` (sequences of label indices) of the graph W (module docstring); 0 without edges."""
+    """Compute the modularity Q of a partition of the graph W (module docstring).
+
+    Parameters
+    ----------
+    W : array-like of shape (L, L)
+        The symmetric, non-negative weight matrix of the label graph.
+    parts : sequence of sequences of int
+        The parts, each a sequence of label indices.
+
+    Returns
+    -------
+    float
+        Newman's weighted modularity Q; 0 for a graph without edges.
+    """
     W = np.asarray(W, dtype=np.float64)
     total = W.sum()
     if total == 0.0:
@@ -116,7 +143,19 @@ def modularity(W, parts) -> float:
 
 
 def greedy_modularity(W) -> list[np.ndarray]:
-    """Parts of the greedy modularity agglomeration of W (module docstring), each sorted, ordered by first label."""
+    """Partition the labels by greedy modularity agglomeration of W (module docstring).
+
+    Parameters
+    ----------
+    W : array-like of shape (L, L)
+        The symmetric, non-negative weight matrix of the label graph.
+
+    Returns
+    -------
+    list of ndarray
+        The parts, each a sorted array of label indices, ordered by their first label: a
+        partition no merge of two parts improves (one label per part for a graph without edges).
+    """
     W = np.asarray(W, dtype=np.float64)
     n = len(W)
     total = W.sum()
@@ -149,10 +188,29 @@ def greedy_modularity(W) -> list[np.ndarray]:
 
 
 def label_propagation(W, random_state=None, max_sweeps: int = MAX_SWEEPS) -> tuple[list[np.ndarray], int]:
-    """Communities of asynchronous label propagation on W (module docstring) and the sweeps it took.
+    """Find communities of W by asynchronous label propagation (module docstring).
 
-    A ConvergenceWarning, with the number of labels that could still move, when ``max_sweeps``
-    sweeps do not settle it.
+    Parameters
+    ----------
+    W : array-like of shape (L, L)
+        The symmetric, non-negative weight matrix of the label graph.
+    random_state : int, numpy.random.Generator or None, default None
+        Seeds the sweep orders and the choice among equally heavy communities.
+    max_sweeps : int, default MAX_SWEEPS
+        The sweeps over the labels at most.
+
+    Returns
+    -------
+    parts : list of ndarray
+        The communities, each a sorted array of label indices, ordered by their first label.
+    sweeps : int
+        The sweeps taken (the last one changed nothing, unless the budget ran out).
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_sweeps`` sweeps do not settle it, with the number of labels that could
+        still move (the last partition is returned).
     """
     W = np.asarray(W, dtype=np.float64)
     n = len(W)

@@ -96,7 +96,25 @@ _ROWS_PER_BLOCK = 4096
 
 
 def check_tol(tol, name: str = "tol") -> float:
-    """A stopping tolerance within :data:`TOL_RANGE`, else ValueError naming ``name`` and the range."""
+    """Check a stopping tolerance against :data:`TOL_RANGE`.
+
+    Parameters
+    ----------
+    tol : float
+        The tolerance, ``TOL_RANGE[0] <= tol < TOL_RANGE[1]``.
+    name : str, default "tol"
+        The parameter's name, used in the error message.
+
+    Returns
+    -------
+    float
+        ``tol`` as a float.
+
+    Raises
+    ------
+    ValueError
+        When ``tol`` is not a real number or is outside the range, naming ``name`` and the range.
+    """
     check_scalar(tol, name)
     low, high = TOL_RANGE
     if not low <= tol < high:
@@ -109,7 +127,22 @@ def check_tol(tol, name: str = "tol") -> float:
 
 
 def check_max_iter(max_iter, name: str = "max_iter") -> None:
-    """None, or an int in [1, :data:`MAX_ITER_LIMIT`] (the solvers' iteration counter is a C int)."""
+    """Check an iteration budget: None, or an int in [1, :data:`MAX_ITER_LIMIT`].
+
+    The solvers' iteration counter is a C int.
+
+    Parameters
+    ----------
+    max_iter : int or None
+        The budget; None leaves the solver's default.
+    name : str, default "max_iter"
+        The parameter's name, used in the error message.
+
+    Raises
+    ------
+    ValueError
+        When ``max_iter`` is not an int or is outside the range, naming ``name``.
+    """
     if max_iter is None:
         return
     check_scalar(max_iter, name, kind=numbers.Integral, low=1)
@@ -120,15 +153,42 @@ def check_max_iter(max_iter, name: str = "max_iter") -> None:
 
 
 def libsvm_budget(n_samples: int, max_iter) -> int:
-    """LIBSVM's iteration budget: ``max_iter``, or for None ``max(10^7, 100 n)`` (the rule of LIBSVM's later
-    versions and of the project's SMO; scikit-learn's copy of LIBSVM has none, and max_iter=-1 means no limit)."""
+    """Compute LIBSVM's iteration budget.
+
+    Parameters
+    ----------
+    n_samples : int
+        n, the training rows.
+    max_iter : int or None
+        The user's budget (already checked by :func:`check_max_iter`), or None.
+
+    Returns
+    -------
+    int
+        ``max_iter``, or for None ``max(10^7, 100 n)`` capped at :data:`MAX_ITER_LIMIT` (the rule
+        of LIBSVM's later versions and of the project's SMO; scikit-learn's copy of LIBSVM has
+        none, and its max_iter=-1 means no limit).
+    """
     if max_iter is not None:
         return int(max_iter)
     return min(MAX_ITER_LIMIT, max(10**7, 100 * int(n_samples)))
 
 
 def feature_scale(X) -> float:
-    """``max_i ||x_i||_2``, computed without overflow or underflow (rows rescaled by the largest entry)."""
+    """Compute the features' scale ``max_i ||x_i||_2`` without overflow or underflow.
+
+    Outside [1e-100, 1e100] the rows are rescaled by the largest entry before squaring.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, n_features)
+        The rows, read a block of rows at a time.
+
+    Returns
+    -------
+    float
+        R, the largest Euclidean norm of a row; 0 for an X that is zero everywhere.
+    """
     data = X.data if sp.issparse(X) else X
     largest = max(float(data.max()), -float(data.min())) if data.size else 0.0
     if largest == 0.0:
@@ -183,10 +243,25 @@ def _check_product(log10_product: float, what: str, C: float, n: int, method: st
 
 
 def check_liblinear_scale(X, C: float, method: str, *, extra_squared_norm: float = 0.0) -> None:
-    """The features' scale and ``C n R~^2`` for LIBLINEAR (module docstring), else ValueError.
+    """Check the features' scale and ``C n R~^2`` for LIBLINEAR (module docstring).
 
-    ``extra_squared_norm`` is what a chain link's appended label columns add to
-    ``||x_i||^2`` (at most the number of predecessors).
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, n_features)
+        The training rows.
+    C : float
+        The loss weight, already checked positive.
+    method : str
+        The method's name, used in the error message.
+    extra_squared_norm : float, default 0.0
+        What a chain link's appended label columns add to ``||x_i||^2`` (at most the number
+        of predecessors).
+
+    Raises
+    ------
+    ValueError
+        When R is outside :data:`FEATURE_SCALE_RANGE` or ``C n R~^2`` outside
+        :data:`SCALE_RANGE`, with the largest C the data allow.
     """
     scale = feature_scale(X)
     _check_feature_scale(scale, method, "LIBLINEAR")
@@ -233,7 +308,34 @@ def _log10_kernel_bound(kernel: str, scale: float, gamma: float, degree: int, co
 
 def check_libsvm_scale(X, C: float, method: str, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                        extra_squared_norm: float = 0.0) -> None:  # fmt: skip
-    """The features' scale and ``C n kappa`` for LIBSVM (module docstring), else ValueError."""
+    """Check the features' scale, the kernel bound kappa and ``C n kappa`` for LIBSVM (module docstring).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, n_features)
+        The training rows.
+    C : float
+        The loss weight, already checked positive.
+    method : str
+        The method's name, used in the error message.
+    kernel : {"rbf", "linear", "poly", "sigmoid"}, default "rbf"
+        The LIBSVM kernel, by scikit-learn's name.
+    gamma : float or {"scale", "auto"}, default "scale"
+        The kernel width as scikit-learn's ``SVC`` takes it (resolved here only for the
+        polynomial kernel, the only bound that depends on it).
+    degree : int, default 3
+        The polynomial kernel's degree.
+    coef0 : float, default 0.0
+        The polynomial kernel's constant term.
+    extra_squared_norm : float, default 0.0
+        What a chain link's appended label columns add to ``||x_i||^2``.
+
+    Raises
+    ------
+    ValueError
+        When R is outside :data:`FEATURE_SCALE_RANGE`, kappa above :data:`KERNEL_LIMIT`, or
+        ``C n kappa`` outside :data:`SCALE_RANGE`.
+    """
     scale = feature_scale(X)
     _check_feature_scale(scale, method, "LIBSVM")
     scale = math.sqrt(scale**2 + extra_squared_norm)

@@ -63,7 +63,20 @@ __all__ = ["MLkNN", "neighbour_counts"]
 
 
 def neighbour_counts(Y_fit, neighbours) -> np.ndarray:
-    """C (n_query, L): how many of each query row's neighbours have each label."""
+    """Count, for each query row, how many of its neighbours have each label.
+
+    Parameters
+    ----------
+    Y_fit : ndarray or sparse matrix of shape (n_fit, L), 0/1
+        The training label matrix.
+    neighbours : ndarray of shape (n_query, k), int
+        Each query row's k neighbours, as row indices into ``Y_fit``.
+
+    Returns
+    -------
+    ndarray of shape (n_query, L), intp
+        C: entry (i, l) is the number of row i's neighbours that have label l (0 to k).
+    """
     n_query, k = neighbours.shape
     membership = sp.csr_matrix(
         (np.ones(n_query * k), neighbours.ravel(), np.arange(0, n_query * k + 1, k)),
@@ -157,5 +170,17 @@ class MLkNN(MultiLabelEstimator):
         return expit(self._decision_function(X))
 
     def posterior(self, X) -> np.ndarray:
-        """The posteriors r_x(l) = P(H_1^l | E_{C_x(l)}^l), (n, L) float64."""
+        """Compute the posteriors r_x(l) = P(H_1^l | E_{C_x(l)}^l).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, n_features)
+            The rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n, L), float64
+            The posterior probability that each row has each label, given how many of its
+            neighbours have it (the logistic of ``decision_function``, the log posterior odds).
+        """
         return expit(self.decision_function(X))
