@@ -166,13 +166,27 @@ METHODS = (
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the baseline family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the baseline family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     for spec in METHODS:
         register(spec)
 
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
-    """Register the baseline family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
+    """Register the baseline family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each class a saved model may hold
+        beyond the registered estimators and components.
+    """
     # A fitted label powerset (of LP and of each RAkEL subset) keeps its label sets in one.
     register(Powerset)

@@ -23,7 +23,14 @@ C_GRID = [1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10]
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the binary relevance family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the binary relevance family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     register(
         MethodSpec(
             name="br",

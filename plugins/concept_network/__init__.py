@@ -61,7 +61,14 @@ DEFAULT_GRID = {
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the concept network family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the concept network family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     register(
         MethodSpec(
             name="concept_network",
@@ -84,7 +91,14 @@ AUTO_ORDER = {'concept_network_cd': 15}
 
 @multilabel_core.hookimpl
 def register_components(register):
-    """Register the concept network family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
+    """Register the concept network family's components (the hook :func:`~multilabel_core.hookspecs.register_components`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's parts, a
+        :class:`~multilabel_core.registry.ComponentSpec`.
+    """
     for kind, name, factory in (
         ("relation", "concept_network", ConceptNetworkRelation),
         ("solver", "concept_network_cd", ConceptNetworkSolver),
@@ -99,7 +113,14 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
-    """Register the concept network family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
+    """Register the concept network family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each class a saved model may hold
+        beyond the registered estimators and components.
+    """
     # A fitted ConceptNetwork keeps these records of its fit (none is a registered component).
     for cls in (ConceptGraph, EigenBasis, LearnedKernels):
         register(cls)

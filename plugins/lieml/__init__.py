@@ -50,7 +50,14 @@ RAW_GRID = {"epsilon": [0.1, 1.0]}
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the LIEML family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the LIEML family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     register(
         MethodSpec(
             name="lieml",
@@ -83,7 +90,14 @@ AUTO_ORDER = {'lieml_irwls': 31}
 
 @multilabel_core.hookimpl
 def register_components(register):
-    """Register the LIEML family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
+    """Register the LIEML family's components (the hook :func:`~multilabel_core.hookspecs.register_components`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's parts, a
+        :class:`~multilabel_core.registry.ComponentSpec`.
+    """
     for kind, name, factory in (
         ("relation", "label_enhancement", LowRankEnhancement),
         ("solver", "lieml_irwls", LIEMLSolver),
@@ -98,7 +112,14 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
-    """Register the LIEML family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
+    """Register the LIEML family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each class a saved model may hold
+        beyond the registered estimators and components.
+    """
     # A fitted LIEML keeps the record of its label enhancement (not a registered component), and a
     # per-label model fed by the enhancement keeps the fed relation that holds it.
     register(LabelEnhancement)

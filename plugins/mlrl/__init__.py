@@ -65,6 +65,13 @@ METHODS = (
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the MLRL family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the MLRL family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     for spec in METHODS:
         register(spec)

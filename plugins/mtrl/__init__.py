@@ -106,7 +106,14 @@ class MTRL(ComposedEstimator):
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the MTRL family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the MTRL family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     register(
         MethodSpec(
             name="mtrl",

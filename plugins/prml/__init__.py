@@ -68,7 +68,14 @@ _METHODS = {
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the PrML family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the PrML family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     for name, (estimator, description) in _METHODS.items():
         citation = CITATION if name != "leml" else (
             CITATION + "; Yu, Jain, Kar & Dhillon, Large-scale Multi-label Learning with Missing Labels, ICML 2014"
@@ -91,7 +98,14 @@ AUTO_ORDER = {"privileged_cd": 12, "prml_alternating": 45}
 
 @multilabel_core.hookimpl
 def register_components(register):
-    """Register the PrML family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
+    """Register the PrML family's components (the hook :func:`~multilabel_core.hookspecs.register_components`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's parts, a
+        :class:`~multilabel_core.registry.ComponentSpec`.
+    """
     components = {
         ("relation", "privileged_labels"): PrivilegedLabels,
         ("solver", "privileged_cd"): PrivilegedCDSolver,

@@ -76,7 +76,14 @@ _METHODS = {
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the label-ranking family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the label-ranking family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     for name, (estimator, description) in _METHODS.items():
         register(
             MethodSpec(
@@ -97,7 +104,14 @@ AUTO_ORDER = {'ranking_cd': 25, 'ranking_alternating': 56, 'cutting_plane': 60}
 
 @multilabel_core.hookimpl
 def register_components(register):
-    """Register the label-ranking family's components (the hook :func:`~multilabel_core.hookspecs.register_components`)."""
+    """Register the label-ranking family's components (the hook :func:`~multilabel_core.hookspecs.register_components`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's parts, a
+        :class:`~multilabel_core.registry.ComponentSpec`.
+    """
     components = {
         ("solver", "ranking_cd"): RankingCDSolver,
         ("solver", "ranking_alternating"): ranking_alternating,
@@ -116,7 +130,14 @@ def register_components(register):
 
 @multilabel_core.hookimpl
 def register_trusted_types(register):
-    """Register the label-ranking family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`)."""
+    """Register the label-ranking family's types a saved model of its methods may hold (the hook :func:`~multilabel_core.hookspecs.register_trusted_types`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each class a saved model may hold
+        beyond the registered estimators and components.
+    """
     # LinearThreshold, the t(x) of section 3.8 before it became the registered LearnedLinearThreshold
     # (which is trusted as a component): still a public class, so models that hold one load.
     register(LinearThreshold)

@@ -66,7 +66,14 @@ class TraceNormLeastSquares(ComposedEstimator):
 
 @multilabel_core.hookimpl
 def register_methods(register):
-    """Register the trace-norm family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`)."""
+    """Register the trace-norm family's methods (the hook :func:`~multilabel_core.hookspecs.register_methods`).
+
+    Parameters
+    ----------
+    register : callable
+        The registry's callback: called once with each of the family's methods, a
+        :class:`~multilabel_core.registry.MethodSpec`.
+    """
     register(
         MethodSpec(
             name="trace_ls",
