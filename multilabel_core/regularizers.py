@@ -49,10 +49,25 @@ def _matrix(W, name: str = "W") -> np.ndarray:
 
 
 def trace_norm(factor) -> float:
-    """``tr((F^T F)^(1/2))``: the sum of F's singular values, exact where F is rank deficient.
+    """Compute ``tr((F^T F)^(1/2))``, the sum of F's singular values.
 
-    (Square roots of the eigenvalues of F^T F would turn a rounding-level eigenvalue
-    eps ||F||^2 into sqrt(eps) ||F||.)
+    Exact where F is rank deficient: square roots of the eigenvalues of F^T F would turn a
+    rounding-level eigenvalue eps ||F||^2 into sqrt(eps) ||F||.
+
+    Parameters
+    ----------
+    factor : array_like of shape (r, L)
+        A 2-D matrix F (e.g. a factor with ``F^T F = W^T W``).
+
+    Returns
+    -------
+    float
+        The trace (nuclear) norm of F.
+
+    Raises
+    ------
+    ValueError
+        If ``factor`` is not 2-D.
     """
     return float(scipy.linalg.svdvals(_matrix(factor, "factor")).sum())
 
@@ -76,11 +91,33 @@ class Frobenius(Regularizer):
     row_monotone: ClassVar[bool] = True
 
     def hessian_bounds(self, n_labels: int) -> tuple[float, float]:
-        """The least and largest eigenvalue of the Hessian (the identity)."""
+        """Give the least and largest eigenvalue of the Hessian.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels (unused: the Hessian is the identity for any L).
+
+        Returns
+        -------
+        tuple of float
+            ``(1.0, 1.0)``: the Hessian is the identity.
+        """
         return 1.0, 1.0
 
     def label_hessian(self, n_labels: int) -> np.ndarray:
-        """M (L, L) with this regulariser ``= 1/2 tr(W M W^T)``: the identity (an exact quadratic)."""
+        """Give M with this regulariser ``= 1/2 tr(W M W^T)`` (an exact quadratic).
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            The identity.
+        """
         return np.eye(n_labels)
 
     def value(self, W) -> float:
@@ -91,11 +128,40 @@ class Frobenius(Regularizer):
         return _matrix(W).copy()
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here ``1/2 ||V||_F^2``.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         return self.value(V)
 
     def label_gram(self, n_labels: int) -> np.ndarray:
-        """The label coupling a dual sees: the identity for the plain Frobenius norm."""
+        """Give the label coupling M a dual sees.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            The identity, for the plain Frobenius norm.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer.
+        """
         return _identity_gram(n_labels)
 
 
@@ -123,6 +189,17 @@ class LabelCovariance(Regularizer):
     it by the learned Omega at every W-step.
 
     Gradient ``W Omega^-1``; conjugate ``1/2 tr(V Omega V^T)``; ``label_gram(L) = Omega``.
+
+    Parameters
+    ----------
+    omega : array_like of shape (L, L) or None, default=None
+        The label covariance Omega, symmetric (within round-off, then made exactly
+        symmetric) positive definite; None for ``I / L`` at whatever L the weights have.
+
+    Raises
+    ------
+    ValueError
+        If ``omega`` is not symmetric or not positive definite.
     """
 
     omega: np.ndarray | None = attrs.field(
@@ -167,34 +244,96 @@ class LabelCovariance(Regularizer):
         return scipy.linalg.cho_solve(self._cholesky, W.T).T
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here ``1/2 tr(V Omega V^T)``.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         V = self._check(V)
         if self.omega is None:
             return 0.5 * float(np.vdot(V, V)) / V.shape[1]
         return 0.5 * float(np.vdot(V @ self.omega, V))
 
     def with_relation(self, omega) -> "LabelCovariance":
-        """The same regulariser with the label covariance held at ``omega`` (a model step of the alternating driver)."""
+        """Hold the label covariance at ``omega`` (a model step of the alternating driver).
+
+        Parameters
+        ----------
+        omega : array_like of shape (L, L) or None
+            The covariance of the step, symmetric positive definite; None for ``I / L``.
+
+        Returns
+        -------
+        LabelCovariance
+            A new regulariser for that covariance.
+        """
         return LabelCovariance(omega)
 
     def relation_value(self, factor) -> float:
-        """``min_Omega 1/2 tr(W Omega^-1 W^T) = 1/2 (tr (W^T W)^(1/2))^2`` over {Omega > 0, tr Omega = 1}.
+        """Minimise the regulariser over the relation: ``min_Omega 1/2 tr(W Omega^-1 W^T)``.
 
-        ``factor`` is any F with ``F^T F = W^T W`` (MLRL, problem 11 and its closed form);
-        the trace norm is the sum of F's singular values.
+        The minimum over {Omega > 0, tr Omega = 1} is ``1/2 (tr (W^T W)^(1/2))^2`` (Zhang &
+        Yeung, *Multi-Label Relationship Learning*, problem 11 and its closed form); the trace
+        norm is the sum of F's singular values.
+
+        Parameters
+        ----------
+        factor : array_like of shape (r, L)
+            Any F with ``F^T F = W^T W``.
+
+        Returns
+        -------
+        float
+            ``1/2 (tr (F^T F)^(1/2))^2``.
         """
         return 0.5 * trace_norm(factor) ** 2
 
     def relation_dual(self, H) -> float:
-        """``max_Omega 1/2 tr(H Omega) = 1/2 lambda_max(H)`` over {Omega >= 0, tr Omega = 1}.
+        """Maximise ``1/2 tr(H Omega)`` over the relations {Omega >= 0, tr Omega = 1}.
 
-        The term of the joint dual of MLRL's problem (6) that the label covariance adds
-        (the W-step dual (10) is ``d(B) - 1/2 tr(H Omega)`` with H = B^T K B).
+        The term of the joint dual of Zhang & Yeung's MLRL problem (6) that the label
+        covariance adds (the W-step dual, eq. 10, is ``d(B) - 1/2 tr(H Omega)`` with
+        H = B^T K B).
+
+        Parameters
+        ----------
+        H : array_like of shape (L, L)
+            The symmetric matrix of the dual's quadratic term, ``B^T K B``.
+
+        Returns
+        -------
+        float
+            ``1/2 lambda_max(H)``.
         """
         return 0.5 * float(np.linalg.eigvalsh(_matrix(H, "H"))[-1])
 
     def label_gram(self, n_labels: int) -> np.ndarray:
-        """Omega (or ``I / L`` by default): the coupling of the labels in the kernel dual."""
+        """Give the coupling of the labels in the kernel dual, Omega.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            A copy of Omega, or ``I / L`` for the default ``omega=None``.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from Omega's size.
+        """
         check_scalar(n_labels, "n_labels", kind=int, low=1)
         if self.omega is None:
             return np.eye(n_labels) / n_labels
@@ -239,13 +378,47 @@ class NuclearNorm(Regularizer):
         return U @ Vt
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here the indicator of the spectral-norm ball of radius 1
+        (with the relative slack :data:`SPECTRAL_TOL`).
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         spectral = np.linalg.norm(_matrix(V, "V"), 2)
         return 0.0 if spectral <= 1.0 + SPECTRAL_TOL else np.inf
 
     def prox(self, W, step: float) -> np.ndarray:
-        """Proximal operator: singular value soft-thresholding of ``W`` by ``step``
-        (:func:`~multilabel_core.proximal.singular_value_threshold`, the one the FPC solver uses)."""
+        """Apply the proximal operator of ``step * ||.||_*``: singular value soft-thresholding.
+
+        The same operator the FPC solver uses
+        (:func:`~multilabel_core.proximal.singular_value_threshold`).
+
+        Parameters
+        ----------
+        W : array_like of shape (d, L)
+            The point to shrink.
+        step : float
+            The threshold subtracted from every singular value, at least 0.
+
+        Returns
+        -------
+        ndarray of shape (d, L)
+            ``U max(Sigma - step, 0) V^T``.
+
+        Raises
+        ------
+        ValueError
+            If ``step`` is negative or not a real number.
+        """
         check_scalar(step, "step", low=0.0)
         return singular_value_threshold(_matrix(W), step).matrix
 
@@ -253,7 +426,19 @@ class NuclearNorm(Regularizer):
     norm_modulus: ClassVar[float] = 1.0
 
     def dual_norm(self, V) -> tuple[float, float]:
-        """``(||V||_2, 1)``: the conjugate is the indicator of the spectral-norm ball of radius 1."""
+        """Give the dual norm of ``V`` and the radius of the conjugate's ball.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point.
+
+        Returns
+        -------
+        tuple of float
+            ``(||V||_2, 1)``: the conjugate is the indicator of the spectral-norm ball of
+            radius 1.
+        """
         return float(np.linalg.norm(_matrix(V, "V"), 2)), 1.0
 
 
@@ -276,6 +461,13 @@ class LowRank(Regularizer):
     reached by the balanced factors of :meth:`factorize`.  ``gradient(W)`` is then
     ``sqrt(gamma) U V^T`` (see :class:`NuclearNorm`).  The rank constraint makes the
     induced regulariser non-convex unless k >= min(d, L).
+
+    Parameters
+    ----------
+    rank : int
+        k, the number of rows of the factors, at least 1.
+    gamma : float, default=1.0
+        The weight of the coefficients' penalty, positive.
     """
 
     # sqrt(gamma) ||W||_* on its domain (not differentiable at low rank), +inf beyond it.
@@ -285,20 +477,74 @@ class LowRank(Regularizer):
     gamma: float = attrs.field(default=1.0, validator=positive)
 
     def factor_value(self, D, V) -> float:
-        """``1/2 ||D||^2 + gamma/2 ||V||^2``, the penalty on the factors of ``W = D^T V``."""
+        """Evaluate the penalty ``1/2 ||D||^2 + gamma/2 ||V||^2`` on the factors of ``W = D^T V``.
+
+        Parameters
+        ----------
+        D : array_like of shape (rank, d)
+            The dictionary.
+        V : array_like of shape (rank, L)
+            The coefficients.
+
+        Returns
+        -------
+        float
+            R(D, V) of You et al., *Privileged Multi-label Learning*, eq. 5.
+
+        Raises
+        ------
+        ValueError
+            If a factor is not 2-D or does not have ``rank`` rows.
+        """
         D, V = self._check_factors(D, V)
         return 0.5 * float(np.vdot(D, D)) + 0.5 * self.gamma * float(np.vdot(V, V))
 
     def factor_gradient(self, D, V) -> tuple[np.ndarray, np.ndarray]:
-        """Gradients of :meth:`factor_value` with respect to ``D`` and ``V``."""
+        """Compute the gradients of :meth:`factor_value` with respect to ``D`` and ``V``.
+
+        Parameters
+        ----------
+        D : array_like of shape (rank, d)
+            The dictionary.
+        V : array_like of shape (rank, L)
+            The coefficients.
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(D, gamma V)``, of the shapes of ``D`` and ``V``.
+
+        Raises
+        ------
+        ValueError
+            If a factor is not 2-D or does not have ``rank`` rows.
+        """
         D, V = self._check_factors(D, V)
         return D.copy(), self.gamma * V
 
     def factorize(self, W) -> tuple[np.ndarray, np.ndarray]:
-        """Balanced factors ``(D, V)`` with ``D^T V = W`` and ``R(D, V) = sqrt(gamma) ||W||_*``.
+        """Factor ``W`` into balanced factors ``(D, V)`` with ``D^T V = W``.
 
         From the thin SVD W = U Sigma Q^T: D^T = gamma^(1/4) U Sigma^(1/2) and
-        V = gamma^(-1/4) Sigma^(1/2) Q^T, zero-padded to k rows.
+        V = gamma^(-1/4) Sigma^(1/2) Q^T, zero-padded to k rows; then
+        ``R(D, V) = sqrt(gamma) ||W||_*``, the least penalty of any factorisation.
+
+        Parameters
+        ----------
+        W : array_like of shape (d, L)
+            The weights, of rank at most ``rank``.
+
+        Returns
+        -------
+        D : ndarray of shape (rank, d)
+            The dictionary.
+        V : ndarray of shape (rank, L)
+            The coefficients.
+
+        Raises
+        ------
+        ValueError
+            If ``W`` is not 2-D or its numerical rank exceeds ``rank``.
         """
         U, s, Qt = self._low_rank_svd(W)
         root = np.sqrt(s) * self.gamma**0.25
@@ -369,14 +615,20 @@ class FrobeniusLabelCovariance(Regularizer):
     ``label_gram = R^-1 = D (D + mu I)^-1``, computed on D's eigenbasis (eigenvalues
     d_j -> d_j / (d_j + mu)), so D is never inverted.
 
+    Gradient ``W R``; conjugate ``1/2 tr(V R^-1 V^T)``.
+
     Parameters
     ----------
-    mu : float >= 0, default 1.0
-    covariance : array (L, L) or None, default None
+    mu : float, default=1.0
+        The strength of the covariance term, at least 0 (0 gives the Frobenius norm).
+    covariance : array_like of shape (L, L) or None, default=None
         D, symmetric positive definite; None is ``I / L``, where the alternating driver
         starts (it replaces D through :meth:`with_relation` at every relation step).
 
-    Gradient ``W R``; conjugate ``1/2 tr(V R^-1 V^T)``.
+    Raises
+    ------
+    ValueError
+        If ``mu`` is negative or ``covariance`` is not symmetric positive definite.
     """
 
     smooth: ClassVar[bool] = True
@@ -392,15 +644,54 @@ class FrobeniusLabelCovariance(Regularizer):
     )
 
     def with_covariance(self, covariance) -> "FrobeniusLabelCovariance":
-        """The same regulariser for another label covariance D."""
+        """Give the same regulariser for another label covariance D.
+
+        Parameters
+        ----------
+        covariance : array_like of shape (L, L) or None
+            The new D, symmetric positive definite; None for ``I / L``.
+
+        Returns
+        -------
+        FrobeniusLabelCovariance
+            A new regulariser with the same ``mu``.
+        """
         return attrs.evolve(self, covariance=covariance)
 
     def with_relation(self, covariance) -> "FrobeniusLabelCovariance":
-        """The same regulariser with D held at ``covariance`` (a model step of the alternating driver)."""
+        """Hold D at ``covariance`` (a model step of the alternating driver).
+
+        Parameters
+        ----------
+        covariance : array_like of shape (L, L) or None
+            The covariance of the step, symmetric positive definite; None for ``I / L``.
+
+        Returns
+        -------
+        FrobeniusLabelCovariance
+            A new regulariser with the same ``mu`` (:meth:`with_covariance`).
+        """
         return self.with_covariance(covariance)
 
     def covariance_for(self, n_labels: int) -> np.ndarray:
-        """D for ``n_labels`` labels: the given one (its size checked) or ``I / n_labels``."""
+        """Give D for ``n_labels`` labels.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            A copy of the given covariance (its size checked), or ``I / L``.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         check_scalar(n_labels, "n_labels", kind=int, low=1)
         if self.covariance is None:
             return np.eye(n_labels) / n_labels
@@ -415,13 +706,47 @@ class FrobeniusLabelCovariance(Regularizer):
         return eigenvalues, vectors
 
     def coupling(self, n_labels: int) -> np.ndarray:
-        """R = I + mu D^-1 (eigenvalues d_j -> 1 + mu / d_j)."""
+        """Give the coupling ``R = I + mu D^-1``.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            R, computed on D's eigenbasis (eigenvalues d_j -> 1 + mu / d_j), symmetric.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         eigenvalues, vectors = self._spectrum(n_labels)
         R = (vectors * (1.0 + self.mu / eigenvalues)) @ vectors.T
         return (R + R.T) / 2.0
 
     def label_gram(self, n_labels: int) -> np.ndarray:
-        """R^-1 = D (D + mu I)^-1, the label coupling a dual sees."""
+        """Give the label coupling a dual sees, ``R^-1 = D (D + mu I)^-1``.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            R^-1, computed on D's eigenbasis (eigenvalues d_j -> d_j / (d_j + mu)), symmetric.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         eigenvalues, vectors = self._spectrum(n_labels)
         R_inv = (vectors * (eigenvalues / (eigenvalues + self.mu))) @ vectors.T
         return (R_inv + R_inv.T) / 2.0
@@ -435,27 +760,62 @@ class FrobeniusLabelCovariance(Regularizer):
         return W @ self.coupling(W.shape[1])
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate at ``V`` (inf outside its domain), for the duality gap of primal solvers."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here ``1/2 tr(V R^-1 V^T)``.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         V = _matrix(V, "V")
         return 0.5 * float(np.vdot(V @ self.label_gram(V.shape[1]), V))
 
     def relation_value(self, factor) -> float:
-        """``min_D`` of the regulariser over {D > 0, tr D = 1}: ``1/2 ||W||_F^2 + mu/2 (tr (W^T W)^(1/2))^2``.
+        """Minimise the regulariser over the covariances {D > 0, tr D = 1}.
 
-        ``factor`` is any F with ``F^T F = W^T W``; the minimiser is
-        ``D = (W^T W)^(1/2) / tr(.)`` (Gu, Li & Han, Theorem 3.4; Zhang & Yeung, UAI 2010, eq. 7).
+        The minimiser is ``D = (W^T W)^(1/2) / tr(.)`` (Gu, Li & Han, *Correlated Multi-Label
+        Feature Selection*, Theorem 3.4; Zhang & Yeung, *A Convex Formulation for Learning Task
+        Relationships in Multi-Task Learning*, eq. 7).
+
+        Parameters
+        ----------
+        factor : array_like of shape (r, L)
+            Any F with ``F^T F = W^T W``.
+
+        Returns
+        -------
+        float
+            ``1/2 ||W||_F^2 + mu/2 (tr (W^T W)^(1/2))^2``.
         """
         factor = _matrix(factor, "factor")
         return 0.5 * float(np.vdot(factor, factor)) + 0.5 * self.mu * trace_norm(factor) ** 2
 
     def relation_dual(self, H) -> float:
-        """``max_D 1/2 tr(H D (D + mu I)^-1)`` over {D >= 0, tr D = 1}, for H positive semi-definite.
+        """Maximise ``1/2 tr(H D (D + mu I)^-1)`` over the covariances {D >= 0, tr D = 1}.
 
         ``tr(H D (D + mu I)^-1) = tr(H) - mu tr(H (D + mu I)^-1)``, and for a given spectrum of
         D the last trace is least when D shares H's eigenvectors with the largest d_j on the
         largest h_j (von Neumann's trace inequality).  So with h the eigenvalues of H it is
         ``min sum_j h_j / (d_j + mu)`` over the simplex, whose solution is water-filling:
         ``d_j = max(0, s sqrt(h_j) - mu)`` with s fixed by ``sum d_j = 1``.
+
+        Parameters
+        ----------
+        H : array_like of shape (L, L)
+            The symmetric positive semi-definite matrix of the dual's quadratic term
+            (eigenvalues below 0 by round-off count as 0).
+
+        Returns
+        -------
+        float
+            The maximum of ``1/2 tr(H D (D + mu I)^-1)``; ``1/2 tr(H)`` when ``mu = 0``.
         """
         h = np.clip(np.linalg.eigvalsh(_matrix(H, "H")), 0.0, None)[::-1]
         if self.mu == 0.0:
@@ -495,6 +855,11 @@ class L1(Regularizer):
     ``max_ij |v_ij| <= weight`` (relative slack :data:`BALL_TOL`), so ``dual_norm(V)`` is
     ``(max |V|, weight)``.  ``prox(W, step)``: soft thresholding by ``step * weight``
     (:func:`~multilabel_core.proximal.soft_threshold`).  Label-separable.
+
+    Parameters
+    ----------
+    weight : float, default=1.0
+        The weight of the norm, at least 0.
     """
 
     weight: float = attrs.field(default=1.0, validator=non_negative)
@@ -516,16 +881,58 @@ class L1(Regularizer):
         return self.weight * np.sign(_matrix(W))
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate: 0 on the max-norm ball of radius ``weight``, +inf outside."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here 0 on the max-norm ball of radius ``weight``, +inf outside.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         return _ball_indicator(*self.dual_norm(V))
 
     def dual_norm(self, V) -> tuple[float, float]:
-        """``(max_ij |v_ij|, weight)``: the dual norm of V and the radius of the conjugate's ball."""
+        """Give the dual norm of ``V`` and the radius of the conjugate's ball.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point.
+
+        Returns
+        -------
+        tuple of float
+            ``(max_ij |v_ij|, weight)``.
+        """
         V = _matrix(V, "V")
         return (float(np.abs(V).max()) if V.size else 0.0), float(self.weight)
 
     def prox(self, W, step: float) -> np.ndarray:
-        """Soft thresholding of ``W`` by ``step * weight``."""
+        """Apply the proximal operator of ``step * weight ||.||_1``: soft thresholding.
+
+        Parameters
+        ----------
+        W : array_like of shape (d, L)
+            The point to shrink.
+        step : float
+            The step size, at least 0.
+
+        Returns
+        -------
+        ndarray of shape (d, L)
+            ``W`` soft-thresholded entrywise by ``step * weight``.
+
+        Raises
+        ------
+        ValueError
+            If ``step`` is negative or not a real number.
+        """
         check_scalar(step, "step", low=0.0)
         return soft_threshold(_matrix(W), step * self.weight)
 
@@ -544,6 +951,11 @@ class L21(Regularizer):
     Subgradient ``weight * W_i. / ||W_i.||`` per nonzero row (0 for a zero row).  Conjugate: the
     indicator of ``max_i ||V_i.||_2 <= weight``.  ``prox(W, step)``: row soft thresholding
     (:func:`~multilabel_core.proximal.group_soft_threshold`).  Couples the labels of a row.
+
+    Parameters
+    ----------
+    weight : float, default=1.0
+        The weight of the norm, at least 0.
     """
 
     weight: float = attrs.field(default=1.0, validator=non_negative)
@@ -567,16 +979,58 @@ class L21(Regularizer):
         return self.weight * np.divide(W, norms[:, None], out=np.zeros_like(W), where=norms[:, None] > 0.0)
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate: 0 when every row of V has norm at most ``weight``, +inf otherwise."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here 0 when every row of V has norm at most ``weight``, +inf otherwise.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         return _ball_indicator(*self.dual_norm(V))
 
     def dual_norm(self, V) -> tuple[float, float]:
-        """``(max_i ||V_i.||_2, weight)``."""
+        """Give the dual norm of ``V`` and the radius of the conjugate's ball.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point.
+
+        Returns
+        -------
+        tuple of float
+            ``(max_i ||V_i.||_2, weight)``.
+        """
         V = _matrix(V, "V")
         return (float(np.linalg.norm(V, axis=1).max()) if V.size else 0.0), float(self.weight)
 
     def prox(self, W, step: float) -> np.ndarray:
-        """Row soft thresholding of ``W`` by ``step * weight``."""
+        """Apply the proximal operator of ``step * weight ||.||_{2,1}``: row soft thresholding.
+
+        Parameters
+        ----------
+        W : array_like of shape (d, L)
+            The point to shrink.
+        step : float
+            The step size, at least 0.
+
+        Returns
+        -------
+        ndarray of shape (d, L)
+            Every row of ``W`` shrunk in norm by ``step * weight`` (to 0 below it).
+
+        Raises
+        ------
+        ValueError
+            If ``step`` is negative or not a real number.
+        """
         check_scalar(step, "step", low=0.0)
         return group_soft_threshold(_matrix(W), step * self.weight)
 
@@ -596,6 +1050,14 @@ class ElasticNet(Regularizer):
     the indicator of ``|v| <= a``); ``prox(x, s) = soft_threshold(x, s a) / (1 + s c)``.  Smooth
     only when ``l1_ratio = 0`` (or ``weight = 0``); strongly convex with modulus c.
     Label-separable.
+
+    Parameters
+    ----------
+    weight : float, default=1.0
+        The overall weight, at least 0.
+    l1_ratio : float, default=0.5
+        The share of the L1 part, in [0, 1] (1 is :class:`L1`, 0 the Frobenius norm times
+        ``weight``).
     """
 
     weight: float = attrs.field(default=1.0, validator=non_negative)
@@ -637,7 +1099,21 @@ class ElasticNet(Regularizer):
         return self._a * np.sign(W) + self._c * W
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate ``sum_ij max(|v_ij| - a, 0)^2 / (2c)`` (the indicator of ``|v| <= a`` when c = 0)."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here ``sum_ij max(|v_ij| - a, 0)^2 / (2c)`` (the indicator of ``|v| <= a``
+        when c = 0).
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         V = _matrix(V, "V")
         if self._c == 0.0:
             return _ball_indicator(*self.dual_norm(V))
@@ -645,23 +1121,69 @@ class ElasticNet(Regularizer):
         return float(np.vdot(excess, excess)) / (2.0 * self._c)
 
     def dual_norm(self, V) -> tuple[float, float]:
-        """``(max |V|, weight * l1_ratio)``: the ball of the conjugate's domain when ``l1_ratio = 1``."""
+        """Give the dual norm of ``V`` and the radius of the conjugate's ball.
+
+        The ball is the conjugate's domain when ``l1_ratio = 1``.
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point.
+
+        Returns
+        -------
+        tuple of float
+            ``(max |V|, weight * l1_ratio)``.
+        """
         V = _matrix(V, "V")
         return (float(np.abs(V).max()) if V.size else 0.0), self._a
 
     def prox(self, W, step: float) -> np.ndarray:
-        """``soft_threshold(W, step a) / (1 + step c)``."""
+        """Apply the proximal operator of ``step`` times the elastic net.
+
+        Parameters
+        ----------
+        W : array_like of shape (d, L)
+            The point to shrink.
+        step : float
+            The step size, at least 0.
+
+        Returns
+        -------
+        ndarray of shape (d, L)
+            ``soft_threshold(W, step a) / (1 + step c)``.
+
+        Raises
+        ------
+        ValueError
+            If ``step`` is negative or not a real number.
+        """
         check_scalar(step, "step", low=0.0)
         return soft_threshold(_matrix(W), step * self._a) / (1.0 + step * self._c)
 
 
 def label_cosine_similarity(Y) -> np.ndarray:
-    """Cosine similarity of the label columns of ``Y`` (n, L): ``S_jk = <y_j, y_k> / (||y_j|| ||y_k||)``.
+    """Compute the cosine similarity of the label columns of ``Y``.
 
-    ``Y`` is the label indicator: any matrix whose positive entries mark the relevant pairs
-    ({0, 1} or {-1, +1}); the similarity is computed on the {0, 1} indicator ``Y > 0``, as LLSF
-    does (Huang, Li, Huang & Wu, ICDM 2015).  A column with no positive entry is
-    similar to nothing (0), itself included.
+    The similarity is computed on the {0, 1} indicator ``Y > 0``, as LLSF does (Huang, Li,
+    Huang & Wu, *Learning Label Specific Features for Multi-Label Classification*, ICDM 2015).
+    A column with no positive entry is similar to nothing (0), itself included.
+
+    Parameters
+    ----------
+    Y : array_like or sparse matrix of shape (n, L)
+        The label indicator: any matrix whose positive entries mark the relevant pairs
+        ({0, 1} or {-1, +1}).
+
+    Returns
+    -------
+    ndarray of shape (L, L)
+        S, symmetric, with ``S_jk = <y_j, y_k> / (||y_j|| ||y_k||)``.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` is not 2-D with at least one column.
     """
     Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
     if Y.ndim != 2 or Y.shape[1] < 1:
@@ -720,9 +1242,11 @@ class LabelSimilarity(Regularizer):
 
     Parameters
     ----------
-    alpha : float >= 0, default 1.0
-    form : {"laplacian", "distance"}, default "laplacian"
-    coupling : array (L, L) or None
+    alpha : float, default=1.0
+        The weight of the quadratic, at least 0.
+    form : {"laplacian", "distance"}, default="laplacian"
+        How R is built from the similarity S (see above).
+    coupling : array_like of shape (L, L) or None, default=None
         R itself (symmetric); None until :meth:`with_labels` computes it.
     """
 
@@ -746,7 +1270,19 @@ class LabelSimilarity(Regularizer):
         return ("with_labels",) if self.coupling is None else ()
 
     def with_labels(self, Y) -> "LabelSimilarity":
-        """This regulariser with R computed from the training labels ``Y`` (n, L) (see the class docstring)."""
+        """Resolve R from the training labels (see the class docstring).
+
+        Parameters
+        ----------
+        Y : array_like or sparse matrix of shape (n, L)
+            The training labels; their positive entries mark the relevant pairs.
+
+        Returns
+        -------
+        LabelSimilarity
+            A new regulariser with ``coupling`` computed from the cosine similarity of ``Y``'s
+            columns (its ``state`` is then empty).
+        """
         return attrs.evolve(self, coupling=self._from_similarity(label_cosine_similarity(Y)))
 
     def _from_similarity(self, S: np.ndarray) -> np.ndarray:
@@ -758,7 +1294,24 @@ class LabelSimilarity(Regularizer):
         return np.diag(S0.sum(axis=1)) - S0
 
     def coupling_for(self, n_labels: int) -> np.ndarray:
-        """R for ``n_labels`` labels: the computed one (its size checked), or the unresolved S = I's."""
+        """Give R for ``n_labels`` labels.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            A copy of the computed R (its size checked), or the unresolved one (S = I).
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         check_scalar(n_labels, "n_labels", kind=int, low=1)
         if self.coupling is None:
             return self._from_similarity(np.eye(n_labels))
@@ -776,16 +1329,67 @@ class LabelSimilarity(Regularizer):
         return mu, Q, tol
 
     def hessian_bounds(self, n_labels: int) -> tuple[float, float]:
-        """``alpha * (mu_min(R), mu_max(R))``: the Hessian is ``alpha I (x) R``."""
+        """Give the least and largest eigenvalue of the Hessian ``alpha I (x) R``.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        tuple of float
+            ``alpha * (mu_min(R), mu_max(R))``.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         mu, _, _ = self._spectrum(n_labels)
         return self.alpha * float(mu[0]), self.alpha * float(mu[-1])
 
     def label_hessian(self, n_labels: int) -> np.ndarray:
-        """M (L, L) with this regulariser ``= 1/2 tr(W M W^T)``: ``alpha R`` (an exact quadratic)."""
+        """Give M with this regulariser ``= 1/2 tr(W M W^T)`` (an exact quadratic).
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            ``alpha R``.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         return self.alpha * self.coupling_for(n_labels)
 
     def range_projector(self, n_labels: int) -> np.ndarray:
-        """The orthogonal projector (L, L) onto the range of R: a dual point ``A P`` meets the conjugate's domain."""
+        """Give the orthogonal projector onto the range of R.
+
+        Parameters
+        ----------
+        n_labels : int
+            L, the number of labels, at least 1.
+
+        Returns
+        -------
+        ndarray of shape (L, L)
+            P; a dual point ``A P`` meets the conjugate's domain.
+
+        Raises
+        ------
+        ValueError
+            If ``n_labels`` is not a positive integer or differs from the size of a given
+            matrix.
+        """
         mu, Q, tol = self._spectrum(n_labels)
         Qr = Q[:, mu > tol]
         return Qr @ Qr.T
@@ -799,7 +1403,21 @@ class LabelSimilarity(Regularizer):
         return self.alpha * (W @ self.coupling_for(W.shape[1]))
 
     def conjugate(self, V) -> float:
-        """Fenchel conjugate at ``V`` (see the class docstring)."""
+        """Evaluate the Fenchel conjugate ``Omega*(V) = sup_W <V, W> - Omega(W)``.
+
+        Used for the duality gap of primal solvers.  Here ``sum_{mu_k > 0} ||V q_k||^2 / (2 alpha mu_k)`` on its domain (see the
+        class docstring).
+
+        Parameters
+        ----------
+        V : array_like of shape (d, L)
+            The dual point, one column per label.
+
+        Returns
+        -------
+        float
+            ``Omega*(V)``; ``inf`` outside the conjugate's domain.
+        """
         V = _matrix(V, "V")
         mu, Q, tol = self._spectrum(V.shape[1])
         if mu[0] < -tol:
@@ -881,7 +1499,18 @@ class Sum(Regularizer):
         return tuple(names)
 
     def with_labels(self, Y) -> "Sum":
-        """Every term that reads the training labels resolved with ``Y``."""
+        """Resolve every term that reads the training labels with ``Y``.
+
+        Parameters
+        ----------
+        Y : array_like or sparse matrix of shape (n, L)
+            The training labels.
+
+        Returns
+        -------
+        Sum
+            A new sum whose terms with a ``with_labels`` are resolved; the others are kept.
+        """
         return Sum(tuple(term.with_labels(Y) if callable(getattr(term, "with_labels", None)) else term
                          for term in self.terms))
 
