@@ -58,11 +58,17 @@ _CONTROLLER: ThreadpoolController | None = None
 
 
 def blas_controller() -> ThreadpoolController:
-    """One threadpoolctl controller for the process: finding the loaded libraries scans the process's
-    memory maps (milliseconds), too slow to repeat around every solve of a small problem.
+    """Return one threadpoolctl controller for the process.
 
-    Made on first use, once numpy's and scipy's BLAS are loaded (scipy.linalg is imported first);
-    a BLAS library some other package loads later is not seen by it.
+    Finding the loaded libraries scans the process's memory maps (milliseconds), too slow to
+    repeat around every solve of a small problem.  Made on first use, once numpy's and scipy's
+    BLAS are loaded (scipy.linalg is imported first); a BLAS library some other package loads
+    later is not seen by it.
+
+    Returns
+    -------
+    threadpoolctl.ThreadpoolController
+        The process-wide controller, the same object at every call.
     """
     global _CONTROLLER
     if _CONTROLLER is None:
@@ -73,26 +79,65 @@ def blas_controller() -> ThreadpoolController:
 
 
 def blas_limited(threads: int):
-    """A context manager holding BLAS to ``threads`` threads (threadpoolctl; restored on exit)."""
+    """Hold BLAS to ``threads`` threads within a ``with`` block (threadpoolctl; restored on exit).
+
+    Parameters
+    ----------
+    threads : int
+        The BLAS thread limit inside the block.
+
+    Returns
+    -------
+    context manager
+        threadpoolctl's limiter; entering it applies the limit, leaving it restores the previous
+        thread counts.
+    """
     return blas_controller().limit(limits=threads, user_api="blas")
 
 
 def blas_threads() -> int:
-    """The largest thread count of the BLAS libraries loaded in this process (0 without one)."""
+    """Return the largest thread count of the BLAS libraries loaded in this process.
+
+    Returns
+    -------
+    int
+        The largest ``num_threads`` over the loaded BLAS libraries, 0 without one.
+    """
     return max((lib.num_threads for lib in blas_controller().select(user_api="blas").lib_controllers), default=0)
 
 
 def available_cores() -> int:
-    """The cores this process may run on (CPU affinity and cgroup quotas counted, as joblib counts them)."""
+    """Count the cores this process may run on (CPU affinity and cgroup quotas counted, as joblib counts them).
+
+    Returns
+    -------
+    int
+        The number of usable cores, at least 1.
+    """
     return max(1, int(joblib.cpu_count()))
 
 
 @contextlib.contextmanager
 def thread_budget(threads: int) -> Iterator[None]:
-    """Within the block, ``n_jobs=None`` means ``threads`` threads (a runner's worker: cores // workers).
+    """Make ``n_jobs=None`` mean ``threads`` threads within the block (a runner's worker: cores // workers).
 
     Budgets nest: the innermost applies.  The budget is a context variable, so it holds in the
     thread (and process) that set it, which is where the task's fit runs.
+
+    Parameters
+    ----------
+    threads : int
+        The budget, an int of at least 1.
+
+    Yields
+    ------
+    None
+        Control to the block, with the budget in force.
+
+    Raises
+    ------
+    ValueError
+        If ``threads`` is not an int of at least 1.
     """
     if not (isinstance(threads, int) and threads >= 1):
         raise ValueError(f"a thread budget must be an int >= 1, got {threads!r}")
@@ -113,11 +158,27 @@ def _environment_threads() -> int | None:
 
 
 def effective_threads(n_jobs: int | None, n_tasks: int | None = None) -> int:
-    """The threads to run ``n_tasks`` independent tasks on, for an estimator's ``n_jobs``.
+    """Return the threads to run ``n_tasks`` independent tasks on, for an estimator's ``n_jobs``.
 
-    None: the budget of the enclosing :func:`thread_budget`, else ``OMP_NUM_THREADS``, else
-    :func:`available_cores`; a positive int: itself; a negative int: ``cores + 1 + n_jobs``
-    (-1 every core).  Never more than ``n_tasks`` and never fewer than 1.
+    Parameters
+    ----------
+    n_jobs : int or None
+        None: the budget of the enclosing :func:`thread_budget`, else ``OMP_NUM_THREADS``, else
+        :func:`available_cores` (capped at the available cores); a positive int: itself; a
+        negative int: ``cores + 1 + n_jobs`` (-1 every core).  Zero, a bool or a non-integer is
+        refused.
+    n_tasks : int or None, default=None
+        The number of tasks; the result is never more than it.  None: no such cap.
+
+    Returns
+    -------
+    int
+        The thread count, never more than ``n_tasks`` and never fewer than 1.
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs`` is not a nonzero int or None.
     """
     if n_jobs is None:
         budget = _BUDGET.get()
@@ -136,7 +197,16 @@ def effective_threads(n_jobs: int | None, n_tasks: int | None = None) -> int:
 
 
 def n_jobs_field():
-    """An attrs field ``n_jobs`` (default None) checked by :func:`effective_threads`: what a solver with label threads declares."""
+    """Make an attrs field ``n_jobs`` (default None) checked by :func:`effective_threads`.
+
+    What a solver with label threads declares.
+
+    Returns
+    -------
+    attrs field
+        The field definition, to assign to a class attribute ``n_jobs`` of an attrs class; a value
+        :func:`effective_threads` refuses is a ValueError when the instance is made.
+    """
     return attrs.field(default=None, validator=lambda instance, attribute, value: effective_threads(value))
 
 
@@ -167,18 +237,32 @@ if hasattr(os, "register_at_fork"):
 
 
 def map_threads(function: Callable[[T], R], items: Iterable[T], n_jobs: int | None) -> list[R]:
-    """``[function(item) for item in items]``, on up to :func:`effective_threads` threads.
+    """Compute ``[function(item) for item in items]`` on up to :func:`effective_threads` threads.
 
     ``function`` should spend its time without the GIL (a Cython engine's ``nogil`` loop), or
-    the threads only take turns.  The results are in the order of ``items`` whatever the
-    schedule; the first exception raised (or Ctrl-C) is re-raised once the running tasks have
-    stopped (:func:`cancelled`) and the queued ones are dropped.  BLAS is held to one thread
-    while more than one thread runs (the caller's setting is restored after).
+    the threads only take turns.  The first exception raised (or Ctrl-C) is re-raised once the
+    running tasks have stopped (:func:`cancelled`) and the queued ones are dropped.  BLAS is held
+    to one thread while more than one thread runs (the caller's setting is restored after).
 
     The threads are a pool kept for the process (one per thread count), so a map costs no
     thread starts.  A map called from inside a task of another map (a label's solve that
     itself maps over something) runs in that task's thread: the outer map already uses the
     thread budget, and waiting on the same pool from its own workers could deadlock.
+
+    Parameters
+    ----------
+    function : callable
+        Called once per item, ``function(item)``.
+    items : iterable
+        The inputs; consumed into a list first.
+    n_jobs : int or None
+        The estimator's ``n_jobs``, turned into a thread count by :func:`effective_threads`
+        (capped at the number of items).
+
+    Returns
+    -------
+    list
+        The results, in the order of ``items`` whatever the schedule.
     """
     items = list(items)
     threads = effective_threads(n_jobs, len(items))
@@ -251,10 +335,15 @@ def _wait_until(condition: Callable[[], bool], reports: queue.SimpleQueue) -> No
 
 
 def cancelled() -> bool:
-    """Whether the :func:`map_threads` pool running this thread's task was cancelled (False elsewhere).
+    """Tell whether the :func:`map_threads` pool running this thread's task was cancelled.
 
     The Cython engines ask it where they check for Ctrl-C, so a label solving on a worker
     thread stops soon after the main thread is interrupted or another label fails.
+
+    Returns
+    -------
+    bool
+        True in a task of a cancelled map; False in a running map's task and outside any map.
     """
     event = getattr(_TASK, "cancel", None)
     return event is not None and event.is_set()
@@ -271,17 +360,27 @@ def raise_if_cancelled() -> None:
 
 
 def worker_threads(n_workers: int, cores: int | None = None) -> int:
-    """The threads each of ``n_workers`` concurrent tasks may use: ``max(1, cores // n_workers)``.
+    """Return the threads each of ``n_workers`` concurrent tasks may use: ``max(1, cores // n_workers)``.
 
-    ``cores`` defaults to :func:`available_cores`, so that ``n_workers`` x the result is at
-    most the cores whenever ``n_workers`` is.
+    Parameters
+    ----------
+    n_workers : int
+        The number of tasks running at once (values below 1 count as 1).
+    cores : int or None, default=None
+        The cores to share; None: :func:`available_cores`, so that ``n_workers`` x the result is
+        at most the cores whenever ``n_workers`` is.
+
+    Returns
+    -------
+    int
+        Threads per task, at least 1.
     """
     cores = available_cores() if cores is None else cores
     return max(1, int(cores) // max(1, int(n_workers)))
 
 
 class WithinBudget:
-    """A task run with at most ``threads`` threads, in whichever process runs it.
+    """Run a task with at most ``threads`` threads, in whichever process runs it.
 
     Inside it, BLAS is held to ``threads`` (threadpoolctl; lowered only: a process already at
     fewer threads, by the caller's own limit or joblib's start-up setting of its workers, keeps
@@ -289,6 +388,14 @@ class WithinBudget:
     experiment runner and :func:`~multilabel_core.model_selection.cross_validate` wrap each task
     in, with ``threads = cores // workers``, so that workers x threads stays within the cores.
     The class is at module level so that the wrapped task pickles for loky and dask.
+
+    Parameters
+    ----------
+    function : callable
+        The task; calling the instance calls ``function(*args, **kwargs)`` within the budget and
+        returns its result.
+    threads : int
+        The thread budget, at least 1.
     """
 
     def __init__(self, function: Callable[..., R], threads: int):

@@ -165,7 +165,7 @@ def _calibration_types() -> list[type]:
 
 
 def trusted_types() -> list[str]:
-    """The classes a model file may name, as sorted ``module.Class`` strings.
+    """List the classes a model file may name, as sorted ``module.Class`` strings.
 
     Every registered method's estimator class, every registered component that is a class,
     every class declared through the ``register_trusted_types`` hook, scipy's CSR and CSC
@@ -174,6 +174,11 @@ def trusted_types() -> list[str]:
     with its per-label maps (their fields are checked by their own validators when loaded).  skops adds its own
     defaults when loading (numpy and scipy arrays and ufuncs, scikit-learn's estimators, Python's
     builtin containers); those are not listed here.
+
+    Returns
+    -------
+    list of str
+        The trusted classes' ``module.Class`` names, sorted.
     """
     classes = [spec.estimator for spec in list_methods()]
     classes += [spec.factory for spec in list_components() if isinstance(spec.factory, type)]
@@ -489,7 +494,7 @@ _PREDICTS_WITH: dict[str, tuple[tuple[str, ...], ...]] = {
 
 
 def declared_state(cls: type) -> dict[str, str]:
-    """The fitted state ``cls`` declares: attribute name -> declaration, checked by :func:`load_model`.
+    """Return the fitted state ``cls`` declares: attribute name -> declaration, checked by :func:`load_model`.
 
     Merged along the MRO, base classes first (a subclass's entry replaces its base's): the
     core's declarations for :class:`~multilabel_core.MultiLabelEstimator` and
@@ -508,8 +513,18 @@ def declared_state(cls: type) -> dict[str, str]:
     bound by the first attribute that uses it and held to the same value everywhere after.
     A leading ``?`` marks an attribute a fitted estimator may lack.  Attributes a class does
     not declare are checked only for what holds everywhere (valid sparse structure, attrs
-    validators, no attribute hiding a method).  The keys are returned without the ``?``;
-    ValueError naming the class when a declaration does not parse.
+    validators, no attribute hiding a method).  ``cls`` is an estimator class (numpydoc reads a
+    first parameter of that name as a class method's, so it has no Parameters entry).
+
+    Returns
+    -------
+    dict of str to str
+        Attribute name (without the ``?``) -> its declaration text.
+
+    Raises
+    ------
+    ValueError
+        Naming the class, when a declaration does not parse.
     """
     return {name: text for name, (text, _required, _spec) in _state_of(cls).items()}
 
@@ -859,31 +874,51 @@ def _sparse_problem(matrix) -> str | None:
 def save_model(
     estimator, path, *, method: str | None = None, format: str = "mlcore", trusted_types=(), data: str | None = None
 ) -> str:
-    """Write ``estimator`` (usually fitted) to ``path``; return the path as a string.
+    """Write ``estimator`` (usually fitted) to ``path``.
 
     ``format="mlcore"`` (the default) writes the archive described in the module docstring,
-    which :func:`load_model` reads without running code from it; the file name's suffix is up
-    to you (:data:`MODEL_SUFFIX` by convention).  The estimator may hold only classes that
-    :func:`load_model` will trust (:func:`trusted_types` plus ``trusted_types``, classes or
-    ``module.Class`` strings), and only state that :func:`load_model` accepts (its parameters
-    and its declared fitted attributes, :func:`declared_state`); anything else is a ValueError
-    naming the classes or the attribute, raised before anything is written, since the file
-    could not be loaded back.  A Pipeline ending in a method is fine: skops trusts
-    scikit-learn's estimators.  The payload is deflated, or stored when deflating would pass
-    :data:`MAX_INFLATION_RATIO` (a mostly-zero model), so that every file written loads under
-    the default caps.
+    which :func:`load_model` reads without running code from it.  The estimator may hold only
+    classes that :func:`load_model` will trust (:func:`trusted_types` plus ``trusted_types``),
+    and only state that :func:`load_model` accepts (its parameters and its declared fitted
+    attributes, :func:`declared_state`); anything else is a ValueError naming the classes or the
+    attribute, raised before anything is written, since the file could not be loaded back.  A
+    Pipeline ending in a method is fine: skops trusts scikit-learn's estimators.  The payload is
+    deflated, or stored when deflating would pass :data:`MAX_INFLATION_RATIO` (a mostly-zero
+    model), so that every file written loads under the default caps.
 
-    ``format="joblib"`` writes a joblib pickle of ``{"format", "multilabel_core", "method",
-    "estimator"}`` instead: any picklable object, but loading it can run arbitrary code, so
-    :func:`load_model` reads it only with ``trusted=True``.
+    Parameters
+    ----------
+    estimator : estimator
+        The model to write.
+    path : str or path-like
+        Where to write it (through a temporary file, so a crash leaves no half model); the suffix
+        is up to you (:data:`MODEL_SUFFIX` by convention).
+    method : str or None, default=None
+        The method name recorded in the file; None: the name under which ``estimator``'s class is
+        registered, or None when it is not registered.  A given name must be registered, and its
+        estimator class must be the estimator's class, a base of it, or a subclass of it (a
+        ComposedEstimator of a method's parts may carry that method's name).
+    format : {"mlcore", "joblib"}, default="mlcore"
+        "joblib" writes a joblib pickle of ``{"format", "multilabel_core", "method", "data",
+        "estimator"}`` instead: any picklable object, but loading it can run arbitrary code, so
+        :func:`load_model` reads it only with ``trusted=True``.
+    trusted_types : sequence of type or str, default=()
+        Classes (or ``module.Class`` strings) trusted beyond :func:`trusted_types`; pass the same
+        to :func:`load_model`.
+    data : str or None, default=None
+        The name of the data the model was fitted on (a dataset name such as ``"scene-train"``),
+        recorded in the manifest for :func:`model_manifest`; None records nothing known.
 
-    ``method`` is the method name recorded in the file; by default, the name under which
-    ``estimator``'s class is registered, or None when it is not registered.  A given name must
-    be registered, and its estimator class must be the estimator's class, a base of it, or a
-    subclass of it (a ComposedEstimator of a method's parts may carry that method's name).
+    Returns
+    -------
+    str
+        The path written, as a string.
 
-    ``data`` is the name of the data the model was fitted on (a dataset name such as
-    ``"scene-train"``), recorded in the manifest for :func:`model_manifest`; None records nothing known.
+    Raises
+    ------
+    ValueError
+        For an unknown ``format``, a ``method`` that is not registered or does not fit the
+        estimator, a ``data`` that is not a string, or an estimator :func:`load_model` would refuse.
     """
     path = os.fspath(path)
     if data is not None and not isinstance(data, str):
@@ -1018,29 +1053,52 @@ def _method_problem(method: str, estimator) -> str | None:
 
 
 def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int | None = None, max_ratio: float | None = None):
-    """The estimator saved at ``path`` by :func:`save_model`.
+    """Load the estimator saved at ``path`` by :func:`save_model`.
 
-    ValueError, naming the file and the problem, when the file is missing, empty, not a zip
-    archive, a truncated or corrupt archive, has no or a broken manifest, is of another format or
-    of a newer format version, names a method no installed plugin registers or one its payload is
-    not a model of, names another class than its payload holds, holds a class that is not
-    trusted (:func:`trusted_types` plus ``trusted_types``), or holds an estimator whose
-    parameters or fitted state are not what its class declares (:func:`declared_state`); a
-    :class:`ModelVersionWarning` when it was written by another multilabel_core version.
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    trusted : bool, default=False
+        Whether the file comes from a source you trust: a joblib/pickle file (written with
+        ``format="joblib"``) is then unpickled, which can run any code the file contains, and
+        the classes of an mlcore file are not checked against the list (its state still is).
+        Without it a pickle is refused from its first bytes, never unpickled.
+    trusted_types : sequence of type or str, default=()
+        Classes (or ``module.Class`` strings) trusted beyond :func:`trusted_types`.
+    max_bytes : int or None, default=None
+        Cap on the decompressed size of the estimator payload (None: :data:`MAX_PAYLOAD_BYTES`,
+        or the environment variable MULTILABEL_CORE_MODEL_MAX_BYTES).
+    max_ratio : float or None, default=None
+        How many times its compressed size a member may inflate to (None:
+        :data:`MAX_INFLATION_RATIO`, or MULTILABEL_CORE_MODEL_MAX_RATIO; members up to 1 MiB are
+        exempt).  A member over either cap is refused with a ValueError before it is inflated,
+        and one that inflates past its declared size while being read is refused then.
 
-    ``trusted=True`` says the file comes from a source you trust: a joblib/pickle file (written
-    with ``format="joblib"``) is then unpickled, which can run any code the file contains, and
-    the classes of an mlcore file are not checked against the list (its state still is).
-    Without it a pickle is refused from its first bytes, never unpickled.
+    Returns
+    -------
+    estimator
+        The rebuilt estimator, its parameters and fitted state checked.
 
-    ``max_bytes`` caps the decompressed size of the estimator payload (default
-    :data:`MAX_PAYLOAD_BYTES`, or the environment variable MULTILABEL_CORE_MODEL_MAX_BYTES), and
-    ``max_ratio`` how many times its compressed size a member may inflate to (default
-    :data:`MAX_INFLATION_RATIO`, or MULTILABEL_CORE_MODEL_MAX_RATIO; members up to 1 MiB are
-    exempt): a member over either is refused with a ValueError before it is inflated, and one
-    that inflates past its declared size while being read is refused then.  The payload is held
-    once, in a buffer of its declared size; loading peaks at about three times the payload (the
-    buffer, skops' reading of the arrays, the rebuilt estimator).
+    Raises
+    ------
+    ValueError
+        Naming the file and the problem, when the file is missing, empty, not a zip archive, a
+        truncated or corrupt archive, has no or a broken manifest, is of another format or of a
+        newer format version, names a method no installed plugin registers or one its payload is
+        not a model of, names another class than its payload holds, holds a class that is not
+        trusted (:func:`trusted_types` plus ``trusted_types``), or holds an estimator whose
+        parameters or fitted state are not what its class declares (:func:`declared_state`).
+
+    Warns
+    -----
+    ModelVersionWarning
+        When the file was written by another multilabel_core version.
+
+    Notes
+    -----
+    The payload is held once, in a buffer of its declared size; loading peaks at about three
+    times the payload (the buffer, skops' reading of the arrays, the rebuilt estimator).
     """
     path = os.fspath(path)
     max_bytes = _payload_cap(max_bytes)
@@ -1189,13 +1247,28 @@ def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float, payloa
 
 
 def model_manifest(path) -> dict:
-    """The manifest of the mlcore model file at ``path`` (module docstring), checked, without reading the estimator.
+    """Read the manifest of the mlcore model file at ``path`` (module docstring), checked, without reading the estimator.
 
     The archive's layout and the manifest's fields get the checks :func:`load_model` makes first;
-    the payload is neither inflated nor rebuilt (:func:`load_model` checks it).  ``"data"`` is the
-    name of the training data when the writer recorded it, else None (files written before the
-    field existed).  ValueError for a missing file, a pickle (its header is read only by
-    unpickling it) or anything :func:`load_model` refuses at the manifest.
+    the payload is neither inflated nor rebuilt (:func:`load_model` checks it).
+
+    Parameters
+    ----------
+    path : str or path-like
+        An mlcore model file (not a joblib pickle).
+
+    Returns
+    -------
+    dict
+        The manifest's fields (format, format version, multilabel_core version, method,
+        estimator class, parameters, skops version); ``"data"`` is the name of the training data
+        when the writer recorded it, else None (files written before the field existed).
+
+    Raises
+    ------
+    ValueError
+        For a missing file, a pickle (its header is read only by unpickling it) or anything
+        :func:`load_model` refuses at the manifest.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):

@@ -68,7 +68,13 @@ _manager: pluggy.PluginManager | None = None
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide plugin manager, built on first use."""
+    """Return the process-wide plugin manager, built on first use.
+
+    Returns
+    -------
+    pluggy.PluginManager
+        The manager holding the core's and the installed plugins' hook implementations.
+    """
     global _manager
     if _manager is None:
         _manager = _build_manager()
@@ -202,12 +208,35 @@ def _datasets() -> dict[str, DatasetSpec]:
 
 
 def list_methods() -> list[MethodSpec]:
-    """Every registered method, sorted by name."""
+    """List every registered method, sorted by name.
+
+    Returns
+    -------
+    list of MethodSpec
+        The registrations, sorted by name.
+    """
     return sorted(_methods().values(), key=lambda spec: spec.name)
 
 
 def get_method(name: str) -> MethodSpec:
-    """The registration of method ``name``; ValueError (with a suggestion) when unknown."""
+    """Return the registration of method ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered method's name.
+
+    Returns
+    -------
+    MethodSpec
+        Its registration.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is not a string or no method of that name is registered (with the closest
+        registered name as a suggestion).
+    """
     if not isinstance(name, str):
         # A MethodSpec is not hashable (its parts are dicts): the look-up would raise a bare TypeError.
         hint = f"; for a MethodSpec pass its name, {name.name!r}" if isinstance(name, MethodSpec) else ""
@@ -219,21 +248,39 @@ def get_method(name: str) -> MethodSpec:
 
 
 def make_method(name: str | MethodSpec, *, preprocess: str | None = None, **params):
-    """A new, unfitted estimator of method ``name`` with the given hyper-parameters.
+    """Build a new, unfitted estimator of method ``name`` with the given hyper-parameters.
 
-    ``name`` is a registered method's name, or a :class:`~multilabel_core.registry.MethodSpec`
-    (one of :func:`list_methods`, or a record of one's own that is not registered): its
-    ``estimator`` is built.  Anything else is a ValueError naming ``name``.
-    Unknown parameter names are refused with the list of valid ones, before the
-    estimator is built (scikit-learn estimators validate values in ``fit`` only).
-    ``preprocess`` ("standardize", "maxabs" or "l2_rows") wraps the method in
-    :class:`~multilabel_core.preprocessed.Preprocessed`: the scaler is fitted on the
-    training rows and kept with the model.  The default (None) fits the method on X as
-    given, the one default of every entry point (the estimator classes, ``mlcore fit``,
-    ``evaluate`` and ``compare``; the estimators page, "One scaling rule", says why); max-margin
-    methods want features on comparable scales, so scale raw data one way or the other
-    (:func:`~multilabel_core.preprocessed.badly_scaled` tells).  A mistyped method or parameter
-    name is refused with the closest registered one, case ignored ("Did you mean 'C'?").
+    Unknown parameter names are refused with the list of valid ones, before the estimator is
+    built (scikit-learn estimators validate values in ``fit`` only).  A mistyped method or
+    parameter name is refused with the closest registered one, case ignored ("Did you mean 'C'?").
+
+    Parameters
+    ----------
+    name : str or MethodSpec
+        A registered method's name, or a :class:`~multilabel_core.registry.MethodSpec` (one of
+        :func:`list_methods`, or a record of one's own that is not registered): its ``estimator``
+        is built.  Anything else is a ValueError naming ``name``.
+    preprocess : {"standardize", "maxabs", "l2_rows"} or None, default=None
+        Wraps the method in :class:`~multilabel_core.preprocessed.Preprocessed`: the scaler is
+        fitted on the training rows and kept with the model.  None fits the method on X as given,
+        the one default of every entry point (the estimator classes, ``mlcore fit``, ``evaluate``
+        and ``compare``; the estimators page, "One scaling rule", says why); max-margin methods
+        want features on comparable scales, so scale raw data one way or the other
+        (:func:`~multilabel_core.preprocessed.badly_scaled` tells).
+    **params
+        The estimator's hyper-parameters.
+
+    Returns
+    -------
+    MultiLabelEstimator
+        The estimator, or a :class:`~multilabel_core.preprocessed.Preprocessed` wrapping it when
+        ``preprocess`` is given.
+
+    Raises
+    ------
+    ValueError
+        For a ``name`` that is neither a string nor a MethodSpec, an unknown method or parameter
+        name, or an unknown ``preprocess``.
     """
     if not isinstance(name, (str, MethodSpec)):
         got = f"{type(name).__name__} {_shown(name)}"
@@ -251,10 +298,27 @@ def make_method(name: str | MethodSpec, *, preprocess: str | None = None, **para
 
 
 def component_parameters(kind: str, name: str) -> frozenset[str]:
-    """The keyword parameters the component registered as ``(kind, name)`` accepts.
+    """Return the keyword parameters the component registered as ``(kind, name)`` accepts.
 
     What a composing estimator asks before passing an optional setting (a solver's ``n_jobs``)
     that not every component of the kind has.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`~multilabel_core.registry.COMPONENT_KINDS`.
+    name : str
+        The registered component's name.
+
+    Returns
+    -------
+    frozenset of str
+        The names of the factory's parameters that can be passed by keyword.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or component, with the known names.
     """
     _check_kind(kind)
     components = _components()
@@ -267,7 +331,23 @@ def component_parameters(kind: str, name: str) -> frozenset[str]:
 
 
 def list_components(kind: str | None = None) -> list[ComponentSpec]:
-    """Registered components, all of them or those of one ``kind``, sorted by (kind, name)."""
+    """List the registered components, all of them or those of one ``kind``, sorted by (kind, name).
+
+    Parameters
+    ----------
+    kind : str or None, default=None
+        One of :data:`~multilabel_core.registry.COMPONENT_KINDS`; None lists every kind.
+
+    Returns
+    -------
+    list of ComponentSpec
+        The registrations, sorted by (kind, name).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind.
+    """
     if kind is not None:
         _check_kind(kind)
     specs = [spec for spec in _components().values() if kind is None or spec.kind == kind]
@@ -275,7 +355,28 @@ def list_components(kind: str | None = None) -> list[ComponentSpec]:
 
 
 def make_component(kind: str, name: str, **params):
-    """Build the component registered as ``(kind, name)``, e.g. ``make_component("loss", "hinge")``."""
+    """Build the component registered as ``(kind, name)``, e.g. ``make_component("loss", "hinge")``.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`~multilabel_core.registry.COMPONENT_KINDS`.
+    name : str
+        The registered component's name.
+    **params
+        Keyword arguments of the component's factory; unknown names are refused before it is
+        called.
+
+    Returns
+    -------
+    object
+        ``factory(**params)``: the new component.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, component or parameter name (with the closest known one).
+    """
     _check_kind(kind)
     components = _components()
     if (kind, name) not in components:
@@ -287,7 +388,13 @@ def make_component(kind: str, name: str, **params):
 
 
 def list_datasets() -> list[DatasetSpec]:
-    """Every registered downloadable dataset, sorted by name."""
+    """List every registered downloadable dataset, sorted by name.
+
+    Returns
+    -------
+    list of DatasetSpec
+        The registrations, sorted by name.
+    """
     return sorted(_datasets().values(), key=lambda spec: spec.name)
 
 
