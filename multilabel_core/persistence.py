@@ -513,8 +513,7 @@ def declared_state(cls: type) -> dict[str, str]:
     bound by the first attribute that uses it and held to the same value everywhere after.
     A leading ``?`` marks an attribute a fitted estimator may lack.  Attributes a class does
     not declare are checked only for what holds everywhere (valid sparse structure, attrs
-    validators, no attribute hiding a method).  ``cls`` is an estimator class (numpydoc reads a
-    first parameter of that name as a class method's, so it has no Parameters entry).
+    validators, no attribute hiding a method).  ``cls`` is the estimator class asked about.
 
     Returns
     -------
