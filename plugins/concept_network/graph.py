@@ -41,11 +41,22 @@ def check_threshold(threshold) -> float:
 
 
 def edge_statistic(Y) -> np.ndarray:
-    """The (L, L) symmetric statistic ``p(t|l) p(l|t) / (p(t|l) + p(l|t))``, 0 on the diagonal.
+    """Compute the edge statistic ``s_lt = p(t|l) p(l|t) / (p(t|l) + p(l|t))`` of every label pair.
 
     Written as ``c_lt / (n_l + n_t)`` with c_lt the co-occurrences and n_l the positives of
     label l (the two conditional probabilities c / n_l and c / n_t put over a common
     denominator), which is also the value by continuity where a label has no positive.
+
+    Parameters
+    ----------
+    Y : array-like or sparse matrix of shape (n, L), 0/1
+        The training labels.
+
+    Returns
+    -------
+    ndarray of shape (L, L), float64
+        The symmetric statistic, in [0, 1/2], 0 on the diagonal and for pairs that never
+        co-occur.
     """
     Y = check_Y(Y).astype(np.float64)
     together = Y.T @ Y
@@ -58,11 +69,20 @@ def edge_statistic(Y) -> np.ndarray:
 
 @attrs.frozen(eq=False)
 class ConceptGraph:
-    """A concept network: ``adjacency`` (L, L) bool, symmetric, empty diagonal; ``statistic`` (L, L).
+    """Hold a concept network: which labels are joined, and the statistic that decided it.
 
     ``neighbours(l)`` lists N_l = {t : t ~ l} in increasing order; ``edges`` the ordered pairs
     (l, t) with t in N_l, i.e. each undirected edge twice, once for each local model it appears
     in (the local model of l carries w_lt, that of t carries w_tl: separate parameters).
+
+    Parameters
+    ----------
+    adjacency : ndarray of shape (L, L), bool
+        Symmetric, with an empty diagonal: entry (l, t) is l ~ t.
+    statistic : ndarray of shape (L, L), float64
+        The edge statistic s_lt (:func:`edge_statistic`).
+    threshold : float
+        P0: l ~ t exactly when s_lt > P0.
     """
 
     adjacency: np.ndarray
@@ -80,7 +100,18 @@ class ConceptGraph:
         return int(np.count_nonzero(np.triu(self.adjacency, 1)))
 
     def neighbours(self, label: int) -> np.ndarray:
-        """The labels t joined to ``label`` by an edge (N_l), sorted."""
+        """List the labels joined to ``label`` by an edge.
+
+        Parameters
+        ----------
+        label : int
+            The label l, in [0, L).
+
+        Returns
+        -------
+        ndarray of shape (|N_l|,), int
+            N_l = {t : t ~ l}, sorted.
+        """
         return np.flatnonzero(self.adjacency[label])
 
     @property
@@ -89,7 +120,14 @@ class ConceptGraph:
         return np.argwhere(self.adjacency)
 
     def as_dict(self) -> dict:
-        """The graph as JSON-ready values: adjacency (0/1 lists), statistic and the threshold P0."""
+        """Write the graph as JSON-ready values.
+
+        Returns
+        -------
+        dict
+            ``"adjacency"`` (nested lists of 0/1), ``"statistic"`` (nested lists of floats) and
+            ``"threshold"`` (P0).
+        """
         return {
             "adjacency": self.adjacency.astype(int).tolist(),
             "statistic": self.statistic.tolist(),
@@ -98,7 +136,25 @@ class ConceptGraph:
 
 
 def concept_graph(Y, threshold: float) -> ConceptGraph:
-    """The concept network of the training labels ``Y`` (n, L) for the threshold P0 (module docstring)."""
+    """Build the concept network of the training labels for the threshold P0 (module docstring).
+
+    Parameters
+    ----------
+    Y : array-like or sparse matrix of shape (n, L), 0/1
+        The training labels.
+    threshold : float
+        P0 in [0, 1/2): labels l != t are joined when s_lt > P0.
+
+    Returns
+    -------
+    ConceptGraph
+        The graph, with its statistic and threshold.
+
+    Raises
+    ------
+    ValueError
+        When ``threshold`` is negative or at least 1/2 (which admits no edge).
+    """
     threshold = check_threshold(threshold)
     statistic = edge_statistic(Y)
     adjacency = statistic > threshold
@@ -137,5 +193,16 @@ class ConceptNetworkRelation(LabelRelation):
         return self.initial(np.shape(gram)[0])
 
     def graph(self, Y) -> ConceptGraph:
-        """The concept graph of the training labels ``Y`` (n, L) at this relation's threshold P0."""
+        """Build the concept graph of the training labels at this relation's threshold P0.
+
+        Parameters
+        ----------
+        Y : array-like or sparse matrix of shape (n, L), 0/1
+            The training labels.
+
+        Returns
+        -------
+        ConceptGraph
+            The graph of :func:`concept_graph` at ``self.threshold``.
+        """
         return concept_graph(Y, self.threshold)

@@ -39,11 +39,24 @@ INFERENCE = ("icm", "global")
 
 @attrs.frozen(eq=False)
 class InferenceResult:
-    """What inference found for each row.
+    """Hold what inference found for each row.
 
-    ``labels`` (n, L) int64 {0, 1}; ``scores`` (n, L) the gains at ``labels``; ``n_sweeps`` (n,)
-    the sweeps made; ``converged`` (n,) a sweep changed nothing; ``cycled`` (n,) the state
-    repeated an earlier one (ICM only); ``hit_cap`` (n,) neither within ``max_sweeps``.
+    Parameters
+    ----------
+    labels : ndarray of shape (n, L), int64
+        The final labelling, 0/1.
+    scores : ndarray of shape (n, L), float64
+        The gains at ``labels``: h_l for ICM, Delta_l for the global variant (module docstring).
+    n_sweeps : ndarray of shape (n,), int64
+        The sweeps made for each row.
+    converged : ndarray of shape (n,), bool
+        A sweep changed nothing (a fixed point).
+    cycled : ndarray of shape (n,), bool
+        The state repeated an earlier one other than the previous (ICM only).
+    hit_cap : ndarray of shape (n,), bool
+        Neither within ``max_sweeps`` sweeps.
+    max_sweeps : int
+        The sweep cap the rows were run with.
     """
 
     labels: np.ndarray
@@ -87,11 +100,40 @@ def _neighbour_edges(edges: np.ndarray, n_labels: int, both: bool) -> list[list]
 
 
 def infer(G, F, edges, *, eps: float, sigma: float, eps_edge: float, method: str = "icm", max_sweeps: int = 100):
-    """Labels of the rows with site scores ``G`` (n, L) and edge scores ``F`` (n, E) of ``edges`` (E, 2).
+    """Infer the labels of the rows from their site and edge scores (module docstring).
 
-    See the module docstring; ``method`` is ``"icm"`` or ``"global"``.  Returns an
-    :class:`InferenceResult`.  The rows are processed together (vectorised), each stopping on
-    its own.
+    Zhang et al., *Multi-Kernel Multi-Label Learning with Max-Margin Concept Network*,
+    section 4.  The rows are processed together (vectorised), each stopping on its own.
+
+    Parameters
+    ----------
+    G : array-like of shape (n, L)
+        The site scores g_l of each row.
+    F : array-like of shape (n, E)
+        The edge scores f_lt of each row, one column per ordered edge of ``edges``.
+    edges : array-like of shape (E, 2), int
+        The ordered edges (l, t), each undirected edge in both directions.
+    eps : float
+        eps of pi(0) = -eps, the site penalty of a label set to 0.
+    sigma : float
+        The weight of the edge terms in the global score; 0 leaves the initial labelling.
+    eps_edge : float
+        eps' of pi'(y_l != y_t) = -eps', the penalty of a disagreeing edge.
+    method : {"icm", "global"}, default "icm"
+        The paper's ICM on the local models, or coordinate ascent on the global score (3).
+    max_sweeps : int, default 100
+        The sweeps over the labels at most, per row.
+
+    Returns
+    -------
+    InferenceResult
+        The labels, their gains and the per-row counts of sweeps, fixed points, cycles and
+        rows stopped at the cap.
+
+    Raises
+    ------
+    ValueError
+        When ``method`` is not one of :data:`INFERENCE`.
     """
     if method not in INFERENCE:
         raise ValueError(f"inference must be one of {INFERENCE}, got {method!r}")
@@ -150,7 +192,30 @@ def infer(G, F, edges, *, eps: float, sigma: float, eps_edge: float, method: str
 
 
 def global_score(Y, G, F, edges, *, eps: float, sigma: float, eps_edge: float) -> np.ndarray:
-    """S(y) of (3) for each row's labelling ``Y`` (n, L) {0, 1}: (n,)."""
+    """Compute the global score S(y) of eq. (3) of Zhang et al. for each row's labelling.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, L), 0/1
+        One labelling per row.
+    G : array-like of shape (n, L)
+        The site scores g_l.
+    F : array-like of shape (n, E)
+        The edge scores f_lt, one column per ordered edge of ``edges``.
+    edges : array-like of shape (E, 2), int
+        The ordered edges (l, t).
+    eps : float
+        eps of pi(0) = -eps.
+    sigma : float
+        The weight of the edge terms.
+    eps_edge : float
+        eps' of pi'(y_l != y_t) = -eps'.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+        ``S(y) = sum_l pi(y_l) g_l + sigma sum_l sum_{t in N_l} pi'(y_l, y_t) f_lt`` per row.
+    """
     Y = np.asarray(Y).astype(bool)
     G, F = np.asarray(G, dtype=np.float64), np.asarray(F, dtype=np.float64)
     site = np.where(Y, 1.0, -eps)
