@@ -87,17 +87,74 @@ class Hinge(Loss):
         return np.where(Y * T < 1.0, -Y, 0.0)
 
     def conjugate(self, Y, U) -> float:
-        """Fenchel conjugate at dual point ``U`` (inf outside its domain); see :class:`~multilabel_core.base.Loss`."""
+        """Evaluate the Fenchel conjugate at the dual point ``U``.
+
+        With a_ij = y_ij u_ij the domain is the one in the class docstring; points outside it
+        by at most :data:`DOMAIN_TOL` are projected onto it (round-off).
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The targets, as for :meth:`value`.
+        U : array_like of shape (n, L)
+            The dual point (a scaled negative of the scores' gradient at the optimum).
+
+        Returns
+        -------
+        float
+            ``ell*(Y, U) = sup_T <U, T> - ell(Y, T)``; ``inf`` outside the conjugate's domain.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` and ``U`` are not 2-D arrays of one shape.
+        """
         A = _dual_margins(Y, U, -1.0, 0.0)
         return np.inf if A is None else float(A.sum())
 
     def dual_box(self, C: float) -> tuple[float, float]:
-        """Box ``(lower, upper)`` of a dual variable for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
+        """Give the box of a dual variable ``alpha_ij = -C y_ij d ell / d t_ij`` for cost ``C``.
+
+        Parameters
+        ----------
+        C : float
+            The cost (the weight of the loss), positive.
+
+        Returns
+        -------
+        tuple of float
+            ``(0, C)``, the box of the L1-SVM dual.
+
+        Raises
+        ------
+        ValueError
+            If ``C`` is not a positive real number.
+        """
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0, float(C)
 
     def dual_diagonal(self, C: float) -> float:
-        """Diagonal term D of the SVM dual for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
+        """Give the diagonal term D of the SVM dual for cost ``C``.
+
+        The dual is ``1/2 alpha^T (Q + D I) alpha - e^T alpha`` on the box of :meth:`dual_box`
+        (Hsieh et al., *A dual coordinate descent method for large-scale linear SVM*, ICML
+        2008, eq. 4).
+
+        Parameters
+        ----------
+        C : float
+            The cost (the weight of the loss), positive.
+
+        Returns
+        -------
+        float
+            0 for the hinge loss (L1-SVM).
+
+        Raises
+        ------
+        ValueError
+            If ``C`` is not a positive real number.
+        """
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0
 
@@ -133,17 +190,74 @@ class SquaredHinge(Loss):
         return -2.0 * Y * np.maximum(0.0, 1.0 - Y * T)
 
     def conjugate(self, Y, U) -> float:
-        """Fenchel conjugate at dual point ``U`` (inf outside its domain); see :class:`~multilabel_core.base.Loss`."""
+        """Evaluate the Fenchel conjugate at the dual point ``U``.
+
+        With a_ij = y_ij u_ij the domain is the one in the class docstring; points outside it
+        by at most :data:`DOMAIN_TOL` are projected onto it (round-off).
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The targets, as for :meth:`value`.
+        U : array_like of shape (n, L)
+            The dual point (a scaled negative of the scores' gradient at the optimum).
+
+        Returns
+        -------
+        float
+            ``ell*(Y, U) = sup_T <U, T> - ell(Y, T)``; ``inf`` outside the conjugate's domain.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` and ``U`` are not 2-D arrays of one shape.
+        """
         A = _dual_margins(Y, U, -np.inf, 0.0)
         return np.inf if A is None else float((A + A**2 / 4.0).sum())
 
     def dual_box(self, C: float) -> tuple[float, float]:
-        """Box ``(lower, upper)`` of a dual variable for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
+        """Give the box of a dual variable ``alpha_ij = -C y_ij d ell / d t_ij`` for cost ``C``.
+
+        Parameters
+        ----------
+        C : float
+            The cost (the weight of the loss), positive.
+
+        Returns
+        -------
+        tuple of float
+            ``(0, inf)``: the L2-SVM dual variable is only bounded below.
+
+        Raises
+        ------
+        ValueError
+            If ``C`` is not a positive real number.
+        """
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 0.0, np.inf
 
     def dual_diagonal(self, C: float) -> float:
-        """Diagonal term D of the SVM dual for cost ``C``; see :class:`~multilabel_core.base.Loss`."""
+        """Give the diagonal term D of the SVM dual for cost ``C``.
+
+        The dual is ``1/2 alpha^T (Q + D I) alpha - e^T alpha`` on the box of :meth:`dual_box`
+        (Hsieh et al., *A dual coordinate descent method for large-scale linear SVM*, ICML
+        2008, eq. 4).
+
+        Parameters
+        ----------
+        C : float
+            The cost (the weight of the loss), positive.
+
+        Returns
+        -------
+        float
+            ``1 / (2C)`` for the squared hinge (L2-SVM).
+
+        Raises
+        ------
+        ValueError
+            If ``C`` is not a positive real number.
+        """
         check_scalar(C, "C", low=0.0, low_inclusive=False)
         return 1.0 / (2.0 * float(C))
 
@@ -173,7 +287,28 @@ class Logistic(Loss):
         return -Y * expit(-Y * T)
 
     def conjugate(self, Y, U) -> float:
-        """Fenchel conjugate at dual point ``U`` (inf outside its domain); see :class:`~multilabel_core.base.Loss`."""
+        """Evaluate the Fenchel conjugate at the dual point ``U``.
+
+        With a_ij = y_ij u_ij the domain is the one in the class docstring; points outside it
+        by at most :data:`DOMAIN_TOL` are projected onto it (round-off).
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The targets, as for :meth:`value`.
+        U : array_like of shape (n, L)
+            The dual point (a scaled negative of the scores' gradient at the optimum).
+
+        Returns
+        -------
+        float
+            ``ell*(Y, U) = sup_T <U, T> - ell(Y, T)``; ``inf`` outside the conjugate's domain.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` and ``U`` are not 2-D arrays of one shape.
+        """
         A = _dual_margins(Y, U, -1.0, 0.0)
         if A is None:
             return np.inf
@@ -217,11 +352,25 @@ class PairwiseRankingHinge(Loss):
         return G
 
     def pairs(self, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The ranked pairs ``(pair_row, pair_k, pair_l)``: row i, relevant label k, irrelevant label l.
+        """List the ranked pairs: row i, relevant label k, irrelevant label l.
 
-        ``Y`` is (n, L) in {-1, +1} (this loss's targets) or {0, 1}; the pairs are ordered
-        by row, then k, then l, as :func:`ranking_pairs` gives them (the order of the
-        ranking solvers' dual variables, one per pair).
+        The pairs are ordered by row, then k, then l, as :func:`ranking_pairs` gives them (the
+        order of the ranking solvers' dual variables, one per pair).
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The labels, in {-1, +1} (this loss's targets) or {0, 1}.
+
+        Returns
+        -------
+        pair_row, pair_k, pair_l : ndarray of np.intp
+            Row i, relevant label k and irrelevant label l of each pair.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` is not 2-D or holds other values than {-1, +1} or {0, 1}.
         """
         Y = np.asarray(Y)
         if Y.ndim != 2:
@@ -285,7 +434,8 @@ def _ranking_pairs(Y: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray
 class EpsilonInsensitive(Loss):
     """Multi-output epsilon-insensitive loss of MSVR (Tao, Xu & Geng, LIEML, eqs. 8-9).
 
-    LIEML: *Labeling Information Enhancement for Multi-label Learning with Low-Rank Subspace*.
+    LIEML: Tao, Xu & Geng, *Labeling Information Enhancement for Multi-label Learning with
+    Low-Rank Subspace*.
 
     With residual rows e_i = y_i - t_i and r_i = ||e_i||_2 (one radius for all outputs,
     so a row is a support vector for all labels at once)::
@@ -295,6 +445,11 @@ class EpsilonInsensitive(Loss):
     Omega_1 is convex, nondecreasing and C^1 in r, so the loss is convex and C^1.  Its
     gradient with respect to t_i is ``a_i (t_i - y_i)`` with the IRWLS weights ``a_i``
     of eq. 13 (:meth:`irwls_weights`).
+
+    Parameters
+    ----------
+    epsilon : float, default=0.1
+        The radius of the insensitive tube, at least 0.
     """
 
     epsilon: float = attrs.field(default=0.1, validator=non_negative)
@@ -312,27 +467,76 @@ class EpsilonInsensitive(Loss):
         return self.irwls_weights(Y, T)[:, None] * (T - Y)
 
     def conjugate(self, Y, U) -> float:
-        """Fenchel conjugate ``sum_i <u_i, y_i> + epsilon ||u_i|| + ||u_i||^2 / 4`` at the dual point ``U``.
+        """Evaluate the Fenchel conjugate at the dual point ``U``.
 
-        Per row, with t = y - r: ``sup_t <u, t> - Omega_1(||y - t||) = <u, y> + sup_{s >= 0} s ||u||
+        It is ``sum_i <u_i, y_i> + epsilon ||u_i|| + ||u_i||^2 / 4``.  Per row, with
+        t = y - r: ``sup_t <u, t> - Omega_1(||y - t||) = <u, y> + sup_{s >= 0} s ||u||
         - Omega_1(s)``, attained at s = epsilon + ||u|| / 2; finite everywhere, so primal solvers
         (L-BFGS) certify MSVR problems by their duality gap.
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The targets, as for :meth:`value`.
+        U : array_like of shape (n, L)
+            The dual point (a scaled negative of the scores' gradient at the optimum).
+
+        Returns
+        -------
+        float
+            ``ell*(Y, U) = sup_T <U, T> - ell(Y, T)``; ``inf`` outside the conjugate's domain.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` and ``U`` are not 2-D arrays of one shape.
         """
         Y, U = _pair(Y, U)
         norms = np.linalg.norm(U, axis=1)
         return float(np.sum(Y * U) + self.epsilon * norms.sum() + (norms**2).sum() / 4.0)
 
     def irwls_weights(self, Y, T) -> np.ndarray:
-        """``a_i = Omega_1'(r_i) / r_i`` (eq. 13) at the residual rows of (Y, T): :func:`tube_weights`."""
+        """Compute the IRWLS weights ``a_i = Omega_1'(r_i) / r_i`` (LIEML, eq. 13).
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The real targets.
+        T : array_like of shape (n, L)
+            The scores.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            :func:`tube_weights` at the residual norms ``r_i = ||y_i - t_i||``.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` and ``T`` are not 2-D arrays of one shape.
+        """
         Y, T = _pair(Y, T)
         return tube_weights(np.linalg.norm(Y - T, axis=1), self.epsilon)
 
 
 def tube_weights(radius: np.ndarray, epsilon: float) -> np.ndarray:
-    """The IRWLS weights ``a_i = Omega_1'(r_i) / r_i`` of MSVR (LIEML eq. 13) at the residual norms r_i.
+    """Compute the IRWLS weights ``a_i = Omega_1'(r_i) / r_i`` of MSVR at the residual norms.
 
-    0 inside the tube (r_i < epsilon), 2 (r_i - epsilon) / r_i outside.  With epsilon = 0,
-    Omega_1(r) = r^2 and a_i = 2 for every row, r_i = 0 included.
+    Tao, Xu & Geng, *Labeling Information Enhancement for Multi-label Learning with Low-Rank
+    Subspace*, eq. 13.
+
+    Parameters
+    ----------
+    radius : ndarray of shape (n,)
+        The residual norms r_i >= 0.
+    epsilon : float
+        The radius of the insensitive tube, at least 0.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        0 inside the tube (r_i <= epsilon), ``2 (r_i - epsilon) / r_i`` outside.  With
+        epsilon = 0, Omega_1(r) = r^2 and a_i = 2 for every row, r_i = 0 included.
     """
     if epsilon == 0.0:
         return np.full(len(radius), 2.0)
@@ -395,6 +599,27 @@ class LeastSquares(Loss):
         return T - Y
 
     def conjugate(self, Y, U) -> float:
-        """Fenchel conjugate ``<U, Y> + 1/2 ||U||^2`` (``sup_T <U, T> - 1/2 ||T - Y||^2``, at T = Y + U)."""
+        """Evaluate the Fenchel conjugate at the dual point ``U``.
+
+        It is ``<U, Y> + 1/2 ||U||^2`` (``sup_T <U, T> - 1/2 ||T - Y||^2``, attained at
+        T = Y + U), finite everywhere.
+
+        Parameters
+        ----------
+        Y : array_like of shape (n, L)
+            The targets, as for :meth:`value`.
+        U : array_like of shape (n, L)
+            The dual point (a scaled negative of the scores' gradient at the optimum).
+
+        Returns
+        -------
+        float
+            ``ell*(Y, U) = sup_T <U, T> - ell(Y, T)``; ``inf`` outside the conjugate's domain.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` and ``U`` are not 2-D arrays of one shape.
+        """
         Y, U = _pair(Y, U)
         return float(np.vdot(U, Y)) + 0.5 * float(np.vdot(U, U))
