@@ -172,7 +172,18 @@ class _ExplicitFeatures(Kernel):
         return Phi @ Psi.T
 
     def diagonal(self, X) -> np.ndarray:
-        """``phi(x_i)^T phi(x_i)`` for the rows of ``X``, without forming the matrix."""
+        """Compute the diagonal ``phi(x_i)^T phi(x_i)`` for the rows of ``X``, without forming the matrix.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The approximate ``k(x_i, x_i)`` for every row.
+        """
         Phi = self.features(X)
         return np.einsum("ij,ij->i", Phi, Phi)
 
@@ -238,7 +249,23 @@ class NystroemKernel(_ExplicitFeatures):
         return self.normalization_ is not None
 
     def resolve(self, X) -> "NystroemKernel":
-        """This approximation fitted on the training rows ``X``: base kernel resolved, landmarks, ``W^{+1/2}``."""
+        """Fit the approximation on the training rows: base kernel resolved, landmarks, ``W^{+1/2}``.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The training rows the landmarks are drawn from.
+
+        Returns
+        -------
+        NystroemKernel
+            ``self`` when already fitted, else a fitted copy.
+
+        Raises
+        ------
+        ValueError
+            If the base kernel is 0 on every landmark (the features would be 0).
+        """
         if self._fitted():
             return self
         X = _rows(X, "X")
@@ -334,7 +361,24 @@ class RandomFourierKernel(_ExplicitFeatures):
         return self.frequencies_ is not None
 
     def resolve(self, X) -> "RandomFourierKernel":
-        """This approximation fitted on ``X``: the RBF gamma (default width if not given) and the random draws."""
+        """Fit the approximation on the training rows: the RBF gamma and the random draws.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The training rows (they fix the default width when neither gamma nor width was
+            given, and the number of frequencies' rows).
+
+        Returns
+        -------
+        RandomFourierKernel
+            ``self`` when already fitted, else a fitted copy.
+
+        Raises
+        ------
+        ValueError
+            If the default width cannot be computed from ``X`` (see :meth:`RBFKernel.resolve`).
+        """
         if self._fitted():
             return self
         X = _rows(X, "X")

@@ -227,11 +227,26 @@ def _squared_distances(G: np.ndarray, x_sq: np.ndarray, z_sq: np.ndarray) -> np.
 
 
 def mean_pairwise_distance(X) -> float:
-    """Mean Euclidean distance over the distinct pairs ``i < j`` of the rows of X (exact).
+    """Compute the mean Euclidean distance over the distinct pairs ``i < j`` of the rows of X.
 
-    Dense or sparse X; computed in row blocks (O(block * n) memory).  Distances come
+    Exact (no sampling); computed in row blocks (O(block * n) memory).  Distances come
     from ``||x||^2 + ||z||^2 - 2 x^T z``, accurate to about ``sqrt(machine eps) * max ||x||``
-    in absolute terms.  X needs at least two rows.
+    in absolute terms.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+        The rows, dense or sparse, at least two.
+
+    Returns
+    -------
+    float
+        The mean of ``||x_i - x_j||`` over the ``n (n - 1) / 2`` pairs.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` has fewer than two rows (or is not a valid 2-D matrix).
     """
     X = _rows(X, "X")
     n = X.shape[0]
@@ -288,7 +303,18 @@ class LinearKernel(Kernel):
         return _kernel_matrix(X, Z)
 
     def diagonal(self, X) -> np.ndarray:
-        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
+        """Compute the diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The rows (for a precomputed kernel, the square ``(n, n)`` training kernel).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)`` for every row.
+        """
         return _squared_norms(_rows(X, "X"))
 
 
@@ -298,8 +324,22 @@ class RBFKernel(Kernel):
 
     Give ``gamma`` or ``width`` (both only when they agree); with neither,
     :meth:`resolve` sets ``width`` to the mean pairwise Euclidean distance of the
-    training rows (MLRL section 5.2) and ``gamma = 1 / (2 width^2)``.  An unresolved
-    kernel without gamma refuses to compute, so that test rows never set the width.
+    training rows (Zhang & Yeung, *Multi-Label Relationship Learning*, section 5.2) and
+    ``gamma = 1 / (2 width^2)``.  An unresolved kernel without gamma refuses to compute, so
+    that test rows never set the width.
+
+    Parameters
+    ----------
+    gamma : float or None, default=None
+        The inverse squared scale, positive; None to take it from ``width`` or from the
+        training rows.
+    width : float or None, default=None
+        The width, positive; ``gamma = 1 / (2 width^2)``.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` or ``width`` is not positive, or both are given and disagree.
     """
 
     gamma: float | None = attrs.field(default=None, validator=_positive_or_none)
@@ -327,7 +367,24 @@ class RBFKernel(Kernel):
         return None
 
     def resolve(self, X) -> "RBFKernel":
-        """This kernel with ``gamma`` fixed from the training rows ``X`` when neither gamma nor width was given."""
+        """Fix ``gamma`` from the training rows when neither gamma nor width was given.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The training rows; their mean pairwise distance becomes the width.
+
+        Returns
+        -------
+        RBFKernel
+            ``self`` when gamma or width was given, else a new kernel with both set.
+
+        Raises
+        ------
+        ValueError
+            If all rows coincide (the mean distance is round-off) or the resulting gamma is
+            not representable in float64.
+        """
         if self.effective_gamma is not None:
             return self
         X = _rows(X, "X")
@@ -376,13 +433,34 @@ class RBFKernel(Kernel):
         return _kernel_matrix(X, Z, transform)
 
     def diagonal(self, X) -> np.ndarray:
-        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
+        """Compute the diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The rows (for a precomputed kernel, the square ``(n, n)`` training kernel).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)`` for every row.
+        """
         return np.ones(_rows(X, "X").shape[0])
 
 
 @attrs.frozen
 class PolynomialKernel(Kernel):
-    """``k(x, z) = (gamma x^T z + coef0)^degree``; ``gamma=None`` means 1 / n_features (as scikit-learn)."""
+    """``k(x, z) = (gamma x^T z + coef0)^degree``; ``gamma=None`` means 1 / n_features (as scikit-learn).
+
+    Parameters
+    ----------
+    degree : int, default=3
+        The degree, at least 1.
+    gamma : float or None, default=None
+        The scale of the inner product, positive; None for ``1 / n_features``.
+    coef0 : float, default=1.0
+        The constant term.
+    """
 
     degree: int = attrs.field(default=3, validator=count)
     gamma: float | None = attrs.field(default=None, validator=_positive_or_none)
@@ -395,7 +473,18 @@ class PolynomialKernel(Kernel):
         return float(self.gamma) if self.gamma is not None else 1.0 / n_features
 
     def resolve(self, X) -> "PolynomialKernel":
-        """This kernel with ``gamma`` fixed (``1 / n_features`` when not given)."""
+        """Fix ``gamma`` from the training rows (``1 / n_features`` when not given).
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The training rows (only their number of columns is read).
+
+        Returns
+        -------
+        PolynomialKernel
+            A new kernel with ``gamma`` set.
+        """
         return attrs.evolve(self, gamma=self._gamma(_rows(X, "X").shape[1]))
 
     def _apply(self, G: np.ndarray, n_features: int) -> np.ndarray:
@@ -409,7 +498,18 @@ class PolynomialKernel(Kernel):
         return _kernel_matrix(X, Z, lambda rows, G: self._apply(G, X.shape[1]))
 
     def diagonal(self, X) -> np.ndarray:
-        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
+        """Compute the diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The rows (for a precomputed kernel, the square ``(n, n)`` training kernel).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)`` for every row.
+        """
         X = _rows(X, "X")
         return self._apply(_squared_norms(X), X.shape[1])
 
@@ -429,7 +529,7 @@ PSD_RTOL = SYMMETRY_RTOL
 
 
 def check_positive_semidefinite(K: np.ndarray, name: str = "kernel matrix") -> None:
-    """Refuse a symmetric matrix K with ``lambda_min(K) < -n * PSD_RTOL * max |K_ij|`` (ValueError).
+    """Refuse a symmetric matrix K with ``lambda_min(K) < -n * PSD_RTOL * max |K_ij|``.
 
     A kernel method's dual ``max 1^T a - 1/2 a^T Q a`` (Q built from K) is concave only
     for a positive semi-definite K; on an indefinite one SMO and coordinate descent stop
@@ -449,6 +549,18 @@ def check_positive_semidefinite(K: np.ndarray, name: str = "kernel matrix") -> N
     spectrum.  Only when the factorisation fails is the smallest eigenvalue computed
     (LAPACK syevr for that one eigenvalue), to decide a borderline case by the rule itself
     and to name it in the error.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The symmetric kernel matrix (float64).
+    name : str, default="kernel matrix"
+        What K is, for the error message.
+
+    Raises
+    ------
+    ValueError
+        If K's most negative eigenvalue is below ``-n * PSD_RTOL * max |K_ij|``.
     """
     n = K.shape[0]
     scale = max(float(K.max()), -float(K.min()))
@@ -493,7 +605,25 @@ class PrecomputedKernel(Kernel):
     precomputed: ClassVar[bool] = True
 
     def resolve(self, X) -> "PrecomputedKernel":
-        """This kernel, after checking that the training Gram matrix ``X`` is positive semi-definite."""
+        """Check that the training Gram matrix is positive semi-definite.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n)
+            The training kernel matrix.
+
+        Returns
+        -------
+        PrecomputedKernel
+            ``self``, unchanged.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not square, not symmetric within
+            :data:`~multilabel_core.validation.SYMMETRY_RTOL`, or not positive semi-definite
+            (:func:`check_positive_semidefinite`).
+        """
         check_positive_semidefinite(self(X), "precomputed kernel matrix")
         return self
 
@@ -506,24 +636,53 @@ class PrecomputedKernel(Kernel):
         return check_symmetric(K, "precomputed kernel", copy=False) if Z is None else K
 
     def diagonal(self, X) -> np.ndarray:
-        """The diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix."""
+        """Compute the diagonal ``k(x_i, x_i)`` for the rows of ``X``, without forming the matrix.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The rows (for a precomputed kernel, the square ``(n, n)`` training kernel).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)`` for every row.
+        """
         return np.diag(self(X)).copy()
 
 
 def make_kernel(kernel="linear", gamma=None, **params) -> Kernel:
-    """The :class:`Kernel` for an estimator's ``kernel`` parameter.
+    """Build the :class:`Kernel` for an estimator's ``kernel`` parameter.
 
-    ``kernel`` is the name of any kernel in the component registry (the stock
-    'linear', 'rbf', 'poly' and 'precomputed', and every kernel a plugin registers
-    through the ``register_components`` hook; ``mlcore components`` lists them), or a
-    Kernel object, returned unchanged.
+    Parameters
+    ----------
+    kernel : str or Kernel, default="linear"
+        The name of any kernel in the component registry (the stock 'linear', 'rbf', 'poly'
+        and 'precomputed', and every kernel a plugin registers through the
+        ``register_components`` hook; ``mlcore components`` lists them), or a Kernel object,
+        returned unchanged.
+    gamma : float or None, default=None
+        Goes to a kernel whose factory takes a ``gamma`` parameter (read from its
+        signature); a kernel without one, such as the linear and precomputed kernels,
+        ignores it, as scikit-learn's SVC does, so that one grid can set gamma for every
+        kernel it tries.  None leaves the kernel's own default.
+    **params
+        Further parameters (e.g. ``degree``, ``coef0``, ``width``) for the registered
+        factory, which must accept each of them.  A Kernel object takes neither gamma nor
+        params.
 
-    ``params`` (e.g. ``degree``, ``coef0``, ``width``) go to the registered factory,
-    which must accept each of them.  ``gamma`` goes to a kernel whose factory takes a
-    ``gamma`` parameter (read from its signature); a kernel without one, such as the
-    linear and precomputed kernels, ignores it, as scikit-learn's SVC does, so that one
-    grid can set gamma for every kernel it tries.  ``gamma=None`` leaves the kernel's
-    own default.  A Kernel object takes neither gamma nor params.
+    Returns
+    -------
+    Kernel
+        The kernel object.
+
+    Raises
+    ------
+    ValueError
+        If ``kernel`` is neither a registered name nor a Kernel, or a Kernel object is
+        given with ``gamma`` or ``params``.
+    PluginError
+        If the registered factory builds something that is not a Kernel.
     """
     if isinstance(kernel, Kernel):
         if gamma is not None or params:

@@ -56,6 +56,11 @@ class LearnedCovariance(LabelRelation):
     trace 1.  ``epsilon`` is absolute, in the units of S (those of W).  S comes from a
     symmetric eigendecomposition of the Gram matrix with round-off negative eigenvalues
     set to 0.  The iterations start from ``Omega = I / L``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1e-8
+        The absolute shift added to S's eigenvalues before normalising, positive.
     """
 
     epsilon: float = attrs.field(default=1e-8, validator=positive)
@@ -72,10 +77,23 @@ class LearnedCovariance(LabelRelation):
 
 
 def psd_sqrt(gram: np.ndarray) -> np.ndarray:
-    """The symmetric square root of a positive semi-definite matrix.
+    """Compute the symmetric square root of a positive semi-definite matrix.
 
-    Eigenvalues below ``-GRAM_TOL * largest`` mean the matrix is not a Gram matrix
-    (ValueError); the others that are negative are round-off and become 0.
+    Parameters
+    ----------
+    gram : ndarray of shape (L, L)
+        A symmetric positive semi-definite matrix (a Gram matrix ``W^T W``).
+
+    Returns
+    -------
+    ndarray of shape (L, L)
+        The symmetric S with ``S S = gram``; negative eigenvalues above
+        ``-GRAM_TOL * largest`` are round-off and become 0.
+
+    Raises
+    ------
+    ValueError
+        If an eigenvalue is below ``-GRAM_TOL * largest`` (not a Gram matrix).
     """
     eigenvalues, vectors = np.linalg.eigh(gram)
     largest = max(eigenvalues[-1], 0.0)
@@ -86,7 +104,23 @@ def psd_sqrt(gram: np.ndarray) -> np.ndarray:
 
 
 def correlation_from_covariance(omega) -> np.ndarray:
-    """The correlation matrix ``Omega_jk / sqrt(Omega_jj Omega_kk)`` (unit diagonal, entries in [-1, 1])."""
+    """Compute the correlation matrix ``Omega_jk / sqrt(Omega_jj Omega_kk)`` of a covariance.
+
+    Parameters
+    ----------
+    omega : array_like of shape (L, L)
+        A symmetric covariance matrix with a positive diagonal.
+
+    Returns
+    -------
+    ndarray of shape (L, L)
+        The correlations: unit diagonal, entries clipped to [-1, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``omega`` is not symmetric or has a diagonal entry at or below 0.
+    """
     omega = check_symmetric(omega, "omega")
     diagonal = np.diag(omega)
     if np.any(diagonal <= 0.0):
