@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 
 from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.kernels import make_kernel
 from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
@@ -90,8 +91,16 @@ class ConceptNetwork(ComposedEstimator):
     site_tradeoff, edge_tradeoff : float > 0, default 1.0
         gamma_l and Upsilon_lt of (11) and (13) in relative units: the label term changes the
         truncated base kernel's trace by 1 / (2 tradeoff) of it (:mod:`.kernels`).
+    kernel : str or Kernel, default "rbf"
+        The base kernel, a registered name or a Kernel object.  The default RBF kernel's matrix on
+        the training rows is eigendecomposed by Lanczos (O(n^2 m) time, an n x n matrix held).  A
+        kernel of explicit features, ``"nystroem"`` (landmarks of the RBF kernel) or ``"rff"``
+        (random Fourier features), or a :class:`~multilabel_core.kernel_approximation.NystroemKernel`
+        object for another number of landmarks, replaces the base kernel by ``Phi Phi^T`` and takes the
+        eigenbasis from the p x p matrix ``Phi^T Phi`` (O(n p^2), no n x n matrix; :mod:`.kernels`).
     gamma : float > 0 or None, default None
-        The base RBF kernel's gamma; None: width = mean pairwise distance (the core's convention).
+        The base kernel's gamma (RBF, and the RBF kernel a Nystroem or Fourier approximation
+        approximates); None: width = mean pairwise distance (the core's convention).
     n_components : int, default 100
         m, eigenpairs of the base kernel requested.
     eig_rtol : float in (0, 1), default 1e-3
@@ -131,7 +140,7 @@ class ConceptNetwork(ComposedEstimator):
     site_coef_ : (L, m), edge_coef_ : (E, m) -- the models in the eigenfunction coordinates:
         ``v_l^T phi_l(x) = phi(x) . site_coef_[l]`` and ``w_lt^T phi_lt(x) = phi(x) . edge_coef_[e]``.
     dual_ : (n, L) the alpha of (8); certificate_ : the summed certificate of the L local duals
-        (per-label values in ``statistics``); kernel_ : the resolved base RBF kernel; X_fit_;
+        (per-label values in ``statistics``); kernel_ : the resolved base kernel; X_fit_;
         and the composed estimator's ``parts_``, ``solution_`` and ``dual_coef_`` -- the site scores
         as an expansion in the base kernel, ``kernel_(x, X_fit_) @ dual_coef_ = (1 + eps) site_scores(x)``
         (what a :class:`~multilabel_core.ComposedEstimator` of the same parts predicts with).
@@ -157,6 +166,7 @@ class ConceptNetwork(ComposedEstimator):
         edge_threshold=0.05,
         site_tradeoff=1.0,
         edge_tradeoff=1.0,
+        kernel="rbf",
         gamma=None,
         n_components=100,
         eig_rtol=1e-3,
@@ -177,6 +187,7 @@ class ConceptNetwork(ComposedEstimator):
         self.threshold = threshold
         self.site_tradeoff = site_tradeoff
         self.edge_tradeoff = edge_tradeoff
+        self.kernel = kernel
         self.gamma = gamma
         self.n_components = n_components
         self.eig_rtol = eig_rtol
@@ -200,14 +211,25 @@ class ConceptNetwork(ComposedEstimator):
     def _parts(self) -> dict:
         settings = {
             "relation": {"threshold": renamed_parameter(self, "threshold", "edge_threshold", warn=False)},
-            "kernel": {} if self.gamma is None else {"gamma": self.gamma},
             "solver": {
                 name: getattr(self, name)
                 for name in ("sigma", "eps", "eps_edge", "site_tradeoff", "edge_tradeoff", "n_components", "eig_rtol",
                              "tol", "max_iter", "random_state", "n_jobs")
             },  # fmt: skip
         }
-        return {role: make_component(role, name, **settings.get(role, {})) for role, name in self.PARTS.items()}
+        parts = {
+            role: make_component(role, name, **settings.get(role, {}))
+            for role, name in self.PARTS.items()
+            if role != "kernel"
+        }
+        return parts | {"kernel": make_kernel(self.kernel, self.gamma)}
+
+    def _kernel_data(self, X, kernel):
+        # A kernel of explicit features reaches the solver as itself: its eigenbasis comes from Phi^T Phi,
+        # and the composed estimator's default would hand over the n x n matrix Phi Phi^T instead.
+        if getattr(kernel, "explicit_features", False):
+            return X, kernel
+        return super()._kernel_data(X, kernel)
 
     def _fit(self, X, Y, **data):
         # BLAS held to one thread for the fit (threadpoolctl; the caller's setting is restored
@@ -233,7 +255,7 @@ class ConceptNetwork(ComposedEstimator):
     # The methods below take rows already validated (predict and decision_function validate them once).
 
     def _eigenfunctions(self, X) -> np.ndarray:
-        return self.basis_.extend(self.kernel_(X, self.X_fit_))
+        return _eigenfunctions(self.basis_, self.kernel_, X, self.X_fit_)
 
     def _infer(self, X) -> InferenceResult:
         return _inference(self.solution_, self.intercept_, self._eigenfunctions(X), self.inference, self.max_sweeps)
@@ -266,6 +288,13 @@ class ConceptNetwork(ComposedEstimator):
             return super().predict(X)
         X = self._validate_test_X(X)
         return self._with_constant_labels(self._inferred(X).labels, X.shape[0], "labels")
+
+
+def _eigenfunctions(basis, kernel, X, X_fit) -> np.ndarray:
+    """phi(X) of eq. 17: from the explicit features of X when the basis was computed from them, else from K(X, X_fit)."""
+    if basis.feature_map is not None and getattr(kernel, "explicit_features", False):
+        return basis.extend_features(kernel.features(X))
+    return basis.extend(kernel(X, X_fit))
 
 
 def _inference(solution, intercept, phi, method: str, max_sweeps: int) -> InferenceResult:
@@ -324,5 +353,5 @@ def concept_inference(estimator, X, *, method: str = "icm", max_sweeps: int = 10
     X = check_X(X)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} columns, but the estimator was fitted on {estimator.n_features_in_}")
-    phi = model["basis"].extend(estimator.kernel_(X, estimator.X_fit_))
+    phi = _eigenfunctions(model["basis"], estimator.kernel_, X, estimator.X_fit_)
     return _inference(solution, estimator.intercept_, phi, method, max_sweeps)

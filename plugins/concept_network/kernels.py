@@ -30,6 +30,15 @@ Nystrom (eq. 17).  For a new row x, ``phi_k(x) = (1 / eta_k) sum_i K(x, x_i) u_k
 ``K_l(x, x_i) = sum_k omega_lk phi_k(x) u_k(i)``.  An eigenpair with a tiny eta_k amplifies the
 error of u_k by 1 / eta_k, so the basis keeps only the eigenpairs with ``eta_k >= eig_rtol eta_1``
 (:func:`top_eigenpairs`).
+
+Explicit features (:func:`feature_eigenpairs`).  When the base kernel is an inner product of p explicit
+features, ``K = Phi Phi^T`` with Phi (n, p) (the Nystroem or random Fourier kernels of
+:mod:`multilabel_core.kernel_approximation`), its nonzero eigenpairs come from the p x p matrix
+``G = Phi^T Phi = V diag(eta) V^T``: ``K (Phi v_k) = Phi G v_k = eta_k (Phi v_k)`` and
+``||Phi v_k||^2 = eta_k``, so ``u_k = Phi v_k / sqrt(eta_k)``, in O(n p^2) time and O(n p) memory, with no
+n x n matrix.  Eq. 17 then needs no training row either:
+``phi_k(x) = (1 / eta_k) phi(x)^T Phi^T u_k = phi(x)^T v_k / sqrt(eta_k)``, since
+``Phi^T Phi v_k = eta_k v_k``; the basis keeps ``V diag(eta)^{-1/2}`` as :attr:`EigenBasis.feature_map`.
 """
 
 from __future__ import annotations
@@ -44,7 +53,10 @@ from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
 from multilabel_core.validation import check_scalar
 
-__all__ = ["EigenBasis", "LearnedKernels", "learn_kernels", "site_weights", "edge_weights", "top_eigenpairs"]
+__all__ = [
+    "EigenBasis", "LearnedKernels", "feature_eigenpairs", "learn_kernels", "site_weights", "edge_weights",
+    "top_eigenpairs",
+]
 
 #: Below this many rows the dense symmetric eigensolver is cheaper than ARPACK's Lanczos iteration.
 DENSE_EIGH_ROWS = 200
@@ -55,7 +67,10 @@ class EigenBasis:
     """The top eigenpairs of the training Gram matrix: ``values`` (m,) descending, ``vectors`` (n, m).
 
     ``n_requested`` is the m asked for, ``n_dropped`` how many of those were dropped by the
-    ``eig_rtol`` rule, ``method`` the eigensolver ("eigsh" or "eigh") and ``time`` its seconds.
+    ``eig_rtol`` rule, ``method`` the eigensolver ("eigsh" or "eigh" on the kernel matrix,
+    "features" on ``Phi^T Phi``) and ``time`` its seconds.  ``feature_map`` (p, m) is
+    ``V diag(eta)^{-1/2}`` for a basis computed from explicit features (:func:`feature_eigenpairs`),
+    None otherwise.
     """
 
     values: np.ndarray
@@ -65,6 +80,7 @@ class EigenBasis:
     eig_rtol: float
     method: str
     time: float
+    feature_map: np.ndarray | None = None
 
     @property
     def n_components(self) -> int:
@@ -82,6 +98,30 @@ class EigenBasis:
         if K_new.ndim != 2 or K_new.shape[1] != self.vectors.shape[0]:
             raise ValueError(f"K_new must be (n_new, {self.vectors.shape[0]}), got shape {K_new.shape}")
         return (K_new @ self.vectors) / self.values
+
+    def extend_features(self, features) -> np.ndarray:
+        """The Nystrom eigenfunctions (eq. 17) at new rows from their explicit features: ``features @ feature_map``.
+
+        ``features`` is phi(X_new) (n_new, p) under the kernel the basis was computed from.  It equals
+        :meth:`extend` of ``K_new = features Phi^T`` (the module docstring), in O(n_new p m) and without
+        the training rows.
+        """
+        if self.feature_map is None:
+            raise ValueError("this basis was computed from a kernel matrix, not from explicit features: use extend")
+        features = np.asarray(features, dtype=np.float64)
+        if features.ndim != 2 or features.shape[1] != self.feature_map.shape[0]:
+            raise ValueError(
+                f"features must be (n_new, {self.feature_map.shape[0]}), got shape {features.shape}"
+            )
+        return features @ self.feature_map
+
+
+def _oriented(vectors: np.ndarray, *others: np.ndarray):
+    """Each eigenvector flipped so that its largest-magnitude entry is positive (and ``others``' columns with it)."""
+    rows = np.argmax(np.abs(vectors), axis=0)
+    signs = np.sign(vectors[rows, np.arange(vectors.shape[1])])
+    signs[signs == 0.0] = 1.0
+    return (vectors * signs,) + tuple(other * signs for other in others)
 
 
 def top_eigenpairs(K, n_components: int, *, eig_rtol: float = 1e-3, random_state=0) -> EigenBasis:
@@ -121,8 +161,7 @@ def top_eigenpairs(K, n_components: int, *, eig_rtol: float = 1e-3, random_state
         raise ValueError("the kernel matrix has no positive eigenvalue (is the kernel a Gram matrix?)")
     keep = values >= eig_rtol * values[0]
     values, vectors = values[keep], vectors[:, keep]
-    rows = np.argmax(np.abs(vectors), axis=0)
-    vectors = vectors * np.sign(vectors[rows, np.arange(vectors.shape[1])])
+    (vectors,) = _oriented(vectors)
     return EigenBasis(
         values=values,
         vectors=np.ascontiguousarray(vectors),
@@ -131,6 +170,64 @@ def top_eigenpairs(K, n_components: int, *, eig_rtol: float = 1e-3, random_state
         eig_rtol=float(eig_rtol),
         method=method,
         time=time.perf_counter() - start,
+    )
+
+
+def feature_eigenpairs(features, n_components: int, *, eig_rtol: float = 1e-3) -> EigenBasis:
+    """The top ``n_components`` eigenpairs of ``K = Phi Phi^T`` from the p x p matrix ``Phi^T Phi`` (module docstring).
+
+    Parameters
+    ----------
+    features : array (n, p)
+        Phi, the explicit features of the training rows (a kernel's ``features(X)``).
+    n_components : int >= 1
+        m, the eigenpairs requested (at most min(n, p) exist).
+    eig_rtol : float in (0, 1), default 1e-3
+        Eigenpairs with ``eta_k < eig_rtol eta_1`` are dropped, as in :func:`top_eigenpairs`.
+
+    Returns
+    -------
+    EigenBasis
+        ``vectors`` U = Phi V diag(eta)^{-1/2} (n, m), ``values`` eta, ``feature_map`` V diag(eta)^{-1/2} (p, m),
+        ``method`` "features".
+
+    Notes
+    -----
+    O(n p^2) to form ``Phi^T Phi``, O(p^3) for its eigenpairs and O(n p m) for U: no n x n matrix.
+    The eigenvalues of G carry an absolute error of about ``p eps eta_1`` (the Gram product's and the
+    eigensolver's backward errors), so a kept ``eta_k >= eig_rtol eta_1`` is accurate to a relative
+    ``p eps / eig_rtol``, and U's columns are orthonormal to that order.
+    """
+    Phi = np.asarray(features, dtype=np.float64)
+    if Phi.ndim != 2 or Phi.shape[0] < 2 or Phi.shape[1] < 1:
+        raise ValueError(f"features must be (n, p) with at least 2 rows and 1 column, got shape {Phi.shape}")
+    if not np.isfinite(Phi).all():
+        raise ValueError("features contain NaN or infinity")
+    check_scalar(n_components, "n_components", kind=numbers.Integral, low=1)
+    check_scalar(eig_rtol, "eig_rtol", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    n, p = Phi.shape
+    m = min(int(n_components), n, p)
+    start = time.perf_counter()
+    gram = Phi.T @ Phi
+    gram = (gram + gram.T) / 2.0
+    values, V = scipy.linalg.eigh(gram, subset_by_index=[p - m, p - 1])
+    order = np.argsort(values)[::-1]
+    values, V = values[order], V[:, order]
+    if not values[0] > 0.0:
+        raise ValueError("the features are all zero: the kernel matrix Phi Phi^T has no positive eigenvalue")
+    keep = values >= eig_rtol * values[0]
+    values, V = values[keep], V[:, keep]
+    feature_map = V / np.sqrt(values)
+    vectors, feature_map = _oriented(Phi @ feature_map, feature_map)
+    return EigenBasis(
+        values=values,
+        vectors=np.ascontiguousarray(vectors),
+        n_requested=m,
+        n_dropped=int(m - keep.sum()),
+        eig_rtol=float(eig_rtol),
+        method="features",
+        time=time.perf_counter() - start,
+        feature_map=np.ascontiguousarray(feature_map),
     )
 
 

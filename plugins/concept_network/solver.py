@@ -7,7 +7,8 @@ Zhang et al., *Multi-Kernel Multi-Label Learning with Max-Margin Concept Network
 1. the concept network of the training labels (the problem's relation: any relation with ``graph(Y)``,
    e.g. :class:`~.graph.ConceptNetworkRelation`);
 2. the top-m eigenpairs of the base kernel matrix (the problem's kernel, linear, RBF or any other, on its
-   rows, or the precomputed matrix the estimator hands over) and the closed forms of (12) and (14)
+   rows, or the precomputed matrix the estimator hands over; for a kernel of p explicit features, from
+   the p x p matrix ``Phi^T Phi``, with no n x n matrix) and the closed forms of (12) and (14)
    (:mod:`.kernels`);
 3. for each label l, the linear SVM on the explicit features
    ``[(1 + eps) phi_l(x^i); sigma a_t^i phi_lt(x^i), t in N_l]`` with signs s_i = 2 y_l^i - 1, solved by
@@ -52,7 +53,7 @@ from multilabel_core.parallel import map_threads, n_jobs_field
 from multilabel_core.solvers import SMALLEST_EPS, ConvergenceWarning, linear_svm_cd
 from multilabel_core.validation import check_random_state, count, non_negative, open_unit, positive, seed
 
-from .kernels import learn_kernels, top_eigenpairs
+from .kernels import feature_eigenpairs, learn_kernels, top_eigenpairs
 
 __all__ = ["ClippingWarning", "ConceptNetworkSolver", "local_features", "site_dual_coef"]
 
@@ -129,7 +130,9 @@ class ConceptNetworkSolver(Solver):
       certificate (Frobenius, the paper's (2): M = I); a coupling M is refused;
     * the relation: ``graph(Y)`` (a :class:`~.graph.ConceptGraph`), not learned;
     * the kernel: any (its Gram matrix on the training rows is eigendecomposed; linear, RBF,
-      polynomial and precomputed all define the basis and so the model).
+      polynomial and precomputed all define the basis and so the model); a kernel of explicit
+      features (``explicit_features``: ``kernel="nystroem"`` or ``"rff"``) gives the basis from the
+      p x p matrix ``Phi^T Phi`` instead, without an n x n matrix (:func:`~.kernels.feature_eigenpairs`).
 
     A warm start continues from a previous solution's warm state, its ``dual`` (each label's alpha,
     proportional to C, projected on this problem's box); the optimum does not depend on it.
@@ -211,10 +214,7 @@ class ConceptNetworkSolver(Solver):
         rng = check_random_state(self.random_state)
         eigen_seed, cd_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
         graph = problem.relation.graph(Y)
-        K = problem.X if problem.kernel.precomputed else problem.kernel(problem.X)
-        if hasattr(K, "toarray"):  # a kernel may return its Gram matrix sparse; the eigensolver wants it dense
-            K = K.toarray()
-        basis = top_eigenpairs(K, self.n_components, eig_rtol=self.eig_rtol, random_state=eigen_seed)
+        basis = self._basis(problem, eigen_seed)
         kernels = learn_kernels(basis, Y, graph.edges, self.site_tradeoff, self.edge_tradeoff)
         if kernels.n_clipped:
             warnings.warn(
@@ -241,6 +241,21 @@ class ConceptNetworkSolver(Solver):
             warm_state=WarmState(type(self).__name__, scaled={"dual": dual / scales}),
         )  # fmt: skip
         return Fit(solution, certificate)
+
+    def _basis(self, problem: Problem, eigen_seed: int):
+        """The eigenbasis of the base kernel: from ``Phi^T Phi`` for a kernel of explicit features, else from K.
+
+        A kernel with ``explicit_features`` (Nystroem, random Fourier features) gives the basis in
+        O(n p^2) without the n x n matrix (:func:`~.kernels.feature_eigenpairs`); any other kernel's
+        matrix on the training rows is eigendecomposed by Lanczos (:func:`~.kernels.top_eigenpairs`).
+        """
+        kernel = problem.kernel
+        if getattr(kernel, "explicit_features", False) and not kernel.precomputed:
+            return feature_eigenpairs(kernel.features(problem.X), self.n_components, eig_rtol=self.eig_rtol)
+        K = problem.X if kernel.precomputed else kernel(problem.X)
+        if hasattr(K, "toarray"):  # a kernel may return its Gram matrix sparse; the eigensolver wants it dense
+            K = K.toarray()
+        return top_eigenpairs(K, self.n_components, eig_rtol=self.eig_rtol, random_state=eigen_seed)
 
     @staticmethod
     def _alpha0(warm_start: Solution | None, shape, scales: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
