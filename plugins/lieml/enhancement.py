@@ -44,15 +44,25 @@ __all__ = ["EnhancedTargets", "LabelEnhancement", "LowRankEnhancement", "enhance
 
 @attrs.frozen(eq=False)
 class LabelEnhancement:
-    """The outcome of label enhancement.
+    """Hold the outcome of label enhancement.
 
-    Attributes
+    Parameters
     ----------
-    labels : (n, t) the numerical labels U (``Z[:t].T``).
-    rank : the numerical rank of the final Z; singular_values : its nonzero singular values.
-    stages : list of :class:`~multilabel_core.solvers.FPCStage` (mu, iterations, T1 after each, rank).
-    certificate : the FPC certificate of T1 at mu_min (primal, lower bound, gap).
-    lam, step : lambda and tau.
+    labels : ndarray of shape (n, t)
+        The numerical labels U (``Z[:t].T``).
+    rank : int
+        The numerical rank of the final Z.
+    singular_values : ndarray
+        The nonzero singular values of the final Z, descending.
+    stages : list of FPCStage
+        The continuation stages of fixed point continuation (mu, iterations, T1 after each,
+        rank).
+    certificate : Certificate
+        The FPC certificate of T1 at mu_min (primal, lower bound, gap).
+    lam : float
+        lambda, the weight of the logistic label term (Tao, Xu & Geng, eq. 4).
+    step : float
+        tau, the FPC step (module docstring).
     """
 
     labels: np.ndarray
@@ -65,13 +75,41 @@ class LabelEnhancement:
 
 
 def stacked_objective(X, S, lam: float, *, n_features: int | None = None):
-    """f of T1 without the nuclear norm, and its gradient (eq. 7), for the stacked Z of (X, S).
+    """Build the smooth part f of T1 (eq. 6 without the nuclear norm) for the stacked Z of (X, S).
 
-    ``X`` (n, d) dense or sparse, ``S`` (n, t) signs.  ``n_features``: the d of the feature
-    weight 1/(d n) and of the step when X holds only some of the columns (:func:`enhance_labels`
-    leaves out the empty ones); default X's own width.
-    Returns ``(Z0, value, gradient, conjugate, step)`` with Z0 = [S^T; X^T; 1^T], the convex
-    conjugate of f (for the FPC certificate's Fenchel bound) and step = min(3.8 t n / lambda, d n).
+    Tao, Xu & Geng, *Labeling Information Enhancement for Multi-label Learning with Low-Rank
+    Subspace*, eq. 6 and its gradient, eq. 7.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d_held)
+        The features (the columns Z holds).
+    S : ndarray of shape (n, t)
+        The logical labels as signs in {-1, +1}.
+    lam : float
+        lambda, the weight of the logistic label term (positive).
+    n_features : int or None, default None
+        The d of the feature weight 1/(d n) and of the step when X holds only some of the
+        columns (:func:`enhance_labels` leaves out the empty ones); None is X's own width.
+
+    Returns
+    -------
+    Z0 : ndarray of shape (t + d_held + 1, n)
+        The start [S^T; X^T; 1^T].
+    value : callable
+        f(Z), a float.
+    gradient : callable
+        The gradient of f at Z (eq. 7), an array shaped like Z (zero on the last row).
+    conjugate : callable
+        The convex conjugate f*(M) (+inf outside its domain), for the FPC certificate's
+        Fenchel bound.
+    step : float
+        tau = min(3.8 t n / lambda, d n) (module docstring).
+
+    Raises
+    ------
+    ValueError
+        When ``n_features`` is below X's number of columns.
     """
     n, held = X.shape
     d = held if n_features is None else int(n_features)
@@ -134,18 +172,38 @@ def enhance_labels(
     accelerate: bool = True,
     warn: bool = True,
 ) -> LabelEnhancement:
-    """Numerical labels U from the logical labels Y by LE (module docstring).
+    """Compute numerical labels U from the logical labels Y by label enhancement (module docstring).
 
     Parameters
     ----------
-    X : (n, d) dense or sparse features; Y : (n, t) labels, {0, 1} or {-1, +1}.
-    lam : lambda of (4), the weight of the logistic label term.
-    mu_min, eta_mu, stage_tol : the continuation (paper: 1e-5, 0.25, 1e-5).
-    max_iter : shrinkage steps over all stages.
-    svt : "auto" (the truncated shrinkage with its fallback), "gram" or "full" (the paper's full SVD).
-    accelerate : momentum with adaptive restart on the FPC steps (same fixed point, far fewer
-        steps; False is the paper's plain iteration).
-    warn : issue a ConvergenceWarning when the FPC certificate is not met.
+    X : array-like or sparse matrix of shape (n, d)
+        The features.
+    Y : array-like or sparse matrix of shape (n, t)
+        The logical labels, {0, 1} or {-1, +1}.
+    lam : float, default 1.0
+        lambda of Tao, Xu & Geng's eq. 4, the weight of the logistic label term (positive).
+    mu_min : float, default 1e-5
+        The last continuation stage's mu (the paper's value).
+    eta_mu : float, default 0.25
+        The continuation's factor, mu <- max(eta_mu mu, mu_min), in (0, 1).
+    stage_tol : float, default 1e-5
+        A stage ends when T1 changes by less than this between steps.
+    max_iter : int, default 20000
+        Shrinkage steps over all stages.
+    svt : {"auto", "gram", "full"}, default "auto"
+        The singular value shrinkage: the truncated one with its fallback, through the Gram
+        matrix, or the paper's full SVD.
+    accelerate : bool, default True
+        Momentum with adaptive restart on the FPC steps (same fixed point, far fewer steps;
+        False is the paper's plain iteration).
+    warn : bool, default True
+        Issue a ConvergenceWarning when the FPC certificate is not met.
+
+    Returns
+    -------
+    LabelEnhancement
+        U, the final Z's rank and singular values, the stages, the certificate of T1 at
+        mu_min, lambda and the step.
     """
     X = check_X(X)
     S = _signs(Y, X.shape[0])
@@ -183,17 +241,32 @@ def _svt_method(instance, attribute, value) -> None:
 
 
 def fed_targets(enhancement: LabelEnhancement, signs: np.ndarray, target: str) -> tuple[np.ndarray, int]:
-    """The targets a per-label model trains on after label enhancement, and how many labels were turned over.
+    """Compute the targets a per-label model trains on after label enhancement.
 
-    ``target`` is the loss's convention (:attr:`multilabel_core.base.Loss.target`):
+    Parameters
+    ----------
+    enhancement : LabelEnhancement
+        The enhancement of the training labels (its ``labels`` U, shape (n, t)).
+    signs : ndarray of shape (n, t)
+        The logical labels in {-1, +1}.
+    target : {"real", "sign"}
+        The loss's convention (:attr:`multilabel_core.base.Loss.target`): ``"real"`` (a
+        regression loss, e.g. epsilon-insensitive) trains on the numerical labels U themselves,
+        what Tao, Xu & Geng's regressor T2 (eq. 8) fits; ``"sign"`` (hinge, squared hinge,
+        logistic, ranking) on the signs of U, a relabelling, where an entry with u_ij = 0 keeps
+        its logical label (the enhancement gives no direction there).
 
-    - ``"real"`` (a regression loss, e.g. epsilon-insensitive): the numerical labels U themselves,
-      what Tao, Xu & Geng's regressor T2 (eq. 8) fits;
-    - ``"sign"`` (hinge, squared hinge, logistic, ranking): the signs of U, a relabelling.  An
-      entry with u_ij = 0 keeps its logical label (the enhancement gives no direction there).
+    Returns
+    -------
+    targets : ndarray of shape (n, t), float64
+        U, or its signs.
+    turned_over : int
+        The number of entries whose enhanced label has the other sign than the logical label.
 
-    ``signs`` are the logical labels in {-1, +1}.  The count is the number of entries whose
-    target sign differs from the logical label.
+    Raises
+    ------
+    ValueError
+        When ``target`` is neither ``"real"`` nor ``"sign"``.
     """
     U = np.asarray(enhancement.labels, dtype=np.float64)
     turned_over = int(np.count_nonzero((U * signs) < 0.0))
@@ -213,11 +286,14 @@ class EnhancedTargets(Independent):
     made, and its :attr:`feed_steps` (the enhancement's FPC certificate) count in the fit's
     certificate (:func:`multilabel_core.composition.fed_fit`).
 
-    Attributes
+    Parameters
     ----------
-    enhancement : :class:`LabelEnhancement` (U, rank, stages, certificate).
-    target : "real" (the targets are U) or "sign" (the targets are the signs of U).
-    turned_over : entries whose enhanced label has the other sign than the logical label.
+    enhancement : LabelEnhancement
+        U, rank, stages and certificate of the enhancement.
+    target : {"real", "sign"}
+        ``"real"``: the targets are U; ``"sign"``: the targets are the signs of U.
+    turned_over : int
+        The entries whose enhanced label has the other sign than the logical label.
     """
 
     enhancement: LabelEnhancement
@@ -241,8 +317,22 @@ class LowRankEnhancement(LabelRelation):
     of independent labels gets the problem :meth:`feed` makes, whose targets are the enhanced
     labels (U for a real-target loss, the signs of U for a sign loss).
 
-    Parameters: ``lam`` (lambda of eq. 4, default 1), ``mu_min``, ``eta_mu``, ``stage_tol``,
-    ``max_iter``, ``svt`` and ``accelerate``, as in :func:`enhance_labels`.
+    Parameters
+    ----------
+    lam : float, default 1.0
+        lambda of Tao, Xu & Geng's eq. 4, the weight of the logistic label term (positive).
+    mu_min : float, default 1e-5
+        The last continuation stage's mu (positive).
+    eta_mu : float, default 0.25
+        The continuation's factor, in (0, 1).
+    stage_tol : float, default 1e-5
+        A stage ends when T1 changes by less than this between steps (positive).
+    max_iter : int, default 20000
+        Shrinkage steps over all stages.
+    svt : {"auto", "gram", "full"}, default "auto"
+        The singular value shrinkage (:func:`enhance_labels`).
+    accelerate : bool, default True
+        Momentum with adaptive restart on the FPC steps.
     """
 
     lam: float = attrs.field(default=1.0, validator=positive)
@@ -267,14 +357,29 @@ class LowRankEnhancement(LabelRelation):
         return np.eye(np.shape(gram)[0])
 
     def enhance(self, X, Y, *, warn: bool = True) -> LabelEnhancement:
-        """The numerical labels of (X, Y) (:func:`enhance_labels` with this relation's settings)."""
+        """Compute the numerical labels of (X, Y) (:func:`enhance_labels` with this relation's settings).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The features.
+        Y : array-like or sparse matrix of shape (n, t)
+            The logical labels, {0, 1} or {-1, +1}.
+        warn : bool, default True
+            Issue a ConvergenceWarning when the FPC certificate is not met.
+
+        Returns
+        -------
+        LabelEnhancement
+            U with the enhancement's record and certificate.
+        """
         return enhance_labels(
             X, Y, lam=self.lam, mu_min=self.mu_min, eta_mu=self.eta_mu, stage_tol=self.stage_tol,
             max_iter=self.max_iter, svt=self.svt, accelerate=self.accelerate, warn=warn,
         )  # fmt: skip
 
     def feed(self, problem: Problem) -> Problem:
-        """The problem a per-label solver solves instead: the same rows, kernel, loss and C, the enhanced targets.
+        """Make the problem a per-label solver solves instead: the same rows, kernel, loss and C, the enhanced targets.
 
         The labels are enhanced from the problem's rows and logical labels (:meth:`enhance`);
         the targets become :func:`fed_targets` of the loss's convention, and the relation an
@@ -288,6 +393,17 @@ class LowRankEnhancement(LabelRelation):
         enhancement turns no label over, those signs are the logical labels and the model
         would be the one without the relation: that composition is refused (below) rather than
         fitted as if the relation had acted.
+
+        Parameters
+        ----------
+        problem : Problem
+            The composed problem, with the raw rows X and the logical labels Y.
+
+        Returns
+        -------
+        Problem
+            The problem with the targets of :func:`fed_targets` as ``Y`` and an
+            :class:`EnhancedTargets` as its relation.
 
         Raises
         ------
