@@ -91,7 +91,27 @@ def _optional_array(value):
 
 
 def check_scores(scores, n_labels: int | None, who: str) -> np.ndarray:
-    """``scores`` as a float64 (n, L) array; ValueError when it is not 2-D or has another number of labels."""
+    """Check a score matrix and convert it to float64.
+
+    Parameters
+    ----------
+    scores : array_like of shape (n, L)
+        Decision values.
+    n_labels : int or None
+        The number of labels the threshold was fitted for; None accepts any.
+    who : str
+        The threshold that checks, for the error message.
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        ``scores`` as a float64 array.
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` is not 2-D or has another number of columns than ``n_labels``.
+    """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2:
         raise ValueError(f"{who}: scores must be a 2-D (n, L) array, got shape {scores.shape}")
@@ -123,11 +143,46 @@ class ZeroThreshold(Threshold):
     needs_scores: ClassVar[bool] = False
 
     def fit(self, estimator, X, Y, scores, **data) -> ZeroThreshold:
-        """This threshold itself (nothing to learn)."""
+        """Return this threshold itself: the zero rule learns nothing.
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted on ``X`` and ``Y``.
+        X : array or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L)
+            The {0, 1} training labels.
+        scores : ndarray of shape (n, L) or None
+            The estimator's decision values on ``X`` (None when ``needs_scores`` is False).
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. unlabeled rows).
+
+        Returns
+        -------
+        ZeroThreshold
+            ``self``.
+        """
         return self
 
     def predict(self, scores) -> np.ndarray:
-        """``scores > 0`` as int64."""
+        """Cut the scores at 0.
+
+        Parameters
+        ----------
+        scores : array_like of shape (n, L)
+            Decision values.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            ``scores > 0`` as int64.
+
+        Raises
+        ------
+        ValueError
+            If ``scores`` is not 2-D.
+        """
         return (check_scores(scores, None, "ZeroThreshold") > 0.0).astype(np.int64)
 
 
@@ -159,14 +214,50 @@ class FixedThreshold(Threshold):
     value: float | None = attrs.field(default=None, validator=_finite_value)
 
     def fit(self, estimator, X, Y, scores, **data) -> FixedThreshold:
-        """This threshold with its value fixed (the loss's midpoint when it was None)."""
+        """Fix the value (the midpoint of the fitted loss's targets when it was None).
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted on ``X`` and ``Y``.
+        X : array or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L)
+            The {0, 1} training labels.
+        scores : ndarray of shape (n, L) or None
+            The estimator's decision values on ``X`` (None when ``needs_scores`` is False).
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. unlabeled rows).
+
+        Returns
+        -------
+        FixedThreshold
+            ``self`` when ``value`` was given, else a copy with 0.5 for a loss with
+            ``target="real"`` and 0 otherwise.
+        """
         if self.value is not None:
             return self
         loss = (getattr(estimator, "parts_", None) or {}).get("loss")
         return attrs.evolve(self, value=0.5 if getattr(loss, "target", "sign") == "real" else 0.0)
 
     def predict(self, scores) -> np.ndarray:
-        """``scores > value`` as int64."""
+        """Cut the scores at ``value``.
+
+        Parameters
+        ----------
+        scores : array_like of shape (n, L)
+            Decision values.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            ``scores > value`` as int64.
+
+        Raises
+        ------
+        ValueError
+            If ``value`` is still None (not fitted) or ``scores`` is not 2-D.
+        """
         if self.value is None:
             raise ValueError("FixedThreshold(value=None) has no value before fit: fit it with the method first")
         return (check_scores(scores, None, "FixedThreshold") > float(self.value)).astype(np.int64)
@@ -176,15 +267,19 @@ class FixedThreshold(Threshold):
 class RankCut(Threshold):
     """The k top-scoring labels of every row are relevant [rank_cut] (Yang's RCut).
 
+    Ties among scores are broken towards the lower label index, so every row gets exactly
+    ``size`` labels.
+
     Parameters
     ----------
-    k : int >= 1 or None, default None
-        Labels per row.  None: the training label cardinality (mean number of relevant labels
-        per training row) rounded to the nearest integer, at least 1.  A k larger than the
-        number of labels is refused at fit.
-
-    Fitted state: ``size`` (int), the k in use.  Ties among scores are broken towards the
-    lower label index, so every row gets exactly ``size`` labels.
+    k : int or None, default=None
+        Labels per row, at least 1.  None: the training label cardinality (mean number of
+        relevant labels per training row) rounded to the nearest integer, at least 1.  A k
+        larger than the number of labels is refused at fit.
+    size : int or None, default=None
+        Fitted state, set by :meth:`fit`: the k in use.
+    n_labels : int or None, default=None
+        Fitted state, set by :meth:`fit`: the number of labels, checked at predict.
     """
 
     name: ClassVar[str] = "rank_cut"
@@ -200,7 +295,31 @@ class RankCut(Threshold):
         return self.size is not None
 
     def fit(self, estimator, X, Y, scores, **data) -> RankCut:
-        """The cut with ``size`` set: ``k``, or the rounded training label cardinality."""
+        """Set ``size``: ``k``, or the rounded training label cardinality.
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted on ``X`` and ``Y``.
+        X : array or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L)
+            The {0, 1} training labels.
+        scores : ndarray of shape (n, L) or None
+            The estimator's decision values on ``X`` (None when ``needs_scores`` is False).
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. unlabeled rows).
+
+        Returns
+        -------
+        RankCut
+            A copy with ``size`` and ``n_labels`` set.
+
+        Raises
+        ------
+        ValueError
+            If the size exceeds the number of labels.
+        """
         n_labels = Y.shape[1]
         size = self.k if self.k is not None else max(1, int(np.floor(np.asarray(Y).sum(axis=1).mean() + 0.5)))
         if size > n_labels:
@@ -208,7 +327,23 @@ class RankCut(Threshold):
         return attrs.evolve(self, size=int(size), n_labels=int(n_labels))
 
     def predict(self, scores) -> np.ndarray:
-        """1 for the ``size`` largest scores of each row (ties: the lower label index first)."""
+        """Mark the ``size`` largest scores of each row (ties: the lower label index first).
+
+        Parameters
+        ----------
+        scores : array_like of shape (n, L)
+            Decision values.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            1 for the ``size`` top-scoring labels of each row, else 0 (int64).
+
+        Raises
+        ------
+        ValueError
+            If the cut is not fitted or ``scores`` has another number of labels.
+        """
         _require_fitted(self)
         scores = check_scores(scores, self.n_labels, "RankCut")
         top = np.argsort(-scores, axis=1, kind="stable")[:, : self.size]
@@ -217,7 +352,13 @@ class RankCut(Threshold):
         return labels
 
     def describe(self) -> str:
-        """``rank_cut(k=...)``, with the k in use."""
+        """Describe the cut in one line for reports.
+
+        Returns
+        -------
+        str
+            ``rank_cut(k=...)``, with the k in use (``size`` once fitted).
+        """
         return f"rank_cut(k={self.size if self.size is not None else self.k})"
 
 
@@ -232,7 +373,23 @@ class _PerLabel(Threshold):
         return self.thresholds is not None
 
     def predict(self, scores) -> np.ndarray:
-        """``scores > thresholds`` (per label), as int64."""
+        """Cut each label's scores at its threshold.
+
+        Parameters
+        ----------
+        scores : array_like of shape (n, L)
+            Decision values.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            ``scores > thresholds`` (per label), as int64.
+
+        Raises
+        ------
+        ValueError
+            If the thresholds are not fitted or ``scores`` has another number of labels.
+        """
         _require_fitted(self)
         scores = check_scores(scores, len(self.thresholds), type(self).__name__)
         return (scores > self.thresholds[None, :]).astype(np.int64)
@@ -249,7 +406,10 @@ class ProportionalCut(_PerLabel):
     that place), and on new rows it predicts the label about as often as it occurred.  The
     scores are the fitted model's in-sample ones.
 
-    Fitted state: ``thresholds`` (L,).
+    Parameters
+    ----------
+    thresholds : array_like of shape (L,) or None, default=None
+        Fitted state, set by :meth:`fit`: one score threshold per label.
     """
 
     name: ClassVar[str] = "proportional_cut"
@@ -257,7 +417,31 @@ class ProportionalCut(_PerLabel):
     thresholds: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
 
     def fit(self, estimator, X, Y, scores, **data) -> ProportionalCut:
-        """Thresholds at the midpoints between each label's P_j-th and (P_j + 1)-th largest training score."""
+        """Set each label's threshold between its P_j-th and (P_j + 1)-th largest training score.
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted on ``X`` and ``Y``.
+        X : array or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L)
+            The {0, 1} training labels.
+        scores : ndarray of shape (n, L) or None
+            The estimator's decision values on ``X`` (None when ``needs_scores`` is False).
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. unlabeled rows).
+
+        Returns
+        -------
+        ProportionalCut
+            A copy with ``thresholds`` set at those midpoints.
+
+        Raises
+        ------
+        ValueError
+            If ``scores`` is not 2-D or has another number of labels than ``Y``.
+        """
         scores = check_scores(scores, Y.shape[1], "ProportionalCut")
         descending = -np.sort(-scores, axis=0)
         positives = np.asarray(Y).sum(axis=0).astype(np.intp)
@@ -273,8 +457,20 @@ class ProportionalCut(_PerLabel):
 
 
 def candidate_thresholds(scores) -> np.ndarray:
-    """The thresholds a tuned label chooses among, for one label's scores (1-D, finite), descending.
+    """List the thresholds a tuned label chooses among, in descending order.
 
+    Parameters
+    ----------
+    scores : array_like of shape (n,)
+        One label's finite scores.
+
+    Returns
+    -------
+    ndarray of shape (D + 1,)
+        The candidates for D distinct scores (``[0.0]`` when ``scores`` is empty).
+
+    Notes
+    -----
     With the distinct scores v_1 > ... > v_D: v_1 + m (predict none), the midpoints
     (v_g + v_{g+1}) / 2 (predict the rows scoring v_g or more) and v_D - m (predict all); the
     margin m is half the range of the scores, or half of max(1, |v_1|) when they are all equal.
@@ -307,8 +503,26 @@ def _label_table(scores, y):
 
 
 def f1_objective(true_positives, predicted, positives, objective: str) -> float:
-    """The named F-measure from per-label counts (arrays over the labels): micro, macro or their mean ("both").
+    """Compute the named F-measure from per-label counts: micro, macro or their mean.
 
+    Parameters
+    ----------
+    true_positives : array_like of shape (L,)
+        The true positives of each label.
+    predicted : array_like of shape (L,)
+        The predicted positives of each label.
+    positives : array_like of shape (L,)
+        The actual positives of each label.
+    objective : {"micro", "macro", "both"}
+        The F-measure: micro-F1, macro-F1 or their mean.
+
+    Returns
+    -------
+    float
+        The F-measure.
+
+    Notes
+    -----
     F1 of a label is 2 tp / (predicted + positives), 0 when both are 0 (no positive and none
     predicted); micro-F1 is 2 sum(tp) / sum(predicted + positives), 0 when that sum is 0.
     """
@@ -322,7 +536,7 @@ def f1_objective(true_positives, predicted, positives, objective: str) -> float:
 
 
 def tune_thresholds(scores, Y, objective: str) -> tuple[np.ndarray, dict]:
-    """Per-label thresholds maximising the ``objective`` F-measure of ``scores > thresholds`` on (scores, Y).
+    """Tune per-label thresholds to maximise an F-measure of ``scores > thresholds``.
 
     Each label chooses among its :func:`candidate_thresholds` (cells whose score is not finite
     take no part: a label constant in an inner fold's training rows has no score there).
@@ -336,8 +550,28 @@ def tune_thresholds(scores, Y, objective: str) -> tuple[np.ndarray, dict]:
     coordinate-wise maximum: no single label's threshold can raise the objective.  Ties go to
     the highest threshold (the fewest predicted rows).
 
-    Returns the thresholds (L,) and ``{"objective": value, "sweeps": n, "no_positive": labels}``
-    (the labels whose scored rows hold no positive: they predict none).
+    Parameters
+    ----------
+    scores : array_like of shape (n, L)
+        Decision values (out-of-fold ones when tuning a threshold); NaN cells take no part.
+    Y : array_like of shape (n, L)
+        The {0, 1} labels.
+    objective : {"micro", "macro", "both"}
+        The F-measure to maximise (:func:`f1_objective`).
+
+    Returns
+    -------
+    thresholds : ndarray of shape (L,)
+        One threshold per label.
+    info : dict
+        ``{"objective": value, "sweeps": n, "no_positive": labels}``: the F-measure reached,
+        the coordinate-ascent sweeps, and the labels whose scored rows hold no positive (they
+        predict none).
+
+    Raises
+    ------
+    ValueError
+        If ``objective`` is not one of the three names.
     """
     if objective not in ("micro", "macro", "both"):
         raise ValueError(f"objective must be 'micro', 'macro' or 'both', got {objective!r}")
@@ -411,11 +645,21 @@ def _ascend(chosen, tables, best):
 
 
 def inner_estimator(estimator):
-    """A new unfitted copy of ``estimator`` whose threshold is ``zero`` (for the inner fits of a threshold).
+    """Make a new unfitted copy of ``estimator`` whose threshold is ``zero``, for inner fits.
 
     Its parameters are copies of the estimator's; the estimator's ``_inner_threshold_params()``
     says which to change (``thresholding="zero"`` and ``warm_start=False`` at least, so that the
     inner fits neither recurse nor start from each other).
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The estimator whose threshold is being fitted.
+
+    Returns
+    -------
+    MultiLabelEstimator
+        A new estimator of the same class, unfitted.
     """
     params = {name: copy.deepcopy(value) for name, value in estimator.get_params(deep=False).items()}
     params.update(estimator._inner_threshold_params())
@@ -423,7 +667,7 @@ def inner_estimator(estimator):
 
 
 def out_of_fold_scores(estimator, X, Y, n_folds: int, random_state=0, **data) -> tuple[np.ndarray, int]:
-    """Decision values of every training row from a copy of ``estimator`` fitted without the row's fold.
+    """Score every training row by a copy of ``estimator`` fitted without the row's fold.
 
     The folds are drawn by iterative stratification (:func:`multilabel_core.model_selection.iterative_stratification`,
     seeded by ``random_state``); each fold is scored by :func:`inner_estimator` fitted on the
@@ -432,8 +676,29 @@ def out_of_fold_scores(estimator, X, Y, n_folds: int, random_state=0, **data) ->
     (a :class:`~multilabel_core.estimator.ConstantLabelWarning`, docs/estimators.md) but score
     it with a constant of the fit (``constant_scores_``), which says nothing about how the
     held-out rows rank.  That fold is therefore fitted on the other labels, and its cells of the
-    label are NaN.  Returns the scores (n, L) and the number of (fold, label) pairs left out that
-    way; the caller shows it.
+    label are NaN.
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The estimator whose copies are fitted (:func:`inner_estimator`).
+    X : array or sparse matrix of shape (n, d)
+        The validated training rows (a precomputed kernel is cut on both axes).
+    Y : ndarray of shape (n, L)
+        The {0, 1} training labels.
+    n_folds : int
+        The number of folds, at least 2.
+    random_state : int or None, default=0
+        Seed of the iterative stratification.
+    **data
+        Further inputs passed to every inner fit (e.g. unlabeled rows).
+
+    Returns
+    -------
+    scores : ndarray of shape (n, L)
+        The out-of-fold decision values, NaN where a label was left out of a fold.
+    n_left_out : int
+        The number of (fold, label) pairs left out; the caller shows it.
     """
     from .model_selection import _uses_precomputed_kernel, iterative_stratification, rows_of
 
@@ -492,7 +757,32 @@ class _Tuned(_PerLabel):
     n_left_out: int | None = attrs.field(default=None, eq=False)
 
     def fit(self, estimator, X, Y, scores, **data):
-        """Thresholds tuned on the out-of-fold scores of ``cv`` refits of ``estimator`` (:func:`tune_thresholds`)."""
+        """Tune the thresholds on the out-of-fold scores of ``cv`` refits of ``estimator``.
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted on ``X`` and ``Y``.
+        X : array or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L)
+            The {0, 1} training labels.
+        scores : ndarray of shape (n, L) or None
+            The estimator's decision values on ``X`` (None when ``needs_scores`` is False).
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. unlabeled rows).
+
+        Returns
+        -------
+        Threshold
+            A copy with ``thresholds``, ``oof_objective`` and ``n_left_out`` set
+            (:func:`tune_thresholds`).
+
+        Warns
+        -----
+        ThresholdWarning
+            When (fold, label) pairs were left out, with their number.
+        """
         oof, n_left_out = out_of_fold_scores(estimator, X, Y, self.cv, self.random_state, **data)
         _warn_left_out(self.name, n_left_out, self.cv, Y.shape[1])
         thresholds, info = tune_thresholds(oof, Y, self.objective)
@@ -501,7 +791,13 @@ class _Tuned(_PerLabel):
         )
 
     def describe(self) -> str:
-        """The name, with ``cv`` when it is not the default."""
+        """Describe the threshold in one line for reports.
+
+        Returns
+        -------
+        str
+            The name, with ``cv`` when it is not the default.
+        """
         return self.name if self.cv == DEFAULT_CV else f"{self.name}(cv={self.cv})"
 
 
@@ -509,8 +805,22 @@ class _Tuned(_PerLabel):
 class TunedMicroF1(_Tuned):
     """Per-label thresholds tuned on out-of-fold scores to the micro-averaged F1 [tuned_micro_f1].
 
-    Coordinate ascent over the labels (:func:`tune_thresholds`); ``cv`` and ``random_state``
-    as for :class:`TunedF1`.
+    Coordinate ascent over the labels (:func:`tune_thresholds`).
+
+    Parameters
+    ----------
+    cv : int, default=3
+        Inner folds (iterative stratification), at least 2: the method is fitted ``cv`` more
+        times, on (cv - 1)/cv of the training rows.
+    random_state : int or None, default=0
+        Seed of the inner folds.
+    thresholds : array_like of shape (L,) or None, default=None
+        Fitted state: one threshold per label.
+    oof_objective : float or None, default=None
+        Fitted state: the F-measure reached on the out-of-fold scores.
+    n_left_out : int or None, default=None
+        Fitted state: the (fold, label) pairs without scores (:func:`out_of_fold_scores`; a
+        :class:`ThresholdWarning` counts them).
     """
 
     name: ClassVar[str] = "tuned_micro_f1"
@@ -522,7 +832,22 @@ class TunedMacroF1(_Tuned):
     """Per-label thresholds tuned on out-of-fold scores to the macro-averaged F1 [tuned_macro_f1].
 
     Each label's threshold maximises its own F1 exactly among its candidates
-    (:func:`tune_thresholds`); ``cv`` and ``random_state`` as for :class:`TunedF1`.
+    (:func:`tune_thresholds`).
+
+    Parameters
+    ----------
+    cv : int, default=3
+        Inner folds (iterative stratification), at least 2: the method is fitted ``cv`` more
+        times, on (cv - 1)/cv of the training rows.
+    random_state : int or None, default=0
+        Seed of the inner folds.
+    thresholds : array_like of shape (L,) or None, default=None
+        Fitted state: one threshold per label.
+    oof_objective : float or None, default=None
+        Fitted state: the F-measure reached on the out-of-fold scores.
+    n_left_out : int or None, default=None
+        Fitted state: the (fold, label) pairs without scores (:func:`out_of_fold_scores`; a
+        :class:`ThresholdWarning` counts them).
     """
 
     name: ClassVar[str] = "tuned_macro_f1"
@@ -535,10 +860,18 @@ class TunedF1(_Tuned):
 
     Parameters
     ----------
-    cv : int >= 2, default 3
-        Inner folds (iterative stratification): ``cv`` more fits of the method.
-    random_state : None or int, default 0
+    cv : int, default=3
+        Inner folds (iterative stratification), at least 2: the method is fitted ``cv`` more
+        times, on (cv - 1)/cv of the training rows.
+    random_state : int or None, default=0
         Seed of the inner folds.
+    thresholds : array_like of shape (L,) or None, default=None
+        Fitted state: one threshold per label.
+    oof_objective : float or None, default=None
+        Fitted state: the F-measure reached on the out-of-fold scores.
+    n_left_out : int or None, default=None
+        Fitted state: the (fold, label) pairs without scores (:func:`out_of_fold_scores`; a
+        :class:`ThresholdWarning` counts them).
     """
 
     name: ClassVar[str] = "tuned_f1"
