@@ -73,18 +73,53 @@ def _check_targets(Y_true, other, other_name: str, *, scores: bool):
 
 # ------------------------------------------------------------------- prediction measures
 def hamming_loss(Y_true, Y_pred) -> float:
-    """Fraction of misclassified (row, label) pairs, ``1/(nL) sum_i |h(x_i) xor Y_i|`` (eq. 24).
+    """Compute the fraction of misclassified (row, label) pairs.
 
-    Lower is better; 0 for a perfect prediction.
+    ``1/(nL) sum_i |h(x_i) xor Y_i|`` (Zhang & Yeung, "Multi-Label Relationship Learning", section
+    5.1, eq. 24).
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    Y_pred : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the predicted labels.
+
+    Returns
+    -------
+    float
+        The Hamming loss in [0, 1], lower is better; 0 for a perfect prediction.
+
+    Raises
+    ------
+    ValueError
+        For non-binary inputs or shapes that differ.
     """
     Y_true, Y_pred = _check_targets(Y_true, Y_pred, "Y_pred", scores=False)
     return float(np.mean(Y_true != Y_pred))
 
 
 def subset_accuracy(Y_true, Y_pred) -> float:
-    """Fraction of rows whose predicted label set equals the true one exactly.
+    """Compute the fraction of rows whose predicted label set equals the true one exactly.
 
-    Higher is better.
+    A row counts only when every one of its L labels is right.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    Y_pred : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the predicted labels.
+
+    Returns
+    -------
+    float
+        The subset accuracy in [0, 1], higher is better.
+
+    Raises
+    ------
+    ValueError
+        For non-binary inputs or shapes that differ.
     """
     Y_true, Y_pred = _check_targets(Y_true, Y_pred, "Y_pred", scores=False)
     return float(np.mean(np.all(Y_true == Y_pred, axis=1)))
@@ -104,33 +139,85 @@ def _f1(tp, fp, fn):
 
 
 def micro_f1(Y_true, Y_pred) -> float:
-    """F1 of the counts pooled over all labels: ``2 TP / (2 TP + FP + FN)``.
+    """Compute the F1 of the counts pooled over all labels: ``2 TP / (2 TP + FP + FN)``.
 
-    Higher is better.  0 when there is no relevant and no predicted label at all.
+    The counts of every (row, label) pair are summed before the ratio is taken.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    Y_pred : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the predicted labels.
+
+    Returns
+    -------
+    float
+        The micro F1 in [0, 1], higher is better; 0 when there is no relevant and no predicted
+        label at all.
+
+    Raises
+    ------
+    ValueError
+        For non-binary inputs or shapes that differ.
     """
     tp, fp, fn = _confusion(Y_true, Y_pred)
     return float(_f1(tp.sum(), fp.sum(), fn.sum()))
 
 
 def macro_f1(Y_true, Y_pred) -> float:
-    """Unweighted mean over labels of the per-label F1 ``2 TP_j / (2 TP_j + FP_j + FN_j)``.
+    """Compute the unweighted mean over labels of the per-label F1 ``2 TP_j / (2 TP_j + FP_j + FN_j)``.
 
-    Higher is better.  A label never relevant and never predicted scores 0 (0/0 -> 0).
+    A label never relevant and never predicted scores 0 (0/0 -> 0).
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    Y_pred : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the predicted labels.
+
+    Returns
+    -------
+    float
+        The macro F1 in [0, 1], higher is better.
+
+    Raises
+    ------
+    ValueError
+        For non-binary inputs or shapes that differ.
     """
     return float(np.mean(_f1(*_confusion(Y_true, Y_pred))))
 
 
 # ---------------------------------------------------------------------- score measures
 def macro_auc(Y_true, scores) -> float:
-    """Mean over labels of the area under the ROC curve of each label's scores.
+    """Compute the mean over labels of the area under the ROC curve of each label's scores.
 
     Per label j with P positives and N negatives (the Mann-Whitney statistic)::
 
         AUC_j = (sum of the ranks of the positives - P (P + 1) / 2) / (P N)
 
     with ranks 1..n over the column's scores and tied scores sharing their mean rank,
-    i.e. a tied positive/negative pair counts 1/2.  Higher is better.  Columns with a
-    single class have no AUC and are skipped; NaN when every column is skipped.
+    i.e. a tied positive/negative pair counts 1/2.  Columns with a single class have no AUC
+    and are skipped.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    scores : array-like of shape (n_samples, n_labels)
+        Finite decision values, higher meaning more relevant (dense only).
+
+    Returns
+    -------
+    float
+        The macro AUC in [0, 1], higher is better; NaN when every column is skipped.
+
+    Raises
+    ------
+    ValueError
+        For a non-binary ``Y_true``, non-finite ``scores`` or shapes that differ.
     """
     Y_true, scores = _check_targets(Y_true, scores, "scores", scores=True)
     positives = Y_true.sum(axis=0)
@@ -153,49 +240,132 @@ def _ranking_column(Y_true, scores, column: int) -> float:
 
 
 def one_error(Y_true, scores) -> float:
-    """Fraction of rows whose top-scored label is irrelevant (eq. 25).
+    """Compute the fraction of rows whose top-scored label is irrelevant.
 
-    With t labels tied at the top score of which e are irrelevant, a row counts e / t:
-    the expected one-error when the tie is broken uniformly at random.  Rows with no
-    relevant label are left out.  Lower is better.
+    The one-error of Zhang & Yeung, "Multi-Label Relationship Learning", section 5.1, eq. 25. With t
+    labels tied at the top score of which e are irrelevant, a row counts e / t: the expected one-
+    error when the tie is broken uniformly at random. Rows with no relevant label are left out.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    scores : array-like of shape (n_samples, n_labels)
+        Finite decision values, higher meaning more relevant (dense only).
+
+    Returns
+    -------
+    float
+        The one-error in [0, 1], lower is better.  NaN when no row has a relevant label.
+
+    Raises
+    ------
+    ValueError
+        For a non-binary ``Y_true``, non-finite ``scores`` or shapes that differ.
     """
     return _ranking_column(Y_true, scores, _ONE_ERROR)
 
 
 def coverage(Y_true, scores, normalize: bool = False) -> float:
-    """Mean of ``max_{j in Y_i} rank(j) - 1``, the steps down the ranking needed to cover Y_i (eq. 26).
+    """Compute the coverage: how far down the ranking the relevant labels reach.
 
-    Equals scikit-learn's ``coverage_error - 1`` on rows with a relevant label.
-    ``normalize=True`` divides by L, giving values in [0, 1) as in the PrML and LIEML
-    tables.  Rows with no relevant label are left out.  Lower is better.
+    The mean of ``max_{j in Y_i} rank(j) - 1``, the steps down the ranking needed to cover Y_i
+    (Zhang & Yeung, "Multi-Label Relationship Learning", section 5.1, eq. 26). Equals scikit-learn's
+    ``coverage_error - 1`` on rows with a relevant label. Rows with no relevant label are left out.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    scores : array-like of shape (n_samples, n_labels)
+        Finite decision values, higher meaning more relevant (dense only).
+    normalize : bool, default=False
+        Divide by L, giving values in [0, 1) as in the PrML and LIEML tables.
+
+    Returns
+    -------
+    float
+        The coverage, lower is better: in [0, L - 1], or in [0, 1) with ``normalize=True``.  NaN
+        when no row has a relevant label.
+
+    Raises
+    ------
+    ValueError
+        For a non-binary ``Y_true``, non-finite ``scores`` or shapes that differ.
     """
     value = _ranking_column(Y_true, scores, _COVERAGE)
     return value / np.shape(scores)[1] if normalize else value
 
 
 def ranking_loss(Y_true, scores) -> float:
-    """Mean fraction of (relevant, irrelevant) label pairs ranked wrongly (eq. 27).
+    """Compute the mean fraction of (relevant, irrelevant) label pairs ranked wrongly.
 
-    A pair (k, l) in Y_i x Ybar_i counts as misordered when ``f(x_i, k) <= f(x_i, l)``,
-    so a tie is an error.  Rows with every label relevant score 0; rows with none are
-    left out.  Lower is better.
+    The ranking loss of Zhang & Yeung, "Multi-Label Relationship Learning", section 5.1, eq. 27. A
+    pair (k, l) in Y_i x Ybar_i counts as misordered when ``f(x_i, k) <= f(x_i, l)``, so a tie is an
+    error. Rows with every label relevant score 0; rows with none are left out.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    scores : array-like of shape (n_samples, n_labels)
+        Finite decision values, higher meaning more relevant (dense only).
+
+    Returns
+    -------
+    float
+        The ranking loss in [0, 1], lower is better.  NaN when no row has a relevant label.
+
+    Raises
+    ------
+    ValueError
+        For a non-binary ``Y_true``, non-finite ``scores`` or shapes that differ.
     """
     return _ranking_column(Y_true, scores, _RANKING_LOSS)
 
 
 def average_precision(Y_true, scores) -> float:
-    """Mean over rows of ``1/|Y_i| sum_{j in Y_i} |{k in Y_i : rank(k) <= rank(j)}| / rank(j)`` (eq. 28).
+    """Compute the average precision of the rows' label rankings.
 
-    Equals scikit-learn's ``label_ranking_average_precision_score`` on rows with a
-    relevant label.  Rows with none are left out.  Higher is better; 1 for a ranking
-    that puts every relevant label strictly above every irrelevant one.
+    The mean over rows of ``1/|Y_i| sum_{j in Y_i} |{k in Y_i : rank(k) <= rank(j)}| / rank(j)``
+    (Zhang & Yeung, "Multi-Label Relationship Learning", section 5.1, eq. 28). Equals scikit-learn's
+    ``label_ranking_average_precision_score`` on rows with a relevant label. Rows with none are left
+    out.
+
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    scores : array-like of shape (n_samples, n_labels)
+        Finite decision values, higher meaning more relevant (dense only).
+
+    Returns
+    -------
+    float
+        The average precision in [0, 1], higher is better; 1 for a ranking that puts every relevant
+        label strictly above every irrelevant one.  NaN when no row has a relevant label.
+
+    Raises
+    ------
+    ValueError
+        For a non-binary ``Y_true``, non-finite ``scores`` or shapes that differ.
     """
     return _ranking_column(Y_true, scores, _AVERAGE_PRECISION)
 
 
 # ------------------------------------------------------------------------- the table
 class Metric(NamedTuple):
-    """A row of :data:`METRICS`: the function, its input kind, and its direction."""
+    """Describe a row of :data:`METRICS`: the function, its input kind, and its direction.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(Y_true, inputs) -> float``, the measure.
+    needs : {"scores", "predictions"}
+        What it reads: "scores" (decision values) or "predictions" (a {0, 1} matrix).
+    greater_is_better : bool
+        Whether a higher value means a better model.
+    """
 
     function: Callable[..., float]
     needs: str  # "scores" (decision values) or "predictions" ({0, 1} matrix)
@@ -217,7 +387,23 @@ METRICS: dict[str, Metric] = {
 
 
 def check_metric_names(metrics) -> list[str]:
-    """``None`` -> every name of :data:`METRICS`; otherwise the given names, each checked."""
+    """Check metric names against :data:`METRICS`.
+
+    Parameters
+    ----------
+    metrics : iterable of str or None
+        The names to check; None stands for every name of :data:`METRICS`.
+
+    Returns
+    -------
+    list of str
+        The names, in the order given (every name of :data:`METRICS` for None).
+
+    Raises
+    ------
+    ValueError
+        Listing the unknown names and the known ones.
+    """
     names = list(METRICS) if metrics is None else list(metrics)
     unknown = [name for name in names if name not in METRICS]
     if unknown:
@@ -226,10 +412,29 @@ def check_metric_names(metrics) -> list[str]:
 
 
 def evaluate(Y_true, scores, Y_pred=None, metrics=None) -> dict[str, float]:
-    """All (or the named) measures of :data:`METRICS` as a dict name -> value.
+    """Compute all (or the named) measures of :data:`METRICS`.
 
-    ``Y_pred`` defaults to ``scores > 0``, the decision rule of the max-margin models.
-    ``metrics`` is an iterable of names from :data:`METRICS` (default: all, in its order).
+    Parameters
+    ----------
+    Y_true : array-like or sparse matrix of shape (n_samples, n_labels)
+        The {0, 1} indicator matrix of the relevant labels.
+    scores : array-like of shape (n_samples, n_labels)
+        Finite decision values, higher meaning more relevant (dense only).
+    Y_pred : array-like or sparse matrix of shape (n_samples, n_labels), optional
+        The {0, 1} predictions the prediction measures read; None: ``scores > 0``, the decision
+        rule of the max-margin models.
+    metrics : iterable of str, optional
+        Names from :data:`METRICS`; None: all, in its order.
+
+    Returns
+    -------
+    dict of str to float
+        Measure name -> value, in the order of ``metrics``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown metric name or inputs a measure refuses.
     """
     names = check_metric_names(metrics)
     Y_true, scores = _check_targets(Y_true, scores, "scores", scores=True)
