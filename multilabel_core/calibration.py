@@ -121,18 +121,20 @@ def _probabilities(instance, attribute, value) -> None:
 
 @attrs.frozen(eq=False)
 class SigmoidCalibration:
-    """Platt's map from a score t to the probability ``1 / (1 + exp(a t + b))``.
+    """Map a score t to the probability ``1 / (1 + exp(a t + b))`` (Platt's sigmoid).
 
-    Attributes
+    Parameters
     ----------
-    a, b : float
-        The fitted parameters (Platt's A and B; ``a < 0`` when higher scores mean relevant).
-    n_iter : int
+    a : float
+        The fitted slope (Platt's A; ``a < 0`` when higher scores mean relevant), finite.
+    b : float
+        The fitted offset (Platt's B), finite.
+    n_iter : int, default=0
         Newton steps taken.
-    suboptimality : float
+    suboptimality : float, default=0.0
         Half the squared Newton decrement at the returned point: the objective's distance to its
         minimum, to second order, relative to the objective (0 when (a, b) has a closed form).
-    converged : bool
+    converged : bool, default=True
         Whether ``suboptimality`` reached :data:`SIGMOID_RTOL` within :data:`SIGMOID_MAX_ITER` steps.
     """
 
@@ -149,14 +151,19 @@ class SigmoidCalibration:
 
 @attrs.frozen(eq=False)
 class IsotonicCalibration:
-    """A non-decreasing piecewise-linear map from scores to probabilities.
+    """Map scores to probabilities by a non-decreasing piecewise-linear function.
 
-    Attributes
+    Parameters
     ----------
-    scores : float64 array (k,)
-        Strictly increasing knots (the ends of the pooled blocks of the isotonic fit).
-    probabilities : float64 array (k,)
+    scores : ndarray of shape (k,)
+        Strictly increasing knots (the ends of the pooled blocks of the isotonic fit), float64.
+    probabilities : ndarray of shape (k,)
         Non-decreasing values in [0, 1] at the knots; linear between them, constant beyond.
+
+    Raises
+    ------
+    ValueError
+        If the knots are not strictly increasing or the values not non-decreasing in [0, 1].
     """
 
     scores: np.ndarray = attrs.field(validator=_strictly_increasing)
@@ -172,10 +179,20 @@ class IsotonicCalibration:
 
 
 def platt_targets(y) -> np.ndarray:
-    """Platt's smoothed targets: ``(N+ + 1) / (N+ + 2)`` for a relevant row, ``1 / (N- + 2)`` for the others.
+    """Compute Platt's smoothed targets: ``(N+ + 1) / (N+ + 2)`` for a relevant row, ``1 / (N- + 2)`` for the others.
 
     The maximum a posteriori estimate of a row's probability under a uniform prior, as Platt
     derives it: the sigmoid then never has to reach 0 or 1, so its minimiser is finite.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        0/1 labels; N+ and N- count its ones and zeros.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The target of each row.
     """
     y = _binary(y, "y")
     n_pos = int(y.sum())
@@ -209,16 +226,37 @@ def _platt_objective(a: float, b: float, f: np.ndarray, t: np.ndarray) -> float:
 
 
 def fit_sigmoid(scores, y) -> SigmoidCalibration:
-    """Platt's sigmoid fitted to the 0/1 labels ``y`` of the ``scores``.
+    """Fit Platt's sigmoid to the 0/1 labels ``y`` of the ``scores``.
 
     Minimises the cross-entropy between ``1 / (1 + exp(a t_i + b))`` and the smoothed targets
     (:func:`platt_targets`) by Newton's method on the standardised scores (an affine change of
     t that the minimiser follows exactly, for conditioning) with an Armijo backtracking line
-    search; the Hessian is that of a logistic log-likelihood, positive definite unless the
-    scores are all equal -- then ``a = 0`` and ``b`` is the closed-form minimiser (the map is
-    the smoothed label frequency).  Stops when half the squared Newton decrement, the
-    second-order estimate of the distance to the minimum, is below :data:`SIGMOID_RTOL` times
-    the objective; the estimate is kept in the result.
+    search (J. C. Platt, "Probabilistic outputs for support vector machines and comparisons to
+    regularized likelihood methods"; H.-T. Lin, C.-J. Lin and R. C. Weng, "A note on Platt's
+    probabilistic outputs for support vector machines").  The Hessian is that of a logistic
+    log-likelihood, positive definite unless the scores are all equal -- then ``a = 0`` and ``b``
+    is the closed-form minimiser (the map is the smoothed label frequency).  Stops when half the
+    squared Newton decrement, the second-order estimate of the distance to the minimum, is below
+    :data:`SIGMOID_RTOL` times the objective; the estimate is kept in the result.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Finite decision values of one label.
+    y : array-like of shape (n,)
+        The label's 0/1 values on the same rows.
+
+    Returns
+    -------
+    SigmoidCalibration
+        The fitted ``(a, b)`` in the original score units, with the Newton steps taken, the
+        suboptimality estimate and whether it converged.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not a non-empty 1-D array of 0/1 values, or ``scores`` not finite with one
+        score per value of ``y``.
     """
     y = _binary(y, "y")
     f = _scores(scores, y.size)
@@ -270,19 +308,29 @@ def fit_sigmoid(scores, y) -> SigmoidCalibration:
 
 
 def pool_adjacent_violators(values, weights=None) -> np.ndarray:
-    """The non-decreasing sequence closest to ``values`` in weighted squared error.
+    """Compute the non-decreasing sequence closest to ``values`` in weighted squared error.
 
     The pool-adjacent-violators algorithm: blocks are pushed left to right, and while a block's
     mean is below its left neighbour's the two are pooled into one block at their weighted mean
-    (each merge removes a block, so the whole takes linear time).  The result is constant on
-    consecutive blocks, at each block's weighted mean of ``values``.
+    (each merge removes a block, so the whole takes linear time).
 
     Parameters
     ----------
-    values : array (n,)
+    values : array-like of shape (n,)
         Finite reals, in the order the fit must be non-decreasing in.
-    weights : array (n,) or None
+    weights : array-like of shape (n,) or None, default=None
         Positive finite weights (None: all 1).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The fit: constant on consecutive blocks, at each block's weighted mean of ``values``.
+
+    Raises
+    ------
+    ValueError
+        For empty, non-1-D or non-finite values, or weights that are not positive finite reals of
+        the same shape.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
@@ -310,13 +358,32 @@ def pool_adjacent_violators(values, weights=None) -> np.ndarray:
 
 
 def fit_isotonic(scores, y) -> IsotonicCalibration:
-    """The isotonic map fitted to the 0/1 labels ``y`` of the ``scores``.
+    """Fit the isotonic map to the 0/1 labels ``y`` of the ``scores``.
 
     Rows of equal score are pooled first (a map of the score must give them one value: each
     distinct score enters with its mean label and its count as weight), then
     :func:`pool_adjacent_violators` fits the non-decreasing sequence; the knots kept are the
     first and last distinct score of each pooled block, so the map is flat on a block and linear
-    between blocks.
+    between blocks (B. Zadrozny and C. Elkan, "Transforming classifier scores into accurate
+    multiclass probability estimates", KDD 2002).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Finite decision values of one label.
+    y : array-like of shape (n,)
+        The label's 0/1 values on the same rows.
+
+    Returns
+    -------
+    IsotonicCalibration
+        The fitted map.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not a non-empty 1-D array of 0/1 values, or ``scores`` not finite with one
+        score per value of ``y``.
     """
     y = _binary(y, "y")
     f = _scores(scores, y.size)
@@ -337,22 +404,33 @@ _FITTERS = {"sigmoid": fit_sigmoid, "isotonic": fit_isotonic}
 
 
 def expected_calibration_error(Y, probabilities, *, n_bins: int = 10) -> float:
-    """The expected calibration error of probabilities of the entries of ``Y``, over equal-width bins.
+    """Compute the expected calibration error of probabilities of the entries of ``Y``, over equal-width bins.
 
     Every (row, label) entry is one prediction: the entries are binned by their probability
     into ``n_bins`` intervals of width ``1 / n_bins`` (the last one closed), and the error is
     ``sum_b (n_b / N) |mean of Y in b - mean probability in b|`` (M. P. Naeini, G. F. Cooper and
     M. Hauskrecht, "Obtaining well calibrated probabilities using Bayesian binning", AAAI 2015).
-    0 for perfectly calibrated probabilities on infinitely many rows; on N entries it is biased
-    upwards by sampling noise (docs: calibration, "How well calibrated").
 
     Parameters
     ----------
-    Y : array (n, L) or (n,)
+    Y : array-like of shape (n, L) or (n,)
         0/1 labels.
-    probabilities : array of the same shape
+    probabilities : array-like of the same shape
         Probabilities in [0, 1].
-    n_bins : int, default 10
+    n_bins : int, default=10
+        The number of equal-width bins, at least 1.
+
+    Returns
+    -------
+    float
+        The error in [0, 1]: 0 for perfectly calibrated probabilities on infinitely many rows; on
+        N entries it is biased upwards by sampling noise (docs: calibration, "How well calibrated").
+
+    Raises
+    ------
+    ValueError
+        For shapes that differ or are empty, labels other than 0 and 1, probabilities outside
+        [0, 1], or ``n_bins`` below 1.
     """
     check_scalar(n_bins, "n_bins", kind=numbers.Integral, low=1)
     Y = np.asarray(Y, dtype=np.float64).ravel()
@@ -444,8 +522,21 @@ class CalibratedMultiLabel(MultiLabelEstimator):
     def fit(self, X, Y, **fit_params):
         """Fit the method on ``cv`` folds for out-of-fold scores, one map per label on them, and the method on all rows.
 
-        ``fit_params`` go to every fit of the method, which must take them (TypeError naming the
-        first it does not take, before anything is fitted).
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training features (or a precomputed kernel, whose columns are cut to each fold's
+            training rows).
+        Y : array-like of shape (n_samples, n_labels)
+            Binary label matrix.
+        **fit_params
+            Further inputs that go to every fit of the method, which must take them (TypeError naming
+            the first it does not take, before anything is fitted).
+
+        Returns
+        -------
+        CalibratedMultiLabel
+            ``self``, fitted.
         """
         self._check_fit_params(fit_params)
         return self._validated_fit(X, Y, **fit_params)
@@ -565,7 +656,19 @@ class CalibratedMultiLabel(MultiLabelEstimator):
         return self.estimator_.decision_function(X)
 
     def predict(self, X) -> np.ndarray:
-        """The method's own prediction (its threshold, its inference), unchanged by calibration."""
+        """Predict with the method's own rule (its threshold, its inference), unchanged by calibration.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to label.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels)
+            The {0, 1} predictions of ``estimator_`` (int64); labels constant in training are
+            predicted at their constant value.
+        """
         X = self._validate_test_X(X)
         labels = np.asarray(self.estimator_.predict(X), dtype=np.int64) if self._learned_some_label() else None
         return self._with_constant_labels(labels, X.shape[0], "labels")
