@@ -95,10 +95,24 @@ def _check_n_folds(n_folds, n_samples, name="n_folds"):
 
 
 def iterative_stratification(Y, n_folds, random_state=None):
-    """Fold index (0..n_folds-1) of every row of ``Y``, by iterative stratification.
+    """Assign every row of ``Y`` to a fold by iterative stratification.
 
-    Each fold receives about 1/n_folds of the rows and of every label's positives
-    (Sechidis et al. 2011).  Deterministic for an int ``random_state``.
+    Each fold receives about 1/n_folds of the rows and of every label's positives (Sechidis,
+    Tsoumakas & Vlahavas, "On the stratification of multi-label data", Algorithm 1).
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    n_folds : int
+        Number of folds, at least 2 and at most the number of rows.
+    random_state : None, int or numpy Generator, default=None
+        Seed of the row order and the tie-breaking; an int makes the result deterministic.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        The fold index (0..n_folds-1) of every row.
     """
     Y = check_Y(Y)
     n_folds = _check_n_folds(n_folds, Y.shape[0])
@@ -118,7 +132,24 @@ def _take_rows(A, rows):
 
 
 def rows_of(X, rows, fit_rows, precomputed: bool):
-    """Rows of X; for a precomputed kernel, only the columns of the training rows ``fit_rows``."""
+    """Take rows of X; for a precomputed kernel, only the columns of the training rows ``fit_rows``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features) or (n_samples, n_samples)
+        Features, or a precomputed kernel between all rows.
+    rows : array-like of int
+        The rows to take.
+    fit_rows : array-like of int
+        The training rows of the model the block is for (its kernel columns).
+    precomputed : bool
+        Whether ``X`` is a precomputed kernel.
+
+    Returns
+    -------
+    array-like or sparse matrix
+        ``X[rows]``, or ``X[rows][:, fit_rows]`` for a precomputed kernel; sparse stays sparse.
+    """
     block = _take_rows(X, rows)
     return block[:, fit_rows] if precomputed else block
 
@@ -153,11 +184,50 @@ class IterativeStratifiedKFold:
         )
 
     def get_n_splits(self, X=None, y=None, groups=None):
-        """Number of ``(train, test)`` pairs :meth:`split` yields."""
+        """Return the number of ``(train, test)`` pairs :meth:`split` yields.
+
+        Parameters
+        ----------
+        X : object, optional
+            Ignored; accepted for scikit-learn's splitter interface.
+        y : object, optional
+            Ignored.
+        groups : object, optional
+            Ignored.
+
+        Returns
+        -------
+        int
+            ``n_splits``.
+        """
         return self.n_splits
 
     def split(self, X, Y=None, groups=None):
-        """Yield ``(train_indices, test_indices)`` for each fold; ``Y`` is required, ``groups`` ignored."""
+        """Yield ``(train_indices, test_indices)`` for each fold.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to split; only their number is read.
+        Y : array-like of shape (n_samples, n_labels)
+            The binary label matrix the folds are stratified on (required; scikit-learn passes it as
+            ``y``).
+        groups : object, optional
+            Ignored; accepted for scikit-learn's splitter interface.
+
+        Yields
+        ------
+        train : ndarray of int
+            The indices of the rows outside the fold.
+        test : ndarray of int
+            The indices of the fold's rows.
+
+        Raises
+        ------
+        ValueError
+            If ``Y`` is None or not a binary matrix with one row per row of ``X``, or has fewer rows
+            than ``n_splits``.
+        """
         if Y is None:
             raise ValueError("iterative stratification needs the label matrix Y (pass it as y)")
         Y = check_Y(Y, n_samples=_n_rows(X))
@@ -169,9 +239,22 @@ class IterativeStratifiedKFold:
 
 
 class RepeatedIterativeStratifiedKFold:
-    """``n_repeats`` rounds of :class:`IterativeStratifiedKFold`, each with fresh randomness.
+    """Run ``n_repeats`` rounds of :class:`IterativeStratifiedKFold`, each with fresh randomness.
 
-    Deterministic for an int ``random_state``; yields ``n_splits * n_repeats`` splits.
+    Parameters
+    ----------
+    n_splits : int, default=10
+        Number of folds of each round (>= 2).
+    n_repeats : int, default=10
+        Number of rounds (>= 1).
+    random_state : None, int or numpy Generator, default=None
+        Seed of the shuffling; an int makes the splits deterministic.  The splitter yields
+        ``n_splits * n_repeats`` splits.
+
+    Raises
+    ------
+    ValueError
+        If ``n_splits`` < 2 or ``n_repeats`` < 1.
     """
 
     def __init__(self, n_splits=10, n_repeats=10, random_state=None):
@@ -188,23 +271,77 @@ class RepeatedIterativeStratifiedKFold:
         )
 
     def get_n_splits(self, X=None, y=None, groups=None):
-        """Number of ``(train, test)`` pairs :meth:`split` yields."""
+        """Return the number of ``(train, test)`` pairs :meth:`split` yields.
+
+        Parameters
+        ----------
+        X : object, optional
+            Ignored; accepted for scikit-learn's splitter interface.
+        y : object, optional
+            Ignored.
+        groups : object, optional
+            Ignored.
+
+        Returns
+        -------
+        int
+            ``n_splits * n_repeats``.
+        """
         return self.n_splits * self.n_repeats
 
     def split(self, X, Y=None, groups=None):
-        """Yield ``(train_indices, test_indices)`` for every fold of every repeat."""
+        """Yield ``(train_indices, test_indices)`` for every fold of every repeat.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to split; only their number is read.
+        Y : array-like of shape (n_samples, n_labels)
+            The binary label matrix the folds are stratified on (required; scikit-learn passes it as
+            ``y``).
+        groups : object, optional
+            Ignored; accepted for scikit-learn's splitter interface.
+
+        Yields
+        ------
+        train : ndarray of int
+            The indices of the rows outside the fold.
+        test : ndarray of int
+            The indices of the fold's rows.
+        """
         rng = check_random_state(self.random_state)
         for _ in range(self.n_repeats):
             yield from IterativeStratifiedKFold(self.n_splits, shuffle=True, random_state=rng).split(X, Y)
 
 
 def train_test_split_stratified(X, Y, test_size=0.25, random_state=None):
-    """One iterative-stratified split: ``(X_train, X_test, Y_train, Y_test)``.
+    """Split the rows once by iterative stratification: ``(X_train, X_test, Y_train, Y_test)``.
 
-    ``test_size`` is a fraction in (0, 1) or a number of rows; the test part gets about
-    that share of the rows and of every label's positives (stratification trades exact
-    sizes for label balance).  Rows are taken from ``X`` and ``Y`` as given (sparse
-    stays sparse).
+    The test part gets about ``test_size`` of the rows and of every label's positives
+    (stratification trades exact sizes for label balance).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Features.
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    test_size : float or int, default=0.25
+        A fraction in (0, 1), or a number of rows between 1 and ``n_samples - 1``.
+    random_state : None, int or numpy Generator, default=None
+        Seed of the row order; an int makes the split deterministic.
+
+    Returns
+    -------
+    X_train, X_test : array-like or sparse matrix
+        Rows of ``X`` as given (sparse stays sparse).
+    Y_train, Y_test : array-like
+        The same rows of ``Y``.
+
+    Raises
+    ------
+    ValueError
+        For a ``test_size`` out of range, or one that leaves a part empty.
     """
     labels = check_Y(Y, n_samples=_n_rows(X))
     n = labels.shape[0]
