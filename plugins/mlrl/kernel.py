@@ -35,7 +35,20 @@ __all__ = ["DataDependentKernel", "stack_rows"]
 
 
 def stack_rows(top, bottom):
-    """``[top; bottom]``: CSR when either part is sparse, else a dense array."""
+    """Stack two blocks of rows, ``[top; bottom]``.
+
+    Parameters
+    ----------
+    top : array-like or sparse matrix of shape (n_top, d)
+        The first rows.
+    bottom : array-like or sparse matrix of shape (n_bottom, d)
+        The rows put below them.
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix of shape (n_top + n_bottom, d)
+        CSR when either part is sparse, else a dense array.
+    """
     if sp.issparse(top) or sp.issparse(bottom):
         return sp.vstack([sp.csr_matrix(top), sp.csr_matrix(bottom)], format="csr")
     return np.vstack([top, bottom])
@@ -50,17 +63,27 @@ def _base_kernel(_, attribute, value) -> None:
 
 @attrs.frozen(eq=False)
 class DataDependentKernel(Kernel):
-    """k' of eq. (22): the kernel ``base`` corrected by the unlabelled rows.
+    """The data-dependent kernel k' of eq. (22): the kernel ``base`` corrected by the unlabelled rows.
 
     Parameters
     ----------
     base : Kernel
-        The kernel k, resolved (e.g. ``RBFKernel().resolve(all training rows)``).
-    X_unlabeled : (u, d) dense or sparse, u >= 1
+        The kernel k, resolved (e.g. ``RBFKernel().resolve(all training rows)``), on features
+        (not precomputed) and with a ``diagonal``.
+    X_unlabeled : array-like or sparse matrix of shape (u, d), u >= 1
         The unlabelled rows x_{l+1}, ..., x_{l+u}.
-    ratio : float > 0
-        rho = lambda_1 / lambda_2.
+    ratio : float
+        rho = lambda_1 / lambda_2, positive.
 
+    Raises
+    ------
+    ValueError
+        When ``base`` is precomputed or has no ``diagonal``, ``ratio`` is not positive, or
+        ``rho I + K_uu`` is not positive definite (a base kernel that is not positive
+        semi-definite, or rho below its round-off).
+
+    Notes
+    -----
     Construction computes K_uu and the Cholesky factor of ``rho I + K_uu`` (O(u^3)).
     """
 
@@ -96,17 +119,42 @@ class DataDependentKernel(Kernel):
         return self.base(X, Z) - K_xu @ self._solve(self.base(self.X_unlabeled, Z))
 
     def diagonal(self, X) -> np.ndarray:
-        """The diagonal k'(x_i, x_i) (n,) of the data-dependent kernel at the rows ``X``."""
+        """Compute the diagonal k'(x_i, x_i) of the data-dependent kernel at the rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            k'(x_i, x_i) = k(x_i, x_i) - k_u(x_i)^T (rho I + K_uu)^-1 k_u(x_i).
+        """
         K_xu = self.base(X, self.X_unlabeled)
         return self.base.diagonal(X) - np.einsum("ij,ji->i", K_xu, self._solve(K_xu.T))
 
     def expansion(self, X, dual_coef) -> tuple[Any, np.ndarray]:
-        """The function ``k'(., X) D`` as an expansion in the base kernel: ``(rows, coef)``.
+        """Write the function ``k'(., X) D`` as an expansion in the base kernel.
 
         ``k'(z, X) D = k(z, X) D - k_u(z)^T (rho I + K_uu)^-1 K(X_u, X) D
         = k(z, [X; X_u]) [D; -(rho I + K_uu)^-1 K(X_u, X) D]``, so predictions on new rows
         need the base kernel against the labelled and unlabelled rows, and no solve.  In
         the paper's terms the second block is Gamma Omega / lambda_1 (eqs. 17 and 20).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows the function is expanded on (the labelled training rows).
+        dual_coef : array-like of shape (n, L)
+            D, the coefficients of ``k'(., X)``.
+
+        Returns
+        -------
+        rows : ndarray or scipy.sparse.csr_matrix of shape (n + u, d)
+            ``[X; X_u]``.
+        coef : ndarray of shape (n + u, L)
+            ``[D; -(rho I + K_uu)^-1 K(X_u, X) D]``: ``k(z, rows) @ coef`` is ``k'(z, X) D``.
         """
         dual_coef = np.asarray(dual_coef, dtype=np.float64)
         correction = -self._solve(self.base(self.X_unlabeled, X) @ dual_coef)
