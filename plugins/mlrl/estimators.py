@@ -264,7 +264,23 @@ class SSMLRL(_RelationLearner):
         self.thresholding = thresholding
 
     def fit(self, X, Y, X_unlabeled=None):
-        """Fit on the labelled rows (X, Y) and the unlabelled rows ``X_unlabeled`` (u, d); return ``self``."""
+        """Fit on the labelled rows (X, Y) and the unlabelled rows ``X_unlabeled``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The labelled training rows.
+        Y : array-like or sparse matrix of shape (n, L), 0/1
+            Their labels.
+        X_unlabeled : array-like or sparse matrix of shape (u, d), default None
+            The unlabelled rows of the data-dependent kernel (eq. 22); None or zero rows fit
+            MLRL with the base kernel alone.
+
+        Returns
+        -------
+        SSMLRL
+            The fitted estimator, ``self``.
+        """
         return self._validated_fit(X, Y, X_unlabeled=X_unlabeled)
 
     def _lam(self) -> float:
