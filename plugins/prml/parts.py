@@ -30,11 +30,29 @@ __all__ = ["PrivilegedLabels", "resolve_rank"]
 
 
 def resolve_rank(k, n_labels: int, name: str = "k") -> int:
-    """The embedding dimension: ``k`` itself (an int >= 1), or ``ceil(k L)`` for a fraction in (0, 1].
+    """Resolve the embedding dimension k of PrML.
 
     The paper sets ``k = ceil(0.9 L)`` (section 4.2).  A rank above L is refused: the scores
-    Z = D^T W (d x L) have rank at most L, so further dimensions add nothing.  ``name`` is the
-    parameter the errors name (the presets' ``rank``, the paper's k).
+    Z = D^T W (d x L) have rank at most L, so further dimensions add nothing.
+
+    Parameters
+    ----------
+    k : int or float
+        An int >= 1, or a fraction of the labels in (0, 1].
+    n_labels : int
+        L, the number of labels.
+    name : str, default "k"
+        The parameter the errors name (the presets' ``rank``, the paper's k).
+
+    Returns
+    -------
+    int
+        ``k`` itself for an int, ``ceil(k L)`` (at least 1) for a fraction.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is not a positive int or a fraction in (0, 1], or the rank exceeds L.
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Real):
         raise ValueError(f"{name} must be an int >= 1 or a fraction of the labels in (0, 1], got {k!r}")
@@ -93,7 +111,25 @@ class PrivilegedLabels(LabelRelation):
         return self.initial(np.shape(gram)[0])
 
     def pool(self, Y) -> np.ndarray:
-        """The (L, L) bool mask: row i marks the labels whose values label i sees (never itself)."""
+        """Compute the label pool: which labels' values each label sees as privileged features.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n, L)
+            The training labels, 0/1 or -1/+1 (an entry counts as positive when > 0).
+
+        Returns
+        -------
+        ndarray of shape (L, L), bool
+            Row i marks the labels whose values label i sees (never itself): every other label,
+            or the ``n_privileged`` nearest in Hamming distance between label columns (ties to
+            the lower index).
+
+        Raises
+        ------
+        ValueError
+            When ``n_privileged`` exceeds the L - 1 other labels.
+        """
         Y = np.asarray(Y)
         n_labels = Y.shape[1]
         if self.n_privileged is None:
