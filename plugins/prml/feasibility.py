@@ -23,12 +23,28 @@ __all__ = ["infeasible_labels"]
 
 
 def infeasible_labels(X, Y, pool, *, fit_intercept: bool = False) -> list[int]:
-    """The labels i whose system above has no solution (HiGHS's infeasibility certificate).
+    """Find the labels whose SVM+ system (module docstring) has no solution.
 
-    ``X`` (n, d) dense or sparse rows x_j; ``Y`` (n, L) signs; ``pool`` (L, L) bool, row i
-    the labels in y~_ij (eq. 3: all but i); ``fit_intercept`` appends a constant 1 to x_j.
-    A label whose program HiGHS cannot decide (a numerical failure) is not reported:
-    only a certificate counts.
+    Each label's system is a linear program with a zero objective, decided by HiGHS; a label
+    is reported only on HiGHS's infeasibility certificate (status 2).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The rows x_j.
+    Y : array-like of shape (n, L)
+        The labels as signs in {-1, +1}.
+    pool : ndarray of shape (L, L), bool
+        Row i marks the labels in y~_ij (eq. 3: all but i, or the label pool of
+        :meth:`PrivilegedLabels.pool <multilabel_core_plugins.prml.PrivilegedLabels.pool>`).
+    fit_intercept : bool, default False
+        Append a constant 1 to each x_j (the bias as one more weight).
+
+    Returns
+    -------
+    list of int
+        The labels i whose system is certified infeasible, ascending.  A label whose program
+        HiGHS cannot decide (a numerical failure) is not reported: only a certificate counts.
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     if fit_intercept:
