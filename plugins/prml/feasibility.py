@@ -36,7 +36,7 @@ def infeasible_labels(X, Y, pool, *, fit_intercept: bool = False) -> list[int]:
         The labels as signs in {-1, +1}.
     pool : ndarray of shape (L, L), bool
         Row i marks the labels in y~_ij (eq. 3: all but i, or the label pool of
-        :meth:`PrivilegedLabels.pool <multilabel_core_plugins.prml.PrivilegedLabels.pool>`).
+        :meth:`~multilabel_core_plugins.prml.PrivilegedLabels.pool`).
     fit_intercept : bool, default False
         Append a constant 1 to each x_j (the bias as one more weight).
 
