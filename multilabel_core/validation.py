@@ -95,7 +95,7 @@ SYMMETRY_RTOL = 1e-8
 
 
 def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64, np.float32)):
-    """Return ``X`` as a finite 2-D float array, or CSR/CSC matrix when sparse.
+    """Return ``X`` as a finite 2-D float array, or a CSR/CSC matrix when sparse.
 
     Dense inputs of other numeric dtypes are converted to float64; sparse inputs keep
     their format when CSR or CSC (others become CSR) and are never densified.  A sparse
@@ -108,6 +108,28 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
     below), become one row-major float array (float32 when every column is float32), a
     frame of sparse columns a CSR matrix; a non-numeric column is refused, naming it.  The column
     names are the estimator's business (``feature_names_in_``), not this function's.
+
+    Parameters
+    ----------
+    X : array_like, sparse matrix or data frame of shape (n_samples, n_features)
+        The rows to check.
+    name : str, default="X"
+        What ``X`` is called in the error messages.
+    accept_sparse : bool, default=True
+        Whether a scipy.sparse matrix is accepted (kept sparse); False refuses one.
+    dtype : tuple of numpy dtypes, default=(np.float64, np.float32)
+        The float dtypes kept as they are; any other numeric dtype becomes float64.
+
+    Returns
+    -------
+    ndarray or sparse matrix of shape (n_samples, n_features)
+        The validated rows: a float array, or a canonical CSR/CSC matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not numeric (or complex), not 2-D, has no row or no column, holds NaN or
+        infinity, is sparse when ``accept_sparse`` is False, or is a malformed sparse matrix.
     """
     X = _frame_values(X, name)
     if sp.issparse(X):
@@ -222,8 +244,30 @@ def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_cl
 
     Accepts dense arrays, scipy.sparse matrices and data frames (pandas' nullable dtypes
     too, a missing value refused) of 0/1 (bool, int or float).  A 1-D vector is refused:
-    multi-label targets are matrices.  With ``require_both_classes`` a label column that
-    is all 0 or all 1 is refused, naming the column.
+    multi-label targets are matrices.
+
+    Parameters
+    ----------
+    Y : array_like, sparse matrix or data frame of shape (n_samples, n_labels)
+        The label indicator matrix.
+    name : str, default="Y"
+        What ``Y`` is called in the error messages.
+    n_samples : int or None, default=None
+        The number of rows ``Y`` must have (X's); None accepts any.
+    require_both_classes : bool, default=False
+        Whether a label column that is all 0 or all 1 is refused, naming the column.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_labels)
+        ``Y`` as a dense int8 {0, 1} matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` is not 2-D, has no label column, has another number of rows than
+        ``n_samples``, holds a value other than 0 and 1 (NaN included), or (with
+        ``require_both_classes``) has a constant column.
     """
     Y = _frame_values(Y, name)
     if sp.issparse(Y):
@@ -259,16 +303,48 @@ def check_Y(Y, *, name: str = "Y", n_samples: int | None = None, require_both_cl
 
 
 def to_signs(Y: np.ndarray) -> np.ndarray:
-    """{0, 1} indicator -> {-1, +1} float64 signs (the papers' y_ij)."""
+    """Convert a {0, 1} indicator matrix to {-1, +1} float64 signs (the papers' y_ij).
+
+    No checks: call it after :func:`check_Y`.
+
+    Parameters
+    ----------
+    Y : array_like of shape (n, L)
+        The {0, 1} indicators.
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        ``2 Y - 1`` as float64.
+    """
     return 2.0 * np.asarray(Y, dtype=np.float64) - 1.0
 
 
 def check_signs(Y, n_samples: int | None = None, name: str = "Y") -> np.ndarray:
     """Return ``Y`` as an (n, L) float64 matrix of the signs -1 and +1 (the papers' y_ij).
 
-    The target form of the solvers.  Refused: anything not 2-D, no label column, a row
-    count other than ``n_samples`` (when given), non-numeric dtypes, and any entry other
-    than -1 or +1 (0/1 indicators included: :func:`to_signs` converts those).
+    The target form of the solvers.
+
+    Parameters
+    ----------
+    Y : array_like or sparse matrix of shape (n_samples, n_labels)
+        The signs.
+    n_samples : int or None, default=None
+        The number of rows ``Y`` must have; None accepts any.
+    name : str, default="Y"
+        What ``Y`` is called in the error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_labels)
+        ``Y`` as float64 signs.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` is not 2-D, has no label column, has a row count other than ``n_samples``
+        (when given), a non-numeric dtype, or any entry other than -1 or +1 (0/1 indicators
+        included: :func:`to_signs` converts those).
     """
     if sp.issparse(Y):
         Y = Y.toarray()
@@ -325,6 +401,26 @@ def check_symmetric(M, name: str = "M", *, copy: bool = True) -> np.ndarray:
     ``copy=False`` an input that is already exactly symmetric float64 is returned as is,
     so that a large kernel matrix is not duplicated; one that needs symmetrising is
     still copied.
+
+    Parameters
+    ----------
+    M : array_like of shape (n, n)
+        The matrix, dense.
+    name : str, default="M"
+        What ``M`` is called in the error messages.
+    copy : bool, default=True
+        Whether an input that is already exactly symmetric float64 is copied.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        The exactly symmetric float64 matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``M`` is sparse, not numeric, complex, not square and non-empty, not finite, or
+        not symmetric within round-off.
     """
     if sp.issparse(M):
         raise ValueError(f"{name} is sparse, but a dense matrix is required")
@@ -361,7 +457,36 @@ _LARGEST_DOUBLE = np.finfo(np.float64).max
 
 
 def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None, low_inclusive=True, high_inclusive=True):
-    """Validate a hyper-parameter: type and range, with an error naming it."""
+    """Validate a hyper-parameter's type and range, with an error naming it.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.  True and False are refused whatever ``kind`` is.
+    name : str
+        The parameter's name, for the error message.
+    kind : type, default=numbers.Real
+        The abstract type the value must be an instance of (``numbers.Integral`` for counts).
+    low : float or None, default=None
+        The lower bound; None for none.
+    high : float or None, default=None
+        The upper bound; None for none.
+    low_inclusive : bool, default=True
+        Whether ``low`` itself is accepted.
+    high_inclusive : bool, default=True
+        Whether ``high`` itself is accepted.
+
+    Returns
+    -------
+    object
+        ``value``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a ``kind``, is not finite (an integer beyond the float64 range
+        used as a real included), or lies outside the bounds.
+    """
     if isinstance(value, bool) or not isinstance(value, kind):
         raise ValueError(f"{name} must be a {getattr(kind, '__name__', kind)}, got {value!r}")
     if isinstance(value, numbers.Integral):
@@ -380,9 +505,26 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None, lo
 
 
 def check_byte_cap(value, env_var: str, default: int) -> int:
-    """A cap in bytes: ``value``, else the environment variable ``env_var`` (unset or blank: ``default``).
+    """Resolve a cap in bytes from an argument, an environment variable or a default.
 
-    ValueError naming the argument or the variable when it is not a positive whole number.
+    Parameters
+    ----------
+    value : int or None
+        The cap given as an argument (``max_bytes``); None to read ``env_var``.
+    env_var : str
+        The environment variable read when ``value`` is None.
+    default : int
+        The cap when ``value`` is None and the variable is unset or blank.
+
+    Returns
+    -------
+    int
+        The cap, a positive whole number of bytes.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument or the variable, when the cap is not a positive whole number.
     """
     name = "max_bytes"
     if value is None:
@@ -400,7 +542,25 @@ def check_byte_cap(value, env_var: str, default: int) -> int:
 
 
 def check_flag(value, name: str) -> bool:
-    """A boolean switch: True or False (numpy booleans too), else ValueError naming it."""
+    """Validate a boolean switch: True or False (numpy booleans too).
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        The parameter's name, for the error message.
+
+    Returns
+    -------
+    bool
+        ``value`` as a Python bool.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a boolean.
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
@@ -426,7 +586,25 @@ C_RANGE = (1e-100, 1e100)
 
 
 def check_cost(value, name: str = "C") -> float:
-    """A loss weight C: a finite real number in :data:`C_RANGE`, else ValueError naming ``name``."""
+    """Validate a loss weight C: a finite real number in :data:`C_RANGE`.
+
+    Parameters
+    ----------
+    value : float
+        The cost.
+    name : str, default="C"
+        The parameter's name, for the error message.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a positive finite real or lies outside :data:`C_RANGE`.
+    """
     check_scalar(value, name, low=0.0, low_inclusive=False)
     low, high = C_RANGE
     if not low <= value <= high:
@@ -439,11 +617,27 @@ def check_cost(value, name: str = "C") -> float:
 
 
 def check_seed(seed, name: str = "random_state"):
-    """``seed`` if it is what :func:`check_random_state` accepts, else ValueError naming ``name``.
+    """Validate a seed without drawing from it.
 
-    Accepted: None, an int >= 0, a numpy ``SeedSequence``, ``Generator`` or legacy
-    ``RandomState``.  Unlike :func:`check_random_state` it draws nothing, so validating a
-    hyper-parameter leaves a Generator or RandomState the user passed where it was.
+    Unlike :func:`check_random_state` it draws nothing, so validating a hyper-parameter
+    leaves a Generator or RandomState the user passed where it was.
+
+    Parameters
+    ----------
+    seed : None, int, numpy.random.SeedSequence, Generator or RandomState
+        The seed; an int must be at least 0.
+    name : str, default="random_state"
+        The parameter's name, for the error message.
+
+    Returns
+    -------
+    object
+        ``seed``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is none of the accepted kinds, or a negative int.
     """
     if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator, np.random.RandomState)):
         return seed
@@ -457,10 +651,25 @@ def check_seed(seed, name: str = "random_state"):
 
 
 def check_random_state(seed) -> np.random.Generator:
-    """None | int | numpy Generator (or SeedSequence, RandomState) -> numpy Generator (deterministic for an int).
+    """Turn a seed into a numpy Generator (deterministic for an int).
 
     A Generator is returned as it is: its stream goes on from call to call.  A RandomState
     seeds a new Generator with one draw from it.
+
+    Parameters
+    ----------
+    seed : None, int, numpy.random.SeedSequence, Generator or RandomState
+        The seed (as :func:`check_seed` accepts).
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator to draw from.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is not an accepted seed.
     """
     check_seed(seed)
     if isinstance(seed, np.random.Generator):
@@ -477,46 +686,199 @@ def check_random_state(seed) -> np.random.Generator:
 
 
 def positive(instance, attribute, value) -> None:
-    """An attrs validator: a finite real number > 0 (a cost C, a tolerance, a kernel width)."""
+    """Check that a field is a finite real number > 0 (a cost C, a tolerance, a kernel width).
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: a finite real number > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_scalar(value, attribute.name, low=0.0, low_inclusive=False)
 
 
 def non_negative(instance, attribute, value) -> None:
-    """An attrs validator: a finite real number >= 0 (a margin epsilon, a coupling mu)."""
+    """Check that a field is a finite real number >= 0 (a margin epsilon, a coupling mu).
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: a finite real number >= 0.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_scalar(value, attribute.name, low=0.0)
 
 
 def open_unit(instance, attribute, value) -> None:
-    """An attrs validator: a finite real number in the open interval (0, 1) (a decay factor, a relative cut)."""
+    """Check that a field is a finite real number in the open interval (0, 1).
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: a real in (0, 1) (a decay factor, a relative cut).
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_scalar(value, attribute.name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
 
 
 def real(instance, attribute, value) -> None:
-    """An attrs validator: any finite real number (a kernel's coef0)."""
+    """Check that a field is a finite real number (a kernel's coef0).
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: any finite real number.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_scalar(value, attribute.name)
 
 
 def cost(instance, attribute, value) -> None:
-    """An attrs validator: a loss weight C, as :func:`check_cost` (finite, in :data:`C_RANGE`)."""
+    """Check that a field is a loss weight C, as :func:`check_cost`.
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: a finite real in :data:`C_RANGE`.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_cost(value, attribute.name)
 
 
 def seed(instance, attribute, value) -> None:
-    """An attrs validator: a ``random_state``, as :func:`check_seed` (None, int >= 0, or a numpy seed object)."""
+    """Check that a field is a ``random_state``, as :func:`check_seed`.
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: None, an int >= 0, or a numpy seed object.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_seed(value, attribute.name)
 
 
 def count(instance, attribute, value) -> None:
-    """An attrs validator: an integer in [1, MAX_ITER_LIMIT] (numpy integers too; not True): max_iter, a rank, a degree."""
+    """Check that a field is an integer count (max_iter, a rank, a degree).
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: an integer in [1, MAX_ITER_LIMIT] (numpy integers too; not True).
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_scalar(value, attribute.name, kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
 
 def optional_count(instance, attribute, value) -> None:
-    """An attrs validator: None or a :func:`count` (an optional budget)."""
+    """Check that a field is None or a :func:`count` (an optional budget).
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: None, or an integer in [1, MAX_ITER_LIMIT].
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     if value is not None:
         count(instance, attribute, value)
 
 
 def flag(instance, attribute, value) -> None:
-    """An attrs validator: True or False (numpy booleans too), as :func:`check_flag`."""
+    """Check that a field is True or False (numpy booleans too), as :func:`check_flag`.
+
+    For ``attrs.field(validator=...)``; the error names the field.
+
+    Parameters
+    ----------
+    instance : object
+        The attrs instance being built (unused).
+    attribute : attrs.Attribute
+        The field; its ``name`` is the one the error names.
+    value : object
+        The value to check: a boolean.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` breaks the rule.
+    """
     check_flag(value, attribute.name)
