@@ -67,7 +67,22 @@ REGRESSORS = ("scores", "sorted_scores")
 
 
 def threshold_targets(scores, Y) -> np.ndarray:
-    """t_i of eq. 34 for every training row (rows with an empty or full label set: see the module docstring)."""
+    """Compute the threshold targets t_i of eq. 34 for every training row.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, L)
+        The label scores t_ik of the training rows.
+    Y : array-like of shape (n, L), 0/1
+        Their labels.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``t_i = 1/2 (min_{k in y_i} t_ik + max_{l in ybar_i} t_il)``; half a margin above the top
+        score for a row with an empty label set, half a margin below the lowest for a full one
+        (module docstring).
+    """
     relevant = np.asarray(Y).astype(bool)
     lowest_relevant = np.where(relevant, scores, np.inf).min(axis=1)
     highest_irrelevant = np.where(relevant, -np.inf, scores).max(axis=1)
@@ -79,13 +94,44 @@ def threshold_targets(scores, Y) -> np.ndarray:
 
 
 def check_regressors(regressors, name: str = "regressors") -> None:
-    """ValueError naming ``name`` unless ``regressors`` is one of :data:`REGRESSORS`."""
+    """Check that ``regressors`` names one of :data:`REGRESSORS`.
+
+    Parameters
+    ----------
+    regressors : str
+        The choice of regressors to check.
+    name : str, default "regressors"
+        The parameter the error names.
+
+    Raises
+    ------
+    ValueError
+        When ``regressors`` is not one of :data:`REGRESSORS`, naming ``name``.
+    """
     if not isinstance(regressors, str) or regressors not in REGRESSORS:
         raise ValueError(f"{name} must be one of {REGRESSORS}, got {regressors!r}")
 
 
 def threshold_regressors(scores, regressors: str) -> np.ndarray:
-    """The regressors (n, c) of t(x): the label scores (n, c) as they are or sorted increasingly per row."""
+    """Build the regressors z(x) of t(x) from the label scores.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, c)
+        The label scores of each row.
+    regressors : {"scores", "sorted_scores"}
+        The scores in label order, or sorted increasingly per row.
+
+    Returns
+    -------
+    ndarray of shape (n, c)
+        The scores as they are, or sorted increasingly within each row.
+
+    Raises
+    ------
+    ValueError
+        When ``regressors`` is not one of :data:`REGRESSORS`.
+    """
     check_regressors(regressors)
     return np.sort(scores, axis=1) if regressors == "sorted_scores" else np.asarray(scores)
 
@@ -94,9 +140,15 @@ def threshold_regressors(scores, regressors: str) -> np.ndarray:
 class LinearThreshold:
     """The threshold function t(x) = a^T z(x) + a_0 of section 3.8, z(x) the ``regressors`` of the scores.
 
-    ``coef`` is (a, a_0), shape (c + 1,).  ``LinearThreshold.fit(scores, Y, regressors)``
-    fits it by least squares on the eq. 34 targets of the score rows; calling it on score
-    rows (n, c) gives t(x) (n,).
+    ``LinearThreshold.fit(scores, Y, regressors)`` fits it by least squares on the eq. 34
+    targets of the score rows; calling it on score rows (n, c) gives t(x) (n,).
+
+    Parameters
+    ----------
+    regressors : {"scores", "sorted_scores"}
+        What z(x) is: the row's label scores in label order, or sorted increasingly.
+    coef : ndarray of shape (c + 1,)
+        (a, a_0): the weights of the c regressors, then the constant.
     """
 
     regressors: str = attrs.field(validator=lambda _, attribute, value: check_regressors(value, attribute.name))
@@ -104,7 +156,23 @@ class LinearThreshold:
 
     @classmethod
     def fit(cls, scores, Y, regressors: str) -> LinearThreshold:
-        """Least-squares fit of t(x) to eq. 34's targets on training ``scores`` (n, L) and labels ``Y``."""
+        """Fit t(x) by least squares to eq. 34's targets of the training rows.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n, L)
+            The label scores of the training rows.
+        Y : array-like of shape (n, L), 0/1
+            Their labels.
+        regressors : {"scores", "sorted_scores"}
+            What z(x) is (:func:`threshold_regressors`).
+
+        Returns
+        -------
+        LinearThreshold
+            The fitted function (numpy's minimum-norm least-squares solution when the
+            regressors are collinear).
+        """
         design = _with_constant(threshold_regressors(scores, regressors))
         coef, *_ = np.linalg.lstsq(design, threshold_targets(scores, Y), rcond=None)
         return cls(regressors, coef)
@@ -138,10 +206,15 @@ class LearnedLinearThreshold(Threshold):
         as many extra fits of the method); None: on the in-sample scores (the paper).
     random_state : None, int or numpy Generator, default 0
         Seed of the folds.
+    coef : ndarray of shape (c + 1,) or None, default None
+        Fitted state, set by :meth:`fit`: (a, a_0).
+    n_left_out : int or None, default None
+        Fitted state, set by :meth:`fit`: the training rows left out of the regression because
+        a label of theirs had no out-of-fold score (a label constant in an inner fold's
+        training rows; a :class:`~multilabel_core.thresholds.ThresholdWarning` counts them).
 
-    Fitted state: ``coef`` (c + 1,), (a, a_0); ``n_left_out``, the training rows left out of the
-    regression because a label of theirs had no out-of-fold score (a label constant in an inner
-    fold's training rows; a :class:`~multilabel_core.thresholds.ThresholdWarning` counts them).
+    Notes
+    -----
     Calling the fitted threshold on score rows (n, c) gives t(x) (n,).
     """
 
@@ -163,7 +236,37 @@ class LearnedLinearThreshold(Threshold):
         return self.coef is not None
 
     def fit(self, estimator, X, Y, scores, **data) -> LearnedLinearThreshold:
-        """(a, a_0) by least squares on eq. 34's targets of the in-sample, or out-of-fold, training scores."""
+        """Fit (a, a_0) by least squares on eq. 34's targets of the in-sample, or out-of-fold, training scores.
+
+        Parameters
+        ----------
+        estimator : MultiLabelEstimator
+            The estimator just fitted; with ``cv`` its clones are refitted on the folds.
+        X : array-like or sparse matrix of shape (n, d)
+            The training rows.
+        Y : ndarray of shape (n, L), 0/1
+            The training labels.
+        scores : ndarray of shape (n, L)
+            The estimator's in-sample decision values (used when ``cv`` is None).
+        **data
+            Further inputs of the estimator's ``fit`` (e.g. SSMLRL's ``X_unlabeled``), passed to
+            the out-of-fold refits.
+
+        Returns
+        -------
+        LearnedLinearThreshold
+            A new threshold with ``coef`` and ``n_left_out`` set (this one is unchanged).
+
+        Raises
+        ------
+        ValueError
+            When, with ``cv``, no training row has an out-of-fold score for every label.
+
+        Warns
+        -----
+        ThresholdWarning
+            When rows are left out of the regression, with their number.
+        """
         n_left_out = 0
         if self.cv is not None:
             scores, _ = out_of_fold_scores(estimator, X, Y, self.cv, self.random_state, **data)
@@ -190,12 +293,28 @@ class LearnedLinearThreshold(Threshold):
         return LinearThreshold(self.regressors, self.coef)(scores)
 
     def predict(self, scores) -> np.ndarray:
-        """``scores > t(x)`` row by row, as int64."""
+        """Predict the labels scoring above the row's threshold, ``scores > t(x)``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n, c)
+            Decision values.
+
+        Returns
+        -------
+        ndarray of shape (n, c), int64
+            1 where a label's score exceeds its row's t(x), else 0.
+
+        Raises
+        ------
+        ValueError
+            When the threshold is not fitted, or ``scores`` do not have the c columns it was
+            fitted on.
+        """
         scores = np.asarray(scores, dtype=np.float64)
         return (scores > self(scores)[:, None]).astype(np.int64)
 
     def describe(self) -> str:
-        """The name, with the settings that differ from the defaults."""
         settings = [f"regressors={self.regressors}"] if self.regressors != "sorted_scores" else []
         settings += [f"cv={self.cv}"] if self.cv is not None else []
         return self.name + (f"({', '.join(settings)})" if settings else "")
