@@ -63,16 +63,25 @@ def _on_the_simplex(kernel, attribute, weights) -> None:
 
 @attrs.frozen(eq=False)
 class SubsetKernel(Kernel):
-    """``k(x, z) = x^T diag(s) z`` with ``s = P^T lambda``: eq. 18's kernel of a working set of subsets.
+    """Eq. 18's kernel of a working set of subsets: ``k(x, z) = x^T diag(s) z`` with ``s = P^T lambda``.
 
     Parameters
     ----------
-    subsets : array (T, d) of bool
+    subsets : array-like of shape (T, d), bool or 0/1
         P, the working set: row t marks the features of p_t (each subset non-empty).
-    weights : array (T,), default uniform 1/T
-        lambda on the simplex.  The ranking solver starts from these unless its warm start
-        carries other subset weights (module docstring).
+    weights : array-like of shape (T,), default uniform 1/T
+        lambda on the simplex (non-negative, summing to 1 within :data:`SIMPLEX_TOL`).  The
+        ranking solver starts from these unless its warm start carries other subset weights
+        (module docstring).
 
+    Raises
+    ------
+    ValueError
+        When ``subsets`` is not a non-empty boolean (T, d) matrix with a feature in every
+        subset, or ``weights`` is not a point of the simplex with one entry per subset.
+
+    Notes
+    -----
     ``linear`` is True: solvers work on the re-weighted features ``sqrt(s) o x``.
     """
 
@@ -90,7 +99,18 @@ class SubsetKernel(Kernel):
         return int(self.subsets.shape[0])
 
     def feature_weights(self, weights=None) -> np.ndarray:
-        """s = P^T lambda (d,) for ``weights`` lambda (default: the kernel's own)."""
+        """Compute the feature weights s = P^T lambda.
+
+        Parameters
+        ----------
+        weights : array-like of shape (T,), default None
+            lambda, one weight per subset; None is the kernel's own ``weights``.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+            s: each feature's total weight over the subsets that hold it.
+        """
         weights = self.weights if weights is None else np.asarray(weights, dtype=np.float64)
         return weights @ self.subsets
 
@@ -99,7 +119,23 @@ class SubsetKernel(Kernel):
         return LinearKernel()(_scaled(X, scale, "X"), None if Z is None else _scaled(Z, scale, "Z"))
 
     def diagonal(self, X) -> np.ndarray:
-        """The diagonal (n,) of the kernel at the rows ``X``: their squared norms under the feature weights."""
+        """Compute the diagonal k(x_i, x_i) of the kernel at the rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The rows' squared norms under the feature weights, ``sum_j s_j x_ij^2``.
+
+        Raises
+        ------
+        ValueError
+            When ``X`` does not have the subsets' d features.
+        """
         return LinearKernel().diagonal(_scaled(X, np.sqrt(self.feature_weights()), "X"))
 
 
