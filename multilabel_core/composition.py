@@ -49,8 +49,21 @@ AUTO = "auto"
 
 @attrs.frozen(eq=False)
 class SolverChoice:
-    """The outcome of a choice: the built ``solver``, its registered ``name``, the ``problem`` it
-    solves (the fed one when the relation fed it) and, for a driver, the ``inner`` name."""
+    """The outcome of a solver choice.
+
+    Parameters
+    ----------
+    solver : Solver
+        The built solver.
+    name : str
+        Its registered name.
+    problem : Problem
+        The problem it solves (the fed one when the relation fed it).
+    inner : str or None, default=None
+        For a driver (a solver with an ``inner`` parameter), the model-step solver's name.
+    fed : bool, default=False
+        Whether ``problem`` is the relation's fed problem (:func:`feed_problem`).
+    """
 
     solver: Solver
     name: str
@@ -60,7 +73,13 @@ class SolverChoice:
 
 
 def solver_order() -> list[str]:
-    """The registered solvers ``auto`` tries, in order (``auto_order``, then name)."""
+    """List the registered solvers ``auto`` tries, in order (``auto_order``, then name).
+
+    Returns
+    -------
+    list of str
+        The names of the solvers registered with an ``auto_order``, in that order.
+    """
     specs = [spec for spec in list_components("solver") if spec.auto_order is not None]
     return [spec.name for spec in sorted(specs, key=lambda spec: (spec.auto_order, spec.name))]
 
@@ -103,8 +122,33 @@ def _step_problem(problem: Problem) -> Problem:
 
 
 def build_solver(name: str, problem: Problem, settings: Mapping, inner=AUTO, optional: Mapping = ()) -> SolverChoice:
-    """The solver registered as ``name``, built with ``settings`` (and the ``optional`` settings it
-    takes), its ``inner`` solver by name, object or ``"auto"`` when it has one."""
+    """Build the solver registered as ``name`` for ``problem``.
+
+    Parameters
+    ----------
+    name : str
+        The registered solver name.
+    problem : Problem
+        The problem it is for (a driver's ``inner="auto"`` is chosen on its model step).
+    settings : mapping
+        Settings the solver is built with (it must take them all).
+    inner : str or Solver, default="auto"
+        For a driver, its model-step solver by name, as an object, or ``"auto"``.
+    optional : mapping, default=()
+        Settings given only when the solver takes them.
+
+    Returns
+    -------
+    SolverChoice
+        The built solver with its name, the problem and the inner solver's name.
+
+    Raises
+    ------
+    ValueError
+        If ``inner`` is given to a solver that takes no model-step solver.
+    CapabilityError
+        If ``inner="auto"`` finds no model-step solver for the problem.
+    """
     params = dict(settings)
     params.update((key, value) for key, value in dict(optional).items() if key in component_parameters("solver", name))
     inner_name = None
@@ -138,11 +182,12 @@ def select_solver(
     exclude_drivers: bool = False,
     feed: bool = True,
 ) -> SolverChoice:
-    """The first solver of :func:`solver_order` that solves ``problem`` with every part it names.
+    """Choose the first solver of :func:`solver_order` that solves ``problem`` with every part it names.
 
     Parameters
     ----------
     problem : Problem
+        The problem to solve.
     settings : mapping, optional
         Settings the solver must take (the user's ``tol``, ``max_iter``, ``solver_params``):
         solvers that do not take them all are passed over, never given less than was asked.
@@ -158,6 +203,12 @@ def select_solver(
     feed : bool, default True
         When no solver takes the problem as it is and its relation can ``feed`` a generic solver,
         try the fed problem too.
+
+    Returns
+    -------
+    SolverChoice
+        The chosen solver, its name, the problem it solves (``fed`` when the relation fed it)
+        and a driver's inner solver name.
 
     Raises
     ------
@@ -217,7 +268,24 @@ def _takes_unfed(solver, problem: Problem) -> bool:
 
 
 def feed_problem(problem: Problem) -> Problem:
-    """``problem.relation.feed(problem)``, held to its contract: the same rows, kernel and shape."""
+    """Compute ``problem.relation.feed(problem)``, held to its contract: the same rows, kernel and shape.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem whose relation has ``feed``.
+
+    Returns
+    -------
+    Problem
+        The fed problem a generic solver solves instead.
+
+    Raises
+    ------
+    TypeError
+        If ``feed`` returns something other than a Problem, or changes the rows, the kernel or
+        the target shape.
+    """
     fed = problem.relation.feed(problem)
     if not isinstance(fed, Problem):
         raise TypeError(f"{type(problem.relation).__name__}.feed must return a Problem, got {type(fed).__name__}")
@@ -258,11 +326,31 @@ def fed_fit(fit, problem: Problem):
 
 
 def feed_if_unread(solver: Solver, problem: Problem) -> tuple[Problem, bool]:
-    """The problem ``solver`` should solve: ``problem`` itself, or the relation's fed problem when
-    ``solver`` does not read the relation's state and the relation can feed a generic solver.
+    """Give the problem ``solver`` should solve: ``problem`` itself, or the relation's fed problem.
 
-    A part the solver would ignore and cannot be fed around is left for ``solver.check`` to
-    refuse (:meth:`~multilabel_core.base.Solver.check`), which every caller runs on the result.
+    The fed problem is chosen when ``solver`` does not read the relation's state and the
+    relation can feed a generic solver.  A part the solver would ignore and cannot be fed
+    around is left for ``solver.check`` to refuse (:meth:`~multilabel_core.base.Solver.check`),
+    which every caller runs on the result.
+
+    Parameters
+    ----------
+    solver : Solver
+        The solver that will solve.
+    problem : Problem
+        The composed problem.
+
+    Returns
+    -------
+    problem : Problem
+        What the solver should solve.
+    fed : bool
+        Whether it is the fed problem.
+
+    Raises
+    ------
+    CapabilityError
+        If the solver cannot take the problem's other parts (checked before the costly feed).
     """
     unread = unread_state(solver, problem)
     if unread and [role for role, *_ in unread] == ["relation"] and callable(getattr(problem.relation, "feed", None)):
@@ -295,13 +383,24 @@ def _table_data(n_samples: int = 24, n_features: int = 5, n_labels: int = 3):
 
 
 def auto_table(kernels=("linear", "rbf")) -> list[dict]:
-    """For every registered (loss, regularizer, relation) and each kernel: what ``solver="auto"`` picks.
+    """Tabulate what ``solver="auto"`` picks for every registered (loss, regularizer, relation) and kernel.
 
     One record per (loss, regularizer, relation): the names, and per kernel the chosen solver
     (``"alternating(inner=smo)"`` for a driver, ``" (fed)"`` when the relation fed a generic
     solver) or ``"none"`` with the most telling refusal (:func:`telling_reason`).  The problems
     are built as :class:`~multilabel_core.ComposedEstimator` builds them, on a small fixed data
     set; only the solvers' checks run.
+
+    Parameters
+    ----------
+    kernels : tuple of str, default=("linear", "rbf")
+        The registered kernel names, one column each.
+
+    Returns
+    -------
+    list of dict
+        One record per (loss, regularizer, relation): ``"loss"``, ``"regularizer"``,
+        ``"relation"`` and, per kernel name, the choice or ``"none: <reason>"``.
     """
     from .estimator import ComposedEstimator
 
@@ -327,12 +426,25 @@ def auto_table(kernels=("linear", "rbf")) -> list[dict]:
 
 
 def telling_reason(exc: Exception, relation=None) -> str:
-    """The refusal that says most about why no solver fits, for a table cell.
+    """Pick the refusal that says most about why no solver fits, for a table cell.
 
     The solvers that would read what the relation contributes (its ``state``; for a learned
     relation, its update: the drivers) are the ones whose refusal matters; otherwise a candidate
     that got past the capability checks (a part it would ignore) says more than one that stopped
     at a missing capability.  Without per-candidate reasons, the message itself.
+
+    Parameters
+    ----------
+    exc : Exception
+        The refusal; a :class:`CapabilityError` from :func:`select_solver` carries ``reasons``
+        (solver name -> reason).
+    relation : LabelRelation or None, default=None
+        The composition's relation, whose ``state`` says which solvers' refusals matter.
+
+    Returns
+    -------
+    str
+        ``"<solver>: <reason>"`` shortened to one clause, or the shortened message.
     """
     reasons = getattr(exc, "reasons", None)
     if not reasons:
@@ -372,7 +484,18 @@ def _short(reason: str) -> str:
 
 
 def auto_table_markdown(kernels=("linear", "rbf")) -> str:
-    """:func:`auto_table` as the Markdown table of docs/components.md."""
+    """Render :func:`auto_table` as the Markdown table of docs/components.md.
+
+    Parameters
+    ----------
+    kernels : tuple of str, default=("linear", "rbf")
+        The registered kernel names, one column each.
+
+    Returns
+    -------
+    str
+        The table, one line per (loss, regularizer, relation).
+    """
     lines = [
         "| loss | regularizer | relation | " + " | ".join(f"`{k}` kernel" for k in kernels) + " |",
         "| --- | --- | --- | " + " | ".join("---" for _ in kernels) + " |",
