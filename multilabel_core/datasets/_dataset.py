@@ -29,12 +29,26 @@ def _as_features(X):
 
 
 class IndexNames(Sequence):
-    """The names ``PREFIX{start}``, ``PREFIX{start + 1}``, ... (``count`` of them), each made when asked for.
+    """Generate the names ``PREFIX{start}``, ``PREFIX{start + 1}``, ... (``count`` of them), each when asked for.
 
     A LibSVM file declares its width by its largest index alone: ``0 16777216:1`` is a
     16,777,216-column dataset in 13 bytes.  Generated names cost nothing per column; a
     tuple of them would cost some 60 bytes each (1 GB for that line).  Compares equal to
     any sequence of the same strings (a tuple included); slicing gives a tuple.
+
+    Parameters
+    ----------
+    prefix : str
+        The text before each number (``"x"``, ``"y"``).
+    start : int
+        The number of the first name.
+    count : int
+        How many names, at least 0.
+
+    Raises
+    ------
+    ValueError
+        If ``count`` is negative.
     """
 
     __slots__ = ("prefix", "start", "length")
@@ -74,12 +88,45 @@ class IndexNames(Sequence):
         return self._position(name) is not None
 
     def index(self, name, start=0, stop=None):
+        """Return the position of ``name`` among the names.
+
+        Parameters
+        ----------
+        name : str
+            A name in its canonical spelling (``PREFIX`` then the number, no sign or leading zero).
+        start : int, default=0
+            Search from this position on.
+        stop : int or None, default=None
+            Search up to (not including) this position; None: to the end.
+
+        Returns
+        -------
+        int
+            The position j with ``self[j] == name``.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not among the names in ``[start, stop)``.
+        """
         j = self._position(name)
         if j is None or j not in range(self.length)[start:stop]:
             raise ValueError(f"{name!r} is not in the names")
         return j
 
     def count(self, name) -> int:
+        """Count the occurrences of ``name`` (the names are distinct, so 0 or 1).
+
+        Parameters
+        ----------
+        name : object
+            The value looked for.
+
+        Returns
+        -------
+        int
+            1 if ``name`` is one of the names, else 0.
+        """
         return int(self._position(name) is not None)
 
     def __eq__(self, other):
@@ -118,14 +165,22 @@ def _default_names(prefix: str, count: int) -> IndexNames:
 
 @attrs.frozen
 class NominalFeature:
-    """A nominal (categorical) attribute of the source file and the columns of ``X`` holding it.
+    """Describe a nominal (categorical) attribute of the source file and the columns of ``X`` holding it.
 
-    ``encoding="onehot"``: one column per value, in the declared order, named
-    ``name=value``; a row holds 1.0 in the column of its value and 0.0 elsewhere.
-    ``encoding="ordinal"``: one column named ``name`` holding the value's position
-    (0.0 for the first declared value, 1.0 for the second, ...).
-    ``encoding="binary"``: values ``("0", "1")`` or ``("1", "0")``; one column named
-    ``name`` holding the value itself as a number (0.0 or 1.0), whatever the order.
+    Parameters
+    ----------
+    name : str
+        The attribute's name in the source file.
+    values : sequence of str
+        Its declared values, in order.
+    columns : sequence of int
+        The columns of ``X`` that hold it.
+    encoding : {"onehot", "ordinal", "binary"}, default="onehot"
+        ``"onehot"``: one column per value, in the declared order, named ``name=value``; a row
+        holds 1.0 in the column of its value and 0.0 elsewhere.  ``"ordinal"``: one column named
+        ``name`` holding the value's position (0.0 for the first declared value, 1.0 for the
+        second, ...).  ``"binary"``: values ``("0", "1")`` or ``("1", "0")``; one column named
+        ``name`` holding the value itself as a number (0.0 or 1.0), whatever the order.
     """
 
     name: str = attrs.field(validator=attrs.validators.instance_of(str))
@@ -152,24 +207,32 @@ class NominalFeature:
 
 @attrs.frozen(eq=False, repr=False)
 class Dataset:
-    """Features, labels and their names.
+    """Hold features, labels and their names.
 
-    Attributes
+    Parameters
     ----------
-    X : (n, d) float64 ndarray, or scipy.sparse CSR float64 matrix for sparse sources
-        (readers of sparse files never densify).
-    Y : (n, L) int8 {0, 1} ndarray; ``Y[i, j] = 1`` when label j is relevant to example i.
-    feature_names, label_names : names of the columns of X and Y: tuples of strings, or
-        :class:`IndexNames` (generated names made on demand: the defaults ``x0..``, ``y0..``
-        and LibSVM's), which compare equal to the tuple of the same names.
-    name : the dataset's name (a file's stem, or e.g. "synthetic").
-    nominal_features : how nominal source attributes were encoded into columns of X
-        (see :class:`NominalFeature`); empty when every feature is numeric.  Writers use
-        it to write such attributes back as nominal ones.
-    parts : the row counts of the datasets this one joins, in order (a Mulan train file
-        then its test file: ``(391, 202)``), made by :func:`~multilabel_core.datasets.concatenate`;
-        empty for a dataset from one source.  The experiments' ``given`` protocol splits
-        at these boundaries.
+    X : array-like or sparse matrix of shape (n, d)
+        Features; stored as a C-contiguous float64 ndarray, or a canonical scipy.sparse CSR
+        float64 matrix for sparse input (readers of sparse files never densify).
+    Y : array-like of shape (n, L)
+        Binary label matrix, stored as an int8 {0, 1} ndarray; ``Y[i, j] = 1`` when label j is
+        relevant to example i.
+    feature_names : sequence of str, optional
+        Names of the columns of X: a tuple of strings, or :class:`IndexNames` (generated names
+        made on demand: the default ``x0..`` and LibSVM's), which compares equal to the tuple of
+        the same names.  Default ``x0, x1, ...``.
+    label_names : sequence of str, optional
+        Names of the columns of Y, likewise; default ``y0, y1, ...``.
+    name : str, default=""
+        The dataset's name (a file's stem, or e.g. "synthetic").
+    nominal_features : sequence of NominalFeature, default=()
+        How nominal source attributes were encoded into columns of X (see
+        :class:`NominalFeature`); empty when every feature is numeric.  Writers use it to write
+        such attributes back as nominal ones.
+    parts : sequence of int, default=()
+        The row counts of the datasets this one joins, in order (a Mulan train file then its test
+        file: ``(391, 202)``), made by :func:`~multilabel_core.datasets.concatenate`; empty for a
+        dataset from one source.  The experiments' ``given`` protocol splits at these boundaries.
     """
 
     X: np.ndarray | sp.csr_matrix = attrs.field(converter=_as_features)

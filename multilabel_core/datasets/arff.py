@@ -101,10 +101,32 @@ _MEKA_ANY_C = re.compile(r"(?:^|[\s:'\"])-C(?=\s|$)")
 def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
     """Read a Mulan dataset: ``arff_path`` and its XML label file.
 
-    ``xml_path`` defaults to the sibling ``NAME.xml`` (or ``NAME.xml.gz``) of
-    ``NAME.arff[.gz]``.  ``nominal`` is "onehot" or "ordinal", ``sparse`` is "auto",
-    True or False (see the module docstring).  ``max_bytes`` caps each file's text and
-    each dense array built from it (Y, a densified X): see :func:`~._files.byte_cap`.
+    Parameters
+    ----------
+    arff_path : str or path-like
+        The ARFF file (optionally ``.gz``).
+    xml_path : str or path-like, optional
+        The XML label file; by default the sibling ``NAME.xml`` (or ``NAME.xml.gz``) of
+        ``NAME.arff[.gz]``.
+    nominal : {"onehot", "ordinal"}, default="onehot"
+        How nominal features are encoded into columns of X (see :class:`NominalFeature`).
+    sparse : {"auto", True, False}, default="auto"
+        Whether X comes back CSR or dense (module docstring).
+    max_bytes : int or None, default=None
+        Caps each file's text and each dense array built from it (Y, a densified X): see
+        :func:`~._files.byte_cap`.
+
+    Returns
+    -------
+    Dataset
+        The dataset, with the XML's labels as Y's columns.
+
+    Raises
+    ------
+    ValueError
+        When no label file is given or found beside the ARFF file.
+    DataFormatError
+        For a malformed file, or a label the ARFF file has no attribute for.
     """
     _check_encoding(nominal)
     sparse = check_sparse(sparse)
@@ -124,7 +146,28 @@ def read_mulan(arff_path, xml_path=None, *, nominal: str = "onehot", sparse="aut
 def read_meka(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None) -> Dataset:
     """Read a MEKA dataset: the labels are named by ``-C L`` / ``-C -L`` in the relation name.
 
-    ``nominal``, ``sparse`` and ``max_bytes`` as for :func:`read_mulan`.
+    Parameters
+    ----------
+    path : str or path-like
+        The ARFF file (optionally ``.gz``).
+    nominal : {"onehot", "ordinal"}, default="onehot"
+        How nominal features are encoded into columns of X (see :class:`NominalFeature`).
+    sparse : {"auto", True, False}, default="auto"
+        Whether X comes back CSR or dense (module docstring).
+    max_bytes : int or None, default=None
+        Caps the file's text and each dense array built from it (Y, a densified X): see
+        :func:`~._files.byte_cap`.
+
+    Returns
+    -------
+    Dataset
+        The dataset, named after the relation.
+
+    Raises
+    ------
+    DataFormatError
+        For a malformed file, or a relation name without a valid ``-C`` option (1 to d - 1 label
+        attributes).
     """
     _check_encoding(nominal)
     sparse = check_sparse(sparse)
@@ -189,7 +232,19 @@ def _misspelt(relation: str, start: int) -> str:
 
 
 def mulan_xml_path(arff_path) -> Path | None:
-    """The existing ``NAME.xml`` or ``NAME.xml.gz`` beside ``NAME.arff[.gz]``, else None."""
+    """Find the existing ``NAME.xml`` or ``NAME.xml.gz`` beside ``NAME.arff[.gz]``.
+
+    Parameters
+    ----------
+    arff_path : str or path-like
+        An ARFF file name.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The label file, or None when the name does not end in ``.arff[.gz]`` or neither file
+        exists.
+    """
     stem = strip_suffix(arff_path, (".arff",))
     if stem is None:
         return None
@@ -531,10 +586,25 @@ def _features(values, header: Header, positions: list[int], nominal: str, path=N
 def write_mulan(dataset: Dataset, arff_path, xml_path=None, *, sparse: bool | None = None) -> None:
     """Write ``dataset`` as Mulan files: features then labels in ``arff_path``, label names in the XML.
 
-    ``xml_path`` defaults to ``NAME.xml`` beside ``NAME.arff`` (``NAME.xml.gz`` beside
-    ``NAME.arff.gz``).  ``sparse`` chooses the row form; by default sparse rows exactly
-    when ``dataset.X`` is sparse.  Numbers are written with ``repr`` precision, so
-    reading the files back gives the same values.
+    Numbers are written with ``repr`` precision, so reading the files back gives the same values.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data to write.
+    arff_path : str or path-like
+        The ARFF file (name ending in ``.arff``, or ``.arff.gz`` for a gzipped one).
+    xml_path : str or path-like, optional
+        The label file; by default ``NAME.xml`` beside ``NAME.arff`` (``NAME.xml.gz`` beside
+        ``NAME.arff.gz``).
+    sparse : bool or None, default=None
+        Whether rows are written in ARFF's sparse form; None: exactly when ``dataset.X`` is
+        sparse.
+
+    Raises
+    ------
+    ValueError
+        When ``xml_path`` is not given and ``arff_path`` does not end in ``.arff[.gz]``.
     """
     if xml_path is None:
         stem = strip_suffix(arff_path, (".arff",))
@@ -552,7 +622,18 @@ _XML_ATTRIBUTE_ESCAPES = {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 
 
 def write_meka(dataset: Dataset, path, *, sparse: bool | None = None) -> None:
-    """Write ``dataset`` as a MEKA file: labels first, relation ``'NAME: -C L'``."""
+    """Write ``dataset`` as a MEKA file: labels first, relation ``'NAME: -C L'``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data to write; its name (else the file's stem) names the relation.
+    path : str or path-like
+        The ARFF file to write (gzipped when it ends in ``.gz``).
+    sparse : bool or None, default=None
+        Whether rows are written in ARFF's sparse form; None: exactly when ``dataset.X`` is
+        sparse.
+    """
     relation = f"{dataset.name or dataset_name(path)}: -C {dataset.n_labels}"
     _write_arff(dataset, path, relation, labels_first=True, sparse=sparse)
 

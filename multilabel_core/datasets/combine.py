@@ -19,16 +19,30 @@ __all__ = ["concatenate"]
 
 
 def concatenate(datasets, name: str | None = None) -> Dataset:
-    """The rows of ``datasets`` stacked in order, as one :class:`~._dataset.Dataset`.
+    """Stack the rows of ``datasets`` in order, as one :class:`~._dataset.Dataset`.
 
     The parts must have the same number of features, the same label names in the same
     order, the same nominal-feature encoding and, when both parts' files name their
-    features (ARFF does; LibSVM and unnamed arrays do not), the same feature names;
-    otherwise a ValueError names the two parts and what differs.  X stays as the parts
-    hold it: dense when every part is dense, else CSR (a dense part is converted; a
-    sparse one is never densified).  The result's ``parts`` are the parts' row counts
-    (a part that is itself a join contributes its own ``parts``); its ``name`` is
-    ``name``, by default the parts' names joined by ``+``.
+    features (ARFF does; LibSVM and unnamed arrays do not), the same feature names.
+
+    Parameters
+    ----------
+    datasets : iterable of Dataset
+        At least two datasets.
+    name : str or None, default=None
+        The result's name; None: the parts' names joined by ``+``.
+
+    Returns
+    -------
+    Dataset
+        The joined rows.  X stays as the parts hold it: dense when every part is dense, else CSR
+        (a dense part is converted; a sparse one is never densified).  Its ``parts`` are the parts'
+        row counts (a part that is itself a join contributes its own ``parts``).
+
+    Raises
+    ------
+    ValueError
+        For fewer than two datasets, or naming the two parts and what differs.
     """
     datasets = list(datasets)
     if len(datasets) < 2:

@@ -45,7 +45,18 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def cache_dir(data_home=None) -> Path:
-    """The download cache folder (module docstring); not created here."""
+    """Return the download cache folder (module docstring); not created here.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        The folder to use; None: ``$MULTILABEL_CORE_CACHE``, else ``~/.cache/multilabel_core``.
+
+    Returns
+    -------
+    pathlib.Path
+        The cache folder.
+    """
     if data_home is not None:
         return Path(data_home)
     env = os.environ.get(CACHE_ENV)
@@ -55,8 +66,31 @@ def cache_dir(data_home=None) -> Path:
 def fetch_dataset(spec_or_name, data_home=None, *, base_url: str | None = None, force: bool = False) -> Dataset:
     """Download (or reuse from the cache) a dataset's files, verify them, and read the dataset.
 
-    ``spec_or_name`` is a registered dataset name (see :func:`multilabel_core.list_datasets`)
-    or a :class:`~multilabel_core.registry.DatasetSpec`.
+    Parameters
+    ----------
+    spec_or_name : str or DatasetSpec
+        A registered dataset name (see :func:`multilabel_core.list_datasets`) or a
+        :class:`~multilabel_core.registry.DatasetSpec`.
+    data_home : str or path-like, optional
+        The cache folder (:func:`cache_dir`); created when missing.
+    base_url : str, optional
+        A mirror replacing the scheme and host of every URL (its path kept); None:
+        ``$MULTILABEL_CORE_MIRROR``, else the URLs as registered.
+    force : bool, default=False
+        Download again even when a cached file's checksum matches.
+
+    Returns
+    -------
+    Dataset
+        The dataset read from the verified files.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a malformed spec, or a download whose SHA-256 does not match (the
+        download is deleted).
+    OSError
+        When a download fails, naming the URL.
     """
     spec = spec_or_name if isinstance(spec_or_name, DatasetSpec) else registered_dataset(spec_or_name)
     folder = cache_dir(data_home)
@@ -69,7 +103,23 @@ def fetch_dataset(spec_or_name, data_home=None, *, base_url: str | None = None, 
 
 
 def registered_dataset(name: str) -> DatasetSpec:
-    """The spec registered as ``name`` by a plugin; ValueError listing the known names otherwise."""
+    """Return the spec registered as ``name`` by a plugin.
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset name.
+
+    Returns
+    -------
+    DatasetSpec
+        Its registration.
+
+    Raises
+    ------
+    ValueError
+        Listing the registered names, when ``name`` is not one of them.
+    """
     specs = {spec.name: spec for spec in list_datasets()}
     if name not in specs:
         raise ValueError(f"unknown dataset {name!r} to fetch. Registered: {', '.join(sorted(specs)) or 'none'}")

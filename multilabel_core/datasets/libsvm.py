@@ -79,15 +79,39 @@ def read_libsvm(
 ) -> Dataset:
     """Read a LibSVM multi-label file.
 
-    ``n_features`` / ``n_labels`` default to one more than the largest index seen; pass
-    them when the last features or labels may be absent from the file (a larger index
-    in the file is then an error).  Without them a file may not be wider than
-    ``max_columns`` (:data:`MAX_COLUMNS`) features or labels.  ``sparse``: "auto", True or
-    False (module docstring).  ``max_bytes`` caps the file's text and each dense array
-    built from it (Y, a densified X): see :func:`~._files.byte_cap`.  Under the default cap a Y
-    whose declared width leaves it mostly empty is refused too (:data:`DENSE_Y_FLOOR`,
-    :data:`DENSE_Y_PER_STORED`): Y is held dense, so a few bytes naming label 16777215 on ten
-    lines would cost 160 MiB.
+    Under the default cap a Y whose declared width leaves it mostly empty is refused too
+    (:data:`DENSE_Y_FLOOR`, :data:`DENSE_Y_PER_STORED`): Y is held dense, so a few bytes naming
+    label 16777215 on ten lines would cost 160 MiB.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (optionally ``.gz``).
+    n_features : int or None, default=None
+        The width d of X; None: one more than the largest feature index seen.  Pass it when the
+        last features may be absent from the file (a larger index in the file is then an error).
+    n_labels : int or None, default=None
+        The number of labels L; None: one more than the largest label seen.  Likewise.
+    zero_based : bool, default=False
+        Whether feature indices start at 0 (else at 1, LibSVM's convention).
+    sparse : {"auto", True, False}, default="auto"
+        Whether X comes back CSR or dense (module docstring).
+    max_columns : int, default=MAX_COLUMNS
+        Without ``n_features`` / ``n_labels``, the widest file accepted, in features or labels
+        (:data:`MAX_COLUMNS`).
+    max_bytes : int or None, default=None
+        Caps the file's text and each dense array built from it (Y, a densified X): see
+        :func:`~._files.byte_cap`.
+
+    Returns
+    -------
+    Dataset
+        The file's data, with generated feature and label names.
+
+    Raises
+    ------
+    DataFormatError
+        For a malformed line, naming the file and the line, or an index beyond a given width.
     """
     for value, name in ((n_features, "n_features"), (n_labels, "n_labels"), (max_columns, "max_columns")):
         if value is not None:
@@ -247,7 +271,17 @@ def _feature_matrix(index_tokens, value_tokens, n_features, max_columns: int, of
 
 
 def write_libsvm(dataset: Dataset, path, *, zero_based: bool = False) -> None:
-    """Write ``dataset`` in the LibSVM multi-label format (see the module docstring)."""
+    """Write ``dataset`` in the LibSVM multi-label format (see the module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The data to write; X's zeros are left out.
+    path : str or path-like
+        The file (gzipped when it ends in ``.gz``).
+    zero_based : bool, default=False
+        Whether feature indices start at 0 (else at 1).
+    """
     offset = 0 if zero_based else 1
     X = sp.csr_matrix(dataset.X)
     X.sum_duplicates()

@@ -49,20 +49,45 @@ def load_dataset(
     name_or_path, data_home=None, *, nominal: str = "onehot", sparse="auto", max_bytes=None, labels=None,
     label_prefix=None,
 ) -> Dataset:
-    """A dataset from a file path, or from a name looked up in the data folders (module docstring).
+    """Load a dataset from a file path, or from a name looked up in the data folders (module docstring).
 
-    ``nominal`` ("onehot" or "ordinal") is how ARFF nominal features are encoded;
-    ``sparse`` ("auto", True or False) whether X comes back CSR or dense (auto: CSR for a
-    sparse file unless more than :data:`~._storage.DENSE_ABOVE` of its entries are stored).
-    ``max_bytes`` caps a file's (decompressed) text and each dense array built from it,
-    default ``$MULTILABEL_CORE_MAX_BYTES`` or 256 MiB (:func:`~._files.byte_cap`).
-    Raises ValueError for an unknown name, listing the folders searched, and
-    :class:`~._files.DataFormatError` (a ValueError) for a malformed file and for a path that
-    is not a regular file (saying what it is: a directory, a FIFO, a device, a symbolic link loop).
-    ``A+B`` (not itself a file) is the rows of A then those of B, each loaded with
-    these arguments (module docstring); ValueError when they do not fit together.
-    ``labels`` and ``label_prefix`` choose a CSV file's label columns (:func:`~.csv.read_csv`);
-    ValueError for a file of another format, whose labels its format already marks.
+    ``A+B`` (not itself a file) is the rows of A then those of B, each loaded with these arguments
+    (module docstring); ValueError when they do not fit together.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like
+        A data file, a dataset name (looked up in :func:`search_path`), or names joined by ``+``.
+    data_home : str or path-like, optional
+        A folder searched first for a name.
+    nominal : {"onehot", "ordinal"}, default="onehot"
+        How ARFF nominal features are encoded.
+    sparse : {"auto", True, False}, default="auto"
+        Whether X comes back CSR or dense (auto: CSR for a sparse file unless more than
+        :data:`~._storage.DENSE_ABOVE` of its entries are stored).
+    max_bytes : int or None, default=None
+        Caps a file's (decompressed) text and each dense array built from it, default
+        ``$MULTILABEL_CORE_MAX_BYTES`` or 256 MiB (:func:`~._files.byte_cap`).
+    labels : str or sequence of int and str, optional
+        A CSV file's label columns: positions, ranges ``A-B`` and names (:func:`~.csv.read_csv`); ValueError for a file of another
+        format, whose labels its format already marks.
+    label_prefix : str, optional
+        The prefix of a CSV file's label column names (:func:`~.csv.read_csv`); likewise only for
+        CSV files.
+
+    Returns
+    -------
+    Dataset
+        The dataset (the rows of every part, in order, for ``A+B``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the folders searched, parts that do not fit together, or a
+        CSV-only option given for another format.
+    DataFormatError
+        A ValueError, for a malformed file and for a path that is not a regular file (saying what
+        it is: a directory, a FIFO, a device, a symbolic link loop).
     """
     sparse = check_sparse(sparse)
     options = {"nominal": nominal, "sparse": sparse, "max_bytes": max_bytes, "labels": labels,
@@ -120,7 +145,19 @@ def _suggestion(name: str, folders) -> str:
 
 
 def search_path(data_home=None) -> list[tuple[str, Path | None]]:
-    """The folders a bare dataset name is looked up in, in order, each with where it comes from."""
+    """List the folders a bare dataset name is looked up in, in order, each with where it comes from.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        A folder searched first.
+
+    Returns
+    -------
+    list of (str, pathlib.Path or None)
+        ``("data_home", folder)`` when given, then ``("$MULTILABEL_CORE_DATA", folder or None
+        when unset)``, then ``("download cache", cache folder)``.
+    """
     folders = [("data_home", Path(data_home))] if data_home is not None else []
     env = os.environ.get(DATA_ENV)
     folders.append((f"${DATA_ENV}", Path(env) if env else None))
@@ -129,7 +166,36 @@ def search_path(data_home=None) -> list[tuple[str, Path | None]]:
 
 
 def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None, labels=None, label_prefix=None) -> Dataset:
-    """Read one data file, its format chosen by its name (module docstring)."""
+    """Read one data file, its format chosen by its name (module docstring).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file: ``.arff`` (Mulan with ``NAME.xml`` beside it, or MEKA), ``.svm``, ``.libsvm``
+        or ``.txt`` (LibSVM), ``.csv`` (each optionally ``.gz``) or ``.npz``.
+    nominal : {"onehot", "ordinal"}, default="onehot"
+        How ARFF nominal features are encoded.
+    sparse : {"auto", True, False}, default="auto"
+        Whether X comes back CSR or dense.
+    max_bytes : int or None, default=None
+        Caps the file's text and each dense array built from it (:func:`~._files.byte_cap`).
+    labels : str or sequence of int and str, optional
+        A CSV file's label columns (:func:`~.csv.read_csv`); refused for other formats.
+    label_prefix : str, optional
+        The prefix of a CSV file's label column names; refused for other formats.
+
+    Returns
+    -------
+    Dataset
+        The file's data.
+
+    Raises
+    ------
+    ValueError
+        For a name of no known format, or a CSV-only option given for another format.
+    DataFormatError
+        For a malformed file or a gzipped ``.npz``.
+    """
     kind = _format_of(Path(path))
     if kind == "csv":
         return read_csv(path, labels, label_prefix=label_prefix, sparse=sparse, max_bytes=max_bytes)
@@ -182,10 +248,27 @@ WRITTEN_FORMATS = ("arff", "libsvm", "csv", "npz")
 
 
 def write_file(dataset: Dataset, path, *, arff: str = "mulan") -> str:
-    """Write ``dataset`` in the format its path names (the suffixes :func:`load_file` reads); the format written.
+    """Write ``dataset`` in the format its path names (the suffixes :func:`load_file` reads).
 
-    ``arff`` chooses the ARFF flavour: "mulan" (the ARFF file and ``NAME.xml`` beside it) or
-    "meka" (one file, labels first).  ValueError for a suffix of no format, or an ``.npz.gz``.
+    Parameters
+    ----------
+    dataset : Dataset
+        The data to write.
+    path : str or path-like
+        The file; its suffix chooses the format.
+    arff : {"mulan", "meka"}, default="mulan"
+        The ARFF flavour: "mulan" (the ARFF file and ``NAME.xml`` beside it) or "meka" (one file,
+        labels first).
+
+    Returns
+    -------
+    str
+        The format written: "mulan", "meka", "libsvm", "csv" or "npz".
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``arff``, a suffix of no format, or an ``.npz.gz``.
     """
     from .arff import write_meka, write_mulan
 

@@ -62,11 +62,30 @@ def _check_sparse_labels(Y, n_samples: int):
 
 
 def describe(data) -> dict:
-    """The MLRL Table I statistics of a :class:`Dataset` or an ``(X, Y)`` pair.
+    """Compute the statistics of Zhang & Yeung, "Multi-Label Relationship Learning", Table I, for a dataset.
 
     ``Y`` of a pair may be a scipy.sparse 0/1 matrix: it is read through its stored entries,
     never densified.  Time and memory are O(n + relevant labels) beyond the data themselves.
 
+    Parameters
+    ----------
+    data : Dataset or tuple of (X, Y)
+        A :class:`Dataset`, or features of shape (n, d) and labels of shape (n, L).
+
+    Returns
+    -------
+    dict
+        ``n_samples``, ``n_features``, ``n_labels``, ``label_cardinality`` (mean relevant labels
+        per row), ``label_density`` (cardinality / L), ``distinct_label_sets`` and
+        ``proportion_distinct_label_sets`` (distinct sets / n).
+
+    Raises
+    ------
+    ValueError
+        For anything else than a Dataset or an (X, Y) pair, invalid data, or no rows.
+
+    Examples
+    --------
     >>> describe((np.zeros((4, 2)), [[1, 0], [1, 1], [0, 1], [1, 0]]))["distinct_label_sets"]
     3
     """

@@ -67,7 +67,28 @@ __all__ = ["label_covariance", "make_correlated_multilabel"]
 
 
 def label_covariance(n_labels: int, *, correlation: float = 0.6, group_size: int = 3) -> np.ndarray:
-    """The block-structured label covariance Sigma of the module docstring (unit diagonal)."""
+    """Build the block-structured label covariance Sigma of the module docstring (unit diagonal).
+
+    Parameters
+    ----------
+    n_labels : int
+        L, the size of Sigma (>= 1).
+    correlation : float, default=0.6
+        rho in [0, 1): the correlation within a group (+rho) and across the two groups of a pair
+        (-rho).
+    group_size : int, default=3
+        Labels per group (>= 1); consecutive groups are paired.
+
+    Returns
+    -------
+    ndarray of shape (n_labels, n_labels)
+        Sigma, symmetric positive definite.
+
+    Raises
+    ------
+    ValueError
+        For a parameter out of range.
+    """
     check_scalar(n_labels, "n_labels", kind=numbers.Integral, low=1)
     check_scalar(correlation, "correlation", low=0.0, high=1.0, high_inclusive=False)
     check_scalar(group_size, "group_size", kind=numbers.Integral, low=1)
@@ -92,11 +113,45 @@ def make_correlated_multilabel(
     random_state=None,
     return_covariance: bool = False,
 ):
-    """A :class:`Dataset` named "synthetic" (dense X, label columns with both classes).
+    """Draw a :class:`Dataset` named "synthetic" with a known label covariance (dense X, label columns with both classes).
 
-    With ``return_covariance`` also returns W^T W, the (L, L) label covariance of the
-    noiseless scores (Sigma itself unless ``rank`` < L).  Deterministic for an integer
-    ``random_state``.  See the module docstring for the model.
+    Deterministic for an integer ``random_state``.  See the module docstring for the model.
+
+    Parameters
+    ----------
+    n_samples : int, default=500
+        Rows n (>= 2).
+    n_features : int, default=20
+        Features d (>= 1).
+    n_labels : int, default=6
+        Labels L.
+    rank : int or None, default=None
+        The rank of W, between 1 and min(d, L); None: min(d, L).
+    noise : float, default=0.1
+        The standard deviation of the Gaussian noise added to the scores (>= 0).
+    density : float, default=0.3
+        The mean fraction of relevant rows per label, in (0, 1): each label's target is drawn
+        uniformly from ``[density / 2, min(1.5 density, 1)]``, and its top-scored rows are relevant
+        (at least 1 and at most n - 1 of them).
+    correlation : float, default=0.6
+        rho of :func:`label_covariance`.
+    group_size : int, default=3
+        The group size of :func:`label_covariance`.
+    random_state : None, int or numpy Generator, default=None
+        The random stream.
+    return_covariance : bool, default=False
+        Also return W^T W.
+
+    Returns
+    -------
+    Dataset or (Dataset, ndarray of shape (n_labels, n_labels))
+        The dataset; with ``return_covariance``, also W^T W, the label covariance of the
+        noiseless scores (Sigma itself unless ``rank`` < L).
+
+    Raises
+    ------
+    ValueError
+        For a parameter out of range.
     """
     check_scalar(n_samples, "n_samples", kind=numbers.Integral, low=2)
     check_scalar(n_features, "n_features", kind=numbers.Integral, low=1)
