@@ -64,13 +64,28 @@ DENSE_EIGH_ROWS = 200
 
 @attrs.frozen(eq=False)
 class EigenBasis:
-    """The top eigenpairs of the training Gram matrix: ``values`` (m,) descending, ``vectors`` (n, m).
+    """The top eigenpairs of the training Gram matrix, the basis the learned kernels share.
 
-    ``n_requested`` is the m asked for, ``n_dropped`` how many of those were dropped by the
-    ``eig_rtol`` rule, ``method`` the eigensolver ("eigsh" or "eigh" on the kernel matrix,
-    "features" on ``Phi^T Phi``) and ``time`` its seconds.  ``feature_map`` (p, m) is
-    ``V diag(eta)^{-1/2}`` for a basis computed from explicit features (:func:`feature_eigenpairs`),
-    None otherwise.
+    Parameters
+    ----------
+    values : ndarray of shape (m,)
+        eta_k, the eigenvalues kept, descending.
+    vectors : ndarray of shape (n, m)
+        u_k, the orthonormal eigenvectors, one column per eigenvalue.
+    n_requested : int
+        The m asked for.
+    n_dropped : int
+        How many of those were dropped by the ``eig_rtol`` rule.
+    eig_rtol : float
+        The rule: eigenpairs with ``eta_k < eig_rtol eta_1`` are dropped.
+    method : {"eigsh", "eigh", "features"}
+        The eigensolver: ARPACK's Lanczos or LAPACK's dense solver on the kernel matrix, or
+        the dense solver on ``Phi^T Phi``.
+    time : float
+        The eigensolver's seconds.
+    feature_map : ndarray of shape (p, m) or None, default None
+        ``V diag(eta)^{-1/2}`` for a basis computed from explicit features
+        (:func:`feature_eigenpairs`), None otherwise.
     """
 
     values: np.ndarray
@@ -88,11 +103,23 @@ class EigenBasis:
         return self.values.shape[0]
 
     def extend(self, K_new) -> np.ndarray:
-        """The Nystrom eigenfunctions (eq. 17) at new rows: ``(K_new U) / eta``, (n_new, m).
+        """Extend the eigenvectors to new rows by Nystrom's formula (eq. 17).
 
-        ``K_new`` is the base kernel between the new rows and the training rows (n_new, n).
-        At the training rows themselves (``K_new = K``) this returns ``U`` up to the
-        truncation's round-off.
+        Parameters
+        ----------
+        K_new : array-like of shape (n_new, n)
+            The base kernel between the new rows and the training rows.
+
+        Returns
+        -------
+        ndarray of shape (n_new, m)
+            phi_k(x) = ``(K_new U) / eta``.  At the training rows themselves (``K_new = K``)
+            this is ``U`` up to the truncation's round-off.
+
+        Raises
+        ------
+        ValueError
+            When ``K_new`` is not two-dimensional with the n training rows as columns.
         """
         K_new = np.asarray(K_new, dtype=np.float64)
         if K_new.ndim != 2 or K_new.shape[1] != self.vectors.shape[0]:
@@ -100,11 +127,24 @@ class EigenBasis:
         return (K_new @ self.vectors) / self.values
 
     def extend_features(self, features) -> np.ndarray:
-        """The Nystrom eigenfunctions (eq. 17) at new rows from their explicit features: ``features @ feature_map``.
+        """Extend the eigenvectors to new rows (eq. 17) from their explicit features.
 
-        ``features`` is phi(X_new) (n_new, p) under the kernel the basis was computed from.  It equals
-        :meth:`extend` of ``K_new = features Phi^T`` (the module docstring), in O(n_new p m) and without
-        the training rows.
+        Parameters
+        ----------
+        features : array-like of shape (n_new, p)
+            phi(X_new), the new rows' features under the kernel the basis was computed from.
+
+        Returns
+        -------
+        ndarray of shape (n_new, m)
+            ``features @ feature_map``: :meth:`extend` of ``K_new = features Phi^T`` (the module
+            docstring), in O(n_new p m) and without the training rows.
+
+        Raises
+        ------
+        ValueError
+            When the basis was computed from a kernel matrix (no ``feature_map``), or
+            ``features`` does not have its p columns.
         """
         if self.feature_map is None:
             raise ValueError("this basis was computed from a kernel matrix, not from explicit features: use extend")
@@ -125,14 +165,36 @@ def _oriented(vectors: np.ndarray, *others: np.ndarray):
 
 
 def top_eigenpairs(K, n_components: int, *, eig_rtol: float = 1e-3, random_state=0) -> EigenBasis:
-    """The top ``n_components`` eigenpairs of the symmetric PSD matrix K with ``eta_k >= eig_rtol eta_1``.
+    """Compute the top eigenpairs of the symmetric PSD matrix K with ``eta_k >= eig_rtol eta_1``.
 
     ARPACK's Lanczos iteration (``scipy.sparse.linalg.eigsh``, ``which="LA"``) costs
     O(n^2 m) per restart for m << n, against O(n^3) for a full ``eigh``; the full dense solver
     is used only below :data:`DENSE_EIGH_ROWS` rows or when m >= n - 1 (where ARPACK cannot
-    run), asking LAPACK for the top m pairs only.  The starting vector is drawn from
-    ``random_state``, so the basis is reproducible (eigenvectors are defined up to sign:
-    each is oriented so that its largest-magnitude entry is positive).
+    run), asking LAPACK for the top m pairs only.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        The base kernel's Gram matrix of the training rows, n >= 2.
+    n_components : int
+        m, the eigenpairs requested (at least 1; at most n are computed).
+    eig_rtol : float, default 1e-3
+        Eigenpairs with ``eta_k < eig_rtol eta_1`` are dropped, in (0, 1).
+    random_state : int, numpy.random.Generator or None, default 0
+        Seeds ARPACK's starting vector, so the basis is reproducible (eigenvectors are
+        defined up to sign: each is oriented so that its largest-magnitude entry is positive).
+
+    Returns
+    -------
+    EigenBasis
+        The kept eigenpairs, descending, with the counts, the solver used and its time.
+
+    Raises
+    ------
+    ValueError
+        When K is not a square matrix of at least 2 rows, ``n_components`` or ``eig_rtol`` is
+        out of range, ARPACK does not converge (lower ``n_components``), or K has no positive
+        eigenvalue.
     """
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
@@ -232,19 +294,46 @@ def feature_eigenpairs(features, n_components: int, *, eig_rtol: float = 1e-3) -
 
 
 def site_weights(projections: np.ndarray, eta: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """omega (L, m), the maximiser of (12): ``eta_k + (Y_l^T u_k)^2 / (2 gamma_l)``.
+    """Compute the site kernel weights omega, the maximiser of (12).
 
-    ``projections`` is ``U^T Y`` (m, L); ``gamma`` (L,) positive (a label with no positive has
-    ``Y_l^T u_k = 0`` and keeps omega_l = eta whatever gamma_l).
+    Parameters
+    ----------
+    projections : ndarray of shape (m, L)
+        ``U^T Y``: entry (k, l) is Y_l^T u_k.
+    eta : ndarray of shape (m,)
+        The base kernel's eigenvalues.
+    gamma : ndarray of shape (L,)
+        gamma_l, positive (a label with no positive has ``Y_l^T u_k = 0`` and keeps
+        omega_l = eta whatever gamma_l).
+
+    Returns
+    -------
+    ndarray of shape (L, m)
+        ``omega_lk = eta_k + (Y_l^T u_k)^2 / (2 gamma_l)``.
     """
     return eta[None, :] + (projections.T**2) / (2.0 * gamma[:, None])
 
 
 def edge_weights(projections: np.ndarray, eta: np.ndarray, edges: np.ndarray, upsilon: np.ndarray):
-    """zeta (E, m) for the ordered pairs ``edges`` (E, 2), the maximiser of (14), and the unclipped values.
+    """Compute the edge kernel weights zeta, the maximiser of (14), clipped at 0.
 
-    Returns ``(clipped, raw)``: ``raw = eta_k + (Y_l^T u_k)(u_k^T Y_t) / (2 Upsilon_lt)`` and
-    ``clipped = max(raw, 0)``.
+    Parameters
+    ----------
+    projections : ndarray of shape (m, L)
+        ``U^T Y``: entry (k, l) is Y_l^T u_k.
+    eta : ndarray of shape (m,)
+        The base kernel's eigenvalues.
+    edges : ndarray of shape (E, 2), int
+        The ordered pairs (l, t).
+    upsilon : ndarray of shape (E,)
+        Upsilon_lt of each ordered pair, positive.
+
+    Returns
+    -------
+    clipped : ndarray of shape (E, m)
+        ``max(raw, 0)``, the zeta used (a negative one would make K_lt indefinite).
+    raw : ndarray of shape (E, m)
+        ``eta_k + (Y_l^T u_k)(u_k^T Y_t) / (2 Upsilon_lt)``, the paper's unclipped values.
     """
     left, right = projections[:, edges[:, 0]].T, projections[:, edges[:, 1]].T
     raw = eta[None, :] + left * right / (2.0 * upsilon[:, None])
@@ -253,11 +342,20 @@ def edge_weights(projections: np.ndarray, eta: np.ndarray, edges: np.ndarray, up
 
 @attrs.frozen(eq=False)
 class LearnedKernels:
-    """omega (L, m) and zeta (E, m) of the ordered edges, with the trade-offs and the clipping count.
+    """The learned kernel weights: omega of the sites and zeta of the ordered edges.
 
-    ``site_gamma`` (L,) and ``edge_upsilon`` (E,) are the paper's gamma_l and Upsilon_lt;
-    ``n_clipped`` counts the zeta_ltk set to 0 (over all ordered edges and k), ``n_edge_weights``
-    the zeta_ltk in all.
+    Parameters
+    ----------
+    omega : ndarray of shape (L, m)
+        The site kernel weights (12).
+    zeta : ndarray of shape (E, m)
+        The edge kernel weights (14) of the ordered edges, clipped at 0.
+    site_gamma : ndarray of shape (L,)
+        The paper's gamma_l, from ``site_tradeoff`` (module docstring).
+    edge_upsilon : ndarray of shape (E,)
+        The paper's Upsilon_lt, from ``edge_tradeoff``.
+    n_clipped : int
+        The zeta_ltk set to 0 (over all ordered edges and k); ``n_edge_weights`` counts them all.
     """
 
     omega: np.ndarray
@@ -273,7 +371,26 @@ class LearnedKernels:
 
 
 def learn_kernels(basis: EigenBasis, Y, edges: np.ndarray, site_tradeoff: float, edge_tradeoff: float) -> LearnedKernels:
-    """The closed forms of (12) and (14) with the dimensionless trade-offs of the module docstring."""
+    """Learn the site and edge kernel weights by the closed forms of (12) and (14).
+
+    Parameters
+    ----------
+    basis : EigenBasis
+        The base kernel's truncated eigenbasis on the training rows.
+    Y : array-like of shape (n, L), 0/1
+        The training labels.
+    edges : array-like of shape (E, 2), int
+        The ordered edges (l, t) of the concept network.
+    site_tradeoff : float
+        The dimensionless trade-off that sets gamma_l (module docstring), positive.
+    edge_tradeoff : float
+        The dimensionless trade-off that sets Upsilon_lt, positive.
+
+    Returns
+    -------
+    LearnedKernels
+        omega, zeta, the paper's gamma_l and Upsilon_lt, and the number of zeta clipped at 0.
+    """
     Y = np.asarray(Y, dtype=np.float64)
     eta = basis.values
     projections = basis.vectors.T @ Y  # (m, L): Y_l^T u_k
