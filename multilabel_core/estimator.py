@@ -381,7 +381,27 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
     """
 
     def fit(self, X, Y):
-        """Fit on X (n, d) and the {0, 1} indicator matrix Y (n, L); return ``self``."""
+        """Fit the method on training rows and their labels.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+            The training rows (for a precomputed kernel, the ``(n, n)`` training kernel).
+        Y : array_like or sparse matrix of shape (n_samples, n_labels)
+            The {0, 1} label indicator matrix.
+
+        Returns
+        -------
+        MultiLabelEstimator
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If a hyper-parameter, ``X`` or ``Y`` is invalid (each message names it).
+        CapabilityError
+            If the method's parts cannot be solved together.
+        """
         return self._validated_fit(X, Y)
 
     def _validated_fit(self, X, Y, **data):
@@ -557,20 +577,51 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         return not isinstance(getattr(self, "threshold_", None), (type(None), ZeroThreshold))
 
     def decision_function(self, X) -> np.ndarray:
-        """Scores t_ij (n, L), float64: label j is predicted relevant for row i when t_ij > 0.
+        """Compute the scores t_ij: label j is predicted relevant for row i when t_ij > 0.
 
         A label constant on the training rows scores its constant ``constant_scores_[j]`` on every row.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+            The rows to score, with the training rows' number of features (for a precomputed
+            kernel, the ``(n_samples, n_train)`` kernel against the training rows).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels)
+            The scores, float64.
+
+        Raises
+        ------
+        ValueError
+            If the estimator is not fitted or ``X`` is invalid.
         """
         X = self._validate_test_X(X)
         fitted = self._decision_function(X) if self._learned_some_label() else None
         return np.ascontiguousarray(self._with_constant_labels(fitted, X.shape[0], "scores"), dtype=np.float64)
 
     def predict(self, X) -> np.ndarray:
-        """The dense int64 (n, L) {0, 1} prediction: the fitted threshold applied to ``decision_function(X)``.
+        """Predict the labels: the fitted threshold applied to ``decision_function(X)``.
 
         With ``thresholding="zero"`` (the default) this is ``[decision_function(X) > 0]``.  The
         threshold cuts the learned labels' scores; a label constant on the training rows is
         predicted at its value (``constant_labels_``).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+            The rows to label (as for :meth:`decision_function`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels)
+            The dense int64 {0, 1} prediction.
+
+        Raises
+        ------
+        ValueError
+            If the estimator is not fitted or ``X`` is invalid.
         """
         scores = self.decision_function(X)
         if self._has_constant_labels():
@@ -707,7 +758,17 @@ class ComposedEstimator(MultiLabelEstimator):
         A part object, or the name it is registered under
         (:func:`multilabel_core.make_component`, e.g. ``loss="hinge"``).  The defaults
         compose binary relevance: squared hinge, Frobenius, independent labels, linear
-        kernel, L-BFGS-B.
+        kernel, and ``solver="auto"`` (the first registered solver that solves the
+        composition, :func:`~multilabel_core.composition.select_solver`).
+    inner : str or Solver, default "auto"
+        The model-step solver of a driver (a solver with an ``inner`` parameter, such as the
+        alternating solver): a registered name, an object, or ``"auto"``.
+    loss_params, regularizer_params, relation_params, kernel_params, solver_params : dict or None
+        Parameters for the part of that role when it is given by name (None: none); refused
+        beside a part object (set them on the object).
+    thresholding : str or Threshold, default "zero"
+        How scores become labels (:mod:`multilabel_core.thresholds`): a registered threshold
+        name or a :class:`~multilabel_core.base.Threshold` object, fitted at the end of ``fit``.
     C : float, default 1.0
         Weight of the loss against the regulariser.
     gamma : float or None
@@ -730,12 +791,15 @@ class ComposedEstimator(MultiLabelEstimator):
         keep their place in the dual box), and its relation.  The solver then goes on to
         the new problem's optimum: a warm start changes the time, not the certificate.
 
-    Fitted attributes
-    -----------------
-    coef_ (d, L) and intercept_ (L,)
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, L)
         For solvers that return the primal weights.
-    dual_coef_ (n, L), X_fit_, kernel_ and intercept_ (L,)
-        For kernel solvers: ``t = kernel_(X, X_fit_) @ dual_coef_ + intercept_``.
+    intercept_ : ndarray of shape (L,)
+        The per-label bias b.
+    dual_coef_ : ndarray of shape (n, L)
+        For kernel solvers, with ``X_fit_`` and ``kernel_``:
+        ``t = kernel_(X, X_fit_) @ dual_coef_ + intercept_``.
     certificate_ : Certificate
         The solve's optimality certificate (duality gap, KKT violation, ...); for an
         alternating solve the last model step's, with the outer counts.
@@ -748,15 +812,16 @@ class ComposedEstimator(MultiLabelEstimator):
         the best upper and lower bound on the joint optimum after each step.
     n_iter_ : int
         The solver's iteration count (outer steps for an alternating solve).
-    label_covariance_, label_correlation_ : (L, L)
+    label_covariance_, label_correlation_ : ndarray of shape (L, L)
         The learned label relation, when ``relation.learned`` is true.
     parts_ : dict
         The part objects the fit used, by role.
     solution_ : Solution
         The solver's solution (what a warm start continues from).
-    alpha_, ... : the solver's declared fitted attributes
-        What the solver maps in its ``fitted_attributes`` (and ``history_attributes``), e.g.
-        SMO's dual variables as ``alpha_`` (n, L), times :meth:`_objective_scale`.
+    alpha_ : ndarray
+        One of the solver's declared fitted attributes: what the solver maps in its
+        ``fitted_attributes`` (and ``history_attributes``), e.g. SMO's dual variables as
+        ``alpha_`` (n, L), times :meth:`_objective_scale`.
     """
 
     #: The parts by registered name (presets set it; :attr:`MethodSpec.parts` is this dict).
@@ -885,13 +950,31 @@ class ComposedEstimator(MultiLabelEstimator):
         return attrs.evolve(choice, problem=fed_problem, fed=fed)
 
     def choose_solver(self, X, Y):
-        """Which solver a fit on (X, Y) would use, and on which problem, without solving anything.
+        """Choose the solver a fit on (X, Y) would use, and its problem, without solving anything.
 
-        Returns the :class:`~multilabel_core.composition.SolverChoice` (``name``, the built
-        ``solver``, ``inner`` for a driver, ``fed`` when the relation fed a generic solver);
-        raises the :class:`~multilabel_core.base.CapabilityError` or ValueError ``fit`` would.
-        The problem is that of the labels ``fit`` would learn (the constant ones left out); a Y
-        whose every label is constant has no problem to solve: ValueError.
+        The problem is that of the labels ``fit`` would learn (the constant ones left out).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix of shape (n_samples, n_features)
+            The training rows.
+        Y : array_like or sparse matrix of shape (n_samples, n_labels)
+            The {0, 1} label indicator matrix.
+
+        Returns
+        -------
+        SolverChoice
+            The :class:`~multilabel_core.composition.SolverChoice`: ``name``, the built
+            ``solver``, the ``problem``, ``inner`` for a driver, ``fed`` when the relation fed a
+            generic solver.
+
+        Raises
+        ------
+        CapabilityError
+            As ``fit`` would, when no solver solves the composition.
+        ValueError
+            As ``fit`` would, for an invalid input, or when every label of ``Y`` is constant
+            (there is no problem to solve).
         """
         self._validate_params()
         X = check_X(X)
