@@ -58,11 +58,25 @@ __all__ = [
 
 # ------------------------------------------------------------------- the protocols
 def kfold(Y, *, n_splits: int = 10, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    """K-fold cross-validation whose test folds are drawn by iterative stratification.
+    """Split by K-fold cross-validation whose test folds are drawn by iterative stratification.
 
-    MLRL section 5 ("ten-fold cross-validation is performed on each data set").  Each
+    Zhang & Yeung, "Multi-Label Relationship Learning", section 5 ("ten-fold cross-validation is performed on each data set").  Each
     row is tested exactly once; every fold holds about 1/K of the rows and of every
     label's positives (:class:`~multilabel_core.model_selection.IterativeStratifiedKFold`).
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    n_splits : int, default=10
+        K, the number of folds (>= 2).
+    seed : int, default=0
+        The seed of the row order.
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        The ``(train, test)`` row-index pairs, one per split.
     """
     Y = check_Y(Y)
     splitter = IterativeStratifiedKFold(n_splits, shuffle=True, random_state=seed)
@@ -72,9 +86,9 @@ def kfold(Y, *, n_splits: int = 10, seed: int = 0) -> list[tuple[np.ndarray, np.
 def repeated_fixed_train(
     Y, *, n_train: int = 1000, n_repeats: int = 10, seed: int = 0
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``n_repeats`` random splits with ``n_train`` training rows, every label in both parts.
+    """Draw ``n_repeats`` random splits with ``n_train`` training rows, every label in both parts.
 
-    CMLFS section 5: "we randomly sample 1000 data points from each data set for
+    Gu, Li & Han, "Correlated Multi-Label Feature Selection", section 5: "we randomly sample 1000 data points from each data set for
     training, and the rest for testing ... each label is guaranteed to appear in at
     least one data point of the training set and in at least one data point of the
     testing set.  The process was repeated 10 times".
@@ -89,9 +103,30 @@ def repeated_fixed_train(
     2. *fills* the training part with the reserved training rows followed by the free
        rows in the random order, up to ``n_train`` rows; every other row is a test row.
 
-    Rows not needed as carriers are thus drawn uniformly at random.  ValueError when no
-    such split exists: a label with fewer than two relevant rows, more carriers needed
-    than a part can hold, or (rarely, for a given seed) carriers claimed by rarer labels.
+    Rows not needed as carriers are thus drawn uniformly at random.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    n_train : int, default=1000
+        Training rows, between 1 and n - 1.
+    n_repeats : int, default=10
+        The number of splits (>= 1).
+    seed : int, default=0
+        The seed of the random stream.
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        The ``(train, test)`` row-index pairs, one per split.
+
+    Raises
+    ------
+    ValueError
+        When no such split exists: a label with fewer than two relevant rows, more carriers
+        needed than a part can hold, or (rarely, for a given seed) carriers claimed by rarer
+        labels.
     """
     Y = check_Y(Y)
     n = Y.shape[0]
@@ -111,21 +146,42 @@ def fixed_ratio(
     require_labels_in: str | None = None,
     seed: int = 0,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``n_repeats`` splits with ``round(train_fraction * n)`` training rows, the rest for testing.
+    """Draw ``n_repeats`` splits with ``round(train_fraction * n)`` training rows, the rest for testing.
 
-    PrML section 5 and LIEML section 5: "50% examples are randomly sampled without
+    You et al., "Privileged Multi-label Learning", section 5, and Tao, Xu & Geng, "Labeling Information Enhancement for Multi-label Learning with Low-Rank Subspace", section 5: "50% examples are randomly sampled without
     replacement to form the training set, and the rest 50% examples are used to form
-    the test set.  The sampling process is repeated for ten times".  With ``stratify``
-    (the default) each split is drawn by iterative stratification, so both parts hold
-    about their share of every label's positives, and then brought to the exact size
-    (see :func:`_resize`); ``stratify=False`` is the papers' plain random split.
+    the test set.  The sampling process is repeated for ten times".
 
-    ``require_labels_in="train"`` guarantees every label a relevant row in the training
-    part, for estimators that refuse a label with no positive example (data with labels
-    of one or two positives, such as rcv1subset1): one relevant row per label is
-    reserved for training first (:func:`_reserve_train_carriers`), then the other rows
-    are split as above to fill both parts to their exact sizes.  ``None`` (the default)
-    gives no guarantee.
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    train_fraction : float, default=0.5
+        The training share of the rows, in (0, 1).
+    n_repeats : int, default=10
+        The number of splits (>= 1).
+    stratify : bool, default=True
+        Draw each split by iterative stratification, so both parts hold about their share of
+        every label's positives, then bring it to the exact size (see :func:`_resize`);
+        ``False`` is the papers' plain random split.
+    require_labels_in : {None, "train"}, default=None
+        ``"train"`` guarantees every label a relevant row in the training part, for estimators
+        that refuse a label with no positive example (data with labels of one or two positives,
+        such as rcv1subset1): one relevant row per label is reserved for training first
+        (:func:`_reserve_train_carriers`), then the other rows are split as above to fill both
+        parts to their exact sizes.  None gives no guarantee.
+    seed : int, default=0
+        The seed of the random stream.
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        The ``(train, test)`` row-index pairs, one per split.
+
+    Raises
+    ------
+    ValueError
+        For a parameter out of range, or a part that would be empty.
     """
     Y = check_Y(Y)
     check_scalar(train_fraction, "train_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
@@ -144,14 +200,32 @@ def fixed_ratio(
 def semi_supervised(
     Y, *, labeled_fraction: float = 0.2, n_repeats: int = 10, stratify: bool = True, seed: int = 0
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """``n_repeats`` transductive splits: ``labeled_fraction`` of the rows labelled, the rest unlabelled.
+    """Draw ``n_repeats`` transductive splits: ``labeled_fraction`` of the rows labelled, the rest unlabelled.
 
-    SSMLRL (MLRL section 6): "we conduct experiments under the transductive setting ...
+    SSMLRL (Zhang & Yeung, "Multi-Label Relationship Learning", section 6): "we conduct experiments under the transductive setting ...
     We randomly choose 20% of each data set as the labeled data and the rest as
-    unlabeled data.  We make random splits for 10 trials".  Returns
-    ``(labeled, unlabeled, unlabeled)``: the model is fitted on the labelled rows (and
-    sees the features of the unlabelled ones when its ``fit`` takes ``X_unlabeled``) and
-    evaluated on the unlabelled rows.  The parts are drawn as in :func:`fixed_ratio`.
+    unlabeled data.  We make random splits for 10 trials".  The parts are drawn as in
+    :func:`fixed_ratio`.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    labeled_fraction : float, default=0.2
+        The labelled share of the rows, in (0, 1).
+    n_repeats : int, default=10
+        The number of splits (>= 1).
+    stratify : bool, default=True
+        Draw the parts by iterative stratification (as :func:`fixed_ratio`).
+    seed : int, default=0
+        The seed of the random stream.
+
+    Returns
+    -------
+    list of (ndarray, ndarray, ndarray)
+        ``(labeled, unlabeled, unlabeled)`` per split: the model is fitted on the labelled rows
+        (and sees the features of the unlabelled ones when its ``fit`` takes ``X_unlabeled``) and
+        evaluated on the unlabelled rows.
     """
     Y = check_Y(Y)
     check_scalar(labeled_fraction, "labeled_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
@@ -162,20 +236,38 @@ def semi_supervised(
 def given(
     Y, *, n_train: int | None = None, parts: tuple = (), seed: int = 0
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The one split the data come with: the first rows for training, the rest for testing.
+    """Return the one split the data come with: the first rows for training, the rest for testing.
 
-    Zhang et al., Multi-Kernel Multi-Label Learning with Max-Margin Concept Network
+    Zhang et al., "Multi-Kernel Multi-Label Learning with Max-Margin Concept Network"
     (IJCAI 2011), section 5: the standard Mulan train/test files ("593 songs (391 for
     training and 202 for test)"; scene 1211/1196, yeast 1500/917), and on the Yahoo
     sets "5000 documents (2,000 for training and 3,000 for testing)", taken here as the
-    first 2000 rows (the paper does not say which).  Without ``n_train`` the dataset must
-    be joined from two files (``emotions-train+emotions-test``, ``parts`` = their row
-    counts): the first file's rows train, the second's test.  With ``n_train`` the first ``n_train`` rows train and
-    the others test, on any dataset; on a joined one ``n_train`` must fall at the
-    boundary between two files.
+    first 2000 rows (the paper does not say which).
 
-    ``seed`` is ignored: the split is fixed by the data (the runner still derives each
-    split's inner-fold and estimator seeds from it, as for every protocol).
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        Binary label matrix.
+    n_train : int or None, default=None
+        The first ``n_train`` rows train and the others test, on any dataset; on a joined one it
+        must fall at the boundary between two files.  None: the dataset must be joined from two
+        files (``emotions-train+emotions-test``): the first file's rows train, the second's test.
+    parts : tuple of int, default=()
+        A joined dataset's part row counts, summing to the rows of ``Y``.
+    seed : int, default=0
+        Ignored: the split is fixed by the data (the runner still derives each split's
+        inner-fold and estimator seeds from it, as for every protocol).
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        The one ``(train, test)`` pair: ``arange(n_train)`` and the rows after it.
+
+    Raises
+    ------
+    ValueError
+        When no split is given (neither two parts nor ``n_train``), or ``n_train`` disagrees with
+        the parts.
     """
     Y = check_Y(Y)
     n = Y.shape[0]
@@ -338,15 +430,28 @@ def _split_with_train_carriers(Y, n_first: int, stratify: bool, rng) -> tuple[np
 # ---------------------------------------------------------------------- registry
 @attrs.frozen
 class Protocol:
-    """A named protocol: its split function, the paper it comes from and its defaults.
+    """Describe a named protocol: its split function, the paper it comes from and its defaults.
 
     ``split(Y, seed=0, parts=(), **params)`` returns the splits; ``defaults`` are the
     keyword parameters of the split function (the papers' settings), read from its
     signature.  ``parts`` (a joined dataset's part sizes) reaches only a function that
-    takes it (:attr:`uses_parts`).  ``extensible``: its first k splits are the same for
-    every ``n_repeats >= k`` (the repetitions are drawn one after another from one seeded
-    generator), so a finished run can be given more repetitions and keep its records
-    (``mlcore compare --extend``).
+    takes it (:attr:`uses_parts`).
+
+    Parameters
+    ----------
+    name : str
+        The protocol's name, as experiment files and the CLI give it.
+    function : callable
+        ``function(Y, seed=..., **params)`` returns the list of splits.
+    citation : str
+        The paper (and section) whose protocol it is.
+    transductive : bool, default=False
+        Whether each split is ``(labeled, unlabeled, test)``: the model sees the unlabelled rows'
+        features at fit time.
+    extensible : bool, default=False
+        Whether its first k splits are the same for every ``n_repeats >= k`` (the repetitions
+        are drawn one after another from one seeded generator), so a finished run can be given
+        more repetitions and keep its records (``mlcore compare --extend``).
     """
 
     name: str
@@ -369,7 +474,23 @@ class Protocol:
         return "parts" in inspect.signature(self.function).parameters
 
     def params(self, given=None) -> dict:
-        """``given`` completed with the defaults; unknown names refused, listing the valid ones."""
+        """Complete ``given`` with the defaults.
+
+        Parameters
+        ----------
+        given : mapping, optional
+            Parameter name -> value, overriding the defaults.
+
+        Returns
+        -------
+        dict
+            Every parameter of the split function, the given values over the defaults.
+
+        Raises
+        ------
+        ValueError
+            For an unknown name, listing the valid ones.
+        """
         given = dict(given or {})
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:
@@ -380,7 +501,30 @@ class Protocol:
         return {**self.defaults, **given}
 
     def split(self, Y, seed: int = 0, *, parts=(), **params) -> list[tuple]:
-        """The ``(train, test)`` index pairs for label matrix ``Y`` at ``seed``, with ``params`` over the defaults."""
+        """Return the ``(train, test)`` index pairs for label matrix ``Y`` at ``seed``, with ``params`` over the defaults.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n_samples, n_labels)
+            Binary label matrix.
+        seed : int, default=0
+            The non-negative seed of the split's random stream.
+        parts : tuple of int, default=()
+            A joined dataset's part sizes, passed only to a function that takes them.
+        **params
+            The split function's parameters, over :attr:`defaults`.
+
+        Returns
+        -------
+        list of tuple
+            The splits: ``(train, test)`` index arrays, or ``(labeled, unlabeled, test)`` for a
+            transductive protocol.
+
+        Raises
+        ------
+        ValueError
+            For a negative seed or an unknown parameter.
+        """
         check_scalar(seed, "seed", kind=numbers.Integral, low=0)
         extra = {"parts": tuple(parts)} if self.uses_parts else {}
         return self.function(Y, seed=seed, **extra, **self.params(params))
@@ -420,7 +564,23 @@ PROTOCOLS: dict[str, Protocol] = {
 
 
 def get_protocol(name: str) -> Protocol:
-    """The protocol registered as ``name``; ValueError listing the known ones otherwise."""
+    """Return the protocol registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROTOCOLS`.
+
+    Returns
+    -------
+    Protocol
+        The protocol.
+
+    Raises
+    ------
+    ValueError
+        Listing the known names, when ``name`` is not one.
+    """
     if name not in PROTOCOLS:
         raise ValueError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
     return PROTOCOLS[name]
