@@ -66,11 +66,33 @@ class ClippingWarning(UserWarning):
 
 
 def local_features(basis_vectors, omega_l, zetas, neighbour_labels, Y, *, eps, sigma, eps_edge) -> np.ndarray:
-    """The rows ``[(1 + eps) phi_l(x^i) ; sigma a_t^i phi_lt(x^i) for t in N_l]`` (n, m (1 + |N_l|)).
+    """Build label l's explicit features ``[(1 + eps) phi_l(x^i) ; sigma a_t^i phi_lt(x^i) for t in N_l]``.
 
-    ``basis_vectors`` is U (n, m) at the training rows, ``omega_l`` (m,), ``zetas`` (|N_l|, m) in the
-    order of ``neighbour_labels``; Y the {0, 1} labels that give a_t^i = 1 + eps' if y_t^i = 1 else
-    -eps'.  Delta Psi_l^i of eq. 9 is s_i times row i.
+    Delta Psi_l^i of eq. 9 (Zhang et al.) is s_i times row i.
+
+    Parameters
+    ----------
+    basis_vectors : ndarray of shape (n, m)
+        U, the eigenbasis at the training rows.
+    omega_l : ndarray of shape (m,)
+        Label l's site kernel weights; phi_l(x^i) = sqrt(omega_l) o u(i).
+    zetas : ndarray of shape (|N_l|, m)
+        The edge kernel weights of (l, t) for each neighbour t, in the order of ``neighbour_labels``.
+    neighbour_labels : sequence of int
+        N_l, the labels joined to l.
+    Y : array-like of shape (n, L), 0/1
+        The training labels, which give a_t^i = 1 + eps' if y_t^i = 1 else -eps'.
+    eps : float
+        eps of pi.
+    sigma : float
+        The weight of the edge potentials.
+    eps_edge : float
+        eps' of pi'.
+
+    Returns
+    -------
+    ndarray of shape (n, m (1 + |N_l|))
+        The feature rows of the local linear SVM of label l.
     """
     blocks = [(1.0 + eps) * basis_vectors * np.sqrt(omega_l)]
     for zeta, t in zip(zetas, neighbour_labels):
@@ -80,11 +102,25 @@ def local_features(basis_vectors, omega_l, zetas, neighbour_labels, Y, *, eps, s
 
 
 def site_dual_coef(basis, site_coef, eps: float) -> np.ndarray:
-    """(n, L) coefficients with ``K(x, X) @ result = (1 + eps) phi(x) @ site_coef.T``: the site scores as a kernel expansion.
+    """Write the site scores as a kernel expansion in the base kernel.
 
     The Nystrom eigenfunctions (eq. 17) are linear in the base kernel's row, ``phi(x) = K(x, X) U / eta``,
     so the site potential ``(1 + eps) v_l^T phi_l(x)`` of each local model (its score with the
     neighbours' edge terms left out, the start of ICM) is ``K(x, X) U diag(1 / eta) (1 + eps) site_coef[l]``.
+
+    Parameters
+    ----------
+    basis : EigenBasis
+        The eigenbasis (U (n, m) and eta (m,)) of the base kernel on the training rows.
+    site_coef : array-like of shape (L, m)
+        The site models in eigenfunction coordinates, one row per label.
+    eps : float
+        eps of pi: the site term's weight is 1 + eps.
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        The coefficients D with ``K(x, X) @ D = (1 + eps) phi(x) @ site_coef.T``.
     """
     return basis.vectors @ ((1.0 + eps) * np.asarray(site_coef) / basis.values).T
 
@@ -119,6 +155,8 @@ class ConceptNetworkSolver(Solver):
         Threads the local models are solved on (:mod:`multilabel_core.parallel`; None: the
         budget the caller leaves).  The result does not depend on it.
 
+    Notes
+    -----
     What it asks of the parts (capabilities, never classes):
 
     * the loss: ``dual_box(C) -> (0, U)`` and ``dual_diagonal(C) -> D`` describing the SVM dual
