@@ -94,7 +94,18 @@ ESTIMATOR_METHODS = ("get_params", "fit", "decision_function", "predict")
 
 # ------------------------------------------------------------ command-line values
 def parse_value(text: str):
-    """A command-line value: a Python/JSON literal, ``true``/``false``/``none``/``null``, else the string."""
+    """Parse a command-line value: a Python/JSON literal, ``true``/``false``/``none``/``null``, else the string.
+
+    Parameters
+    ----------
+    text : str
+        The value as typed.
+
+    Returns
+    -------
+    object
+        The literal's value, True, False or None for those words (case ignored), else ``text``.
+    """
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -102,10 +113,26 @@ def parse_value(text: str):
 
 
 def parse_grid_option(text: str) -> tuple[str | None, str, list]:
-    """``[METHOD.]NAME=v1,v2,...`` -> (method or None for every method, parameter, values).
+    """Parse ``[METHOD.]NAME=v1,v2,...`` (the CLI's ``--grid``).
 
     The values are literals separated by commas (``C=0.1,1,10``, ``kernel=linear,rbf``);
     a value that itself holds a comma (a list) needs the experiment file.
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    tuple of (str or None, str, list)
+        The method (None for every method), the parameter name and the values
+        (:func:`parse_value` of each).
+
+    Raises
+    ------
+    ValueError
+        For text not of that form.
     """
     target, sep, raw = text.partition("=")
     method, _, name = target.rpartition(".")
@@ -294,7 +321,19 @@ class Experiment:
         return METRICS[self.selection_metric].greater_is_better
 
     def estimator(self, method: str):
-        """A new, unfitted estimator of ``method`` (the given object's class and parameters)."""
+        """Build a new, unfitted estimator of ``method`` (the given object's class and parameters).
+
+        Parameters
+        ----------
+        method : str
+            One of the experiment's methods.
+
+        Returns
+        -------
+        MultiLabelEstimator
+            A fresh estimator: the registered method's defaults when only its name was given, else a
+            copy of the given estimator's class and parameters.
+        """
         from ..plugins import make_method
 
         given = self.methods[method]
@@ -303,7 +342,20 @@ class Experiment:
         return type(given)(**given.get_params(deep=False))
 
     def grid(self, method: str) -> dict:
-        """The grid searched for ``method`` (given, else registered, else empty)."""
+        """Return the grid searched for ``method`` (given, else registered, else empty).
+
+        Parameters
+        ----------
+        method : str
+            One of the experiment's methods.
+
+        Returns
+        -------
+        dict
+            Parameter name -> list of values: the experiment's grid for the method, else the
+            registered ``param_grid`` when the method was given by name, else empty (an estimator
+            object given without a grid).
+        """
         from ..plugins import get_method
 
         if method in self.grids:
@@ -311,14 +363,34 @@ class Experiment:
         return dict(get_method(method).param_grid) if self.methods[method] is None else {}
 
     def load_datasets(self) -> dict:
-        """Name -> :class:`~multilabel_core.datasets.Dataset`, every dataset loaded."""
+        """Load every dataset of the experiment.
+
+        Returns
+        -------
+        dict of str to Dataset
+            Dataset name -> :class:`~multilabel_core.datasets.Dataset`, in the experiment's order.
+        """
         return {
             _dataset_name(dataset): load_data(dataset, self.data_home, self.seed, self.sparse)
             for dataset in self.datasets
         }
 
     def canonical(self, loaded: dict) -> dict:
-        """The hashed configuration: everything that decides the results (module docstring)."""
+        """Return the hashed configuration: everything that decides the results (module docstring).
+
+        Parameters
+        ----------
+        loaded : dict of str to Dataset
+            The loaded datasets (:meth:`load_datasets`); each enters by its fingerprint.
+
+        Returns
+        -------
+        dict
+            The library version, each method's class and parameters, the datasets' fingerprints, the
+            protocol and its parameters, the preprocessing, the grids, the selection metric, the inner
+            folds, the seed and the metrics (plus the constant-label policy and grid extensions when
+            they differ from their defaults, so older stores still resume).
+        """
         return {
             "multilabel_core": __version__,
             "methods": {name: _describe_estimator(self.estimator(name)) for name in self.methods},
@@ -346,11 +418,26 @@ class Experiment:
 
 
 def load_data(dataset, data_home=None, seed: int = 0, sparse="auto"):
-    """A :class:`~multilabel_core.datasets.Dataset` from a name or a file path (``"synthetic"``:
-    the embedded correlated data drawn with ``seed``); a Dataset is returned as it is.
+    """Load a :class:`~multilabel_core.datasets.Dataset` from a name or a file path.
 
-    ``sparse`` ("auto", True or False) is :func:`~multilabel_core.datasets.load_dataset`'s
-    (the synthetic data are dense, so "auto" keeps them dense).
+    Parameters
+    ----------
+    dataset : str or Dataset
+        A dataset name or file (:func:`~multilabel_core.datasets.load_dataset`), or
+        ``"synthetic"``: the embedded correlated data drawn with ``seed``.  A Dataset is returned
+        as it is.
+    data_home : str or path-like, optional
+        A folder searched first for a name.
+    seed : int, default=0
+        The seed of the synthetic data.
+    sparse : {"auto", True, False}, default="auto"
+        :func:`~multilabel_core.datasets.load_dataset`'s (the synthetic data are dense, so
+        "auto" keeps them dense).
+
+    Returns
+    -------
+    Dataset
+        The data.
     """
     from ..datasets import load_dataset, make_correlated_multilabel
 
@@ -399,7 +486,25 @@ def fingerprint(dataset) -> dict:
 
 # -------------------------------------------------------------- experiment file
 def read_experiment_file(path) -> dict:
-    """The settings of an experiment file (TOML, or YAML with PyYAML), keys checked."""
+    """Read the settings of an experiment file (TOML, or YAML with PyYAML), keys checked.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; ``.yaml`` / ``.yml`` is read as YAML, anything else as TOML.
+
+    Returns
+    -------
+    dict
+        The settings table, its keys among :data:`FILE_KEYS` (and ``report.`` keys among the
+        report settings).
+
+    Raises
+    ------
+    ValueError
+        For a missing file, invalid TOML or YAML, YAML without PyYAML installed, a file that is
+        not a table, or an unknown key.
+    """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such experiment file")
@@ -457,13 +562,29 @@ def _merge_select(merged: dict, settings: dict, given: dict) -> None:
 
 
 def load_experiment(path=None, **overrides) -> Experiment:
-    """An :class:`Experiment` from an experiment file (optional), with overrides on top.
+    """Build an :class:`Experiment` from an experiment file (optional), with overrides on top.
 
-    ``overrides`` take the :data:`FILE_KEYS` (the report settings by their own names);
-    a value of None means "not given".  ``protocol_params`` are merged name by name;
-    grids too, parameter by parameter, in this order: the file's ``grid`` (every
-    method), the file's ``grids.METHOD``, the overriding ``grid``, the overriding
-    ``grids.METHOD``; later ones win.
+    ``protocol_params`` are merged name by name; grids too, parameter by parameter, in this
+    order: the file's ``grid`` (every method), the file's ``grids.METHOD``, the overriding
+    ``grid``, the overriding ``grids.METHOD``; later ones win.
+
+    Parameters
+    ----------
+    path : str or path-like, optional
+        A TOML (or YAML) experiment file (:func:`read_experiment_file`).
+    **overrides
+        Settings by the :data:`FILE_KEYS` (the report settings by their own names); a value of
+        None means "not given".
+
+    Returns
+    -------
+    Experiment
+        The experiment.
+
+    Raises
+    ------
+    ValueError
+        For an unknown setting, grids for methods that are not run, or no methods or datasets.
     """
     settings = read_experiment_file(path) if path is not None else {}
     report = settings.pop("report", {})
