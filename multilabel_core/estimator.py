@@ -1061,8 +1061,10 @@ class ComposedEstimator(MultiLabelEstimator):
 
         A kernel solver that alternates computes K once here instead of once per model
         step; a larger one is computed by the solver (SMO: columns through an LRU cache).
+        A kernel with explicit features (Nystroem, random Fourier features) is never formed
+        here: the solver works on its features in O(n m) memory (SMO: columns ``Phi phi(x_j)``).
         """
-        if kernel.linear or kernel.precomputed:
+        if kernel.linear or kernel.precomputed or getattr(kernel, "explicit_features", False):
             return X, kernel
         budget = float(getattr(self, "cache_size", KERNEL_CACHE_MB))
         if 8.0 * X.shape[0] ** 2 > budget * 2**20:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import multilabel_core
-from multilabel_core.kernel_approximation import NystroemKernel, RandomFourierKernel
+from multilabel_core.kernel_approximation import NystroemKernel, RandomFourierKernel, _ExplicitFeatures
 from multilabel_core.kernels import PolynomialKernel, PrecomputedKernel, RBFKernel, make_kernel
 from multilabel_core.testing import check_component
 from multilabel_core.testing.rounding import U
@@ -148,23 +148,145 @@ def test_registered_by_name():
     assert make_kernel("rff", gamma=0.5, n_components=30) == RandomFourierKernel(gamma=0.5, n_components=30)
 
 
-@pytest.mark.parametrize("method", ["bsvm", "mlrl", "mtrl"])
+def _labelled(n=90, d=5, L=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Y = (X[:, :L] + 0.3 * rng.standard_normal((n, L)) > 0).astype(int)
+    return X, Y
+
+
+def _approximation(kernel: str, m: int):
+    return NystroemKernel(n_components=m) if kernel == "nystroem" else RandomFourierKernel(n_components=m)
+
+
+def _spy_on_kernel_calls(monkeypatch) -> list:
+    """Record the row counts of every ``__call__`` of an explicit-feature kernel (the kernel matrix route)."""
+    calls = []
+    original = _ExplicitFeatures.__call__
+
+    def spy(self, X, Z=None):
+        calls.append((np.shape(X)[0], None if Z is None else np.shape(Z)[0]))
+        return original(self, X, Z)
+
+    monkeypatch.setattr(_ExplicitFeatures, "__call__", spy)
+    return calls
+
+
+def _smo_certificates(model) -> list:
+    certificates = model.certificate_ if isinstance(model.certificate_, list) else [model.certificate_]
+    return [c for c in certificates if "kernel" in c.statistics]
+
+
+@pytest.mark.parametrize("method", ["bsvm", "mlrl", "mtrl", "ssmlrl"])
 @pytest.mark.parametrize("kernel", ["nystroem", "rff"])
-def test_kernel_methods_fit_by_name_on_the_approximate_kernel(method, kernel):
-    # A method given the approximation by name solves the problem of the approximate kernel matrix
-    # phi(X) phi(X)^T: the same fit as the method given that matrix as a precomputed kernel (the same
-    # matrix, bit for bit, and the same deterministic solver), so the same dual coefficients and scores.
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((70, 5))
-    Y = (X[:, :3] + 0.3 * rng.standard_normal((70, 3)) > 0).astype(int)
-    approximate = multilabel_core.make_method(method, kernel=kernel).fit(X, Y)
-    assert type(approximate.kernel_).__name__ in ("NystroemKernel", "RandomFourierKernel")
-    K = approximate.kernel_(X)
-    given = multilabel_core.make_method(method, kernel="precomputed").fit(K, Y)
-    np.testing.assert_array_equal(approximate.dual_coef_, given.dual_coef_)
-    K_new = approximate.kernel_(X[:9], X)
-    np.testing.assert_allclose(approximate.decision_function(X[:9]), given.decision_function(K_new), rtol=1e-12,
-                               atol=1e-12 * np.abs(approximate.dual_coef_).sum())
+def test_a_fit_with_explicit_features_never_forms_a_kernel_matrix(method, kernel, monkeypatch):
+    # n = 90 rows, m = 20 features: SMO takes its columns Phi phi(x_j) from the features (the "explicit
+    # features" route, at most 2 m cached columns, fewer than n), and the kernel's __call__ -- the only
+    # way to a kernel matrix, phi(X) phi(Z)^T -- is never reached, in fit or in prediction.
+    X, Y = _labelled()
+    calls = _spy_on_kernel_calls(monkeypatch)
+    model = multilabel_core.make_method(method, kernel=_approximation(kernel, 20)).fit(X, Y)
+    model.decision_function(X[:17])
+    model.predict(X[:3])
+    assert calls == []
+    certificates = _smo_certificates(model)
+    assert certificates and all(c.statistics["kernel"] == "explicit features" for c in certificates)
+    assert all(c.statistics["cache_columns"] <= 40 < X.shape[0] for c in certificates)
+
+
+def test_the_kernel_matrix_route_is_still_taken_by_an_exact_kernel(monkeypatch):
+    # The control of the spy: the same fit with the exact RBF kernel computes its matrix.
+    X, Y = _labelled()
+    model = multilabel_core.make_method("bsvm").fit(X, Y)
+    assert model.certificate_.statistics["kernel"] == "precomputed"
+
+
+def _primal_weights(kernel, X, model) -> np.ndarray:
+    """W = phi(X)^T dual_coef (m, L): the model's weights in the approximation's feature space."""
+    return kernel.features(X).T @ model.dual_coef_
+
+
+@given(st.integers(0, 2**16), st.sampled_from(["nystroem", "rff"]), st.sampled_from([1e-4, 1e-2]))
+@settings(max_examples=12, deadline=None)
+def test_the_feature_route_solves_the_problem_of_the_materialised_kernel(seed, kernel, lam):
+    # The same problem solved twice: by SMO on columns of the features, and by SMO on the matrix
+    # K = phi(X) phi(X)^T passed precomputed.  Each certificate bounds its primal P above the optimum P*
+    # and its dual D below it, so each primal is above the other's dual (weak duality across the two
+    # solves).  The primal is 1-strongly convex in W in the norm tr(W M^-1 W^T) (M the label coupling),
+    # so P(W) - P* >= 1/2 ||W - W*||^2 and the two weight matrices are within sqrt(2 gap) of W* each.
+    X, Y = _labelled(n=60, seed=seed)
+    if np.any(Y.min(axis=0) == Y.max(axis=0)):
+        return
+    features = multilabel_core.make_method("bsvm", kernel=_approximation(kernel, 25), lam=lam, tol=1e-6).fit(X, Y)
+    K = features.kernel_.features(X) @ features.kernel_.features(X).T
+    matrix = multilabel_core.make_method("bsvm", kernel="precomputed", lam=lam, tol=1e-6).fit(K, Y)
+    a, b = features.certificate_, matrix.certificate_
+    assert a.statistics["kernel"] == "explicit features" and b.statistics["kernel"] == "precomputed"
+    # The objectives are sums of n L terms of size up to max(P): their rounding.
+    rounding = 8 * Y.size * U * max(abs(a.primal), abs(b.primal), 1.0)
+    assert a.primal >= b.dual - rounding and b.primal >= a.dual - rounding
+    assert abs(a.primal - b.primal) <= max(a.gap, b.gap) + rounding
+    M = features.parts_["regularizer"].label_gram(Y.shape[1])
+    difference = _primal_weights(features.kernel_, X, features) - _primal_weights(features.kernel_, X, matrix)
+    distance = np.sqrt(max(np.trace(difference @ np.linalg.solve(M, difference.T)), 0.0))
+    assert distance <= np.sqrt(2 * max(a.gap, 0.0)) + np.sqrt(2 * max(b.gap, 0.0)) + np.sqrt(rounding)
+
+
+@pytest.mark.parametrize("method", ["mlrl", "mtrl"])
+@pytest.mark.parametrize("kernel", ["nystroem", "rff"])
+def test_alternating_methods_reach_the_optimum_of_the_materialised_kernel(method, kernel):
+    # MLRL and MTRL learn the relation jointly with the weights (a convex joint problem): both routes'
+    # returned objectives J are certified within the relative joint gap g of the optimum,
+    # J - g max(1, |J|) <= J* <= J, so the two J differ by at most the larger of those widths.
+    X, Y = _labelled(n=70)
+    features = multilabel_core.make_method(method, kernel=_approximation(kernel, 25)).fit(X, Y)
+    K = features.kernel_.features(X) @ features.kernel_.features(X).T
+    matrix = multilabel_core.make_method(method, kernel="precomputed").fit(K, Y)
+    assert all(c.statistics["kernel"] == "explicit features" for c in _smo_certificates(features))
+    J = [model.objective_history_[-1] for model in (features, matrix)]
+    width = [model.joint_gap_history_[-1] * max(1.0, abs(j)) for model, j in zip((features, matrix), J)]
+    rounding = 8 * Y.size * U * max(1.0, *map(abs, J))
+    assert abs(J[0] - J[1]) <= max(width) + rounding
+
+
+@pytest.mark.parametrize("kernel", ["nystroem", "rff"])
+def test_prediction_from_the_features_is_the_kernel_expansion(kernel):
+    # decision_function takes phi(X_new) (phi(X)^T dual_coef), never the (n_new, n) kernel rows; it is
+    # the kernel route's phi(X_new) phi(X)^T dual_coef summed in another order: each entry of either is a
+    # sum of n m products, which rounds by at most (n + m) u times the sum of the products' magnitudes.
+    X, Y = _labelled(n=80)
+    model = multilabel_core.make_method("bsvm", kernel=_approximation(kernel, 30), lam=1e-3).fit(X, Y)
+    X_new = np.random.default_rng(5).standard_normal((23, X.shape[1]))
+    expansion = model.kernel_(X_new, model.X_fit_) @ model.dual_coef_ + model.intercept_
+    Phi_new, Phi = model.kernel_.features(X_new), model.kernel_.features(model.X_fit_)
+    magnitude = np.abs(Phi_new) @ (np.abs(Phi).T @ np.abs(model.dual_coef_)) + np.abs(model.intercept_)
+    allowance = 2 * (X.shape[0] + Phi.shape[1] + 2) * U * magnitude
+    assert np.all(np.abs(model.decision_function(X_new) - expansion) <= allowance)
+    # One row alone is the row of the block.
+    np.testing.assert_allclose(model.decision_function(X_new[4:5]), expansion[4:5], rtol=0, atol=allowance[4].max())
+
+
+def test_smo_solve_on_an_explicit_kernel_source_matches_the_matrix_and_warm_starts():
+    # smo_solve with a KernelSource of an explicit-feature kernel: the column route, whatever the cache
+    # budget; a coupled Omega~ (MLRL's joint engine) warm-started from the cold solution's alpha starts
+    # from the gradient computed through the features and is certified optimal at once.
+    from multilabel_core.solvers.smo import KernelSource, smo_solve
+
+    X, Y = _labelled(n=70)
+    S = 2.0 * Y - 1.0
+    kernel = NystroemKernel(n_components=15).resolve(X)
+    omega = np.array([[1.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 1.0]])
+    source = KernelSource(kernel, X)
+    cold = smo_solve(source, S, omega, 0.05, tol=1e-8, cache_size=1e4)
+    matrix = smo_solve(kernel.features(X) @ kernel.features(X).T, S, omega, 0.05, tol=1e-8)
+    assert cold.certificate.statistics["kernel"] == "explicit features"
+    assert cold.certificate.statistics["cache_columns"] == 30
+    rounding = 8 * Y.size * U * max(1.0, abs(cold.certificate.primal))
+    assert cold.certificate.primal >= matrix.certificate.dual - rounding
+    assert matrix.certificate.primal >= cold.certificate.dual - rounding
+    warm = smo_solve(KernelSource(kernel, X), S, omega, 0.05, alpha0=cold.solution.dual, tol=1e-8)
+    assert warm.certificate.converged and warm.certificate.n_iter <= cold.certificate.n_iter
+    assert abs(warm.certificate.primal - cold.certificate.primal) <= cold.certificate.gap + warm.certificate.gap + rounding
 
 
 @pytest.mark.parametrize("kernel", ["nystroem", "rff"])

@@ -75,6 +75,13 @@ _MEGABYTE = 2**20
 _BOUND_RTOL = 1e-10
 
 
+#: Columns of the LRU cache per explicit feature, at most, when the kernel has explicit features
+#: (``kernel.explicit_features``: Nystroem, random Fourier features): the cache then holds at most
+#: ``2 n m`` numbers beside the ``n m`` of the features, so the solve stays O(n m) in memory whatever
+#: ``cache_size`` allows (a column costs one (n, m) product to recompute, no more than the cache saves).
+EXPLICIT_CACHE_COLUMNS_PER_FEATURE = 2
+
+
 @attrs.frozen(eq=False)
 class KernelSource:
     """The kernel matrix ``kernel(X, X)`` of training rows X, computed when needed.
@@ -84,10 +91,17 @@ class KernelSource:
     used columns (an LRU cache of ``cache_size``).  The kernel must be resolved (its
     data-dependent defaults fixed, e.g. ``RBFKernel().resolve(X)``) and provide
     ``diagonal(X)``; X may be dense or sparse and is never densified.
+
+    A kernel with explicit features (``explicit_features``, ``k(x, z) = phi(x)^T phi(z)``:
+    :mod:`multilabel_core.kernel_approximation`) is never computed whole: its features
+    ``Phi = phi(X)`` (n, m) are computed once, a column is ``Phi phi(x_j)`` (O(n m)) and a product
+    ``K B`` is ``Phi (Phi^T B)``; the solve holds O(n m) numbers (the features and at most
+    :data:`EXPLICIT_CACHE_COLUMNS_PER_FEATURE` m cached columns) instead of n^2.
     """
 
     kernel: Kernel = attrs.field(validator=attrs.validators.instance_of(Kernel))
     X: Any = attrs.field(converter=check_X)
+    _phi: Any = attrs.field(default=None, init=False, repr=False)
 
     def __attrs_post_init__(self):
         if self.kernel.precomputed:
@@ -100,30 +114,75 @@ class KernelSource:
         """Number of training rows."""
         return self.X.shape[0]
 
+    @property
+    def explicit(self) -> bool:
+        """Whether the kernel is the inner product of explicit features (then K is never formed)."""
+        return bool(getattr(self.kernel, "explicit_features", False))
+
+    def features(self) -> np.ndarray:
+        """``Phi = phi(X)`` (n, m), computed on first use and kept (only for an explicit-feature kernel)."""
+        if not self.explicit:
+            raise ValueError(f"{type(self.kernel).__name__} has no explicit features")
+        if self._phi is None:
+            Phi = np.ascontiguousarray(self.kernel.features(self.X), dtype=np.float64)
+            if not np.all(np.isfinite(Phi)):
+                raise ValueError(f"the features of {type(self.kernel).__name__} contain NaN or infinity")
+            object.__setattr__(self, "_phi", Phi)
+        return self._phi
+
     def matrix(self) -> np.ndarray:
         """The full kernel matrix of the training rows (C-contiguous float64)."""
         return np.ascontiguousarray(self.kernel(self.X), dtype=np.float64)
 
     def diagonal(self) -> np.ndarray:
         """The kernel diagonal of the training rows (C-contiguous float64)."""
+        if self.explicit:
+            Phi = self.features()
+            return np.einsum("ij,ij->i", Phi, Phi)
         return np.ascontiguousarray(self.kernel.diagonal(self.X), dtype=np.float64)
 
     def fill_column(self, j: int, out: np.ndarray) -> None:
         """``out[:] = K[:, j]`` (the callback of the column cache)."""
+        if self.explicit:
+            Phi = self.features()
+            np.matmul(Phi, Phi[j], out=out)
+            return
         out[:] = self.kernel(self.X, self.X[j : j + 1])[:, 0]
         if not np.all(np.isfinite(out)):
             raise ValueError(f"kernel column {j} contains NaN or infinity")
 
+    def product(self, B: np.ndarray) -> np.ndarray:
+        """``K B`` (n, L) without storing K: ``Phi (Phi^T B)`` with explicit features, else K in row blocks."""
+        B = np.asarray(B, dtype=np.float64)
+        if self.explicit:
+            Phi = self.features()
+            return Phi @ (Phi.T @ B)
+        KB = np.empty_like(B)
+        for rows in row_blocks(self.n_samples, 3 * 8 * self.n_samples):
+            KB[rows] = self.kernel(self.X[rows], self.X) @ B
+        return KB
+
+    def cache_columns(self, cache_size: float) -> int:
+        """Columns the LRU cache holds for a ``cache_size`` budget (MB); capped at 2 m with explicit features."""
+        columns = max(2, int(cache_size * _MEGABYTE // (8 * self.n_samples)))
+        if self.explicit:
+            columns = min(columns, max(2, EXPLICIT_CACHE_COLUMNS_PER_FEATURE * self.features().shape[1]))
+        return columns
+
+    def materialise(self, cache_size: float) -> bool:
+        """Whether the solver computes K whole: when n^2 values fit ``cache_size``, never with explicit features."""
+        return not self.explicit and 8.0 * self.n_samples**2 <= cache_size * _MEGABYTE
+
 
 def _kernel_columns(K_or_source, cache_size: float, n_jobs=None) -> KernelColumns:
     """Columns of K: the matrix given, the whole matrix when it fits the budget, else an LRU cache."""
-    budget = cache_size * _MEGABYTE
     if isinstance(K_or_source, KernelSource):
-        n = K_or_source.n_samples
-        if 8.0 * n * n <= budget:
+        if K_or_source.materialise(cache_size):
             return KernelColumns(K_or_source.matrix(), n_jobs=n_jobs)
         return KernelColumns(
-            compute=K_or_source.fill_column, diagonal=K_or_source.diagonal(), capacity=max(2, int(budget // (8 * n)))
+            compute=K_or_source.fill_column,
+            diagonal=K_or_source.diagonal(),
+            capacity=K_or_source.cache_columns(cache_size),
         )
     return KernelColumns(np.ascontiguousarray(K_or_source, dtype=np.float64), n_jobs=n_jobs)
 
@@ -364,8 +423,10 @@ def smo_solve(
     if max_iter is None:
         max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT)
     check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=0, high=MAX_ITER_LIMIT)
+    product = K_or_source.product if isinstance(K_or_source, KernelSource) and K_or_source.explicit else None
     return _solve(
-        columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start, n_jobs=n_jobs
+        columns, Y, omega, C, alpha, float(tol), int(max_iter), bool(shrinking), bool(record_dual), start, n_jobs=n_jobs,
+        product=product,
     )
 
 
@@ -374,7 +435,7 @@ def _independent(omega: np.ndarray) -> bool:
     return omega.shape[0] > 1 and not np.any(omega - np.diag(np.diag(omega)))
 
 
-def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual, n_jobs) -> dict:
+def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual, n_jobs, product=None) -> dict:
     """The engine on label-major arrays; with a diagonal Omega~, label by label on ``n_jobs`` threads.
 
     With Omega~ diagonal no label's gradient depends on another's alpha, so each label is solved
@@ -391,14 +452,24 @@ def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_
     summed, converged when every label is, the largest violation, statistics summed, and (with
     ``record_dual``, which confirms each label in its own solve) the dual trace of the labels solved
     in order.
+
+    ``product(B) = K B`` (n, L), given with a column cache when K has a cheaper product than its
+    columns (explicit features: ``Phi (Phi^T B)``, O(n m L), where the engine's recomputation from
+    columns costs O(n m) per support vector): the exact gradients then come from it as from a matrix.
     """
+    K = columns.precomputed_matrix()
+    if K is not None:
+        product = lambda B: _kernel_product(K, B, n_jobs)  # noqa: E731
     if not _independent(omega):
-        outcome = solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual)
+        f0 = None
+        if product is not None and K is None and np.any(alpha_t):
+            # A warm start's gradient in one product, not one kernel column per support vector.
+            f0 = np.ascontiguousarray((product((alpha_t * y).T) @ omega).T - y)
+        outcome = solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_dual, f0=f0)
         return outcome | {"budget_reached": outcome["n_iter"] >= max_iter}
     n_labels = y.shape[0]
     max_iter = -(-max_iter // n_labels)  # each label's share of the budget
     weights = np.ascontiguousarray(np.diag(omega))
-    K = columns.precomputed_matrix()
 
     def one(i: int, f0=None, budget=max_iter, verify=True) -> dict:
         # alpha_t[i : i + 1] is a view: the engine writes label i's solution in place.
@@ -407,18 +478,20 @@ def _solve_dual(columns, y, omega, C, alpha_t, tol, max_iter, shrinking, record_
             record_dual, f0=f0, verify=verify,
         )
 
-    if record_dual or K is None:
+    if record_dual or product is None:
         outcomes = map_threads(one, range(n_labels), n_jobs if K is not None else 1)
         return _merged(outcomes, np.vstack([o["f"] for o in outcomes]), max_iter, record_dual)
+    # A column cache is not thread-safe: its labels run one after the other.
+    threads = n_jobs if K is not None else 1
 
     def gradient() -> np.ndarray:
-        return (_kernel_product(K, (alpha_t * y).T, n_jobs) * weights).T - y
+        return np.ascontiguousarray((product((alpha_t * y).T) * weights).T - y)
 
     f = gradient() if np.any(alpha_t) else -np.asarray(y)
     outcomes, steps, pending = [None] * n_labels, np.zeros(n_labels, dtype=np.int64), list(range(n_labels))
     while pending:
         resumed = map_threads(
-            lambda i: one(i, f0=f[i : i + 1], budget=int(max_iter - steps[i]), verify=False), pending, n_jobs
+            lambda i: one(i, f0=f[i : i + 1], budget=int(max_iter - steps[i]), verify=False), pending, threads
         )
         for i, outcome in zip(pending, resumed):
             steps[i] += outcome["n_iter"]
@@ -504,16 +577,20 @@ def _merged(outcomes: list[dict], f: np.ndarray, max_iter: int, record_dual: boo
     return outcome
 
 
-def _solve(columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, start, warn=True, n_jobs=None) -> Fit:
+def _solve(
+    columns, Y, omega, C, alpha, tol, max_iter, shrinking, record_dual, start, warn=True, n_jobs=None, product=None
+) -> Fit:
     """SMO on validated inputs: what :func:`smo_solve` and :class:`SMOSolver` share (``warn=False``:
-    a stop short of the rule is the caller's to report)."""
+    a stop short of the rule is the caller's to report; ``product``: see :func:`_solve_dual`)."""
     alpha_t = _label_major(alpha)
     outcome = _solve_dual(
-        columns, _label_major(Y), omega, _label_major(C), alpha_t, tol, max_iter, shrinking, record_dual, n_jobs
+        columns, _label_major(Y), omega, _label_major(C), alpha_t, tol, max_iter, shrinking, record_dual, n_jobs,
+        product,
     )
     alpha, f = alpha_t.T.copy(), outcome["f"].T.copy()
     intercept = _intercept(f, Y, C)
-    extra = {"kernel": "precomputed" if columns.precomputed else "column cache", "cache_columns": int(columns.capacity)}
+    route = "explicit features" if product is not None and not columns.precomputed else "column cache"
+    extra = {"kernel": "precomputed" if columns.precomputed else route, "cache_columns": int(columns.capacity)}
     if record_dual:
         extra["dual_trace"] = outcome["dual_trace"]
     certificate = _certificate(f, alpha, Y, C, intercept, outcome, time.perf_counter() - start, extra)
@@ -541,7 +618,10 @@ def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np
 
     ``kernel`` is the (resolved) kernel of the training rows; with a precomputed kernel,
     ``X_new`` holds the rows ``K(x_new, X_train)`` and ``X_train`` the training kernel.
-    Only one block of kernel rows is held at a time.
+    Only one block of kernel rows is held at a time.  A kernel with explicit features
+    (``k(x, z) = phi(x)^T phi(z)``) forms no kernel rows at all: the expansion is the primal
+    ``phi(X_new) W + intercept`` with ``W = phi(X_train)^T dual_coef`` (m, L), the same sum in
+    another order (O((n + m_new) m) memory instead of a block of (m_new, n) kernel rows).
     """
     dual_coef = np.asarray(dual_coef, dtype=np.float64)
     intercept = np.asarray(intercept, dtype=np.float64)
@@ -552,6 +632,11 @@ def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np
         )
     X_new = check_X(X_new, name="X_new")
     scores = np.empty((X_new.shape[0], dual_coef.shape[1]))
+    if getattr(kernel, "explicit_features", False):
+        weights = kernel.features(X_train).T @ dual_coef
+        for rows in row_blocks(X_new.shape[0], 2 * 8 * weights.shape[0]):
+            scores[rows] = kernel.features(X_new[rows]) @ weights + intercept
+        return scores
     for rows in row_blocks(X_new.shape[0], 2 * 8 * n_train):
         scores[rows] = kernel(X_new[rows], X_train) @ dual_coef + intercept
     return scores
@@ -700,9 +785,9 @@ class SMOSolver(Solver):
             K = np.ascontiguousarray(problem.X, dtype=np.float64)
         else:
             source = KernelSource(kernel, problem.X)
-            fits = 8.0 * source.n_samples**2 <= self.cache_size * _MEGABYTE
-            K = source.matrix() if fits else None
+            K = source.matrix() if source.materialise(self.cache_size) else None
         columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size)
+        product = source.product if K is None and source.explicit else None
         Y = np.asarray(problem.Y, dtype=np.float64)
         C = np.full(Y.shape, float(upper))
         state = warm_state_of(warm_start)
@@ -713,7 +798,8 @@ class SMOSolver(Solver):
             # Each tightening starts from the previous call's alphas: only the last digits move.
             alpha0 = alpha if previous is None else previous.solution.dual
             return _solve(
-                columns, Y, omega, C, alpha0.copy(), eps, max_iter, bool(self.shrinking), False, start, False, self.n_jobs
+                columns, Y, omega, C, alpha0.copy(), eps, max_iter, bool(self.shrinking), False, start, False, self.n_jobs,
+                product,
             )
 
         # LIBSVM's rule bounds the KKT violation, whose meaning in objective terms grows with C = 1/(n lambda):
@@ -721,20 +807,12 @@ class SMOSolver(Solver):
         # certificate's relative gap meets GAP_RTOL, so eps is tightened until it does.
         fit, _ = tighten_to_relative_gap(at, float(self.tol), GAP_RTOL, name="SMO")
         B = fit.solution.dual * Y
-        KB = K @ B if K is not None else _kernel_times(source, B)
+        KB = K @ B if K is not None else source.product(B)
         statistics = relation_statistics(B, KB, omega, columns.kernel_diagonal())
         return Fit(
             attrs.evolve(fit.solution, relation_state=statistics),
             attrs.evolve(fit.certificate, solver=type(self).__name__),
         )
-
-
-def _kernel_times(source: KernelSource, B: np.ndarray) -> np.ndarray:
-    """``K B`` (n, L) without storing K: the kernel visited in row blocks."""
-    KB = np.empty_like(B)
-    for rows in row_blocks(source.n_samples, 3 * 8 * source.n_samples):
-        KB[rows] = source.kernel(source.X[rows], source.X) @ B
-    return KB
 
 
 def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_diagonal: np.ndarray) -> RelationState:

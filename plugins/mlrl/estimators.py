@@ -98,8 +98,13 @@ class _PaperScaled(ComposedEstimator):
         return parts | {"kernel": make_kernel(self.kernel, self.gamma), **solver}
 
     def _kernel_data(self, X, kernel):
-        """The kernel matrix once per fit when it fits ``cache_size`` (SMO needs it, even for a linear kernel)."""
-        if kernel.precomputed or 8.0 * X.shape[0] ** 2 > float(self.cache_size) * 2**20:
+        """The kernel matrix once per fit when it fits ``cache_size`` (SMO needs it, even for a linear kernel).
+
+        Never for a kernel with explicit features: SMO takes its columns from the features, in O(n m) memory.
+        """
+        if kernel.precomputed or getattr(kernel, "explicit_features", False):
+            return X, kernel
+        if 8.0 * X.shape[0] ** 2 > float(self.cache_size) * 2**20:
             return X, kernel
         return kernel(X), PrecomputedKernel()
 
