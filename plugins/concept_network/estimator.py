@@ -241,15 +241,50 @@ class ConceptNetwork(ComposedEstimator):
     # -- prediction ---------------------------------------------------------------------
 
     def eigenfunctions(self, X) -> np.ndarray:
-        """The Nystrom eigenfunctions phi(x) (n, m) (eq. 17) of the base kernel at the rows X."""
+        """Compute the Nystrom eigenfunctions phi(x) (eq. 17) of the base kernel at the rows X.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            phi_k(x) for each of the basis's m eigenpairs; at the training rows, the
+            eigenvectors U up to round-off.
+        """
         return self._eigenfunctions(self._validate_test_X(X))
 
     def site_scores(self, X) -> np.ndarray:
-        """The site potentials g (n, L), ``g_l = v_l^T phi_l(x)`` (the start of ICM)."""
+        """Compute the site potentials ``g_l = v_l^T phi_l(x)`` (the start of ICM).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            g, each label's site score, without the edge terms.
+        """
         return self.eigenfunctions(X) @ self.site_coef_.T
 
     def infer(self, X) -> InferenceResult:
-        """Run inference on the rows X: labels, per-label scores and the per-row counts (sweeps, cycles, cap)."""
+        """Run inference on the rows X.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        InferenceResult
+            The labels, the per-label scores and the per-row counts (sweeps, cycles, rows at
+            the cap) of the estimator's ``inference`` procedure.
+        """
         return self._infer(self._validate_test_X(X))
 
     # The methods below take rows already validated (predict and decision_function validate them once).
@@ -276,13 +311,28 @@ class ConceptNetwork(ComposedEstimator):
         return self._inferred(X).scores
 
     def predict(self, X) -> np.ndarray:
-        """The labels found by inference, dense int64 (n, L) {0, 1}.
+        """Predict the labels found by inference.
 
         At a fixed point they equal ``decision_function(X) > 0``; rows that cycled or hit the
         sweep cap (counted in an :class:`InferenceWarning`) keep their last labelling.  With a
         ``thresholding`` other than ``zero``, that threshold cuts the inferred scores instead.
         A label constant on the training rows takes no part in the inference (the network is
         over the learned labels) and is predicted at its training value.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n, L), int64
+            The {0, 1} labels.
+
+        Warns
+        -----
+        InferenceWarning
+            When rows cycled or hit ``max_sweeps``, with their numbers.
         """
         if self._applies_threshold() or not self._learned_some_label():
             return super().predict(X)
