@@ -15,7 +15,7 @@ SMALLEST_EPS = 1e-9
 
 
 def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts=(), warn: bool = True):
-    """Run ``solve(eps, start)`` at eps, eps / 10, ... until the certificate's relative gap is at most ``rtol``.
+    """Run ``solve(eps, start)`` at eps, eps / 10, ... until the relative duality gap is at most ``rtol``.
 
     Coordinate-descent engines stop on a projected-gradient bound eps (LIBLINEAR's rule), whose
     meaning in objective terms depends on C and the data; a caller that wants a relative
@@ -28,9 +28,35 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
     engine wrappers take ``warn=False``): a call that stops at its budget is this function's
     to report.
 
-    Returns ``(fit, eps)``: the last call's Fit, its certificate's ``n_iter`` and the named
-    ``counts`` of its statistics summed over the calls, ``converged`` exactly when the gap was
-    reached, ``statistics["eps"]`` the last eps; and that eps.
+    Parameters
+    ----------
+    solve : callable
+        ``solve(eps, start) -> Fit``: one engine call at the projected-gradient bound ``eps``,
+        warm-started from ``start`` (a Fit, or None for the first call); it should not warn.
+    eps : float
+        The first projected-gradient bound, positive.
+    rtol : float
+        The relative duality gap to reach.
+    name : str
+        The solver named in the ConvergenceWarning.
+    counts : tuple of str, default=()
+        Names of certificate statistics (numbers) summed over the calls.
+    warn : bool, default=True
+        Whether an unreached gap issues a ConvergenceWarning (False: the caller reports).
+
+    Returns
+    -------
+    fit : Fit
+        The last call's Fit, with its certificate's ``n_iter`` and the named ``counts`` summed
+        over the calls, ``converged`` exactly when the gap was reached, and
+        ``statistics["eps"]`` the last eps.
+    eps : float
+        The last eps.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When the gap was not reached (and ``warn`` is True).
     """
     import attrs  # the certificate is an attrs class; imported here to keep this module light
 

@@ -177,7 +177,13 @@ def _tol_validator(instance, attribute, value) -> None:
 
 @attrs.frozen(eq=False)
 class HeldRelation(LabelRelation):
-    """A relation held at a given matrix during one model step (not learned)."""
+    """A relation held at a given matrix during one model step (not learned).
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (L, L)
+        The relation of the step; :meth:`initial` and :meth:`update` both return it.
+    """
 
     matrix: np.ndarray
 
@@ -191,12 +197,41 @@ class HeldRelation(LabelRelation):
 
 
 def relative_change(previous: float, current: float) -> float:
-    """``|J_{k-1} - J_k| / max(OBJECTIVE_FLOOR, |J_{k-1}|)``, the stopping rule's measure."""
+    """Measure the relative change of the objective, the stopping rule's measure.
+
+    Parameters
+    ----------
+    previous : float
+        The objective J_{k-1} after the previous step.
+    current : float
+        The objective J_k after this step.
+
+    Returns
+    -------
+    float
+        ``|J_{k-1} - J_k| / max(OBJECTIVE_FLOOR, |J_{k-1}|)``.
+    """
     return abs(previous - current) / max(OBJECTIVE_FLOOR, abs(previous))
 
 
 def weight_factor(solution: Solution) -> np.ndarray:
-    """A factor F with ``F^T F = W^T W`` for the relation step: the solver's own, else ``coef``."""
+    """Give a factor F with ``F^T F = W^T W`` for the relation step.
+
+    Parameters
+    ----------
+    solution : Solution
+        The model step's point.
+
+    Returns
+    -------
+    ndarray of shape (r, L)
+        The solver's own ``relation_state.weight_factor``, else ``coef`` itself.
+
+    Raises
+    ------
+    ValueError
+        If the point carries neither (a kernel solver that gives no factor).
+    """
     factor = solution.relation_state.weight_factor
     if factor is not None:
         return np.asarray(factor)
@@ -300,9 +335,20 @@ class AlternatingSolver(Solver):
 
     @staticmethod
     def step_problem(problem: Problem, relation: np.ndarray) -> Problem:
-        """The model step's problem: the regulariser with the relation held at ``relation``.
+        """Build the model step's problem: the regulariser with the relation held at ``relation``.
 
-        A fixed relation leaves the problem as it is.
+        Parameters
+        ----------
+        problem : Problem
+            The alternating problem.
+        relation : ndarray of shape (L, L)
+            The relation the step holds fixed.
+
+        Returns
+        -------
+        Problem
+            ``problem`` with ``regularizer.with_relation(relation)`` and a
+            :class:`HeldRelation`; a fixed relation leaves the problem as it is.
         """
         if not problem.relation.learned:
             return problem
