@@ -84,11 +84,24 @@ _ROUNDING_ULPS = 8
 
 # ------------------------------------------------------------------------ records
 def check_records(records) -> list[dict]:
-    """The records as a list, each checked for the keys every statistic needs.
+    """Check the records for the keys every statistic needs.
 
-    Raises ValueError for a record that is not a mapping, lacks ``method``,
-    ``dataset``, ``split`` or ``status``, has a status other than "ok"/"failed", or
-    repeats the (method, dataset, split) of an earlier record.
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of mapping
+        The records as a list.
+
+    Raises
+    ------
+    ValueError
+        For a record that is not a mapping, lacks ``method``, ``dataset``, ``split`` or
+        ``status``, has a status other than "ok"/"failed", or repeats the (method, dataset,
+        split) of an earlier record.
     """
     records = list(records)
     seen = set()
@@ -108,12 +121,36 @@ def check_records(records) -> list[dict]:
 
 
 def in_order(records, key: str) -> list:
-    """Distinct values of ``record[key]`` in order of first appearance (the run's order)."""
+    """List the distinct values of ``record[key]`` in order of first appearance (the run's order).
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The records.
+    key : str
+        The field, e.g. ``"method"`` or ``"dataset"``.
+
+    Returns
+    -------
+    list
+        The distinct values.
+    """
     return list(dict.fromkeys(record[key] for record in records))
 
 
 def group_records(records) -> dict[tuple, list[dict]]:
-    """(dataset, method) -> its records, datasets then methods in order of first appearance."""
+    """Group the records by (dataset, method), datasets then methods in order of first appearance.
+
+    Parameters
+    ----------
+    records : sequence of mapping
+        Checked records (:func:`check_records`).
+
+    Returns
+    -------
+    dict of (str, str) to list of mapping
+        (dataset, method) -> its records, only pairs that have some.
+    """
     datasets, methods = in_order(records, "dataset"), in_order(records, "method")
     groups = {(d, m): [] for d in datasets for m in methods}
     for record in records:
@@ -152,14 +189,23 @@ def _metric_names(records, metrics) -> list[str]:
 
 # ---------------------------------------------------------------------- summaries
 def summarize(records, metrics=None) -> list[dict]:
-    """Mean and standard deviation over the splits, per (dataset, method, metric).
+    """Compute the mean and standard deviation over the splits, per (dataset, method, metric).
 
-    Returns one dict per row with keys ``dataset``, ``method``, ``metric``,
-    ``greater_is_better``, ``mean``, ``std`` (``ddof = 1``), ``n`` (values used),
-    ``n_failed`` (failed splits of this method on this dataset), ``fit_time`` and
-    ``predict_time`` (mean seconds over the successful splits).  Rows come in the
-    order datasets, then methods, first appear in ``records``; metrics in the order
-    of :data:`~multilabel_core.metrics.METRICS`.
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records (one per method, dataset and split), as the result store holds them.
+    metrics : iterable of str, optional
+        Metric names of :data:`~multilabel_core.metrics.METRICS`; None: every one some record holds.
+
+    Returns
+    -------
+    list of dict
+        One dict per row with keys ``dataset``, ``method``, ``metric``, ``greater_is_better``,
+        ``mean``, ``std`` (``ddof = 1``), ``n`` (values used), ``n_failed`` (failed splits of this
+        method on this dataset), ``fit_time`` and ``predict_time`` (mean seconds over the
+        successful splits).  Rows come in the order datasets, then methods, first appear in
+        ``records``; metrics in the order of :data:`~multilabel_core.metrics.METRICS`.
     """
     records = check_records(records)
     names = _metric_names(records, metrics)
@@ -186,15 +232,22 @@ def summarize(records, metrics=None) -> list[dict]:
 
 
 def run_summary(records) -> list[dict]:
-    """Per (dataset, method): failures, times, warnings and the certificates' convergence.
+    """Summarise each (dataset, method): failures, times, warnings and the certificates' convergence.
 
-    Each row: ``dataset``, ``method``, ``n_splits`` (successful splits), ``n_failed``,
-    ``fit_time`` and ``predict_time`` (mean seconds over the successful splits),
-    ``n_warnings``, ``n_checked`` (successful splits whose ``converged`` is known:
-    they have certificates, or raised a ConvergenceWarning), ``n_converged`` (those
-    whose ``converged`` is true), ``n_solves`` (certificates in all), ``max_gap`` and
-    ``max_relative_gap`` over every certificate (NaN when none has a finite gap, e.g.
-    a solver without a dual).
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``dataset``, ``method``, ``n_splits`` (successful splits), ``n_failed``,
+        ``fit_time`` and ``predict_time`` (mean seconds over the successful splits),
+        ``n_warnings``, ``n_checked`` (successful splits whose ``converged`` is known: they have
+        certificates, or raised a ConvergenceWarning), ``n_converged`` (those whose ``converged``
+        is true), ``n_solves`` (certificates in all), ``max_gap`` and ``max_relative_gap`` over
+        every certificate (NaN when none has a finite gap, e.g. a solver without a dual).
     """
     rows = []
     for (dataset, method), group in group_records(check_records(records)).items():
@@ -225,7 +278,19 @@ def _finite_max(values) -> float:
 
 # ------------------------------------------------------------------- paired t-test
 class PairedTTest(NamedTuple):
-    """Result of :func:`paired_ttest`: ``mean_difference`` is the mean of ``a - b``."""
+    """Hold the result of :func:`paired_ttest`.
+
+    Parameters
+    ----------
+    statistic : float
+        The t statistic (NaN untested, +-inf for a constant nonzero shift).
+    pvalue : float
+        The two-sided p-value (NaN untested).
+    n : int
+        The number of pairs.
+    mean_difference : float
+        The mean of ``a - b``.
+    """
 
     statistic: float
     pvalue: float
@@ -234,7 +299,7 @@ class PairedTTest(NamedTuple):
 
 
 def paired_ttest(a, b) -> PairedTTest:
-    """Two-sided paired t-test of ``a`` against ``b`` (``scipy.stats.ttest_rel``).
+    """Run the two-sided paired t-test of ``a`` against ``b`` (``scipy.stats.ttest_rel``).
 
     With differences ``d_k = a_k - b_k`` over n matched splits, the statistic is
     ``t = mean(d) / (std(d, ddof=1) / sqrt(n))`` with n - 1 degrees of freedom.
@@ -247,6 +312,23 @@ def paired_ttest(a, b) -> PairedTTest:
       ``statistic = 0, pvalue = 1`` (a tie); a constant nonzero shift gives
       ``statistic = +-inf, pvalue = 0``, the limit of the test as the variance
       vanishes.
+
+    Parameters
+    ----------
+    a : array-like of shape (n,)
+        Finite values, one per matched split.
+    b : array-like of shape (n,)
+        The other side's finite values, on the same splits.
+
+    Returns
+    -------
+    PairedTTest
+        The statistic, the p-value, n and the mean of ``a - b``.
+
+    Raises
+    ------
+    ValueError
+        For samples that are not 1-D of equal length, or not finite.
     """
     a, b = (np.asarray(v, dtype=np.float64) for v in (a, b))
     if a.ndim != 1 or a.shape != b.shape:
@@ -269,7 +351,17 @@ def paired_ttest(a, b) -> PairedTTest:
 
 # ------------------------------------------------------------ reference comparison
 class WinTieLoss(NamedTuple):
-    """Counts of one cell of the win/tie/loss table, written ``win/tie/loss``."""
+    """Count one cell of the win/tie/loss table, written ``win/tie/loss``.
+
+    Parameters
+    ----------
+    win : int
+        Datasets where the reference is significantly better.
+    tie : int
+        Datasets with no significant difference.
+    loss : int
+        Datasets where the reference is significantly worse.
+    """
 
     win: int
     tie: int
@@ -281,13 +373,24 @@ class WinTieLoss(NamedTuple):
 
 @attrs.frozen
 class Verdict:
-    """The reference method against one other method on one dataset and metric.
+    """Compare the reference method against one other method on one dataset and metric.
 
-    ``test`` compares reference minus method over the matched splits; ``outcome`` is
-    "win", "tie" or "loss" from the reference's point of view, or "untested" when
-    fewer than two splits could be matched (no t-test exists); ``left_out`` lists the
-    splits removed from the pairs as ``(split, reason)``, the reason naming the side
-    whose record is missing, failed or lacks the value.
+    Parameters
+    ----------
+    dataset : str
+        The dataset.
+    method : str
+        The compared method.
+    metric : str
+        The metric.
+    test : PairedTTest
+        Reference minus method over the matched splits.
+    outcome : {"win", "tie", "loss", "untested"}
+        From the reference's point of view; "untested" when fewer than two splits could be
+        matched (no t-test exists).
+    left_out : tuple of (object, str)
+        The splits removed from the pairs as ``(split, reason)``, the reason naming the side whose
+        record is missing, failed or lacks the value.
     """
 
     dataset: str
@@ -303,7 +406,14 @@ class Verdict:
         return _MARKERS[self.outcome]
 
     def as_dict(self) -> dict:
-        """Return the verdict as a JSON-ready mapping: its fields with the t-test's fields inlined."""
+        """Return the verdict as a JSON-ready mapping: its fields with the t-test's fields inlined.
+
+        Returns
+        -------
+        dict
+            ``dataset``, ``method``, ``metric``, ``statistic``, ``pvalue``, ``n``,
+            ``mean_difference``, ``outcome``, ``marker`` and ``left_out`` (a list of lists).
+        """
         return {
             "dataset": self.dataset,
             "method": self.method,
@@ -317,7 +427,19 @@ class Verdict:
 
 @attrs.frozen
 class Comparison:
-    """Every verdict of :func:`compare_to_reference`, and the MLRL Table VII counts."""
+    """Hold every verdict of :func:`compare_to_reference`, and the win/tie/loss counts of Zhang & Yeung, "Multi-Label Relationship Learning", Table VII.
+
+    Parameters
+    ----------
+    reference : str
+        The reference method.
+    alpha : float
+        The level of the tests.
+    metrics : tuple of str
+        The metrics compared.
+    verdicts : tuple of Verdict
+        One per (dataset, method, metric) compared.
+    """
 
     reference: str
     alpha: float
@@ -325,7 +447,22 @@ class Comparison:
     verdicts: tuple
 
     def verdict(self, dataset: str, method: str, metric: str) -> Verdict | None:
-        """The verdict of one cell, or None when that method was not compared there."""
+        """Return the verdict of one cell.
+
+        Parameters
+        ----------
+        dataset : str
+            The dataset.
+        method : str
+            The compared method.
+        metric : str
+            The metric.
+
+        Returns
+        -------
+        Verdict or None
+            The verdict, or None when that method was not compared there.
+        """
         return next(
             (v for v in self.verdicts if (v.dataset, v.method, v.metric) == (dataset, method, metric)),
             None,
@@ -337,11 +474,16 @@ class Comparison:
         return list(dict.fromkeys(v.method for v in self.verdicts))
 
     def win_tie_loss(self) -> dict[str, dict[str, WinTieLoss]]:
-        """Counts over the datasets, metric -> method -> counts, plus the row ``"Total"`` over all metrics.
+        """Count the outcomes over the datasets, metric -> method -> counts, plus the row ``"Total"`` over all metrics.
 
-        This is MLRL Table VII: a row per performance measure, a column per compared
-        method, each cell the wins/ties/losses of the reference against that method.
-        Untested comparisons (fewer than two matched splits) are not counted.
+        This is Zhang & Yeung, "Multi-Label Relationship Learning", Table VII: a row per performance measure, a column per compared method,
+        each cell the wins/ties/losses of the reference against that method.  Untested comparisons
+        (fewer than two matched splits) are not counted.
+
+        Returns
+        -------
+        dict of str to dict of str to WinTieLoss
+            Metric (and ``"Total"``) -> compared method -> counts.
         """
         table = {}
         for row in [*self.metrics, "Total"]:
@@ -386,16 +528,37 @@ def _outcome(test: PairedTTest, greater_is_better: bool, alpha: float) -> str:
 
 
 def compare_to_reference(records, reference_method: str, *, metrics=None, alpha: float = 0.05) -> Comparison:
-    """Paired t-tests of ``reference_method`` against every other method, per dataset and metric.
+    """Run paired t-tests of ``reference_method`` against every other method, per dataset and metric.
 
-    For each dataset, each other method with records on it and each metric, the
-    splits are matched by index; a split missing, failed, or without the metric's
-    value on either side is left out of the pairs (and listed in the verdict).  The
-    two-sided :func:`paired_ttest` of reference minus method at level ``alpha`` then
-    decides: a significant difference in the better direction of the metric
-    (``METRICS[metric].greater_is_better``) is a win for the reference, in the other
-    direction a loss, anything else a tie.  With fewer than two matched splits there
-    is no test and the outcome is "untested", counted neither as a tie nor otherwise.
+    For each dataset, each other method with records on it and each metric, the splits are
+    matched by index; a split missing, failed, or without the metric's value on either side is
+    left out of the pairs (and listed in the verdict).  The two-sided :func:`paired_ttest` of
+    reference minus method at level ``alpha`` then decides: a significant difference in the
+    better direction of the metric (``METRICS[metric].greater_is_better``) is a win for the
+    reference, in the other direction a loss, anything else a tie.  With fewer than two matched
+    splits there is no test and the outcome is "untested", counted neither as a tie nor otherwise.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records (one per method, dataset and split), as the result store holds them.
+    reference_method : str
+        The method every other one is compared with.
+    metrics : iterable of str, optional
+        Metric names of :data:`~multilabel_core.metrics.METRICS`; None: every one some record holds.
+    alpha : float, default=0.05
+        The level of the two-sided tests, in (0, 1).
+
+    Returns
+    -------
+    Comparison
+        Every verdict, with the win/tie/loss counts.
+
+    Raises
+    ------
+    ValueError
+        For invalid records, a reference method without records, an ``alpha`` out of range or an
+        unknown metric.
     """
     records = check_records(records)
     check_scalar(alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
@@ -428,14 +591,28 @@ def _verdicts(records, references: dict, compared, names, alpha) -> tuple:
 # -------------------------------------------------------- the best ecosystem baseline
 @attrs.frozen
 class BaselineComparison(Comparison):
-    """:func:`compare_to_best_baseline`: a :class:`Comparison` whose reference is, on each
-    dataset, the best ecosystem baseline there.
+    """Hold a :class:`Comparison` whose reference is, on each dataset, the best ecosystem baseline there.
 
-    ``baselines`` are the ecosystem baselines in the records; ``best`` maps each dataset
-    to ``(method, mean)``: the baseline with the best mean of ``selection_metric`` on it.  ``reference`` is the phrase "best ecosystem baseline";
-    every verdict (and its marker, and the win/tie/loss counts) is from the point of
-    view of that dataset's best baseline, as with a reference method: a win means the
-    best baseline is significantly better than the compared method.
+    The result of :func:`compare_to_best_baseline`.  Every verdict (and its marker, and the win/tie/loss counts) is from the point of view of
+    that dataset's best baseline, as with a reference method: a win means the best baseline is
+    significantly better than the compared method.
+
+    Parameters
+    ----------
+    reference : str
+        The phrase "the best ecosystem baseline".
+    alpha : float
+        The level of the tests.
+    metrics : tuple of str
+        The metrics compared.
+    verdicts : tuple of Verdict
+        One per (dataset, method, metric) compared.
+    selection_metric : str
+        The metric that picked the best baseline on each dataset.
+    baselines : tuple of str
+        The ecosystem baselines in the records.
+    best : dict of str to (str, float)
+        Dataset -> ``(method, mean)``: the baseline with the best mean of ``selection_metric`` on it.
     """
 
     selection_metric: str
@@ -443,14 +620,35 @@ class BaselineComparison(Comparison):
     best: dict
 
     def reference_of(self, dataset: str) -> str | None:
-        """The best ecosystem baseline on ``dataset`` (None when no baseline has a value there)."""
+        """Return the best ecosystem baseline on ``dataset``.
+
+        Parameters
+        ----------
+        dataset : str
+            A dataset name.
+
+        Returns
+        -------
+        str or None
+            The baseline's name; None when no baseline has a value there.
+        """
         return self.best[dataset][0] if dataset in self.best else None
 
 
 def ecosystem_baselines(methods) -> list[str]:
-    """The names among ``methods`` registered by the :data:`BASELINES_PLUGIN` family.
+    """Select the names among ``methods`` registered by the :data:`BASELINES_PLUGIN` family.
 
     A name that is not a registered method (an estimator given under a name) is not one.
+
+    Parameters
+    ----------
+    methods : iterable of str
+        Method names.
+
+    Returns
+    -------
+    list of str
+        The ecosystem baselines among them, in their order.
     """
     from ..plugins import list_methods
 
@@ -467,16 +665,36 @@ def _selection_metric(records) -> str:
 def compare_to_best_baseline(
     records, baselines=None, *, selection_metric=None, metrics=None, alpha: float = 0.05
 ) -> BaselineComparison | None:
-    """Paired t-tests of the best ecosystem baseline against every other method, per dataset.
+    """Run paired t-tests of the best ecosystem baseline against every other method, per dataset.
 
-    ``baselines`` names the ecosystem-baseline methods (default: those of the records
-    registered by the ``baselines`` plugin, :func:`ecosystem_baselines`).  On each
-    dataset the *best* of them is the one with the best mean of ``selection_metric``
-    (default: the records' ``selection_metric``) in the metric's direction, ties going
-    to the first in the records' order; it is then the reference of
-    :func:`compare_to_reference`'s tests against every method that is not an ecosystem
-    baseline, metric by metric.  None when the records hold no baseline or nothing
-    else to compare with it.
+    On each dataset the *best* baseline is the one with the best mean of ``selection_metric``
+    in the metric's direction, ties going to the first in the records' order; it is then the
+    reference of :func:`compare_to_reference`'s tests against every method that is not an
+    ecosystem baseline, metric by metric.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records (one per method, dataset and split), as the result store holds them.
+    baselines : iterable of str, optional
+        The ecosystem-baseline methods; None: those of the records registered by the
+        ``baselines`` plugin (:func:`ecosystem_baselines`).
+    selection_metric : str, optional
+        The metric that picks the best baseline; None: the records' ``selection_metric``.
+    metrics : iterable of str, optional
+        Metric names of :data:`~multilabel_core.metrics.METRICS`; None: every one some record holds.
+    alpha : float, default=0.05
+        The level of the two-sided tests, in (0, 1).
+
+    Returns
+    -------
+    BaselineComparison or None
+        The verdicts; None when the records hold no baseline or nothing else to compare with it.
+
+    Raises
+    ------
+    ValueError
+        For invalid records, an ``alpha`` out of range or an unknown metric.
     """
     records = check_records(records)
     check_scalar(alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
@@ -511,7 +729,17 @@ def _best_baselines(summary, baselines) -> dict[str, tuple[str, float]]:
 
 # --------------------------------------------------------------- reference values
 class ReferenceValue(NamedTuple):
-    """A number from a paper: its mean, standard deviation (NaN if not given), and source."""
+    """Hold a number from a paper: its mean, standard deviation, and source.
+
+    Parameters
+    ----------
+    mean : float
+        The paper's mean, on the metric's scale (fractions, not percent).
+    std : float
+        The paper's standard deviation; NaN if not given.
+    source : str
+        Where it is printed (e.g. a table of the paper); may be empty.
+    """
 
     mean: float
     std: float
@@ -564,9 +792,21 @@ def read_reference(path) -> dict[tuple[str, str, str], ReferenceValue]:
     objects, or an object whose ``reference`` key holds that list.  TOML: an array of
     tables ``[[reference]]``.  docs/reports.md shows an example of each.
 
-    Returns (method, dataset, metric) -> :class:`ReferenceValue`.  Raises ValueError
-    for an unknown suffix or column, a missing field, a non-numeric or negative value,
-    an unknown metric, or a repeated (method, dataset, metric).
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.csv``, ``.json`` or ``.toml`` file.
+
+    Returns
+    -------
+    dict of (str, str, str) to ReferenceValue
+        (method, dataset, metric) -> the paper's value.
+
+    Raises
+    ------
+    ValueError
+        For an unknown suffix or column, a missing field, a non-numeric or negative value, an
+        unknown metric, or a repeated (method, dataset, metric).
     """
     path = Path(path)
     reader = _REFERENCE_READERS.get(path.suffix.lower())
@@ -599,13 +839,22 @@ def read_reference(path) -> dict[tuple[str, str, str], ReferenceValue]:
 
 
 def reference_deltas(summary, reference: Mapping) -> list[dict]:
-    """Our means beside the papers': the difference and that difference in the paper's std.
+    """Put our means beside the papers': the difference and that difference in the paper's std.
 
-    ``summary`` is the output of :func:`summarize`; ``reference`` that of
-    :func:`read_reference`.  One row per summary row that has a reference value, with
-    ``dataset``, ``method``, ``metric``, ``mean`` and ``std`` (ours), ``paper_mean``,
-    ``paper_std``, ``source``, ``delta = mean - paper_mean`` and ``delta_in_std =
-    delta / paper_std`` (NaN when the paper gives no std or a zero one).
+    Parameters
+    ----------
+    summary : list of dict
+        The output of :func:`summarize`.
+    reference : mapping
+        The output of :func:`read_reference`.
+
+    Returns
+    -------
+    list of dict
+        One row per summary row that has a reference value, with ``dataset``, ``method``,
+        ``metric``, ``mean`` and ``std`` (ours), ``paper_mean``, ``paper_std``, ``source``,
+        ``delta = mean - paper_mean`` and ``delta_in_std = delta / paper_std`` (NaN when the paper
+        gives no std or a zero one).
     """
     rows = []
     for row in summary:
