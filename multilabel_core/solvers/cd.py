@@ -294,6 +294,8 @@ def linear_svm_cd(
     fit_intercept : bool, default False
         Append a constant feature of value ``intercept_scaling`` (> 0): a regularised
         bias, ``intercept = intercept_scaling * w_{d+1}`` (LinearSVC's convention).
+    intercept_scaling : float, default 1.0
+        The value of that constant feature, positive; read only with ``fit_intercept``.
     tol : float, default 0.1
         LIBLINEAR's eps: stop when, over a full pass, every projected gradient lies in
         [-tol, tol] (scikit-learn's LinearSVC ``tol`` means the same for ``dual=True``).
@@ -396,8 +398,33 @@ def box_kernel_cd(
     eq. 10).  The decision values are ``t_l(x) = sum_i alpha_il y_il k(x_i, x)``:
     ``alpha * Y`` are the dual coefficients.  The certificate's primal is (1) in the
     feature space of K, ``1/2 alpha^T Q alpha + C_l sum_i ell(y_il s_il)`` with the
-    training scores ``s = K (alpha o y)`` the engine maintains.  Other parameters (``n_jobs``
-    among them: the labels share K read-only) as :func:`linear_svm_cd`.
+    training scores ``s = K (alpha o y)`` the engine maintains.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n) or (L, n, n)
+        The precomputed symmetric kernel, shared by the labels, or one per label.
+    Y : array (n, L)
+        Signs -1/+1.
+    C : float or array (L,)
+        Cost of the losses (> 0): one for all labels, or one per label.
+    loss : {"hinge", "squared_hinge"} or Loss, default "hinge"
+        As for :func:`linear_svm_cd`: a name of :data:`LOSSES` or an SVM-dual loss object.
+    tol : float, default 0.1
+        Stop when, over a full pass, every projected gradient lies in [-tol, tol].
+    max_iter : int, default 1000
+        Most epochs per label; reaching it issues a ConvergenceWarning.
+    shrinking : bool, default True
+        LIBLINEAR's shrinking (same solution either way).
+    random_state : None, int or numpy Generator
+        Seeds the per-epoch permutations (one stream per label).
+    alpha0 : array (n, L), optional
+        Warm start inside the box (e.g. a previous ``solution.dual``).
+    record_dual : bool, default False
+        Record the dual objective after every epoch in ``certificate.statistics["dual_trace"]``.
+    n_jobs : int or None, default None
+        Threads the labels are solved on (they share K read-only); the result does not
+        depend on it.
 
     Returns
     -------
@@ -405,6 +432,14 @@ def box_kernel_cd(
         ``solution.coef`` None, ``solution.intercept`` zeros (L,), ``solution.dual`` the
         duals alpha (n, L), ``solution.dual_coef = alpha * Y``; the certificate as for
         :func:`linear_svm_cd`.
+
+    Raises
+    ------
+    ValueError
+        For malformed input (named): K not a real square matrix (or stack of them), Y not
+        signs of K's size, or a kernel count other than the label count.
+    CapabilityError
+        When a loss object's ``dual_box`` and ``dual_diagonal`` describe no dual (2).
     """
     start = time.perf_counter()
     K = np.asarray(K)
