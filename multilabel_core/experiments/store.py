@@ -90,7 +90,18 @@ DUPLICATES_FILE = "results.duplicates.jsonl"
 
 
 def jsonable(value):
-    """Convert numpy scalars and arrays, tuples and NaN to plain JSON values (NaN and infinities: null)."""
+    """Convert numpy scalars and arrays, tuples and NaN to plain JSON values (NaN and infinities: null).
+
+    Parameters
+    ----------
+    value : object
+        A value, dicts and sequences converted recursively (dict keys become strings).
+
+    Returns
+    -------
+    object
+        The plain value; objects of other types are returned as they are.
+    """
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -107,25 +118,68 @@ def jsonable(value):
 
 
 def canonical_json(value) -> str:
-    """The one JSON text of ``value``: sorted keys, no spaces; non-JSON objects by their repr."""
+    """Return the one JSON text of ``value``: sorted keys, no spaces; non-JSON objects by their repr.
+
+    Parameters
+    ----------
+    value : object
+        A configuration or any value :func:`jsonable` converts.
+
+    Returns
+    -------
+    str
+        The canonical JSON text.
+    """
     return json.dumps(jsonable(value), sort_keys=True, separators=(",", ":"), allow_nan=False, default=repr)
 
 
 def config_hash(config) -> str:
-    """SHA-256 (hex) of the canonical JSON of a configuration."""
+    """Hash a configuration: the SHA-256 of its canonical JSON.
+
+    Parameters
+    ----------
+    config : object
+        The configuration (:func:`canonical_json`).
+
+    Returns
+    -------
+    str
+        The digest, 64 lower-case hex digits.
+    """
     return hashlib.sha256(canonical_json(config).encode()).hexdigest()
 
 
 def record_key(record) -> tuple[str, str, int]:
-    """``(method, dataset, split)``: what a record evaluates, and what resuming skips."""
+    """Return ``(method, dataset, split)``: what a record evaluates, and what resuming skips.
+
+    Parameters
+    ----------
+    record : mapping
+        A record.
+
+    Returns
+    -------
+    tuple of (str, str, int)
+        Its method, dataset and split index.
+    """
     return record["method"], record["dataset"], int(record["split"])
 
 
 def without_timings(records) -> list[dict]:
-    """Copies of ``records`` without their wall-clock measurements (fit, predict and solve times).
+    """Copy ``records`` without their wall-clock measurements (fit, predict and solve times).
 
     What is left must repeat exactly between runs of one configuration -- serial, joblib,
     Dask, or resumed after a kill -- so comparing these copies checks reproducibility.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        Records holding ``certificates``.
+
+    Returns
+    -------
+    list of dict
+        The copies, without ``fit_time``, ``predict_time`` and each certificate's ``time``.
     """
     timeless = []
     for record in records:
@@ -136,13 +190,32 @@ def without_timings(records) -> list[dict]:
 
 
 def read_records(path) -> list[dict]:
-    """The records of a store folder (or of a results.jsonl file), in the order written.
+    """Read the records of a store folder (or of a results.jsonl file), in the order written.
 
-    A last line without its newline (a write cut by a kill) is left out; any other line
-    that is not a JSON object is an error naming its line number.  A (method, dataset, split)
-    recorded more than once (two runs wrote the store at once) keeps its first record, and a
-    :class:`DuplicateRecordsWarning` counts the others; the file is left as it is (opening the
-    store with :meth:`ResultStore.open`, as a resume or ``--report-only`` does, repairs it).
+    A last line without its newline (a write cut by a kill) is left out.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A store folder or its ``results.jsonl``.
+
+    Returns
+    -------
+    list of dict
+        The records; empty when the file does not exist.  A (method, dataset, split) recorded
+        more than once (two runs wrote the store at once) keeps its first record; the file is
+        left as it is (opening the store with :meth:`ResultStore.open`, as a resume or
+        ``--report-only`` does, repairs it).
+
+    Raises
+    ------
+    ValueError
+        For a line (other than a cut last one) that is not a JSON object, naming its line number.
+
+    Warns
+    -----
+    DuplicateRecordsWarning
+        Counting the duplicate records left out.
     """
     path = Path(path)
     if path.is_dir():
@@ -220,7 +293,22 @@ def _duplicates_message(path, records, dropped: dict[int, int], outcome: str) ->
 
 
 def differences(old, new, prefix: str = "") -> list[str]:
-    """Human-readable ``path: old -> new`` lines for every place two configurations differ."""
+    """List human-readable ``path: old -> new`` lines for every place two configurations differ.
+
+    Parameters
+    ----------
+    old : object
+        The stored configuration (nested dicts are compared key by key).
+    new : object
+        The new configuration.
+    prefix : str, default=""
+        The dotted path of ``old`` and ``new`` within the whole configuration.
+
+    Returns
+    -------
+    list of str
+        One line per added, removed or changed value; empty when they agree.
+    """
     if isinstance(old, dict) and isinstance(new, dict):
         lines = []
         for key in sorted(set(old) | set(new), key=str):
@@ -238,12 +326,23 @@ def differences(old, new, prefix: str = "") -> list[str]:
 
 
 class ResultStore:
-    """An open store folder: its configuration, the records so far, and :meth:`append`.
+    """Hold an open store folder: its configuration, the records so far, and :meth:`append`.
 
     Use :meth:`open`, which takes the folder's :class:`StoreLock`; the store holds it until
-    :meth:`close` (or the end of a ``with`` block).  The constructor takes a folder already
-    checked to hold ``config``.  ``duplicates`` counts the records :meth:`open` removed as
-    duplicates (module docstring).
+    :meth:`close` (or the end of a ``with`` block).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The store folder, already checked to hold ``config``.
+    config : dict
+        The run's configuration (its hash stamps every record appended).
+    records : list of dict
+        The records already in the store, in the order written.
+    lock : StoreLock or None, default=None
+        The folder's lock, held by this store and released by :meth:`close`.
+    duplicates : int, default=0
+        The records :meth:`open` removed as duplicates (module docstring).
     """
 
     def __init__(self, folder: Path, config: dict, records: list[dict], lock: StoreLock | None = None,
@@ -272,11 +371,40 @@ class ResultStore:
              lock: StoreLock | None = None) -> ResultStore:  # fmt: skip
         """Create the store in ``out_dir``, or resume or extend it (module docstring for the rules).
 
-        The folder's lock is taken first (:class:`StoreLockedError` when another run holds it),
-        so that nothing is read, repaired or written while another run writes.  ``lock``: the
-        lock of ``out_dir`` the caller already took (the runner takes it before loading the
-        data, to refuse a second run at once); the store takes it over, and releases it when
-        the store is closed, when opening fails, or when ``new_run`` sends the run elsewhere.
+        The folder's lock is taken first, so that nothing is read, repaired or written while
+        another run writes.
+
+        Parameters
+        ----------
+        out_dir : str or path-like
+            The store folder (created if missing).
+        config : dict
+            The run's configuration.
+        new_run : bool, default=False
+            When the folder holds another configuration, run in the sibling folder
+            ``DIR-<first 8 hex digits of the new hash>`` instead of refusing.
+        extend : bool, default=False
+            Take over a folder whose configuration differs only by a smaller
+            ``protocol_params.n_repeats``, keeping its records.  Excludes ``new_run``.
+        lock : StoreLock or None, default=None
+            The lock of ``out_dir`` the caller already took (the runner takes it before loading the
+            data, to refuse a second run at once); the store takes it over, and releases it when
+            the store is closed, when opening fails, or when ``new_run`` sends the run elsewhere.
+
+        Returns
+        -------
+        ResultStore
+            The open store, holding its folder's lock.
+
+        Raises
+        ------
+        StoreLockedError
+            When another run holds the folder's lock.
+        ConfigMismatchError
+            When the folder holds another configuration (and neither ``new_run`` nor a valid
+            ``extend`` applies), naming what changed.
+        ValueError
+            For ``new_run`` and ``extend`` together, or a damaged store.
         """
         folder = Path(out_dir)
         try:
@@ -341,7 +469,16 @@ class ResultStore:
         return cls(folder, config, records, lock, duplicates)
 
     def append(self, record: dict) -> None:
-        """Write one finished evaluation (stamped with the config hash) and make it durable."""
+        """Write one finished evaluation (stamped with the config hash) and make it durable.
+
+        The line is appended, flushed and ``os.fsync``-ed before this returns.
+
+        Parameters
+        ----------
+        record : dict
+            The evaluation's record (the schema is in docs/experiments.md); numpy values are made
+            plain JSON (:func:`jsonable`), other objects written by their repr.
+        """
         record = {"config_hash": self.config_hash, **jsonable(record)}
         line = json.dumps(record, allow_nan=False, default=repr) + "\n"  # parameter objects by their repr
         with open(self.folder / RESULTS_FILE, "a", encoding="utf-8") as stream:
@@ -353,8 +490,23 @@ class ResultStore:
 
 
 def read_config(out_dir) -> dict | None:
-    """The ``config.json`` of the store folder ``out_dir`` (``config_hash``, ``config``, maybe
-    ``extends``), or None when the folder holds no store yet; ValueError for a damaged one."""
+    """Read the ``config.json`` of the store folder ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or path-like
+        The store folder.
+
+    Returns
+    -------
+    dict or None
+        ``config_hash``, ``config`` and maybe ``extends``; None when the folder holds no store yet.
+
+    Raises
+    ------
+    ValueError
+        For a damaged ``config.json``.
+    """
     return _read_config(Path(out_dir))
 
 
@@ -509,7 +661,7 @@ _WINDOWS_LOCK_OFFSET = 1 << 30
 
 
 class StoreLock:
-    """The exclusive lock of one store folder, held by one run from opening its store to its report.
+    """Hold the exclusive lock of one store folder, from a run's opening of its store to its report.
 
     An OS lock on ``DIR/.lock``, taken without waiting: ``fcntl.flock`` on POSIX (on a Linux NFS
     mount the kernel maps it to a byte-range lock the server arbitrates, so it holds between
@@ -524,12 +676,15 @@ class StoreLock:
     holder without exec (joblib's ``multiprocessing`` backend) drops its copy of the lock at once,
     so it never outlives the run holding it (a worker started with exec, like loky's, gets none).
 
-    Attributes
+    Parameters
     ----------
     folder : pathlib.Path
         The store folder.
+    stream : file object
+        The open, locked ``DIR/.lock`` file.
     holder : dict
-        This run's ``pid``, ``host``, ``started`` (ISO 8601, local time with its offset) and ``command``.
+        This run's ``pid``, ``host``, ``started`` (ISO 8601, local time with its offset) and
+        ``command``.
     previous : dict or None
         The line a run that died holding the lock left, or None.
     """
@@ -543,10 +698,24 @@ class StoreLock:
 
     @classmethod
     def acquire(cls, folder) -> StoreLock:
-        """Take the lock of ``folder`` (created if missing) at once, or raise :class:`StoreLockedError`.
+        """Take the lock of ``folder`` (created if missing) at once, without waiting.
 
-        The error names the holder: its pid, host, start time and command line.  An ``OSError``
-        when the file system cannot lock at all (some network file systems without a lock service).
+        Parameters
+        ----------
+        folder : str or path-like
+            The store folder.
+
+        Returns
+        -------
+        StoreLock
+            The held lock.
+
+        Raises
+        ------
+        StoreLockedError
+            When another run holds it, naming the holder: its pid, host, start time and command line.
+        OSError
+            When the file system cannot lock at all (some network file systems without a lock service).
         """
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
@@ -583,7 +752,18 @@ class StoreLock:
         return self._stream is not None
 
     def holds(self, folder) -> bool:
-        """Whether this object holds the lock of ``folder``."""
+        """Tell whether this object holds the lock of ``folder``.
+
+        Parameters
+        ----------
+        folder : str or path-like
+            A store folder.
+
+        Returns
+        -------
+        bool
+            True while the lock is held and ``folder`` resolves to its folder.
+        """
         return self.held and Path(folder).resolve() == self.folder.resolve()
 
     def release(self) -> None:
