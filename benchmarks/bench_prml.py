@@ -62,9 +62,9 @@ from _common import best_time, data_dir, markdown_table, print_table
 from multilabel_core import ConvergenceWarning
 from multilabel_core.datasets import load_dataset
 from multilabel_core.metrics import METRICS
-from multilabel_core.solvers import embedded_hinge_cd, svmplus_cd
 from multilabel_core.validation import to_signs
 from multilabel_core_plugins.prml import LEML, PrBR, PrML
+from multilabel_core_plugins.prml.svmplus import embedded_hinge_cd, svmplus_cd
 
 PARTS = ("fit", "scaling", "price", "wstep", "subsolvers", "sparse")
 MARKDOWN: list[str] = []

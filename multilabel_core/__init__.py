@@ -25,8 +25,6 @@ _EXTENSIONS = (
     "_ranking",
     "_sparse_gram",
     "solvers._cd",
-    "solvers._cd_ranking",
-    "solvers._cd_svmplus",
     "solvers._kernel_cache",
     "solvers._smo",
 )
@@ -140,9 +138,6 @@ _LAZY = {
     "smo_solve": "solvers",
     "linear_svm_cd": "solvers",
     "box_kernel_cd": "solvers",
-    "ranking_cd": "solvers",
-    "svmplus_cd": "solvers",
-    "embedded_hinge_cd": "solvers",
     "ConvergenceWarning": "exceptions",
     # estimators
     "MultiLabelEstimator": "estimator",

@@ -87,9 +87,8 @@ def register_trusted_types(register):
     from .estimator import ComposedEstimator
     from .experiments.preprocessing import PREPROCESSORS
     from .preprocessed import Preprocessed
-    from .solvers import FPCStage
 
-    for cls in (Certificate, Fit, Solution, WarmState, RelationState, ComposedEstimator, FPCStage, Preprocessed,
+    for cls in (Certificate, Fit, Solution, WarmState, RelationState, ComposedEstimator, Preprocessed,
                 *PREPROCESSORS.values()):
         register(cls)
 

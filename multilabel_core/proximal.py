@@ -11,7 +11,7 @@ stock penalties (ibid., section 6.5):
 
 The regularisers' ``prox`` methods (:mod:`multilabel_core.regularizers`) and the solvers (the
 accelerated proximal gradient of :mod:`multilabel_core.solvers.proximal`, the fixed point
-continuation of :mod:`multilabel_core.solvers.fpc`) call these, so each operator is written once.
+continuation of :mod:`multilabel_core_plugins.lieml.fpc`) call these, so each operator is written once.
 
 *Truncated singular value shrinkage.*  ``S_threshold`` needs only the singular triplets above the
 threshold.  :func:`singular_value_threshold` gets them from the Gram matrix of the shorter side with

@@ -20,10 +20,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from multilabel_core.solvers import ConvergenceWarning
-from multilabel_core.solvers.svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
-from multilabel_core.testing.checks import assert_kkt, assert_matches_reference, assert_svmplus_matches_reference, check_duality_gap
-from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
-from multilabel_core.testing.strategies import feature_matrices, label_embeddings, sign_matrices, svmplus_problems
+from multilabel_core.testing.checks import assert_kkt, assert_matches_reference, check_duality_gap
+from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core.testing.strategies import feature_matrices, label_embeddings, sign_matrices
+from multilabel_core_plugins.prml.svmplus import embedded_hinge_cd, privileged_label_features, svmplus_cd
+from multilabel_core_plugins.prml.testing import assert_svmplus_matches_reference, svmplus_dual_matrices, svmplus_problems
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
 

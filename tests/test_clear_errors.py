@@ -24,7 +24,8 @@ from hypothesis.extra.numpy import arrays
 import multilabel_core
 from multilabel_core.plugins import get_method, list_methods, make_method
 from multilabel_core.registry import MethodSpec
-from multilabel_core.solvers import embedded_hinge_ipm, interior_point
+from multilabel_core_plugins.prml import interior_point
+from multilabel_core_plugins.prml.svmplus import embedded_hinge_ipm
 
 #: The methods solved by the privileged family's solver, whose sub-problems go to the interior-point method.
 IPM_SOLVERS = ("privileged_cd", "prml_alternating")

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multilabel_core.proximal import group_soft_threshold, singular_value_threshold, soft_threshold
-from multilabel_core.solvers import fpc
+from multilabel_core_plugins.lieml import fpc
 
 
 @settings(max_examples=10, deadline=None)

@@ -35,7 +35,8 @@ from multilabel_core.regularizers import (
     Sum,
 )
 from multilabel_core.relations import Independent
-from multilabel_core.solvers import ConvergenceWarning, ProximalGradientSolver, fpc
+from multilabel_core.solvers import ConvergenceWarning, ProximalGradientSolver
+from multilabel_core_plugins.lieml import fpc
 
 
 def _problem(X, Y, loss, regularizer, C=1.0, fit_intercept=True):

@@ -12,12 +12,8 @@ from scipy.optimize import minimize
 
 import multilabel_core as mlc
 from multilabel_core.kernels import RBFKernel
-from multilabel_core.solvers import (
-    fixed_point_continuation,
-    irwls_msvr,
-    msvr_objective,
-    singular_value_threshold,
-)
+from multilabel_core.solvers import irwls_msvr, msvr_objective, singular_value_threshold
+from multilabel_core_plugins.lieml.fpc import fixed_point_continuation
 
 
 @st.composite

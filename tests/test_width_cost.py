@@ -130,7 +130,7 @@ def test_the_stacked_objective_of_the_held_columns_is_the_full_one(data):
 
 def test_label_enhancement_of_a_wide_x_is_that_of_its_held_columns():
     """U of the stacked matrix with the empty rows (computed in full, 200 columns) and without them."""
-    from multilabel_core.solvers import fixed_point_continuation
+    from multilabel_core_plugins.lieml.fpc import fixed_point_continuation
 
     X, Y = narrow_problem(15, 1)
     positions = np.sort(np.random.default_rng(3).choice(200, 15, replace=False))
@@ -155,7 +155,7 @@ def test_lieml_on_a_wide_x_enhances_as_the_full_stacked_matrix():
     T1 weighs the features by 1/(d n) with the declared d (eq. 6), so the held columns alone
     would be another problem: the comparison is with the full stacked matrix, solved as is.
     """
-    from multilabel_core.solvers import fixed_point_continuation
+    from multilabel_core_plugins.lieml.fpc import fixed_point_continuation
 
     X_wide, Y = wide_problem(2000)
     with warnings.catch_warnings():

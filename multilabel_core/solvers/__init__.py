@@ -1,23 +1,21 @@
-"""Solvers: thin Python wrappers beside their Cython kernels."""
+"""Solvers: the generic ones, thin Python wrappers beside their Cython kernels, and the engine kit.
+
+A solver lives here when it is generic: it declares what it asks of the parts and serves any
+composition that meets it.  An engine that only one family can use lives in that family's
+plugin package (PrML's SVM+ duals and interior-point method in ``multilabel_core_plugins.prml``,
+the ranking dual in ``multilabel_core_plugins.ranking``, LIEML's fixed-point continuation in
+``multilabel_core_plugins.lieml``), built on the public engine kit :mod:`multilabel_core.solvers.kit`
+(its Cython declarations in ``multilabel_core/solvers/kit.pxd``).
+"""
 
 from ._convergence import SMALLEST_EPS, ConvergenceWarning, tighten_to_relative_gap
 from .alternating import AlternatingSolver
 from .cd import CDSolver, box_kernel_cd, linear_svm_cd
 from ..proximal import SVT_METHODS, Shrinkage, singular_value_threshold
-from .fpc import FPCStage, fixed_point_continuation
 from .irwls import IRWLSSolver, irwls_msvr, msvr_objective
 from .lbfgs import LBFGSSolver
 from .proximal import ProximalGradientSolver
-from .ranking import coupling_inverse, ranking_cd, ranking_pairs
 from .smo import SMO_TOL_FLOOR, KernelSource, SMOSolver, check_smo_tol, kernel_expansion, relation_statistics, smo_solve
-from .svmplus import (
-    embedded_hinge_cd,
-    embedded_hinge_ipm,
-    embedded_solution,
-    privileged_label_features,
-    svmplus_cd,
-    svmplus_ipm,
-)
 
 __all__ = [
     "SMALLEST_EPS",
@@ -25,7 +23,6 @@ __all__ = [
     "AlternatingSolver",
     "CDSolver",
     "ConvergenceWarning",
-    "FPCStage",
     "IRWLSSolver",
     "KernelSource",
     "LBFGSSolver",
@@ -35,22 +32,12 @@ __all__ = [
     "Shrinkage",
     "box_kernel_cd",
     "check_smo_tol",
-    "coupling_inverse",
-    "embedded_hinge_cd",
-    "embedded_hinge_ipm",
-    "embedded_solution",
-    "fixed_point_continuation",
     "irwls_msvr",
     "kernel_expansion",
     "linear_svm_cd",
     "msvr_objective",
-    "privileged_label_features",
-    "ranking_cd",
-    "ranking_pairs",
     "relation_statistics",
     "singular_value_threshold",
     "smo_solve",
-    "svmplus_cd",
-    "svmplus_ipm",
     "tighten_to_relative_gap",
 ]

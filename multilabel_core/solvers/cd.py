@@ -49,6 +49,7 @@ from ..validation import (
     MAX_ITER_LIMIT,
     check_random_state,
     check_scalar,
+    check_signs,
     check_X,
     count,
     positive,
@@ -57,7 +58,7 @@ from ..validation import (
 from . import _cd
 from ._convergence import ConvergenceWarning, warn_not_converged
 
-__all__ = ["LOSSES", "SVM_DUAL_CAPABILITIES", "CDSolver", "box_kernel_cd", "linear_svm_cd"]
+__all__ = ["LOSSES", "SVM_DUAL_CAPABILITIES", "CDSolver", "as_rows", "box_kernel_cd", "linear_svm_cd"]
 
 #: The stock SVM-dual losses, by name (the functions' ``loss`` also takes a loss object).
 LOSSES = {"hinge": Hinge(), "squared_hinge": SquaredHinge()}
@@ -71,19 +72,6 @@ WARM_START_ROUND_OFF = 1e-12
 
 
 # -- validation ------------------------------------------------------------------------
-
-
-def _check_signs(Y, n_samples: int) -> np.ndarray:
-    """(n, L) float64 matrix of signs -1/+1."""
-    Y = np.asarray(Y)
-    if Y.ndim != 2 or Y.shape[0] != n_samples or Y.shape[1] == 0:
-        raise ValueError(f"Y must be an (n_samples={n_samples}, n_labels >= 1) matrix of signs, got shape {Y.shape}")
-    if Y.dtype == object or not (np.issubdtype(Y.dtype, np.number) or Y.dtype == bool):
-        raise ValueError(f"Y must hold the signs -1 and +1, got dtype {Y.dtype}")
-    Y = Y.astype(np.float64)
-    if not np.all((Y == 1.0) | (Y == -1.0)):
-        raise ValueError("Y must hold the signs -1 and +1 only (multilabel_core.validation.to_signs converts 0/1)")
-    return Y
 
 
 def _check_alpha0(alpha0, shape: tuple[int, int], upper: np.ndarray) -> np.ndarray:
@@ -164,8 +152,27 @@ def _settings(tol, max_iter, shrinking, random_state, n_labels, n_jobs=None) -> 
     return {"tol": float(tol), "max_iter": int(max_iter), "shrinking": bool(shrinking), "seeds": seeds, "n_jobs": n_jobs}
 
 
-def _rows(X, bias: float):
-    """X as :class:`~._cd.DenseRows` or :class:`~._cd.SparseRows` (canonical CSR)."""
+def as_rows(X, bias: float):
+    """Return X as the engine's row access, ``DenseRows`` or ``SparseRows`` (canonical CSR).
+
+    The public form of the engine kit's row access (:mod:`multilabel_core.solvers.kit`): a
+    variant's Cython ``__init__`` takes the result as its ``Rows``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The rows, already validated (:func:`multilabel_core.validation.check_X`); a sparse
+        matrix is read as CSR with its duplicates summed, never densified.
+    bias : float
+        Value of LIBLINEAR's appended constant feature (0: none), whose weight is then the
+        last entry of a weight vector of length ``rows.dimension``.
+
+    Returns
+    -------
+    Rows
+        The engine's row access to X, holding X's data without a copy where it already is
+        C-contiguous float64 (dense) or canonical float64 CSR.
+    """
     if sp.issparse(X):
         X = X.tocsr().astype(np.float64, copy=False)
         if not X.has_canonical_format:
@@ -346,7 +353,7 @@ def linear_svm_cd(
     start = time.perf_counter()
     X = check_X(X)
     n, d = X.shape
-    Y = _check_signs(Y, n)
+    Y = check_signs(Y, n)
     costs = _check_costs(C, Y.shape[1])
     loss = _check_loss(loss)
     settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs)
@@ -358,7 +365,7 @@ def linear_svm_cd(
     upper, diagonal = _dual_terms(loss, costs, "linear_svm_cd")
     alpha = _check_alpha0(alpha0, Y.shape, upper)
     signs = np.ascontiguousarray(Y.T)
-    rows = _rows(X, float(intercept_scaling) if fit_intercept else 0.0)
+    rows = as_rows(X, float(intercept_scaling) if fit_intercept else 0.0)
     V = np.zeros((Y.shape[1], rows.dimension))  # row l: w_l, with the bias feature's weight last
     reports = _solve_labels(
         lambda l: _cd.LinearSVMDual(rows, signs[l], alpha[l], V[l], upper[l], diagonal[l]),
@@ -448,7 +455,7 @@ def box_kernel_cd(
     if not np.issubdtype(K.dtype, np.number) or np.issubdtype(K.dtype, np.complexfloating):
         raise ValueError(f"K must be a real matrix, got dtype {K.dtype}")
     n = K.shape[-1]
-    Y = _check_signs(Y, n)
+    Y = check_signs(Y, n)
     if K.ndim == 3 and K.shape[0] != Y.shape[1]:
         raise ValueError(f"K holds {K.shape[0]} kernels but Y has {Y.shape[1]} labels")
     costs = _check_costs(C, Y.shape[1])

@@ -50,7 +50,6 @@ __all__ = [
     "assert_duality_gap",
     "assert_kkt",
     "assert_matches_reference",
-    "assert_svmplus_matches_reference",
     "check_certificate_claims",
     "check_convexity",
     "check_duality_gap",
@@ -530,28 +529,6 @@ def assert_matches_reference(
 
 
 # -- convexity --------------------------------------------------------------------------
-
-
-def assert_svmplus_matches_reference(fit, problem: dict, *, kkt_tol: float) -> float:
-    """An :func:`~multilabel_core.solvers.svmplus_cd` Fit agrees with the reference solve of its explicit dual.
-
-    ``problem`` is the dict of keyword arguments the fit was solved with.  Builds the dual as
-    an explicit QP (:func:`~multilabel_core.testing.reference.svmplus_dual_matrices`), solves it
-    with the reference active-set solver, and asserts the fit's objective within 1e-6
-    relative (:func:`assert_matches_reference`; the duals themselves are not unique) and its
-    KKT conditions within ``kkt_tol`` (:func:`assert_kkt`, the box [0, inf)).  Returns the
-    fit's dual objective in minimisation form, ``g(eta)``, for further checks.
-    """
-    from .reference import solve_box_qp_reference, svmplus_dual_matrices
-
-    H, p, constant = svmplus_dual_matrices(**problem)
-    reference = solve_box_qp_reference(H, p, 0.0, np.inf)
-    eta = np.concatenate([fit.solution.dual.ravel(), fit.solution.model_state["beta"].ravel()])
-    value = float(0.5 * eta @ H @ eta + p @ eta + constant)
-    assert_matches_reference(eta, value, reference.x, reference.objective + constant, rtol_objective=1e-6,
-                             atol_objective=1e-9, atol_alpha=None)
-    assert_kkt(eta, H @ eta + p, None, np.inf, tol=kkt_tol, equality=False)
-    return value
 
 
 def assert_convex(

@@ -43,7 +43,6 @@ __all__ = [
     "solve_box_qp_reference",
     "spectral_projected_gradient",
     "strongly_convex_distance",
-    "svmplus_dual_matrices",
 ]
 
 #: Largest number of variables :func:`mlrl_dual_matrices` accepts (the QP is dense).
@@ -507,49 +506,6 @@ def strongly_convex_distance(suboptimality, mu: float = 1.0) -> np.ndarray:
     if mu <= 0:
         raise ValueError(f"mu must be positive, got {mu}")
     return np.sqrt(2.0 * np.maximum(np.asarray(suboptimality, dtype=np.float64), 0.0) / mu)
-
-
-def svmplus_dual_matrices(X, X_priv, Y, C, gamma, *, embedding=None, privileged_mask=None, fit_intercept=False,
-                          privileged_intercept=True, **ignored):
-    """The SVM+ dual of :func:`~multilabel_core.solvers.svmplus_cd` as an explicit QP -- ONLY for tiny problems.
-
-    You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, eqs. 7 and 11, in minimisation
-    form over eta = [alpha; beta] >= 0 (each an (n, L) array in C order)::
-
-        g(eta) = 1/2 eta^T H eta + p^T eta + constant,
-        H = [[Q + K / gamma, K / gamma], [K / gamma, K / gamma]],   p = [-1 - C/gamma K 1; -C/gamma K 1],
-
-    with ``Q_st = y_s y_t (a_i^T a_i') (x_j^T x_j')`` for s = (j, i), t = (j', i') (x with its
-    constant 1 when ``fit_intercept``) and ``K_st = [i = i'] psi_s^T psi_t``, psi_s = m_i o x~_j
-    (with the constant 1, never masked, when ``privileged_intercept``), and ``constant =
-    C^2 / (2 gamma) 1^T K 1``.  The arguments are :func:`svmplus_cd`'s (others are ignored, so a
-    dict of its keyword arguments can be passed as it is).  Returns ``(H, p, constant)``.
-    """
-    Y = np.asarray(Y, dtype=np.float64)
-    n, n_labels = Y.shape
-    if 2 * n * n_labels > MAX_REFERENCE_VARIABLES:
-        raise ValueError(
-            f"{2 * n * n_labels} dual variables: the explicit dual is for tiny reference problems "
-            f"(at most {MAX_REFERENCE_VARIABLES})"
-        )
-
-    def dense(matrix, constant):
-        rows = matrix.toarray() if hasattr(matrix, "toarray") else np.array(matrix, dtype=np.float64)
-        return np.hstack([rows, np.ones((n, 1))]) if constant else rows
-
-    rows, privileged = dense(X, fit_intercept), dense(X_priv, privileged_intercept)
-    A = np.eye(n_labels) if embedding is None else np.asarray(embedding, dtype=np.float64)
-    d_priv = np.shape(X_priv)[1]
-    mask = np.ones((n_labels, d_priv), dtype=bool) if privileged_mask is None else np.asarray(privileged_mask, bool)
-    mask = np.hstack([mask, np.ones((n_labels, privileged.shape[1] - d_priv), dtype=bool)])
-    j, i = np.divmod(np.arange(n * n_labels), n_labels)
-    y = Y[j, i]
-    Q = np.outer(y, y) * (A.T @ A)[np.ix_(i, i)] * (rows @ rows.T)[np.ix_(j, j)]
-    psi = privileged[j] * mask[i]
-    K = (i[:, None] == i[None, :]) * (psi @ psi.T)
-    H = np.block([[Q + K / gamma, K / gamma], [K / gamma, K / gamma]])
-    linear = C / gamma * K.sum(axis=1)
-    return H, np.concatenate([-1.0 - linear, -linear]), C**2 / (2.0 * gamma) * K.sum()
 
 
 def every_subset(n_features: int, size: int) -> np.ndarray:

@@ -43,7 +43,6 @@ __all__ = [
     "sign_labels",
     "sign_matrices",
     "spd_matrices",
-    "svmplus_problems",
 ]
 
 _SAMPLES = st.integers(4, 12)
@@ -408,43 +407,8 @@ def kernel_dual_problems(
 @st.composite
 def label_embeddings(draw, n_labels: int):
     """None (no embedding: A = I), or a (k, L) matrix A with k <= 3 and entries in [-2, 2] (a low-rank
-    label embedding, as PrML's W, for :func:`multilabel_core.solvers.embedded_hinge_cd` and ``svmplus_cd``)."""
+    label embedding, as PrML's W, for the PrML plugin's ``embedded_hinge_cd`` and ``svmplus_cd``)."""
     if not draw(st.booleans()):
         return None
     k = draw(st.integers(1, 3))
     return draw(hnp.arrays(np.float64, (k, n_labels), elements=st.floats(-2.0, 2.0)))
-
-
-@st.composite
-def svmplus_problems(draw, *, n_samples=st.integers(3, 7), n_labels=st.integers(1, 3)):
-    """Keyword arguments of :func:`multilabel_core.solvers.svmplus_cd`: a whole SVM+ problem.
-
-    ``X`` dense or sparse (1 to 3 features, entries in [-3, 3]), ``Y`` signs, privileged
-    features ``X_priv`` either the other labels (You et al., *Privileged Multi-label
-    Learning*, eq. 3, with their ``privileged_mask``; only for L > 1) or drawn features,
-    ``embedding`` None or a drawn (k, L) matrix A, ``C`` in [0.1, 5], ``gamma`` in [0.2, 5]
-    and ``fit_intercept``.
-
-    Examples
-    --------
-    >>> from hypothesis import given, settings
-    >>> from multilabel_core.solvers import svmplus_cd
-    >>> @settings(max_examples=5)
-    ... @given(svmplus_problems())
-    ... def test(problem):
-    ...     assert svmplus_cd(**problem).certificate.primal >= 0.0
-    >>> test()
-    """
-    from ..solvers import privileged_label_features  # the solvers import this package's siblings
-
-    n, n_lab = draw(_sizes(n_samples)), draw(_sizes(n_labels))
-    X = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0))
-    Y = draw(sign_matrices(n, n_lab))
-    if n_lab > 1 and draw(st.booleans()):
-        X_priv, mask = privileged_label_features(Y)
-    else:
-        X_priv, mask = draw(feature_matrices(n, st.integers(1, 3), sparse=None, magnitude=3.0)), None
-    return {
-        "X": X, "X_priv": X_priv, "Y": Y, "C": draw(st.floats(0.1, 5.0)), "gamma": draw(st.floats(0.2, 5.0)),
-        "embedding": draw(label_embeddings(n_lab)), "privileged_mask": mask, "fit_intercept": draw(st.booleans()),
-    }

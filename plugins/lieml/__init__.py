@@ -15,6 +15,7 @@ from multilabel_core.registry import ComponentSpec, MethodSpec
 
 from .enhancement import EnhancedTargets, LabelEnhancement, LowRankEnhancement, enhance_labels, fed_targets, stacked_objective
 from .estimator import LIEML, PARTS, RAW_PARTS, LIEMLRawLabels
+from .fpc import FPCStage
 from .solver import LIEMLSolver
 
 __all__ = [
@@ -124,3 +125,5 @@ def register_trusted_types(register):
     # per-label model fed by the enhancement keeps the fed relation that holds it.
     register(LabelEnhancement)
     register(EnhancedTargets)
+    # Its record keeps the stages of fixed-point continuation, this family's engine.
+    register(FPCStage)

@@ -8,7 +8,7 @@ Z = [U; X^; 1^T] ((t + d + 1) x n) minimises (eq. 6)
 
 with its last row fixed to 1 (eq. 3); the numerical labels are U = Z[:t].  The smooth part's
 gradient is eq. 7.  It is solved by the core's fixed point continuation
-(:func:`multilabel_core.solvers.fixed_point_continuation`) from Z0 = [Y; X; 1^T], with
+(:func:`~multilabel_core_plugins.lieml.fpc.fixed_point_continuation`) from Z0 = [Y; X; 1^T], with
 mu_1 = 0.25 sigma_max(Z0), mu <- max(0.25 mu, mu_min = 1e-5), and the step
 tau = min(3.8 t n / lambda, d n): the label part's gradient is Lipschitz with constant
 lambda / (4 t n) and the feature part's with 1 / (d n), so tau is 0.95 / L of the first and
@@ -36,8 +36,10 @@ from scipy.special import expit, xlogy
 from multilabel_core.base import CapabilityError, LabelRelation, Problem
 from multilabel_core.certificate import Certificate
 from multilabel_core.relations import Independent
-from multilabel_core.solvers import SVT_METHODS, fixed_point_continuation
+from multilabel_core.solvers import SVT_METHODS
 from multilabel_core.validation import check_scalar, check_signs, check_X, check_Y, count, flag, open_unit, positive, to_signs
+
+from .fpc import fixed_point_continuation
 
 __all__ = ["EnhancedTargets", "LabelEnhancement", "LowRankEnhancement", "enhance_labels", "fed_targets", "stacked_objective"]
 

@@ -12,13 +12,13 @@ is one round of the alternation:
 2. **D-step** (section 3.2): W fixed, one problem over the L n pairs, margins
    ``w_i^T D x_j``: SVM+ (10) (dual 11, recovery 12-13; Algorithm 1) or the hinge.
 
-Each sub-problem is solved by the core's primal interior-point method
-(:func:`~multilabel_core.solvers.svmplus_ipm`, :func:`~multilabel_core.solvers.embedded_hinge_ipm`:
+Each sub-problem is solved by this family's primal interior-point method
+(:func:`~multilabel_core_plugins.prml.svmplus.svmplus_ipm`, :func:`~multilabel_core_plugins.prml.svmplus.embedded_hinge_ipm`:
 Mehrotra's predictor-corrector, a few dozen Newton steps on the k dim(x) primal unknowns) when
 its Newton system is small (``sub_solver="auto"``, ``IPM_MAX_UNKNOWNS``, ``IPM_MAX_FLOPS``; for
-sparse rows the Gram products cost by their nonzeros), otherwise by the core's coordinate-descent engine
-(:func:`~multilabel_core.solvers.svmplus_cd`,
-:func:`~multilabel_core.solvers.embedded_hinge_cd`): a random permutation per epoch that
+sparse rows the Gram products cost by their nonzeros), otherwise by this family's SVM+ duals on the core's coordinate-descent engine
+(:func:`~multilabel_core_plugins.prml.svmplus.svmplus_cd`,
+:func:`~multilabel_core_plugins.prml.svmplus.embedded_hinge_cd`): a random permutation per epoch that
 keeps each example's coordinates together (the paper samples with replacement and gives no
 stopping rule), each call stopping when every projected gradient lies in [-eps, eps] (the
 KKT conditions of the dual) or after ``max_iter`` epochs (a ConvergenceWarning), eps
@@ -62,19 +62,12 @@ import scipy.sparse as sp
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver, WarmState, warm_state_of
 from multilabel_core.certificate import Certificate
 from multilabel_core.parallel import map_threads, n_jobs_field
-from multilabel_core.solvers import (
-    AlternatingSolver,
-    embedded_hinge_cd,
-    embedded_hinge_ipm,
-    embedded_solution,
-    svmplus_cd,
-    svmplus_ipm,
-    tighten_to_relative_gap,
-)
-from multilabel_core.solvers.interior_point import check_feature_scale
+from multilabel_core.solvers import AlternatingSolver, tighten_to_relative_gap
 from multilabel_core.validation import check_random_state, check_scalar, count, flag, seed, warn_not_converged
 
 from .feasibility import infeasible_labels
+from .interior_point import check_feature_scale
+from .svmplus import embedded_hinge_cd, embedded_hinge_ipm, embedded_solution, svmplus_cd, svmplus_ipm
 
 __all__ = [
     "FIRST_EPS", "IPM_MAX_FLOPS", "IPM_MAX_NEWTON", "IPM_MAX_UNKNOWNS", "PrivilegedCDSolver", "newton_cost",
@@ -131,9 +124,9 @@ class PrivilegedCDSolver(Solver):
       identity (:class:`~multilabel_core.relations.Independent`: the slacks are the loss's own);
     * kernel: linear.
 
-    The data: rows of norm at most :data:`~multilabel_core.solvers.interior_point.MAX_FEATURE_SCALE`
+    The data: rows of norm at most :data:`~multilabel_core_plugins.prml.interior_point.MAX_FEATURE_SCALE`
     (1e50); a larger scale is a ValueError before any work, since the interior-point Newton
-    systems would overflow float64 (:func:`~multilabel_core.solvers.interior_point.check_feature_scale`).
+    systems would overflow float64 (:func:`~multilabel_core_plugins.prml.interior_point.check_feature_scale`).
 
     One call is one round of Algorithm 2 on a low-rank problem, which is not a solution of
     problem (5): there the solver must be the model step of an alternating driver, and says so
@@ -265,7 +258,7 @@ class PrivilegedCDSolver(Solver):
 
         Dual CD's engine has no curvature term for a correcting function's value (its SVM+ dual
         is the linear-slack one, eq. 7), so the squared-slack sub-problems go to
-        :func:`~multilabel_core.solvers.svmplus_ipm` / :func:`~multilabel_core.solvers.embedded_hinge_ipm`,
+        :func:`~multilabel_core_plugins.prml.svmplus.svmplus_ipm` / :func:`~multilabel_core_plugins.prml.svmplus.embedded_hinge_ipm`,
         which need the correcting functions' bias and a Newton system within the limits
         ``IPM_MAX_UNKNOWNS`` and ``IPM_MAX_FLOPS``.
         """
@@ -530,8 +523,8 @@ class PrivilegedCDSolver(Solver):
         return fit
 
     def _interior_point(self, privileged, X, embedding, fit_intercept, n_labels) -> bool:
-        """Whether a sub-problem goes to the interior-point method (:func:`~multilabel_core.solvers.svmplus_ipm`,
-        :func:`~multilabel_core.solvers.embedded_hinge_ipm`).  ``n_labels``: the labels of the whole step (a
+        """Whether a sub-problem goes to the interior-point method (:func:`~multilabel_core_plugins.prml.svmplus.svmplus_ipm`,
+        :func:`~multilabel_core_plugins.prml.svmplus.embedded_hinge_ipm`).  ``n_labels``: the labels of the whole step (a
         W-step is solved one label per call, and its cost is the step's)."""
         if self.sub_solver == "cd" or (privileged is not None and not privileged.bias):
             return False

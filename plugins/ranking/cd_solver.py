@@ -3,7 +3,7 @@
 Gu, Li & Han (CIKM 2011).  For fixed D (through R^-1 = D (D + mu I)^-1, the regulariser's
 ``label_gram``) and fixed feature weights s, the dual (7) is solved by dual coordinate
 descent over the alpha_ikl (Algorithm 1 with eq. 23's gradient; the engine is
-:func:`multilabel_core.solvers.ranking_cd`, see docs/solvers/cd-ranking.md).
+:func:`multilabel_core_plugins.ranking.engine.ranking_cd`, see docs/solvers/cd-ranking.md).
 
 Precision.  ``ranking_cd`` stops on LIBLINEAR's rule -- every projected gradient (eq. 25)
 within [-eps, eps] -- whose meaning in objective terms depends on C and the data
@@ -53,10 +53,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from multilabel_core.base import CapabilityError, Fit, Problem, RelationState, Solution, Solver, WarmState, warm_state_of
-from multilabel_core.solvers import SMALLEST_EPS, AlternatingSolver, ranking_cd, tighten_to_relative_gap
-from multilabel_core.solvers.ranking import ENGINE_COUNTS
+from multilabel_core.solvers import SMALLEST_EPS, AlternatingSolver, tighten_to_relative_gap
 from multilabel_core.validation import check_random_state, count, flag, positive, seed
 
+from .engine import ENGINE_COUNTS, ranking_cd
 from .subsets import feature_scores, lambda_step
 
 __all__ = ["FIRST_EPS", "SMALLEST_EPS", "RankingCDSolver", "check_two_labels", "kernel_factor", "ranking_alternating"]

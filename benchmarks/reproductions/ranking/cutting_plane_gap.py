@@ -47,10 +47,11 @@ from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.metrics import macro_auc
 from multilabel_core.regularizers import Frobenius, FrobeniusLabelCovariance
 from multilabel_core.relations import Independent, LearnedCovariance
-from multilabel_core.solvers import AlternatingSolver, ranking_cd
+from multilabel_core.solvers import AlternatingSolver
 from multilabel_core.testing.reference import spectral_projected_gradient
 from multilabel_core.validation import to_signs
 from multilabel_core_plugins.ranking import CuttingPlaneSolver, RankingCDSolver, SubsetKernel
+from multilabel_core_plugins.ranking.engine import ranking_cd
 from multilabel_core_plugins.ranking.subsets import violation_scores
 
 from chosen import chosen_params

@@ -25,8 +25,8 @@ from multilabel_core_plugins.prml.solver import prml_alternating
 from multilabel_core import ComposedEstimator
 from multilabel_core.base import CapabilityError, LabelRelation
 from multilabel_core.regularizers import LowRank
-from multilabel_core.solvers import AlternatingSolver, embedded_hinge_ipm, svmplus_ipm
-from multilabel_core.solvers.svmplus import privileged_label_features
+from multilabel_core.solvers import AlternatingSolver
+from multilabel_core_plugins.prml.svmplus import embedded_hinge_ipm, privileged_label_features, svmplus_ipm
 from multilabel_core.testing.reference import solve_box_qp_reference
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
 

@@ -10,8 +10,8 @@ from multilabel_core_plugins.prml import LEML, PrBR, PrivilegedLabels, PrML, inf
 from multilabel_core_plugins.prml.solver import _first_dictionary, _projected
 
 from multilabel_core.datasets import load_dataset
-from multilabel_core.solvers import ConvergenceWarning, svmplus_ipm
-from multilabel_core.solvers.svmplus import svmplus_cd
+from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core_plugins.prml.svmplus import svmplus_cd, svmplus_ipm
 from multilabel_core.testing.checks import check_method
 
 # -- conformance -----------------------------------------------------------------------------

@@ -20,10 +20,9 @@ from hypothesis.extra import numpy as hnp
 from multilabel_core_plugins.prml import PrBR, PrivilegedLabels, PrML
 
 from multilabel_core.solvers import ConvergenceWarning
-from multilabel_core.solvers.svmplus import svmplus_cd
-from multilabel_core.testing.checks import assert_svmplus_matches_reference
-from multilabel_core.testing.reference import svmplus_dual_matrices
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
+from multilabel_core_plugins.prml.svmplus import svmplus_cd
+from multilabel_core_plugins.prml.testing import assert_svmplus_matches_reference, svmplus_dual_matrices
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
 # A projected gradient <= tol puts the dual within O(tol) of its optimum, and the strongly convex primal

@@ -22,7 +22,8 @@ from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.regularizers import Frobenius, FrobeniusLabelCovariance
 from multilabel_core.relations import Independent, LearnedCovariance, psd_sqrt
-from multilabel_core.solvers import AlternatingSolver, ConvergenceWarning, coupling_inverse
+from multilabel_core.solvers import AlternatingSolver, ConvergenceWarning
+from multilabel_core_plugins.ranking.engine import coupling_inverse
 from multilabel_core.testing.checks import assert_kkt
 from multilabel_core.testing.strategies import label_covariances
 from multilabel_core.validation import to_signs

@@ -30,7 +30,7 @@ from multilabel_core_plugins.ranking.subsets import violation_scores
 
 from multilabel_core import ConvergenceWarning
 from multilabel_core.datasets import load_dataset, make_correlated_multilabel
-from multilabel_core.solvers import ranking_cd
+from multilabel_core_plugins.ranking.engine import ranking_cd
 from multilabel_core.testing.reference import every_subset, ranking_problem, spectral_projected_gradient
 
 

@@ -71,21 +71,26 @@ import time
 import numpy as np
 from scipy.linalg import cho_solve
 
-from ..base import Fit, Solution
-from ..certificate import Certificate
-from ..validation import (
+from multilabel_core.base import Fit, Solution
+from multilabel_core.certificate import Certificate
+from multilabel_core.solvers.kit import (
+    as_rows,
+    augmented_adjoint as adjoint,
+    augmented_product as product,
+    check_signs,
+    solve_dual,
+    warn_not_converged,
+)
+from multilabel_core.validation import (
     MAX_ITER_LIMIT,
     check_flag,
     check_random_state,
     check_scalar,
     check_X,
 )
-from ._augmented import adjoint, product
-from ._cd import solve_dual
+
 from ._cd_svmplus import EmbeddedHingeDual, SVMPlusDual
-from ._convergence import warn_not_converged
 from .interior_point import inequality_qp, mehrotra, reduced_system, robust_cholesky, solve_reduced, weighted_gram
-from .cd import _check_signs, _rows
 
 __all__ = ["embedded_hinge_cd", "embedded_hinge_ipm", "embedded_solution", "privileged_label_features", "svmplus_cd",
            "svmplus_ipm"]
@@ -97,7 +102,7 @@ def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
     ``Y`` is an (n, L) matrix of signs; X_priv = Y (x~_j = y_j) and the mask 1 - I
     removes label i's own value from what label i sees.
     """
-    Y = _check_signs(Y, np.shape(Y)[0] if np.ndim(Y) else 0)
+    Y = check_signs(Y, np.shape(Y)[0] if np.ndim(Y) else 0)
     return Y, ~np.eye(Y.shape[1], dtype=bool)
 
 
@@ -167,7 +172,7 @@ def svmplus_cd(
     # The engine's layout: example by example, alpha_ji then beta_ji.
     eta = np.stack([_check_start(alpha0, "alpha0", Y.shape), _check_start(beta0, "beta0", Y.shape)], axis=-1).ravel()
 
-    rows, privileged = _rows(X, 1.0 if fit_intercept else 0.0), _rows(X_priv, 1.0 if privileged_intercept else 0.0)
+    rows, privileged = as_rows(X, 1.0 if fit_intercept else 0.0), as_rows(X_priv, 1.0 if privileged_intercept else 0.0)
     # The engine's buffers (M transposed, (dimension, k)); the solution is rebuilt from eta below.
     M_transposed = np.zeros((rows.dimension, Y.shape[1] if A is None else A.shape[0]))
     W_tilde = np.zeros((Y.shape[1], privileged.dimension))
@@ -222,7 +227,7 @@ def embedded_hinge_cd(
     """
     start = time.perf_counter()
     X = check_X(X)
-    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    Y = np.ascontiguousarray(check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
     A, _, seed = _check_settings(
         Y.shape[1], 1, C, 1.0, tol, max_iter, embedding, None, random_state,
         fit_intercept=fit_intercept, shrinking=shrinking, record_dual=record_dual, warn=warn,
@@ -231,7 +236,7 @@ def embedded_hinge_cd(
     if np.any(alpha > C):
         raise ValueError(f"alpha0 must lie in the box [0, C = {C}]")
     eta = alpha.ravel().copy()
-    rows = _rows(X, 1.0 if fit_intercept else 0.0)
+    rows = as_rows(X, 1.0 if fit_intercept else 0.0)
     # The engine keeps M transposed, (dimension, k): an example's rows of it are then contiguous.
     M_transposed = np.zeros((rows.dimension, Y.shape[1] if A is None else A.shape[0]))
     run = solve_dual(EmbeddedHingeDual(rows, Y, A, float(C), eta, M_transposed), tol=tol, max_iter=max_iter,
@@ -275,7 +280,7 @@ def _check_data(X, X_priv, Y):
     X_priv = check_X(X_priv, name="X_priv")
     if X_priv.shape[0] != X.shape[0]:
         raise ValueError(f"X_priv has {X_priv.shape[0]} rows but X has {X.shape[0]}")
-    return X, X_priv, np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    return X, X_priv, np.ascontiguousarray(check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
 
 
 def _exclusions(mask) -> tuple[np.ndarray, np.ndarray]:
@@ -548,7 +553,7 @@ def embedded_hinge_ipm(
     """
     start = time.perf_counter()
     X = check_X(X)
-    Y = np.ascontiguousarray(_check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
+    Y = np.ascontiguousarray(check_signs(np.reshape(Y, (-1, 1)) if np.ndim(Y) == 1 else Y, X.shape[0]))
     check_scalar(tol, "tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
     A, _, _ = _check_settings(Y.shape[1], 1, C, 1.0, 1.0, max_iter, embedding, None, None,
                               fit_intercept=fit_intercept, warn=warn)

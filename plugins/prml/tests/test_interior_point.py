@@ -15,16 +15,16 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given
 
-from multilabel_core.solvers import (
-    ConvergenceWarning,
+from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.testing.reference import solve_box_qp_reference
+from multilabel_core_plugins.prml.svmplus import (
     embedded_hinge_cd,
     embedded_hinge_ipm,
+    privileged_label_features,
     svmplus_cd,
     svmplus_ipm,
 )
-from multilabel_core.solvers.svmplus import privileged_label_features
-from multilabel_core.testing.reference import solve_box_qp_reference, svmplus_dual_matrices
-from multilabel_core.testing.strategies import svmplus_problems
+from multilabel_core_plugins.prml.testing import svmplus_dual_matrices, svmplus_problems
 
 TOL = 1e-7  # a relative gap the method reaches on every draw; round-off stalls it near 1e-9 on some
 

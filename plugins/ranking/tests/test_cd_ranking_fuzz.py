@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from multilabel_core.solvers._cd import DenseRows, SparseRows, solve_dual
-from multilabel_core.solvers._cd_ranking import RankingDual
-from multilabel_core.solvers.ranking import ranking_cd, ranking_pairs
+from multilabel_core.losses import ranking_pairs
+from multilabel_core_plugins.ranking._cd_ranking import RankingDual
+from multilabel_core_plugins.ranking.engine import ranking_cd
 from multilabel_core.testing.strategies import multilabel_problems
 
 

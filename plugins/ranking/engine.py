@@ -36,10 +36,17 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..base import Fit, Solution
-from ..certificate import Certificate
-from ..losses import ranking_pairs
-from ..validation import (
+from multilabel_core.base import Fit, Solution
+from multilabel_core.certificate import Certificate
+from multilabel_core.losses import ranking_pairs
+from multilabel_core.solvers.kit import (
+    as_rows,
+    augmented_adjoint as adjoint,
+    augmented_product as product,
+    solve_dual,
+    warn_not_converged,
+)
+from multilabel_core.validation import (
     MAX_ITER_LIMIT,
     check_flag,
     check_random_state,
@@ -48,13 +55,10 @@ from ..validation import (
     check_X,
     check_Y,
 )
-from ._augmented import adjoint, product
-from ._cd import solve_dual
-from ._cd_ranking import RankingDual
-from ._convergence import warn_not_converged
-from .cd import _rows
 
-__all__ = ["ENGINE_COUNTS", "coupling_inverse", "ranking_cd", "ranking_pairs"]
+from ._cd_ranking import RankingDual
+
+__all__ = ["ENGINE_COUNTS", "coupling_inverse", "ranking_cd"]
 
 #: The engine's counts in a certificate's ``statistics`` (``n_visits``: the coordinates an
 #: epoch visited, its work; summed when solves are chained).
@@ -147,7 +151,7 @@ def ranking_cd(
     alpha = _check_start(alpha0, box[pair_row])
     support = np.flatnonzero(weights > 0.0)
     Z = _reweighted(X, support, np.sqrt(weights[support]))
-    rows = _rows(Z, 1.0 if fit_intercept else 0.0)
+    rows = as_rows(Z, 1.0 if fit_intercept else 0.0)
 
     buffers = np.zeros((2, Y.shape[1], rows.dimension))
     problem = RankingDual(rows, pair_row, pair_k, pair_l, box, R_inv, alpha, buffers[0], buffers[1])

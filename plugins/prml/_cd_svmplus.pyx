@@ -45,8 +45,8 @@ import numpy as np
 from libc.math cimport INFINITY, isfinite
 from scipy.linalg.cython_blas cimport ddot
 
-from multilabel_core.solvers._cd cimport DualCoordinates, Rows
-from multilabel_core.solvers._cd import _index_array
+from multilabel_core.solvers.kit cimport DualCoordinates, Rows
+from multilabel_core.solvers.kit import index_array
 
 
 cdef class _EmbeddedMargins(DualCoordinates):
@@ -219,7 +219,7 @@ cdef class SVMPlusDual(_EmbeddedMargins):
         self.privileged = privileged
         # Private copies: the indices validated here must not change under the engine.
         self.excluded_indptr, self.excluded = (
-            _index_array(excluded_indptr, "excluded_indptr"), _index_array(excluded, "excluded"))
+            index_array(excluded_indptr, "excluded_indptr"), index_array(excluded, "excluded"))
         self.C, self.gamma, self.W_tilde = C, gamma, W_tilde
         self.privileged_norms = np.empty((y.shape[0], y.shape[1]))
         cdef double[::1] scratch = np.zeros(privileged.dimension)

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from multilabel_core.solvers._cd import DenseRows, SparseRows, solve_dual
-from multilabel_core.solvers._cd_svmplus import SVMPlusDual
-from multilabel_core.solvers.svmplus import svmplus_cd
+from multilabel_core_plugins.prml._cd_svmplus import SVMPlusDual
+from multilabel_core_plugins.prml.svmplus import svmplus_cd
 from multilabel_core.testing.strategies import feature_matrices, sign_matrices
 
 

@@ -62,12 +62,18 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from ..base import Fit, Solution
-from ..certificate import GAP_RTOL, Certificate, within_gap_rtol
-from ..parallel import blas_limited
-from ..proximal import GRAM_BAND_LIMIT, GRAM_SPREAD_LIMIT, SVT_METHODS, Shrinkage, singular_value_threshold
-from ..validation import MAX_ITER_LIMIT, check_scalar
-from ._convergence import ConvergenceWarning
+from multilabel_core.base import Fit, Solution
+from multilabel_core.certificate import GAP_RTOL, Certificate, within_gap_rtol
+from multilabel_core.exceptions import ConvergenceWarning
+from multilabel_core.parallel import blas_limited
+from multilabel_core.proximal import (
+    GRAM_BAND_LIMIT,
+    GRAM_SPREAD_LIMIT,
+    SVT_METHODS,
+    Shrinkage,
+    singular_value_threshold,
+)
+from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
 
 __all__ = [
     "GRAM_BAND_LIMIT",

@@ -7,9 +7,9 @@ from multilabel_core.kernels import LinearKernel
 from multilabel_core.losses import PairwiseRankingHinge
 from multilabel_core.regularizers import Frobenius
 from multilabel_core.relations import Independent
-from multilabel_core.solvers.ranking import ENGINE_COUNTS, ranking_cd
 from multilabel_core.validation import check_random_state, to_signs
 from multilabel_core_plugins.ranking.cd_solver import FIRST_EPS, RankingCDSolver
+from multilabel_core_plugins.ranking.engine import ENGINE_COUNTS, ranking_cd
 
 
 def test_the_certificate_sums_epochs_and_engine_counts_over_the_chained_solves():

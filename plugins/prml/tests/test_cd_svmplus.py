@@ -25,12 +25,14 @@ import scipy.sparse as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from multilabel_core.solvers import ConvergenceWarning, svmplus
-from multilabel_core.solvers.interior_point import inequality_qp
-from multilabel_core.solvers.svmplus import privileged_label_features, svmplus_cd
-from multilabel_core.testing.checks import assert_dual_ascent, assert_svmplus_matches_reference, check_duality_gap
+from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.testing.checks import assert_dual_ascent, check_duality_gap
 from multilabel_core.testing.reference import solve_box_qp_reference
-from multilabel_core.testing.strategies import feature_matrices, sign_matrices, svmplus_problems
+from multilabel_core.testing.strategies import feature_matrices, sign_matrices
+from multilabel_core_plugins.prml import svmplus
+from multilabel_core_plugins.prml.interior_point import inequality_qp
+from multilabel_core_plugins.prml.svmplus import privileged_label_features, svmplus_cd
+from multilabel_core_plugins.prml.testing import assert_svmplus_matches_reference, svmplus_problems
 
 TIGHT = {"tol": 1e-9, "max_iter": 50_000}
 

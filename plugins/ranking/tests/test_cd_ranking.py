@@ -21,12 +21,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from multilabel_core.validation import to_signs
-from multilabel_core.losses import PairwiseRankingHinge
+from multilabel_core.losses import PairwiseRankingHinge, ranking_pairs
 from multilabel_core.solvers import ConvergenceWarning
-from multilabel_core.solvers._cd import solve_dual
-from multilabel_core.solvers._cd_ranking import RankingDual
-from multilabel_core.solvers.cd import _rows
-from multilabel_core.solvers.ranking import coupling_inverse, ranking_cd, ranking_pairs
+from multilabel_core.solvers.kit import as_rows, solve_dual
+from multilabel_core_plugins.ranking._cd_ranking import RankingDual
+from multilabel_core_plugins.ranking.engine import coupling_inverse, ranking_cd
 from multilabel_core.testing.checks import assert_dual_ascent, assert_duality_gap, assert_kkt, assert_matches_reference
 from multilabel_core.testing.reference import solve_box_qp_reference
 from multilabel_core.testing.strategies import label_covariances, label_matrices, multilabel_problems
@@ -287,7 +286,7 @@ def test_steps_keep_u_and_w_equal_to_their_sums_over_alpha(problem):
     pair_row, pair_k, pair_l = ranking_pairs(Y)
     sizes = Y.sum(axis=1) * (Y.shape[1] - Y.sum(axis=1))
     alpha, U, W = np.zeros(pair_row.size), np.zeros((Y.shape[1], Z.shape[1])), np.zeros((Y.shape[1], Z.shape[1]))
-    dual = RankingDual(_rows(Z, 0.0), pair_row, pair_k, pair_l, problem["C"] / np.maximum(sizes, 1), R_inv, alpha,
+    dual = RankingDual(as_rows(Z, 0.0), pair_row, pair_k, pair_l, problem["C"] / np.maximum(sizes, 1), R_inv, alpha,
                        U, W)
     solve_dual(dual, tol=0.0, max_iter=1, shrinking=False, seed=0)
     beta = np.zeros(Y.shape)

@@ -50,7 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
-from ..parallel import raise_if_cancelled
+from multilabel_core.parallel import raise_if_cancelled
 
 __all__ = [
     "MAX_FEATURE_SCALE", "STALLED", "TO_BOUNDARY", "MarginProblem", "check_feature_scale", "feature_scale",

@@ -33,7 +33,7 @@ from multilabel_core.validation import SYMMETRY_RTOL
 from libc.math cimport isfinite
 from scipy.linalg.cython_blas cimport daxpy, ddot
 
-from multilabel_core.solvers._cd cimport DualCoordinates, Rows, cd_prefetch
+from multilabel_core.solvers.kit cimport DualCoordinates, Rows, cd_prefetch
 
 
 # One record per pair, 16 bytes (four to a cache line, never split across two): a visit
