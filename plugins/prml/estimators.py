@@ -159,7 +159,7 @@ class PrML(_Privileged):
         depend on it.
     sub_solver : {"auto", "cd", "ipm"}, default "auto"
         How the SVM+ sub-problems are solved: "ipm" by the primal interior-point method
-        (:func:`multilabel_core.solvers.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
+        (:func:`multilabel_core_plugins.prml.svmplus.svmplus_ipm`), "cd" by Algorithm 1's dual coordinate
         descent, "auto" the interior-point method when its Newton system has at most
         ``IPM_MAX_UNKNOWNS`` = 3000 unknowns (k for a W-step label, ``k dim(x)`` for the D-step,
         ``dim(x)`` for a PrBR label) and a Newton step of the whole step costs at most
@@ -303,7 +303,7 @@ class LEML(_Privileged):
     n_jobs : int or None, default None
         Threads for the L independent problems of a W-step, as for :class:`PrML`.
     sub_solver : {"auto", "cd", "ipm"}, default "auto"
-        How the hinge sub-problems are solved: :func:`multilabel_core.solvers.embedded_hinge_ipm`,
+        How the hinge sub-problems are solved: :func:`multilabel_core_plugins.prml.svmplus.embedded_hinge_ipm`,
         dual coordinate descent, or by size, as for :class:`PrML`.
     init : {"svd", "random"}, default "svd"
         The first D, as for :class:`PrML`.
