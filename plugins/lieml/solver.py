@@ -10,7 +10,9 @@ rows X, the {0, 1} labels, the epsilon-insensitive loss, the RBF kernel, C = gam
    which is the regressor "without LE" the reproduction compares against);
 2. beta and m minimising T2 (eq. 8) for the targets U and the signs y, by
    :func:`multilabel_core.solvers.irwls_msvr` (kernel matrix of the rows, gamma1 = C, gamma2 and
-   the tube of the loss).
+   the tube of the loss); for a kernel of explicit features Phi, Theta = Phi^T beta and m by
+   :func:`~.primal.irwls_msvr_features`, IRWLS in the primal (the same T2 and certificate for the
+   kernel Phi Phi^T).
 
 The Fit's certificate is the regressor's (T2 and its dual bound), converged only when the
 enhancement's certificate is too; ``steps`` holds both (enhancement first).
@@ -27,6 +29,8 @@ import numpy as np
 from multilabel_core.base import CapabilityError, Fit, Problem, Solution, Solver, warm_state_of
 from multilabel_core.solvers import ConvergenceWarning, irwls_msvr
 from multilabel_core.validation import count, non_negative, positive
+
+from .primal import irwls_msvr_features
 
 __all__ = ["LIEMLSolver"]
 
@@ -49,7 +53,10 @@ class LIEMLSolver(Solver):
     What it asks of the parts: the loss's ``epsilon`` and ``irwls_weights`` (the
     epsilon-insensitive loss), a regulariser whose ``label_gram`` is the identity
     (1/2 sum_j ||theta_j||^2), the kernel on the raw rows, and the relation's ``enhance`` when it
-    has one.
+    has one.  A kernel of explicit features (``explicit_features``: ``"nystroem"``, ``"rff"``) is
+    solved in the primal over its p features (:func:`~.primal.irwls_msvr_features`, a (p + 1)-square
+    system per IRWLS step); any other kernel's matrix by :func:`~multilabel_core.solvers.irwls_msvr`
+    (an (n + 1)-square system per step).
     """
 
     gamma2: float = attrs.field(default=0.1, validator=non_negative)
@@ -71,11 +78,13 @@ class LIEMLSolver(Solver):
         "enhanced_labels": "the enhanced labels U (n, L) the regressor fitted (only with an enhancement)",
         "rank": "the rank of the enhancement's Z (only with an enhancement)",
         "targets": "the real targets the regressor fitted (the enhanced labels, else the signs)",
+        "feature_coef": "Theta (p, L), the weights on a kernel's explicit features (only with such a kernel)",
     }
     fitted_attributes: ClassVar[dict[str, str]] = {
         "enhancement": "enhancement_",
         "enhanced_labels": "enhanced_labels_",
         "rank": "rank_",
+        "feature_coef": "feature_coef_",
     }
 
     def check(self, problem: Problem) -> None:
@@ -96,13 +105,19 @@ class LIEMLSolver(Solver):
             targets = enhancement.labels
         else:
             targets = signs
-        K = problem.X if problem.kernel.precomputed else problem.kernel(problem.X)
         state = warm_state_of(warm_start)
         start = warm_start if state is not None and np.shape(state.get("dual_coef")) == Y.shape else None
-        fit = irwls_msvr(
-            K, targets, signs, gamma1=problem.C, gamma2=self.gamma2, epsilon=float(problem.loss.epsilon),
-            tol=self.tol, max_iter=self.max_iter, jitter=self.jitter, start=start, warn=False,
+        settings = dict(
+            gamma1=problem.C, gamma2=self.gamma2, epsilon=float(problem.loss.epsilon), tol=self.tol,
+            max_iter=self.max_iter, jitter=self.jitter, start=start, warn=False,
         )  # fmt: skip
+        kernel = problem.kernel
+        if getattr(kernel, "explicit_features", False) and not kernel.precomputed:
+            # The primal route: an (p + 1)-square system per IRWLS step on the p features, no n x n matrix.
+            fit = irwls_msvr_features(kernel.features(problem.X), targets, signs, **settings)
+        else:
+            K = problem.X if kernel.precomputed else kernel(problem.X)
+            fit = irwls_msvr(K, targets, signs, **settings)
         le_ok = enhancement is None or enhancement.certificate.converged
         if not (fit.certificate.converged and le_ok):
             parts = []
@@ -138,7 +153,7 @@ class LIEMLSolver(Solver):
             coef=None,
             intercept=fit.solution.intercept,
             dual_coef=fit.solution.dual_coef,
-            model_state={"targets": targets} | (
+            model_state={"targets": targets} | dict(fit.solution.model_state) | (
                 {} if enhancement is None
                 else {"enhancement": enhancement, "enhanced_labels": enhancement.labels, "rank": enhancement.rank}
             ),  # fmt: skip
