@@ -97,6 +97,19 @@ class KernelSource:
     ``Phi = phi(X)`` (n, m) are computed once, a column is ``Phi phi(x_j)`` (O(n m)) and a product
     ``K B`` is ``Phi (Phi^T B)``; the solve holds O(n m) numbers (the features and at most
     :data:`EXPLICIT_CACHE_COLUMNS_PER_FEATURE` m cached columns) instead of n^2.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The resolved kernel, not precomputed, with ``diagonal(X)``.
+    X : ndarray or sparse matrix of shape (n, d)
+        The training rows (validated by :func:`~multilabel_core.validation.check_X`).
+
+    Raises
+    ------
+    ValueError
+        If the kernel is precomputed (SMO takes the matrix itself then) or has no
+        ``diagonal``, or ``X`` is invalid.
     """
 
     kernel: Kernel = attrs.field(validator=attrs.validators.instance_of(Kernel))
@@ -120,7 +133,18 @@ class KernelSource:
         return bool(getattr(self.kernel, "explicit_features", False))
 
     def features(self) -> np.ndarray:
-        """``Phi = phi(X)`` (n, m), computed on first use and kept (only for an explicit-feature kernel)."""
+        """Give the explicit features ``Phi = phi(X)``, computed on first use and kept.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The features of the training rows, C-contiguous float64.
+
+        Raises
+        ------
+        ValueError
+            If the kernel has no explicit features, or they hold NaN or infinity.
+        """
         if not self.explicit:
             raise ValueError(f"{type(self.kernel).__name__} has no explicit features")
         if self._phi is None:
@@ -131,18 +155,43 @@ class KernelSource:
         return self._phi
 
     def matrix(self) -> np.ndarray:
-        """The full kernel matrix of the training rows (C-contiguous float64)."""
+        """Compute the full kernel matrix of the training rows.
+
+        Returns
+        -------
+        ndarray of shape (n, n)
+            ``kernel(X, X)``, C-contiguous float64.
+        """
         return np.ascontiguousarray(self.kernel(self.X), dtype=np.float64)
 
     def diagonal(self) -> np.ndarray:
-        """The kernel diagonal of the training rows (C-contiguous float64)."""
+        """Compute the kernel diagonal of the training rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)``, C-contiguous float64.
+        """
         if self.explicit:
             Phi = self.features()
             return np.einsum("ij,ij->i", Phi, Phi)
         return np.ascontiguousarray(self.kernel.diagonal(self.X), dtype=np.float64)
 
     def fill_column(self, j: int, out: np.ndarray) -> None:
-        """``out[:] = K[:, j]`` (the callback of the column cache)."""
+        """Write kernel column j into ``out`` (the callback of the column cache).
+
+        Parameters
+        ----------
+        j : int
+            The column, a training row index.
+        out : ndarray of shape (n,)
+            The float64 buffer that receives ``K[:, j]``.
+
+        Raises
+        ------
+        ValueError
+            If the column holds NaN or infinity.
+        """
         if self.explicit:
             Phi = self.features()
             np.matmul(Phi, Phi[j], out=out)
@@ -152,7 +201,18 @@ class KernelSource:
             raise ValueError(f"kernel column {j} contains NaN or infinity")
 
     def product(self, B: np.ndarray) -> np.ndarray:
-        """``K B`` (n, L) without storing K: ``Phi (Phi^T B)`` with explicit features, else K in row blocks."""
+        """Compute ``K B`` without storing K.
+
+        Parameters
+        ----------
+        B : ndarray of shape (n, L)
+            The right-hand side.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            ``K B``: ``Phi (Phi^T B)`` with explicit features, else K computed in row blocks.
+        """
         B = np.asarray(B, dtype=np.float64)
         if self.explicit:
             Phi = self.features()
@@ -163,14 +223,37 @@ class KernelSource:
         return KB
 
     def cache_columns(self, cache_size: float) -> int:
-        """Columns the LRU cache holds for a ``cache_size`` budget (MB); capped at 2 m with explicit features."""
+        """Give the number of columns the LRU cache holds for a memory budget.
+
+        Parameters
+        ----------
+        cache_size : float
+            The budget in MB.
+
+        Returns
+        -------
+        int
+            At least 2; capped at :data:`EXPLICIT_CACHE_COLUMNS_PER_FEATURE` m with explicit
+            features.
+        """
         columns = max(2, int(cache_size * _MEGABYTE // (8 * self.n_samples)))
         if self.explicit:
             columns = min(columns, max(2, EXPLICIT_CACHE_COLUMNS_PER_FEATURE * self.features().shape[1]))
         return columns
 
     def materialise(self, cache_size: float) -> bool:
-        """Whether the solver computes K whole: when n^2 values fit ``cache_size``, never with explicit features."""
+        """Decide whether the solver computes K whole.
+
+        Parameters
+        ----------
+        cache_size : float
+            The budget in MB.
+
+        Returns
+        -------
+        bool
+            True when n^2 float64 values fit ``cache_size``; never with explicit features.
+        """
         return not self.explicit and 8.0 * self.n_samples**2 <= cache_size * _MEGABYTE
 
 
@@ -319,7 +402,25 @@ SMO_TOL_FLOOR = 1e-15
 
 
 def check_smo_tol(tol, name: str = "tol") -> float:
-    """``tol`` as a float, or a ValueError when it is not a real number >= :data:`SMO_TOL_FLOOR`."""
+    """Validate SMO's stopping tolerance.
+
+    Parameters
+    ----------
+    tol : float
+        The tolerance, a real number >= :data:`SMO_TOL_FLOOR`.
+    name : str, default="tol"
+        The parameter's name, for the error message.
+
+    Returns
+    -------
+    float
+        ``tol`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``tol`` is not a positive real number or is below :data:`SMO_TOL_FLOOR`.
+    """
     check_scalar(tol, name, low=0.0, low_inclusive=False)
     if tol < SMO_TOL_FLOOR:
         raise ValueError(
@@ -614,7 +715,7 @@ def _solve(
 
 
 def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np.ndarray:
-    """Decision values ``K(X_new, X_train) dual_coef + intercept``, (m, L), in row blocks.
+    """Compute the decision values ``K(X_new, X_train) dual_coef + intercept`` in row blocks.
 
     ``kernel`` is the (resolved) kernel of the training rows; with a precomputed kernel,
     ``X_new`` holds the rows ``K(x_new, X_train)`` and ``X_train`` the training kernel.
@@ -622,6 +723,29 @@ def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np
     (``k(x, z) = phi(x)^T phi(z)``) forms no kernel rows at all: the expansion is the primal
     ``phi(X_new) W + intercept`` with ``W = phi(X_train)^T dual_coef`` (m, L), the same sum in
     another order (O((n + m_new) m) memory instead of a block of (m_new, n) kernel rows).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The resolved kernel of the training rows.
+    X_new : ndarray or sparse matrix of shape (m, d)
+        The rows to score (with a precomputed kernel, ``K(x_new, X_train)`` of shape (m, n)).
+    X_train : ndarray or sparse matrix of shape (n, d)
+        The training rows (with a precomputed kernel, the training kernel).
+    dual_coef : array_like of shape (n, L)
+        The kernel expansion's coefficients.
+    intercept : array_like of shape (L,)
+        The per-label bias.
+
+    Returns
+    -------
+    ndarray of shape (m, L)
+        The decision values.
+
+    Raises
+    ------
+    ValueError
+        If the shapes of ``dual_coef`` and ``intercept`` do not match the training rows.
     """
     dual_coef = np.asarray(dual_coef, dtype=np.float64)
     intercept = np.asarray(intercept, dtype=np.float64)
@@ -744,11 +868,22 @@ class SMOSolver(Solver):
     objective_units: ClassVar[frozenset] = frozenset({"dual"})
 
     def check(self, problem: Problem) -> None:
-        """The capabilities SMO uses: an SVM-type loss dual, a label coupling M, a fixed relation, a bias.
+        """Check the capabilities SMO uses: an SVM-type loss dual, a label coupling M, a fixed relation, a bias.
 
         The loss must have the hinge's dual: the box ``dual_box(C) = (0, U)`` with U finite and
         no quadratic term (``dual_diagonal(C) == 0``), so that (10) is the dual; any loss
         providing these capabilities runs here, whatever its class.
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem to be solved.
+
+        Raises
+        ------
+        CapabilityError
+            If a part lacks a capability SMO requires, the loss's dual is not of that form,
+            the relation is learned, or ``fit_intercept`` is False.
         """
         super().check(problem)
         name = type(self).__name__
@@ -768,13 +903,35 @@ class SMOSolver(Solver):
             raise CapabilityError(f"{name} needs fit_intercept=True: the bias gives the dual its equality constraints")
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
-        """SMO on the problem's dual (10), from ``warm_start`` (its alpha, or alpha recovered from dual_coef).
+        """Run SMO on the problem's dual (10), from ``warm_start`` when given.
 
         The problem's data were validated where it was built (the estimator's ``fit``), and
         its kernel computed from them: only the kernel matrix's own check (square,
-        symmetric, finite, in the Cython cache) runs here.  ``solution.model_state`` holds the
-        training ``"scores"``, ``solution.relation_state`` the label-side quantities the
-        alternating driver's relation step uses (:func:`relation_statistics`).
+        symmetric, finite, in the Cython cache) runs here.
+
+        Parameters
+        ----------
+        problem : Problem
+            The training problem (:meth:`check` says which ones SMO takes).
+        warm_start : Solution or None, optional
+            A point to continue from: its warm state's ``dual`` (alpha), else alpha recovered
+            from its ``dual_coef``, made feasible for this problem's box; None starts at
+            alpha = 0.
+
+        Returns
+        -------
+        Fit
+            ``solution.dual_coef`` the kernel expansion's coefficients, ``solution.dual`` the
+            alphas, ``solution.model_state["scores"]`` the training scores and
+            ``solution.relation_state`` the label-side quantities the alternating driver's
+            relation step uses (:func:`relation_statistics`); the certificate of (10).
+
+        Raises
+        ------
+        CapabilityError
+            If SMO cannot solve ``problem`` (:meth:`check`).
+        ValueError
+            If the warm start holds no dual variables, or ones of the wrong shape or not finite.
         """
         start = time.perf_counter()
         self.check(problem)
@@ -816,7 +973,7 @@ class SMOSolver(Solver):
 
 
 def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_diagonal: np.ndarray) -> RelationState:
-    """What a relation step and the joint certificate need from a kernel dual point B (n, L), as a RelationState.
+    """Compute what a relation step and the joint certificate need from a kernel dual point B.
 
     With label coupling M the weights are ``W = phi(X)^T B M``; from ``KB = K B``:
 
@@ -835,6 +992,22 @@ def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_dia
     positive semi-definite kernel: eigenvalues of H within that bound are set to 0 (an H
     that is 0 up to rounding, e.g. identical rows, where the equality constraints give
     W = 0).  Larger negative ones are kept, for the relation to refuse (an indefinite kernel).
+
+    Parameters
+    ----------
+    B : ndarray of shape (n, L)
+        The dual point ``alpha * Y``.
+    KB : ndarray of shape (n, L)
+        ``K B``.
+    M : ndarray of shape (L, L)
+        The label coupling (the regulariser's ``label_gram``).
+    kernel_diagonal : ndarray of shape (n,)
+        The kernel diagonal, which bounds ``|K_ij|`` for the rounding allowance.
+
+    Returns
+    -------
+    RelationState
+        With ``dual_gram``, ``weight_factor`` and ``regularizer_value`` set.
     """
     H = B.T @ KB
     H = (H + H.T) / 2.0
