@@ -95,26 +95,77 @@ DEFAULT_GRID_EXTENSIONS = 3
 
 
 def expand_grid(grid) -> list[dict]:
-    """Every point of ``grid`` (parameter -> values), in the order of the module docstring."""
+    """List every point of ``grid``, in the order of the module docstring.
+
+    Parameters
+    ----------
+    grid : mapping of str to sequence
+        Parameter -> values.
+
+    Returns
+    -------
+    list of dict
+        One dict per point: the parameter names sorted and, for each, the values in the order
+        given (the last name varies fastest).
+    """
     names = sorted(grid)
     return [dict(zip(names, values)) for values in itertools.product(*(grid[name] for name in names))]
 
 
 def supports_warm_start(estimator) -> bool:
-    """Whether the estimator has a ``warm_start`` parameter (fits along a grid continue)."""
+    """Tell whether the estimator has a ``warm_start`` parameter (fits along a grid continue).
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator with ``get_params``.
+
+    Returns
+    -------
+    bool
+        True when ``warm_start`` is among its parameters.
+    """
     return "warm_start" in estimator.get_params(deep=False)
 
 
 def accepts_unlabeled(estimator) -> bool:
-    """Whether ``estimator.fit`` takes the keyword ``X_unlabeled`` (semi-supervised methods)."""
+    """Tell whether ``estimator.fit`` takes the keyword ``X_unlabeled`` (semi-supervised methods).
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator.
+
+    Returns
+    -------
+    bool
+        True when its ``fit`` has an ``X_unlabeled`` parameter.
+    """
     return "X_unlabeled" in inspect.signature(estimator.fit).parameters
 
 
 def inner_folds(Y, train, unlabeled, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-    """``(fit_rows, score_rows, unlabeled_rows)`` of each inner fold, as rows of the full data.
+    """Cut a training part into inner folds by iterative stratification.
 
-    ``unlabeled_rows`` is None for a supervised part; otherwise the held-out fold joined
-    with the outer unlabelled rows (module docstring).
+    Parameters
+    ----------
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' labels.
+    train : ndarray of int
+        The training part's rows.
+    unlabeled : ndarray of int or None
+        The outer unlabelled rows of a transductive part; None for a supervised one.
+    n_folds : int
+        The number of inner folds.
+    seed : int
+        The seed of the folds.
+
+    Returns
+    -------
+    list of (ndarray, ndarray, ndarray or None)
+        ``(fit_rows, score_rows, unlabeled_rows)`` of each inner fold, as rows of the full data;
+        ``unlabeled_rows`` is None for a supervised part, otherwise the held-out fold joined with
+        the outer unlabelled rows (module docstring).
     """
     Y_train = Y[train]
     splitter = IterativeStratifiedKFold(n_folds, shuffle=True, random_state=seed)
@@ -129,8 +180,24 @@ def inner_folds(Y, train, unlabeled, n_folds: int, seed: int) -> list[tuple[np.n
 def fit_on_rows(model, X, Y, fit_rows, unlabeled_rows=None):
     """Fit ``model`` on rows ``fit_rows`` (kernel columns too for a precomputed kernel).
 
-    The unlabelled rows' features go to ``fit(..., X_unlabeled=...)`` when given and the
-    estimator accepts them.  Returns the number of unlabelled rows passed.
+    Parameters
+    ----------
+    model : MultiLabelEstimator
+        The estimator to fit (fitted in place).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features (or a precomputed kernel).
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' labels.
+    fit_rows : ndarray of int
+        The training rows.
+    unlabeled_rows : ndarray of int, optional
+        Rows whose features go to ``fit(..., X_unlabeled=...)`` when given and the estimator
+        accepts them.
+
+    Returns
+    -------
+    int
+        The number of unlabelled rows passed.
     """
     return _fit_rows(model, X, Y[fit_rows], fit_rows, unlabeled_rows)
 
@@ -147,11 +214,30 @@ def _fit_rows(model, X, Y_fit, fit_rows, unlabeled_rows):
 
 
 def fit_model(model, X, Y, fit_rows, unlabeled_rows=None, constant_labels=DEFAULT_CONSTANT_LABELS):
-    """Fit ``model`` on rows ``fit_rows`` as :func:`fit_on_rows`, labels constant there handled by
-    ``constant_labels`` (:func:`~.constant_labels.fit_labels`).
+    """Fit ``model`` on rows ``fit_rows`` as :func:`fit_on_rows`, labels constant there handled by ``constant_labels``.
 
-    Returns ``(predictor, n_unlabeled)``: the fitted model itself, or a
-    :class:`~.constant_labels.PartialModel` around it that predicts the constant labels.
+    Parameters
+    ----------
+    model : MultiLabelEstimator
+        The estimator to fit (fitted in place).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features (or a precomputed kernel).
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' labels.
+    fit_rows : ndarray of int
+        The training rows.
+    unlabeled_rows : ndarray of int, optional
+        Rows whose features go to ``fit(..., X_unlabeled=...)`` when the estimator accepts them.
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
+        How labels constant in ``fit_rows`` are handled (:func:`~.constant_labels.fit_labels`).
+
+    Returns
+    -------
+    predictor : object
+        The fitted model itself, or a :class:`~.constant_labels.PartialModel` around it that
+        predicts the constant labels.
+    n_unlabeled : int
+        The number of unlabelled rows passed to ``fit``.
     """
     passed = []
 
@@ -177,7 +263,18 @@ def recording_warnings():
 
 
 def describe_warnings(caught) -> list[str]:
-    """Distinct ``"Category: message"`` lines, in order of first occurrence."""
+    """Describe caught warnings as distinct ``"Category: message"`` lines, in order of first occurrence.
+
+    Parameters
+    ----------
+    caught : iterable of warnings.WarningMessage
+        The warnings recorded.
+
+    Returns
+    -------
+    list of str
+        The distinct lines.
+    """
     return list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
 
 
@@ -185,13 +282,41 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
                  constant_labels=DEFAULT_CONSTANT_LABELS):
     """Fit and score each grid point of ``points`` on one inner fold (one task).
 
-    Returns one ``(score, error, warnings)`` per point: the selection metric on the
-    held-out rows (None when fitting or scoring raised), ``"ExceptionType: message"``
-    or None, and the warnings raised.  With ``warm_start`` one estimator object goes
-    along the points in order.  ``preprocess`` names the scaler fitted on ``fit_rows``
-    (:func:`~.preprocessing.preprocessed`); a failure to apply it, or to make the
-    estimator, fails every point.  ``constant_labels`` handles the labels constant in
-    ``fit_rows`` (module docstring).  Never raises: every exception is a failed point.
+    With ``warm_start`` one estimator object goes along the points in order.  A failure to apply
+    the scaling, or to make the estimator, fails every point.  Never raises: every exception is a
+    failed point.
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The method, unfitted.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features (or a precomputed kernel).
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' labels.
+    fit_rows : ndarray of int
+        The fold's training rows.
+    score_rows : ndarray of int
+        The held-out rows scored.
+    unlabeled_rows : ndarray of int or None
+        Rows passed as ``X_unlabeled`` to an estimator that takes them.
+    points : list of dict
+        The grid points, in order.
+    metric : str
+        The selection metric.
+    warm_start : bool
+        Fit one estimator along the points with ``warm_start=True``.
+    preprocess : str or None, default=None
+        The scaler fitted on ``fit_rows`` (:func:`~.preprocessing.preprocessed`).
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
+        How labels constant in ``fit_rows`` are handled (module docstring).
+
+    Returns
+    -------
+    list of tuple
+        One ``(score, error, warnings)`` per point: the selection metric on the held-out rows
+        (None when fitting or scoring raised), ``"ExceptionType: message"`` or None, and the
+        warnings raised (:func:`describe_warnings`).
     """
     # Any exception, not only ValueError: a task that raised would end the whole run.
     try:
@@ -219,10 +344,31 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
 
 
 def prepared(estimator, X, fit_rows, preprocess):
-    """X scaled by ``preprocess`` fitted on ``fit_rows``; ValueError for a precomputed kernel.
+    """Scale X by ``preprocess`` fitted on ``fit_rows``.
 
-    A precomputed kernel's entries are inner products of features that are already
-    fixed: scaling them as features would be meaningless.
+    A precomputed kernel's entries are inner products of features that are already fixed:
+    scaling them as features would be meaningless, so it is refused.
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The method (to tell whether X is a precomputed kernel).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features.
+    fit_rows : ndarray of int
+        The rows the scaler is fitted on.
+    preprocess : str or None
+        A scaler name, or None for X as it is.
+
+    Returns
+    -------
+    array-like or sparse matrix
+        X scaled (every row, with the statistics of ``fit_rows``), or X itself for None.
+
+    Raises
+    ------
+    ValueError
+        For a scaler on a precomputed kernel.
     """
     if preprocess is not None and _uses_precomputed_kernel(estimator):
         raise ValueError(f"preprocess={preprocess!r} cannot rescale a precomputed kernel; rescale the features first")
@@ -235,10 +381,22 @@ def _metric_value(metric, Y_true, model, X) -> float:
 
 
 def edge_of(values, chosen) -> str | None:
-    """``"lowest"`` or ``"highest"`` when ``chosen`` is that end of the numeric grid ``values``, else None.
+    """Tell whether ``chosen`` is the lowest or the highest value of the numeric grid ``values``.
 
     Only a grid of numbers (bools are not) with at least :data:`~.diagnostics.MIN_EDGE_GRID`
     distinct values has edges: a grid of two values has no interior, every choice in it is an end.
+
+    Parameters
+    ----------
+    values : sequence
+        The grid's values.
+    chosen : object
+        The chosen value.
+
+    Returns
+    -------
+    {"lowest", "highest"} or None
+        The edge ``chosen`` lies at, else None.
     """
     if not is_number(chosen) or not all(map(is_number, values)):
         return None
@@ -249,12 +407,26 @@ def edge_of(values, chosen) -> str | None:
 
 
 def valid_value(estimator, name: str, value) -> bool:
-    """Whether ``estimator`` accepts ``value`` for its parameter ``name``, by its own validation.
+    """Tell whether ``estimator`` accepts ``value`` for its parameter ``name``, by its own validation.
 
     The estimator is rebuilt with the value and its ``_validate_params`` (the check every
     :class:`~multilabel_core.MultiLabelEstimator` runs at the start of ``fit``, before any data
     are read) is called; an estimator without one accepts every value, and a value it cannot
     fit is then a failed grid point like any other.
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator with ``get_params``.
+    name : str
+        The parameter.
+    value : object
+        The value to try.
+
+    Returns
+    -------
+    bool
+        False when rebuilding or validating raised, else True.
     """
     try:
         probe = type(estimator)(**{**estimator.get_params(deep=False), name: value})
@@ -272,21 +444,34 @@ NATURAL_BOUNDS = (0, 1, -1)
 
 
 def next_grid_value(values, edge: str, estimator=None, name: str | None = None):
-    """The value one step beyond the ``edge`` (``"lowest"``/``"highest"``) of the numeric grid ``values``.
-
-    Returns ``(value, step)`` with ``step`` ``"geometric"`` or ``"arithmetic"`` (``", clipped at
-    B"`` added when the step left the valid range and was clipped at the bound B), or None
-    when no valid value lies beyond the edge.
+    """Return the value one step beyond the ``edge`` of the numeric grid ``values``.
 
     * A grid of values of one strict sign that is not evenly spaced is log-spaced: the step
       repeats the ratio of the two values at that edge (1e-5, 1e-4, ..., 0.01 -> 1e-6 or 0.1).
     * Any other grid (evenly spaced, or holding 0 or both signs) steps by the difference of
       the two values at that edge (5, 10, 15, 20 -> 0 or 25).
     * A grid of integers stays integer (the step rounded, at least 1).
-    * With ``estimator`` and ``name`` the value must pass :func:`valid_value`; when it does not,
-      the nearest of :data:`NATURAL_BOUNDS` strictly between the edge and the step is tried
-      (lam2 grid 0.001, 0.01, 0.1 stepping to -0.089 is clipped at 0; a probability 0.5, 0.7, 0.9
-      stepping to 1.1 is clipped at 1), and a grid whose edge is already that bound is not extended.
+
+    Parameters
+    ----------
+    values : sequence of numbers
+        The grid's values (at least two distinct).
+    edge : {"lowest", "highest"}
+        The edge to step beyond.
+    estimator : MultiLabelEstimator, optional
+        With ``name``: the value must pass :func:`valid_value`; when it does not, the nearest of
+        :data:`NATURAL_BOUNDS` strictly between the edge and the step is tried (lam2 grid 0.001,
+        0.01, 0.1 stepping to -0.089 is clipped at 0; a probability 0.5, 0.7, 0.9 stepping to 1.1
+        is clipped at 1), and a grid whose edge is already that bound is not extended.
+    name : str, optional
+        The parameter the grid is for.
+
+    Returns
+    -------
+    tuple of (number, str) or None
+        ``(value, step)`` with ``step`` ``"geometric"`` or ``"arithmetic"`` (``", clipped at B"``
+        added when the step left the valid range and was clipped at the bound B), or None when
+        no valid value lies beyond the edge.
     """
     grid = sorted(set(values))
     if len(grid) < 2 or not all(map(is_number, grid)):
@@ -317,13 +502,40 @@ def next_grid_value(values, edge: str, estimator=None, name: str | None = None):
 
 
 class InnerSearch:
-    """The inner search of one training part: its tasks, and the choice from their results.
+    """Run the inner search of one training part: its tasks, and the choice from their results.
 
     The runner gathers the tasks of several training parts into one parallel batch, then
     hands each search its slice of the results (:meth:`absorb`).  With ``grid_extensions``
     (module docstring) :meth:`extend` may then plan new points, whose tasks go with a later
     batch; :meth:`result` gives the choice once it plans none.  :meth:`choose` is
     :meth:`absorb` then :meth:`result`, for a search without extensions.
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The method, unfitted (copied for each fit).
+    grid : mapping of str to list
+        Parameter -> values to search.
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' binary labels.
+    train : ndarray of int
+        The training part's rows.
+    unlabeled : ndarray of int, optional
+        The outer unlabelled rows of a transductive part.
+    inner_cv : int, default=3
+        The number of inner folds.
+    metric : str, default="average_precision"
+        The selection metric.
+    seed : int, default=0
+        The seed of the inner folds.
+    preprocess : str or None, default=None
+        A scaler name (:data:`~.preprocessing.PREPROCESSORS`) fitted in each inner fold on its
+        training rows; None: no scaling.
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
+        How labels constant in an inner training part are handled
+        (:func:`~.constant_labels.fit_labels`).
+    grid_extensions : int, default=0
+        How many times a parameter's grid may be extended beyond an edge (>= 0).
     """
 
     def __init__(self, estimator, grid, Y, train, unlabeled=None, *, inner_cv=3, metric="average_precision", seed=0,
@@ -362,8 +574,21 @@ class InnerSearch:
         return len(self.folds) * len(self.chunks) if self.pending else 0
 
     def tasks(self, X, Y) -> list:
-        """The joblib ``delayed`` calls for the pending points, fold by fold; X and Y are passed whole
-        (see docs/experiments.md)."""
+        """Make the joblib ``delayed`` calls for the pending points, fold by fold.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            All rows' features, passed whole (see docs/experiments.md).
+        Y : ndarray of shape (n_samples, n_labels)
+            All rows' labels, passed whole.
+
+        Returns
+        -------
+        list
+            ``delayed(score_points)(...)`` calls, one per (fold, chunk of points); empty when no
+            point is pending.
+        """
         chunks = self.chunks if self.pending else []
         return [
             delayed(score_points)(
@@ -375,7 +600,13 @@ class InnerSearch:
         ]
 
     def absorb(self, results) -> None:
-        """Take the results of :meth:`tasks`, in order: the pending points become scored points."""
+        """Take the results of :meth:`tasks`, in order: the pending points become scored points.
+
+        Parameters
+        ----------
+        results : iterable of list
+            The tasks' results (:func:`score_points`), in the order of :meth:`tasks`.
+        """
         results = list(results)
         n_chunks = len(self.chunks)
         for k in range(len(self.folds)):
@@ -385,15 +616,40 @@ class InnerSearch:
         self.pending = []
 
     def result(self) -> tuple[dict, list[dict]]:
-        """``(chosen params, search record)`` over every point scored (:func:`select`); each entry
-        also says which ``extension`` added its point (0: the grid as given)."""
+        """Return the choice over every point scored (:func:`select`).
+
+        Returns
+        -------
+        tuple of (dict, list of dict)
+            ``(chosen params, search record)``, the record holding for each point its ``params``, mean
+            ``score``, ``status``, ``error`` (the first), ``fold_scores``, ``fold_errors``,
+            ``warnings`` and ``extension`` (which extension added the point; 0: the grid as given).
+
+        Raises
+        ------
+        SearchError
+            When no point could be scored.
+        """
         chosen, entries = select(self.points, self.fold_results, self.metric)
         for entry, round_ in zip(entries, self._rounds):
             entry["extension"] = round_
         return chosen, entries
 
     def choose(self, results) -> tuple[dict, list[dict]]:
-        """``(chosen params, search record)`` from the results of :meth:`tasks`, in order."""
+        """Choose from the results of :meth:`tasks`, in order: :meth:`absorb` then :meth:`result`.
+
+        Parameters
+        ----------
+        results : iterable of list
+            The tasks' results, in the order of :meth:`tasks`.
+
+        Returns
+        -------
+        tuple of (dict, list of dict)
+            ``(chosen params, search record)``, the record holding for each point its ``params``, mean
+            ``score``, ``status``, ``error`` (the first), ``fold_scores``, ``fold_errors``,
+            ``warnings`` and ``extension`` (which extension added the point; 0: the grid as given).
+        """
         self.absorb(results)
         return self.result()
 
@@ -407,9 +663,17 @@ class InnerSearch:
         return sum(e["param"] == name for e in self.extensions)
 
     def extend(self) -> bool:
-        """Extend the grid at the edges of the current choice; True when new points await their tasks.
+        """Extend the grid at the edges of the current choice.
 
-        Raises :class:`SearchError` when no point could be scored (as :meth:`result`).
+        Returns
+        -------
+        bool
+            True when new points await their tasks.
+
+        Raises
+        ------
+        SearchError
+            When no point could be scored (as :meth:`result`).
         """
         chosen, _ = select(self.points, self.fold_results, self.metric)
         added = []
@@ -433,11 +697,17 @@ class InnerSearch:
         return bool(self.pending)
 
     def extension_summary(self) -> dict:
-        """What the record keeps of the extensions: ``limit`` (per parameter), ``extensions`` (each one)
-        and ``at_edge``: each chosen value still at an edge of the searched grid, with ``param``,
-        ``value``, ``edge``, ``extensions`` (how many that parameter had) and ``reason``: ``"limit"``
-        (extended ``limit`` times), ``"valid range"`` (no valid value beyond the edge) or ``"off"``
-        (``limit`` 0).  Empty ``at_edge`` when no point could be scored."""
+        """Summarise the grid extensions for the record.
+
+        Returns
+        -------
+        dict
+            ``limit`` (per parameter), ``extensions`` (each one) and ``at_edge``: each chosen value
+            still at an edge of the searched grid, with ``param``, ``value``, ``edge``, ``extensions``
+            (how many that parameter had) and ``reason``: ``"limit"`` (extended ``limit`` times),
+            ``"valid range"`` (no valid value beyond the edge) or ``"off"`` (``limit`` 0).  Empty
+            ``at_edge`` when no point could be scored.
+        """
         try:
             chosen, _ = select(self.points, self.fold_results, self.metric)
         except SearchError:
@@ -456,13 +726,31 @@ class InnerSearch:
 
 
 def select(points, fold_results, metric) -> tuple[dict, list[dict]]:
-    """The chosen point and the search record, from per-fold results of every point.
+    """Choose the point and build the search record, from per-fold results of every point.
 
-    ``fold_results[k][p]`` is the ``(score, error, warnings)`` of point p on fold k.
-    Each entry of the record keeps, per inner fold, the score and the error
-    (``fold_scores``, ``fold_errors``: None where that fold's fit succeeded), so a
-    failure names its fold and its point.  Raises :class:`SearchError` when no point
-    has a score.
+    Each entry of the record keeps, per inner fold, the score and the error (``fold_scores``,
+    ``fold_errors``: None where that fold's fit succeeded), so a failure names its fold and its
+    point.
+
+    Parameters
+    ----------
+    points : list of dict
+        The grid points.
+    fold_results : list of list of tuple
+        ``fold_results[k][p]`` is the ``(score, error, warnings)`` of point p on fold k.
+    metric : str
+        The selection metric; its direction decides, ties going to the first point.
+
+    Returns
+    -------
+    tuple of (dict, list of dict)
+        The chosen point and the record: per point its ``params``, mean ``score``, ``status``,
+        ``error``, ``fold_scores``, ``fold_errors`` and ``warnings``.
+
+    Raises
+    ------
+    SearchError
+        When no point has a score.
     """
     greater = METRICS[metric].greater_is_better
     entries, best = [], None
@@ -500,14 +788,53 @@ def search_params(estimator, X, Y, grid, *, train=None, unlabeled=None, inner_cv
                   grid_extensions=0) -> tuple[dict, list[dict]]:
     """Choose the grid point of ``grid`` for ``estimator`` by inner cross-validation.
 
-    ``train`` are the rows to search on (default: all rows); ``unlabeled`` the outer
-    unlabelled rows of a transductive part; ``preprocess`` a scaler name fitted in each
-    inner fold on its training rows; ``constant_labels`` how labels constant in an inner
-    training part are handled; ``grid_extensions`` how many times a parameter's grid may be
-    extended beyond an edge its choice lies at (module docstring; 0: never).  Returns
-    ``(chosen params, search record)``, the record holding for each point its ``params``, mean
-    ``score``, ``status``, ``error`` (the first), ``fold_scores``, ``fold_errors`` and
-    ``extension``.  Tasks run through joblib with ``n_jobs``.
+    Tasks run through joblib with ``n_jobs``, each within its share of the cores.
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The method, unfitted (copied for each fit).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features (or a precomputed kernel between all rows).
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' binary labels.
+    grid : mapping of str to list
+        Parameter -> values to search.
+    train : array-like of int, optional
+        The rows to search on; None: all rows.
+    unlabeled : array-like of int, optional
+        The outer unlabelled rows of a transductive part.
+    inner_cv : int, default=3
+        The number of inner folds.
+    metric : str, default="average_precision"
+        The selection metric, a name of :data:`~multilabel_core.metrics.METRICS`.
+    seed : int, default=0
+        The seed of the inner folds.
+    n_jobs : int or None, default=None
+        joblib's number of parallel tasks.
+    preprocess : str or None, default=None
+        A scaler name (:data:`~.preprocessing.PREPROCESSORS`) fitted in each inner fold on its
+        training rows; None: no scaling.
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
+        How labels constant in an inner training part are handled
+        (:func:`~.constant_labels.fit_labels`).
+    grid_extensions : int, default=0
+        How many times a parameter's grid may be extended beyond an edge its choice lies at
+        (module docstring; 0: never).
+
+    Returns
+    -------
+    tuple of (dict, list of dict)
+        ``(chosen params, search record)``, the record holding for each point its ``params``, mean
+        ``score``, ``status``, ``error`` (the first), ``fold_scores``, ``fold_errors``,
+        ``warnings`` and ``extension`` (which extension added the point; 0: the grid as given).
+
+    Raises
+    ------
+    SearchError
+        When no grid point could be scored.
+    ValueError
+        For invalid data, an unknown metric or an invalid option.
     """
     X = check_X(X)
     Y = check_Y(Y, n_samples=X.shape[0])
