@@ -127,11 +127,25 @@ def assert_duality_gap(certificate, *, rtol: float = 1e-6, atol: float = 1e-9) -
 
 
 def assert_dual_ascent(certificate, *, rtol: float = 1e-12) -> None:
-    """The dual objective recorded per epoch (``record_dual=True``) never decreases.
+    """Assert that the dual objective recorded per epoch (``record_dual=True``) never decreases.
 
     For coordinate-descent solvers that maximise their dual: each epoch's value may fall
     below the previous one by at most ``rtol * max(1, |value|)`` (round-off), and the last
     recorded value is the certificate's dual.  A problem without variables records no epoch.
+
+    Parameters
+    ----------
+    certificate : Certificate
+        The certificate to check.
+        It must carry ``statistics["dual_trace"]``, one value per epoch.
+    rtol : float, default=1e-12
+        The relative round-off a step may lose.
+
+    Raises
+    ------
+    AssertionError
+        If the trace's length is not ``n_iter``, the dual decreases, or the last value is not
+        the certificate's dual.
     """
     certificate = _as_certificate(certificate)
     trace = np.asarray(certificate.statistics["dual_trace"], dtype=np.float64)
@@ -146,14 +160,40 @@ def assert_dual_ascent(certificate, *, rtol: float = 1e-12) -> None:
 
 
 def check_duality_gap(certificate, tol: float = 1e-6) -> None:
-    """``-tol <= gap / max(1, |primal|) <= tol``: :func:`assert_duality_gap` with one relative tolerance."""
+    """Assert ``-tol <= gap / max(1, |primal|) <= tol``: :func:`assert_duality_gap` with one relative tolerance.
+
+    Parameters
+    ----------
+    certificate : Certificate
+        The certificate to check.
+    tol : float, default=1e-6
+        The relative tolerance.
+
+    Raises
+    ------
+    AssertionError
+        If the gap is outside the tolerance (or the primal is not finite).
+    """
     certificate = _as_certificate(certificate)
     scale = max(1.0, abs(certificate.primal)) if math.isfinite(certificate.primal) else math.nan
     assert_duality_gap(certificate, rtol=tol, atol=tol * scale)
 
 
 def check_kkt(certificate, tol: float) -> None:
-    """The certificate's largest violation of the optimality conditions is finite and at most ``tol``."""
+    """Assert that the certificate's largest violation of the optimality conditions is at most ``tol``.
+
+    Parameters
+    ----------
+    certificate : Certificate
+        The certificate to check.
+    tol : float
+        The largest accepted ``kkt_violation`` (in the solver's own units).
+
+    Raises
+    ------
+    AssertionError
+        If ``kkt_violation`` is not finite or exceeds ``tol``.
+    """
     violation = _as_certificate(certificate).kkt_violation
     if not math.isfinite(violation) or violation > tol:
         raise AssertionError(f"KKT violation {violation!r} exceeds {tol:g} (solver {certificate.solver})")
@@ -211,7 +251,7 @@ def check_certificate_claims(
     certificate, *, gap_rtol: float | None = None, kkt_tol: float | None = None, rounding_rtol: float = 1e-6,
     where: str = "the certificate",
 ) -> None:
-    """A certificate's claims agree with its own numbers.
+    """Assert that a certificate's claims agree with its own numbers.
 
     Fails (AssertionError naming the check ``certificate claims``, the quantity and the
     tolerance) when
@@ -227,6 +267,26 @@ def check_certificate_claims(
       coarse bound: the units of a solver's KKT measure are its own).
 
     A certificate with ``converged=False`` claims nothing but weak duality.
+
+    Parameters
+    ----------
+    certificate : Certificate
+        The certificate to check.
+    gap_rtol : float or None, default=None
+        The relative gap a converged claim is held to (the solver's declared one when smaller;
+        None: the declared one, else :data:`CLAIM_RTOL`).
+    kkt_tol : float or None, default=None
+        The KKT violation a converged claim is held to (None: the declared one, else
+        :data:`CLAIM_KKT_RTOL` ``* max(1, |primal|)``).
+    rounding_rtol : float, default=1e-6
+        How far, relative to ``max(1, |primal|)``, the dual may exceed the primal.
+    where : str, default="the certificate"
+        What the certificate is, for the message.
+
+    Raises
+    ------
+    AssertionError
+        Naming the refuted claim, the quantity and the tolerance.
 
     Examples
     --------
@@ -534,7 +594,7 @@ def assert_matches_reference(
 def assert_convex(
     f: Callable, a, b, *, n_points: int = 11, rtol: float = 1e-9, atol: float = 1e-12, random_state=0
 ) -> None:
-    """Jensen's inequality for ``f`` on the segment [a, b], at random points of it.
+    """Assert Jensen's inequality for ``f`` on the segment [a, b], at random points of it.
 
     Draws ``n_points - 2`` points theta in (0, 1) (seeded by ``random_state``), adds the
     end points, and checks at every point that ``f`` lies below the chord between its
@@ -554,6 +614,13 @@ def assert_convex(
         Round-off allowance.
     random_state : int or None
         Seed of the interior points.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` differ in shape or ``n_points < 3``.
+    AssertionError
+        If ``f`` is not finite on the segment or lies above a chord.
 
     Examples
     --------
@@ -588,9 +655,25 @@ check_convexity = assert_convex
 
 
 def assert_convex_loss(loss, Y, T1, T2, **options) -> None:
-    """:func:`assert_convex` for a :class:`~multilabel_core.base.Loss` in its scores, targets ``Y`` fixed.
+    """Assert that a :class:`~multilabel_core.base.Loss` is convex in its scores, targets ``Y`` fixed.
 
-    ``options`` go to :func:`assert_convex`.
+    Parameters
+    ----------
+    loss : Loss
+        The loss.
+    Y : ndarray of shape (n, L)
+        The targets, held fixed.
+    T1 : ndarray of shape (n, L)
+        One end of the segment of scores.
+    T2 : ndarray of shape (n, L)
+        The other end.
+    **options
+        Passed to :func:`assert_convex` (``n_points``, ``rtol``, ``atol``, ``random_state``).
+
+    Raises
+    ------
+    AssertionError
+        If the loss lies above a chord on the segment.
 
     Examples
     --------
@@ -603,9 +686,23 @@ def assert_convex_loss(loss, Y, T1, T2, **options) -> None:
 
 
 def assert_convex_regularizer(regularizer, W1, W2, **options) -> None:
-    """:func:`assert_convex` for a :class:`~multilabel_core.base.Regularizer` in its weights.
+    """Assert that a :class:`~multilabel_core.base.Regularizer` is convex in its weights.
 
-    ``options`` go to :func:`assert_convex`.
+    Parameters
+    ----------
+    regularizer : Regularizer
+        The regulariser.
+    W1 : ndarray of shape (d, L)
+        One end of the segment of weights.
+    W2 : ndarray of shape (d, L)
+        The other end.
+    **options
+        Passed to :func:`assert_convex` (``n_points``, ``rtol``, ``atol``, ``random_state``).
+
+    Raises
+    ------
+    AssertionError
+        If the regulariser lies above a chord on the segment.
 
     Examples
     --------
@@ -624,7 +721,7 @@ def check_solver(
     equality: bool = True, kkt_tol: float = 1e-6, gap_tol: float = 1e-6, random_state: int = 0,
     warm_start_passes: int = 1,
 ) -> None:
-    """Conformance of a dual solver on many problems.
+    """Check the conformance of a dual solver on many problems.
 
     For every problem: the certificate is ``converged``; the returned alpha is feasible
     (in its box and, with ``equality``, on the equality constraints); the certificate is
@@ -658,6 +755,13 @@ def check_solver(
     warm_start_passes : int, default 1
         Most iterations a solve warm started at the optimum may take.
 
+    Raises
+    ------
+    AssertionError
+        Naming the first property a problem's solve breaks.
+
+    Notes
+    -----
     The first solve that returns ``converged=False`` ends the check at once, with its
     certificate and the problem's shapes in the message: under hypothesis, no further
     example is solved (shrinking one would rerun the solver to ``max_iter`` each time).
@@ -762,7 +866,7 @@ def _check_solver_on(solve, problem, *, gradient, upper, signs, equality, kkt_to
 
 
 def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6, warm_start_passes: int = 1) -> None:
-    """Conformance of a registered method (its name or its :class:`MethodSpec`).
+    """Check the conformance of a registered method.
 
     Checks, in order: the registration fields; that the estimator is constructible with
     its defaults, stores its parameters unchanged and round-trips get_params/set_params;
@@ -786,6 +890,25 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6, warm_s
     training rows accepted (one all-0 and one all-1 column added: one ConstantLabelWarning naming
     both, ``constant_labels_``, predictions of their values, scores of their sign, and the other
     labels' scores those of the fit without them, exactly: the same computation).
+
+    Parameters
+    ----------
+    method : str or MethodSpec
+        The registered method's name or its :class:`MethodSpec`.
+    random_state : int, default=0
+        Seed of the data and of the estimator (when it has a ``random_state``).
+    gap_tol : float, default=1e-6
+        The relative duality-gap tolerance of the certificate checks: how far below zero a
+        relative gap may fall, and how closely refits (permuted, warm-started) must agree.
+    warm_start_passes : int, default=1
+        Most iterations a warm-started refit may take (for a method with ``warm_start``).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is neither a registered name nor a MethodSpec.
+    AssertionError
+        Naming the first check the method fails.
     """
     spec = get_method(method) if isinstance(method, str) else method
     if not isinstance(spec, MethodSpec):
