@@ -34,11 +34,21 @@ MIN_EDGE_GRID = 3
 
 
 def failed_stage(record) -> str | None:
-    """``"search"`` (the inner search could not choose), ``"fit"`` (the final fit or
-    prediction raised) or None for a record that did not fail.
+    """Tell at which stage a record failed.
 
-    Records written before the runner stored ``failed_stage`` are classified by the
-    error the runner wrote for a search failure.
+    Records written before the runner stored ``failed_stage`` are classified by the error the
+    runner wrote for a search failure.
+
+    Parameters
+    ----------
+    record : mapping
+        One record of the run.
+
+    Returns
+    -------
+    {"search", "fit"} or None
+        ``"search"`` (the inner search could not choose), ``"fit"`` (the final fit or prediction
+        raised) or None for a record that did not fail.
     """
     if record["status"] != "failed":
         return None
@@ -58,14 +68,22 @@ def _failed_folds(entry) -> list[int] | None:
 
 
 def failures(records) -> list[dict]:
-    """One row per failed grid point of a search and per failed split, in record order.
+    """List one row per failed grid point of a search and per failed split, in record order.
 
-    Each row: ``method``, ``dataset``, ``split``, ``stage`` (``"grid point"``: a point
-    of the inner search raised on some folds; ``"search"`` or ``"fit"``: the split
-    failed, :func:`failed_stage`), ``params`` (the grid point; for a split, the
-    parameters of its final fit, or None), ``folds`` (the inner folds where the point
-    raised, None when unknown or for a split), ``n_folds`` (inner folds of the search),
-    ``n_fits`` (failed fits this row counts) and ``error`` (the first error).
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``method``, ``dataset``, ``split``, ``stage`` (``"grid point"``: a point of the
+        inner search raised on some folds; ``"search"`` or ``"fit"``: the split failed,
+        :func:`failed_stage`), ``params`` (the grid point; for a split, the parameters of its
+        final fit, or None), ``folds`` (the inner folds where the point raised, None when unknown
+        or for a split), ``n_folds`` (inner folds of the search), ``n_fits`` (failed fits this row
+        counts) and ``error`` (the first error).
     """
     rows = []
     for record in records:
@@ -101,9 +119,20 @@ def failures(records) -> list[dict]:
 
 
 def failure_counts(records) -> dict:
-    """``n_failed_fits``, of which ``n_failed_inner_fits`` in the searches; ``n_failed_points``
-    (failed grid points, over all searches), ``n_failed_splits`` and
-    ``n_searches_with_failures`` (splits whose search lost a point)."""
+    """Count the run's failures.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    dict
+        ``n_failed_fits``, of which ``n_failed_inner_fits`` in the searches; ``n_failed_points``
+        (failed grid points, over all searches), ``n_failed_splits`` and
+        ``n_searches_with_failures`` (splits whose search lost a point).
+    """
     rows = failures(records)
     return {
         "n_failed_fits": sum(row["n_fits"] for row in rows),
@@ -117,7 +146,18 @@ def failure_counts(records) -> dict:
 
 
 def search_summary(record) -> dict:
-    """``n_points`` searched and ``n_failed_points`` of a record's inner search (0 and 0 without one)."""
+    """Count the points of a record's inner search.
+
+    Parameters
+    ----------
+    record : mapping
+        One record of the run.
+
+    Returns
+    -------
+    dict
+        ``n_points`` searched and ``n_failed_points`` (0 and 0 without a search).
+    """
     search = record.get("search") or []
     return {
         "n_points": len(search),
@@ -126,18 +166,41 @@ def search_summary(record) -> dict:
 
 
 def is_number(value) -> bool:
-    """A real number that is not a bool (a grid value a plot can place on an axis, an edge can be read from)."""
+    """Tell whether ``value`` is a real number that is not a bool.
+
+    A grid value a plot can place on an axis, and an edge can be read from.
+
+    Parameters
+    ----------
+    value : object
+        A grid value.
+
+    Returns
+    -------
+    bool
+        True for an ``numbers.Real`` that is not a bool.
+    """
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def grid_edges(record) -> list[dict]:
-    """The chosen values of a successful record that lie at an edge of their grid.
+    """List the chosen values of a successful record that lie at an edge of their grid.
 
-    For each chosen parameter whose searched values are all numbers, at least
-    :data:`MIN_EDGE_GRID` distinct ones: a row ``param``, ``value``, ``edge``
-    (``"lowest"`` or ``"highest"``), ``grid`` (the distinct values, sorted).  The grid is
-    read from the record's search entries, failed points included: a failed point is
-    still part of the grid that was asked for.
+    The grid is read from the record's search entries, failed points included: a failed point
+    is still part of the grid that was asked for.
+
+    Parameters
+    ----------
+    record : mapping
+        One record of the run.
+
+    Returns
+    -------
+    list of dict
+        For each chosen parameter whose searched values are all numbers, at least
+        :data:`MIN_EDGE_GRID` distinct ones, and whose choice is an end: a row ``param``,
+        ``value``, ``edge`` (``"lowest"`` or ``"highest"``), ``grid`` (the distinct values,
+        sorted).  Empty for a failed record or one without a search.
     """
     search = record.get("search") or []
     if record["status"] != "ok" or not search:
@@ -157,11 +220,19 @@ def grid_edges(record) -> list[dict]:
 
 
 def grid_edge_counts(records) -> list[dict]:
-    """Per (dataset, method, parameter) with a chosen value at a grid edge: how often.
+    """Count, per (dataset, method, parameter) with a chosen value at a grid edge, how often.
 
-    Each row: ``dataset``, ``method``, ``param``, ``lowest`` and ``highest`` (splits
-    whose choice is that edge), ``n_searched`` (successful splits of the method on the
-    dataset with a search) and ``grid`` (the distinct values of the first such split).
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``dataset``, ``method``, ``param``, ``lowest`` and ``highest`` (splits whose
+        choice is that edge), ``n_searched`` (successful splits of the method on the dataset with
+        a search) and ``grid`` (the distinct values of the first such split).
     """
     rows = []
     for (dataset, method), group in group_records(records).items():
@@ -179,20 +250,41 @@ def grid_edge_counts(records) -> list[dict]:
 
 
 def n_grid_edges(edge_counts) -> int:
-    """How many chosen values lie at a grid edge, over the rows of :func:`grid_edge_counts`."""
+    """Count the chosen values that lie at a grid edge, over the rows of :func:`grid_edge_counts`.
+
+    Parameters
+    ----------
+    edge_counts : iterable of dict
+        Rows of :func:`grid_edge_counts`.
+
+    Returns
+    -------
+    int
+        The sum of their ``lowest`` and ``highest`` counts.
+    """
     return sum(row["lowest"] + row["highest"] for row in edge_counts)
 
 
 def constant_label_counts(records) -> list[dict]:
-    """Per dataset whose records name constant labels: how many, in how many splits, and how handled.
+    """Count, per dataset whose records name constant labels, how many, in how many splits, and how handled.
 
-    Each row: ``dataset``, ``option`` (the run's ``constant_labels``), ``labels`` (every label
-    constant in some split's training part, sorted), ``n_labels`` (how many),
-    ``n_splits`` (splits of the dataset), ``n_splits_constant`` (splits whose training part
-    has a constant label), ``n_inner_folds`` and ``n_inner_folds_constant`` (the same over
-    the inner folds of the searches), ``label_names`` (of ``labels``).  The constant labels
-    depend on the split only, so each split is read once, from its first record.  Datasets
-    without any constant label, and records written before the option existed, give no row.
+    The constant labels depend on the split only, so each split is read once, from its first
+    record.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``dataset``, ``option`` (the run's ``constant_labels``), ``labels`` (every label
+        constant in some split's training part, sorted), ``n_labels`` (how many), ``n_splits``
+        (splits of the dataset), ``n_splits_constant`` (splits whose training part has a constant
+        label), ``n_inner_folds`` and ``n_inner_folds_constant`` (the same over the inner folds of
+        the searches), ``label_names`` (of ``labels``).  Datasets without any constant label, and
+        records written before the option existed, give no row.
     """
     per_split: dict = {}
     for record in records:
@@ -222,7 +314,19 @@ def constant_label_counts(records) -> list[dict]:
 
 
 def constant_labels_sentence(row: dict) -> str:
-    """One line of :func:`constant_label_counts` for people: what was constant, and what was done."""
+    """Write one row of :func:`constant_label_counts` for people: what was constant, and what was done.
+
+    Parameters
+    ----------
+    row : dict
+        A row of :func:`constant_label_counts`.
+
+    Returns
+    -------
+    str
+        One line naming the dataset, the constant labels and their counts, and how the option
+        handled them.
+    """
     pairs = zip(row["labels"], row["label_names"])
     shown = ", ".join(f"{j} ({name})" if name != str(j) else str(j) for j, name in pairs)
     outer = (
