@@ -63,11 +63,22 @@ _SEGMENT_POINTS = 9
 
 
 def evaluation_error(value: float, point: np.ndarray, subgradient: np.ndarray) -> float:
-    """First-order bound on the rounding of one evaluation ``f(point) = value`` of a convex function.
+    """Bound the rounding of one evaluation ``f(point) = value`` of a convex function, to first order.
 
-    ``gamma_{m + ULPS} (|f(x)| + sum |g * x| + sum |g|)`` for the ``m`` entries of ``x`` and a
-    subgradient ``g`` at ``x`` (see the module docstring), times the slack of the first-order
-    bounds for their O(u^2) terms.
+    Parameters
+    ----------
+    value : float
+        The computed ``f(x)``.
+    point : ndarray
+        The point x (m entries).
+    subgradient : ndarray
+        A subgradient g at x, of x's shape.
+
+    Returns
+    -------
+    float
+        ``gamma_{m + ULPS} (|f(x)| + sum |g * x| + sum |g|)`` (see the module docstring),
+        times the slack of the first-order bounds for their O(u^2) terms.
     """
     point, subgradient = np.asarray(point, dtype=np.float64), np.asarray(subgradient, dtype=np.float64)
     magnitude = abs(value) + float(np.abs(subgradient * point).sum()) + float(np.abs(subgradient).sum())

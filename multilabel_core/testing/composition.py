@@ -45,7 +45,20 @@ ROLES = ("loss", "regularizer", "relation", "solver", "kernel")
 
 @attrs.frozen
 class CompositionOutcome:
-    """One composition's end: its parts by name, the outcome, and the detail (error or ignored role)."""
+    """One composition's end: its parts by name, the outcome, and the detail.
+
+    Parameters
+    ----------
+    parts : tuple
+        The parts' names, in the order of the roles (loss, regularizer, relation, solver,
+        kernel).
+    outcome : str
+        One of :data:`OUTCOMES`.
+    detail : str, default=""
+        The error, or the role that was ignored.
+    seconds : float, default=0.0
+        How long the fit took.
+    """
 
     parts: tuple
     outcome: str
@@ -102,12 +115,25 @@ def _factory(role: str, name: str):
 
 
 def declared_no_op(estimator, default_estimator) -> bool:
-    """Whether two fitted compositions solved one problem by construction (same solver, same problem data).
+    """Decide whether two fitted compositions solved one problem by construction.
 
     A part that differs by name but defines the same problem on these data (a label covariance
     regulariser held at Omega = I is the Frobenius norm) may give the same decision values without
     being ignored: the two fits' regularisers then have the same ``label_gram`` and the same value
     on the fitted weights, and their losses the same value on the training scores.
+
+    Parameters
+    ----------
+    estimator : ComposedEstimator
+        A fitted composition.
+    default_estimator : ComposedEstimator
+        The fitted composition with the default parts it is compared with.
+
+    Returns
+    -------
+    bool
+        True when both used the same solver class and every other part is equal (a
+        regulariser may differ if its ``label_gram`` agrees on these labels).
     """
     a, b = estimator.parts_, default_estimator.parts_
     if type(a["solver"]) is not type(b["solver"]):
@@ -139,15 +165,25 @@ def composition_matrix(
 
     Parameters
     ----------
-    X, Y : training data (small: every combination is fitted or refused on it).
-    kernels : kernel names to cross with (default linear and RBF).
-    solvers : solver names (default every registered solver, plus ``"auto"`` when ``include_auto``).
+    X, Y : array_like
+        Training data (small: every combination is fitted or refused on it).
+    kernels : tuple of str, default=("linear", "rbf")
+        Kernel names to cross with.
+    solvers : list of str or None, default=None
+        Solver names (None: every registered solver, plus ``"auto"`` when ``include_auto``).
     component_params : mapping, optional
         ``(role, name) -> params`` for components with parameters that have no default (LowRank's
         ``rank``): passed as ``<role>_params``.  A component left out is named without them, and must
         then be refused with a ValueError naming the parameter.
     time_limit : float or None
         Seconds one fit may take before it counts as a hang (POSIX main thread only).
+    include_auto : bool, default=True
+        Whether ``solver="auto"`` is among the default solvers.
+
+    Returns
+    -------
+    list of CompositionOutcome
+        One outcome per combination.
     """
     from ..estimator import ComposedEstimator
 
@@ -222,7 +258,20 @@ def composition_matrix(
 
 
 def summarize(outcomes) -> dict:
-    """Counts by outcome (every name of :data:`OUTCOMES`, zeros included) and the failures' details."""
+    """Count the outcomes and list the failures' details.
+
+    Parameters
+    ----------
+    outcomes : iterable of CompositionOutcome
+        What :func:`composition_matrix` returned.
+
+    Returns
+    -------
+    dict
+        ``"counts"`` by outcome (every name of :data:`OUTCOMES`, zeros included),
+        ``"total"``, ``"failures"`` (parts, outcome and the first 300 characters of the
+        detail of each outcome other than fitted and refused) and ``"seconds"``.
+    """
     counts = collections.Counter(o.outcome for o in outcomes)
     failures = [o for o in outcomes if o.outcome not in ("fitted", "refused")]
     return {

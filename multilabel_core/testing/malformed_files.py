@@ -53,6 +53,23 @@ MULAN_ARFF = b"@relation r\n@attribute f1 numeric\n@attribute l1 {0,1}\n@attribu
 
 
 class MalformedFile(NamedTuple):
+    """One malformed or hostile data file and what a loader must do with it.
+
+    Parameters
+    ----------
+    name : str
+        The case's name (a folder name for :func:`write_case`).
+    format : str
+        ``"libsvm"``, ``"meka"``, ``"mulan"``, ``"mulan-xml"``, ``"csv"`` or ``"npz"``, with a
+        ``".gz"`` suffix when ``data`` is gzipped (see the module docstring).
+    data : bytes
+        The file's bytes.
+    expectation : str or tuple of int
+        :data:`ERROR` when the loader must raise
+        :class:`~multilabel_core.datasets.DataFormatError`, else the ``(n_samples,
+        n_features, n_labels)`` of the dataset it must return.
+    """
+
     name: str
     format: str
     data: bytes
@@ -60,11 +77,25 @@ class MalformedFile(NamedTuple):
 
 
 def gzip_bomb(total: int, unit: bytes, head: bytes = b"") -> bytes:
-    """A gzip file of ``head`` then ``unit`` repeated up to ``total`` bytes (a multiple of 1 MiB).
+    """Build a gzip file of ``head`` then ``unit`` repeated up to ``total`` bytes.
 
     Every MiB is deflated after a full flush, which resets the compressor's window, so the
     compressed block of one MiB is the same each time and is simply repeated: a few hundred
     kilobytes hold hundreds of megabytes without ever building them.
+
+    Parameters
+    ----------
+    total : int
+        The decompressed size in bytes, a multiple of 1 MiB.
+    unit : bytes
+        The repeated content.
+    head : bytes, default=b""
+        What the decompressed text starts with (e.g. a header line).
+
+    Returns
+    -------
+    bytes
+        The gzip file.
     """
     chunk = (unit * (2**20 // len(unit) + 1))[: 2**20]
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
@@ -456,7 +487,25 @@ WIDTH_CASES: list[str] = [
 
 
 def write_case(case: MalformedFile, folder) -> Path:
-    """Write ``case`` into ``folder`` (created) and return the path to load, e.g. with ``load_dataset``."""
+    """Write ``case`` into ``folder`` and return the path to load, e.g. with ``load_dataset``.
+
+    Parameters
+    ----------
+    case : MalformedFile
+        The case to write.
+    folder : str or path-like
+        The folder, created when missing (a Mulan case also gets its partner file there).
+
+    Returns
+    -------
+    pathlib.Path
+        The path of the data file.
+
+    Raises
+    ------
+    ValueError
+        If the case's format is unknown.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     kind, gz = case.format.removesuffix(".gz"), ".gz" if case.format.endswith(".gz") else ""

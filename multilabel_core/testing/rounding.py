@@ -47,7 +47,20 @@ _ELEMENTWISE_ULPS = 4
 
 
 def gamma(n: int) -> float:
-    """``gamma_n = n u / (1 - n u)``: the relative error bound of an n-term sum or inner product."""
+    """Compute ``gamma_n = n u / (1 - n u)``, the relative error bound of an n-term sum or inner product.
+
+    Higham, *Accuracy and Stability of Numerical Algorithms*, section 3.1.
+
+    Parameters
+    ----------
+    n : int
+        The number of terms.
+
+    Returns
+    -------
+    float
+        gamma_n for the unit roundoff u of float64.
+    """
     if n * U >= 1:
         raise ValueError(f"gamma_n is undefined for n u >= 1 (n = {n})")
     return n * U / (1 - n * U)
@@ -58,7 +71,7 @@ def _dense(X) -> np.ndarray:
 
 
 def kernel_rounding_bound(kernel: Kernel, X, Z) -> np.ndarray | None:
-    """Largest ``|K - K'|`` entrywise for two evaluations of ``kernel(X, Z)``; None for a kernel it does not know.
+    """Bound ``|K - K'|`` entrywise for two evaluations of ``kernel(X, Z)``.
 
     linear, ``x.z``: ``2 gamma_d |x|.|z|``.  RBF, ``exp(-g D)`` with
     ``D = ||x||^2 + ||z||^2 - 2 x.z`` (clipped at 0, which cannot widen a difference):
@@ -67,6 +80,20 @@ def kernel_rounding_bound(kernel: Kernel, X, Z) -> np.ndarray | None:
     Polynomial, ``h^p`` with ``h = g x.z + c``: ``dh <= g 2 gamma_d |x|.|z| + 2 u (|g x.z| + |h|)``
     and ``|d h^p| <= p |h|^(p-1) dh``.  Precomputed: the values are the input, 0.
     exp and pow themselves add ``2 * _ELEMENTWISE_ULPS`` ulps.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The resolved kernel.
+    X : ndarray or sparse matrix of shape (n, d)
+        The first rows.
+    Z : ndarray or sparse matrix of shape (m, d)
+        The second rows.
+
+    Returns
+    -------
+    ndarray of shape (n, m) or None
+        The entrywise bound; None for a kernel this function does not know.
     """
     if isinstance(kernel, PrecomputedKernel):
         return np.zeros((np.shape(X)[0], np.shape(Z)[0]))
@@ -128,12 +155,24 @@ def _kernel_form(estimator, X):
 
 
 def score_rounding_bound(estimator, X, scores=None) -> np.ndarray | None:
-    """Entrywise bound (n, L) on ``|f - f'|`` for two evaluations of ``estimator.decision_function(X)``.
+    """Bound ``|f - f'|`` entrywise for two evaluations of ``estimator.decision_function(X)``.
 
-    None when the estimator's scores are not one of the forms this module knows (see the
-    module docstring), or when ``scores`` (``decision_function(X)`` by default) is not
-    within the form's own bound of the form's value: then the estimator computes its
-    scores some other way, and no bound is claimed for it.
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        A fitted estimator.
+    X : array_like or sparse matrix of shape (n, d)
+        The rows scored.
+    scores : ndarray of shape (n, L) or None, default=None
+        The scores to check the form against (None: ``decision_function(X)``).
+
+    Returns
+    -------
+    ndarray of shape (n, L) or None
+        The entrywise bound; None when the estimator's scores are not one of the forms this
+        module knows (see the module docstring), or when ``scores`` is not within the form's
+        own bound of the form's value: then the estimator computes its scores some other way,
+        and no bound is claimed for it.
     """
     if scores is None:
         scores = estimator.decision_function(X)
