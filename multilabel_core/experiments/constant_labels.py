@@ -55,14 +55,43 @@ DEFAULT_CONSTANT_LABELS = "refuse"
 
 
 def check_constant_labels(value) -> str:
-    """``value`` if it is one of :data:`CONSTANT_LABELS`; ValueError naming them otherwise."""
+    """Check the ``constant_labels`` option.
+
+    Parameters
+    ----------
+    value : object
+        The option's value.
+
+    Returns
+    -------
+    str
+        ``value``, one of :data:`CONSTANT_LABELS`.
+
+    Raises
+    ------
+    ValueError
+        Naming the valid values, for anything else.
+    """
     if not isinstance(value, str) or value not in CONSTANT_LABELS:
         raise ValueError(f"constant_labels must be one of {', '.join(CONSTANT_LABELS)}; got {value!r}")
     return value
 
 
 def constant_columns(Y) -> tuple[np.ndarray, np.ndarray]:
-    """``(indices, values)`` of the columns of ``Y`` (n, L) that take one value (0 or 1) only."""
+    """Find the columns of ``Y`` that take one value (0 or 1) only.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, L)
+        Binary labels.
+
+    Returns
+    -------
+    indices : ndarray of int
+        The constant columns.
+    values : ndarray of int8
+        The value each holds.
+    """
     Y = np.asarray(Y)
     counts = Y.sum(axis=0)
     constant = np.flatnonzero((counts == 0) | (counts == Y.shape[0]))
@@ -70,23 +99,52 @@ def constant_columns(Y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def constant_scores(fitted_scores: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """The scores of constant labels of ``values`` (0/1) beside ``fitted_scores`` (module docstring).
+    """Score the constant labels of ``values`` (0/1) beside ``fitted_scores`` (module docstring).
 
-    Only the finite fitted scores set the bounds; non-finite ones are left for the
-    metrics to refuse, as they would be without constant labels.  ValueError when the
-    finite scores reach the end of the float range, where no finite score lies beyond.
+    Only the finite fitted scores set the bounds; non-finite ones are left for the metrics to
+    refuse, as they would be without constant labels.
+
+    Parameters
+    ----------
+    fitted_scores : ndarray of shape (n, k)
+        The learned labels' scores on the rows of one test part.
+    values : ndarray of shape (c,)
+        The constant labels' training values (0 or 1).
+
+    Returns
+    -------
+    ndarray of shape (c,)
+        One score per constant label, the same for every row: with ``low`` and ``high`` the
+        least and the greatest of the finite fitted scores and 0, ``low - max(1, |low|)`` for a
+        0 and ``high + max(1, |high|)`` for a 1.
+
+    Raises
+    ------
+    ValueError
+        When the finite scores reach the end of the float range, where no finite score lies
+        beyond.
     """
     return constant_label_scores(fitted_scores, values)
 
 
 class PartialModel:
-    """A model fitted with some label columns constant, its constant columns rescored per test part.
+    """Wrap a model fitted with some label columns constant, its constant columns rescored per test part.
 
-    ``model`` is the fitted estimator (its outputs have all ``n_labels`` columns);
-    ``fitted`` are the labels it learned, ``constant`` the others and ``values`` their
-    training values.  :meth:`decision_function` gives the model's scores with each constant
-    column replaced by :func:`constant_scores` of the learned columns of those rows;
-    :meth:`predict` is the model's.
+    :meth:`decision_function` gives the model's scores with each constant column replaced by
+    :func:`constant_scores` of the learned columns of those rows; :meth:`predict` is the model's.
+
+    Parameters
+    ----------
+    model : MultiLabelEstimator
+        The fitted estimator (its outputs have all ``n_labels`` columns).
+    n_labels : int
+        The number of labels L.
+    fitted : ndarray of int
+        The labels it learned.
+    constant : ndarray of int
+        The labels constant in training.
+    values : ndarray of int8
+        Their training values (0 or 1).
     """
 
     def __init__(self, model, n_labels: int, fitted, constant, values):
@@ -97,26 +155,64 @@ class PartialModel:
         self.values = np.asarray(values, dtype=np.int8)
 
     def decision_function(self, X) -> np.ndarray:
-        """Return the model's scores on ``X`` with the constant columns rescored on these rows."""
+        """Return the model's scores on ``X`` with the constant columns rescored on these rows.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels)
+            The scores, float64.
+        """
         scores = np.array(self.model.decision_function(X), dtype=np.float64)
         scores[:, self.constant] = constant_scores(scores[:, self.fitted], self.values)
         return scores
 
     def predict(self, X) -> np.ndarray:
-        """Return the model's own predictions on ``X``."""
+        """Return the model's own predictions on ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels)
+            The model's {0, 1} predictions.
+        """
         return np.asarray(self.model.predict(X))
 
 
 def fit_labels(fit, Y_fit, constant_labels: str):
-    """Fit through ``fit(Y_fit)`` as ``constant_labels`` says; returns the predictor.
+    """Fit through ``fit(Y_fit)`` as ``constant_labels`` says.
 
-    ``fit`` fits the model on the training rows' labels and returns the fitted model.  When
-    no column of ``Y_fit`` is constant the model is fitted and returned.  Otherwise, under
-    ``"refuse"`` the ValueError of :func:`~multilabel_core.validation.check_Y` with
-    ``require_both_classes`` names the first constant column (nothing is fitted); under
-    ``"predict_constant"`` the model is fitted on every column (the estimator predicts the
-    constant ones itself) and wrapped in a :class:`PartialModel`; ValueError when every
-    column is constant: there is nothing to fit.
+    Parameters
+    ----------
+    fit : callable
+        ``fit(Y_fit)`` fits the model on the training rows' labels and returns the fitted model.
+    Y_fit : ndarray of shape (n, L)
+        The training rows' labels.
+    constant_labels : {"refuse", "predict_constant"}
+        When no column of ``Y_fit`` is constant the model is fitted and returned.  Otherwise,
+        under ``"refuse"`` nothing is fitted; under ``"predict_constant"`` the model is fitted on
+        every column (the estimator predicts the constant ones itself) and wrapped in a
+        :class:`PartialModel`.
+
+    Returns
+    -------
+    object
+        The fitted model, or a :class:`PartialModel` around it.
+
+    Raises
+    ------
+    ValueError
+        Under ``"refuse"``, the error of :func:`~multilabel_core.validation.check_Y` with
+        ``require_both_classes`` naming the first constant column; when every column is
+        constant: there is nothing to fit; for an unknown option.
     """
     check_constant_labels(constant_labels)
     constant, values = constant_columns(Y_fit)
@@ -132,7 +228,24 @@ def fit_labels(fit, Y_fit, constant_labels: str):
 
 
 def embed_square(matrix, fitted, n_labels: int, fill):
-    """An (n_labels, n_labels) array with ``matrix`` (over the labels ``fitted``) in place, ``fill`` elsewhere."""
+    """Place ``matrix`` (over the labels ``fitted``) in an (n_labels, n_labels) array, ``fill`` elsewhere.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (k, k)
+        A label-by-label matrix over the learned labels.
+    fitted : array-like of int of length k
+        The learned labels' indices.
+    n_labels : int
+        The number of labels L.
+    fill : scalar
+        The value of every other entry.
+
+    Returns
+    -------
+    ndarray of shape (n_labels, n_labels)
+        The embedded matrix, of the common dtype of ``matrix`` and ``fill``.
+    """
     matrix = np.asarray(matrix)
     full = np.full((n_labels, n_labels), fill, dtype=np.result_type(matrix.dtype, np.asarray(fill).dtype))
     full[np.ix_(fitted, fitted)] = matrix

@@ -61,7 +61,20 @@ class Standardizer:
     """
 
     def fit(self, X):
-        """Learn each feature's mean and standard deviation from ``X`` (n, d); return ``self``."""
+        """Learn each feature's mean and standard deviation from ``X``.
+
+        Sparse X is not centred later, so only its deviations matter.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Features (converted to float64; sparse stays sparse).
+
+        Returns
+        -------
+        object
+            ``self``, fitted.
+        """
         X = _as_float(X)
         if sp.issparse(X):
             self.mean_ = np.asarray(X.mean(axis=0)).ravel()
@@ -74,7 +87,18 @@ class Standardizer:
         return self
 
     def transform(self, X):
-        """Return ``X`` centred (dense data only) and scaled by the fitted deviations."""
+        """Return ``X`` centred (dense data only) and scaled by the fitted deviations.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Features (converted to float64; sparse stays sparse).
+
+        Returns
+        -------
+        ndarray or sparse matrix of shape (n, d)
+            The scaled features, float64, of X's kind.
+        """
         X = _as_float(X)
         if self.centred_ and not sp.issparse(X):
             X = X - self.mean_
@@ -85,7 +109,18 @@ class MaxAbsScaler:
     """Every feature divided by its largest magnitude over the fitted rows (``scale_``, 1 where 0)."""
 
     def fit(self, X):
-        """Learn each feature's largest magnitude from ``X`` (n, d); return ``self``."""
+        """Learn each feature's largest magnitude from ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Features (converted to float64; sparse stays sparse).
+
+        Returns
+        -------
+        object
+            ``self``, fitted.
+        """
         X = _as_float(X)
         largest = abs(X).max(axis=0)
         largest = largest.toarray().ravel() if sp.issparse(largest) else np.asarray(largest).ravel()
@@ -93,7 +128,18 @@ class MaxAbsScaler:
         return self
 
     def transform(self, X):
-        """Return ``X`` with every feature divided by its fitted largest magnitude."""
+        """Return ``X`` with every feature divided by its fitted largest magnitude.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Features (converted to float64; sparse stays sparse).
+
+        Returns
+        -------
+        ndarray or sparse matrix of shape (n, d)
+            The scaled features, float64, of X's kind.
+        """
         return _scale_columns(_as_float(X), self.scale_)
 
 
@@ -101,11 +147,33 @@ class RowNormalizer:
     """Every row divided by its Euclidean norm (zero rows unchanged); fitting learns nothing."""
 
     def fit(self, X):
-        """Learn nothing (each row is scaled by its own norm); return ``self``."""
+        """Learn nothing (each row is scaled by its own norm).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Features (converted to float64; sparse stays sparse).
+
+        Returns
+        -------
+        object
+            ``self``, fitted.
+        """
         return self
 
     def transform(self, X):
-        """Return ``X`` with every nonzero row divided by its Euclidean norm."""
+        """Return ``X`` with every nonzero row divided by its Euclidean norm.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Features (converted to float64; sparse stays sparse).
+
+        Returns
+        -------
+        ndarray or sparse matrix of shape (n, d)
+            The scaled features, float64, of X's kind.
+        """
         X = _as_float(X)
         if sp.issparse(X):
             norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
@@ -118,16 +186,46 @@ PREPROCESSORS = {"standardize": Standardizer, "maxabs": MaxAbsScaler, "l2_rows":
 
 
 def check_preprocess(preprocess) -> None:
-    """``preprocess`` is None or a name of :data:`PREPROCESSORS`."""
+    """Check that ``preprocess`` is None or a name of :data:`PREPROCESSORS`.
+
+    Parameters
+    ----------
+    preprocess : str or None
+        The scaler name to check.
+
+    Raises
+    ------
+    ValueError
+        Naming the valid names, for anything else.
+    """
     if preprocess is not None and preprocess not in PREPROCESSORS:
         raise ValueError(f"preprocess must be None or one of {sorted(PREPROCESSORS)}, got {preprocess!r}")
 
 
 def preprocessed(X, fit_rows, preprocess):
-    """X with every row scaled by the ``preprocess`` scaler fitted on the rows ``fit_rows`` only.
+    """Scale every row of X by the ``preprocess`` scaler fitted on the rows ``fit_rows`` only.
 
-    X itself when ``preprocess`` is None.  Scaling every row at once keeps the runner's
-    row indexing unchanged; the statistics come from ``X[fit_rows]`` alone.
+    Scaling every row at once keeps the runner's row indexing unchanged; the statistics come
+    from ``X[fit_rows]`` alone.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features.
+    fit_rows : array-like of int
+        The rows the scaler is fitted on.
+    preprocess : str or None
+        A name of :data:`PREPROCESSORS`, or None.
+
+    Returns
+    -------
+    ndarray or sparse matrix of shape (n_samples, n_features)
+        The scaled rows, or X itself when ``preprocess`` is None.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``preprocess``.
     """
     from ..model_selection import _take_rows  # not at import: the CLI reads PREPROCESSORS at start-up
 
