@@ -40,7 +40,7 @@ BLOCK_ENTRIES = 2**23
 
 
 def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_jobs: int | None = None):
-    """Indices (n_query, k) of the ``k`` rows of ``X_fit`` nearest to each row of ``X_query``.
+    """Find the ``k`` rows of ``X_fit`` nearest to each row of ``X_query``.
 
     With ``exclude_self`` the query rows are the rows of ``X_fit`` themselves, and row i
     is not its own neighbour (ML-kNN's N(x_i) in training; a duplicate of row i is
@@ -48,6 +48,30 @@ def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_j
     training rows are taken (module docstring).  The rows of the result are sets: the
     order within a row is unspecified.  ``n_jobs`` is the number of threads of the
     tree's queries (-1 for all cores; None for one).
+
+    Parameters
+    ----------
+    X_fit : array-like or sparse matrix of shape (n_fit, d)
+        The training rows searched.
+    X_query : array-like or sparse matrix of shape (n_query, d)
+        The rows whose neighbours are wanted (``X_fit`` itself with ``exclude_self``).
+    k : int
+        The neighbours per query row; at most n_fit (n_fit - 1 with ``exclude_self``).
+    exclude_self : bool, default False
+        The query rows are the training rows, and row i is not its own neighbour.
+    n_jobs : int or None, default None
+        Threads of the search of dense rows (-1 for all cores; None for one).
+
+    Returns
+    -------
+    ndarray of shape (n_query, k), int
+        Row i holds the indices into ``X_fit`` of row i's k nearest rows in Euclidean
+        distance, in no particular order.
+
+    Raises
+    ------
+    ValueError
+        When ``X_fit`` has fewer rows than the neighbours needed.
     """
     n_fit = X_fit.shape[0]
     needed = k + 1 if exclude_self else k
