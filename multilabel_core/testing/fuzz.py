@@ -178,7 +178,23 @@ WIDE_CASE = "X sparse, 10^6 columns (450 stored values)"
 class Case:
     """One fuzz case: estimator parameters and the data of fit and predict.
 
-    ``data()`` returns ``(X, Y, X_predict, fit_kwargs)``; ``X_predict`` None means X.
+    Parameters
+    ----------
+    category : str
+        One of :data:`CATEGORIES`.
+    name : str
+        What the case feeds the method, in words.
+    data : callable
+        ``data()`` returns ``(X, Y, X_predict, fit_kwargs)``; ``X_predict`` None means X.
+    params : dict, default={}
+        Estimator parameters set on top of the method's defaults.
+    must_refuse : bool, default=False
+        Whether the method must refuse the case with a clear error (a fit that succeeds is
+        ``accepted-invalid``).
+    memory_budget : int or None, default=None
+        Bytes of address space the case may add to the worker's (None: only the worker's limit).
+    timeout : float or None, default=None
+        Seconds before the case is a hang, when shorter than the run's timeout (None: the run's).
     """
 
     category: str
@@ -366,10 +382,22 @@ def _array_cases(X, Y, fit_parameters) -> list[Case]:
 
 
 def wide_sparse(X, width: int | None = None):
-    """The columns of a dense X spread evenly over a CSR of ``width`` columns (default :data:`WIDE_COLUMNS`).
+    """Spread the columns of a dense X evenly over a CSR matrix of ``width`` columns.
 
     The first and the last column hold X's first and last; every other column not among X's is
     empty, as in a LibSVM file whose largest index declares the width.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The dense rows.
+    width : int or None, default=None
+        The declared number of columns, at least d (None: :data:`WIDE_COLUMNS`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, width)
+        The wide rows, without stored zeros.
     """
     import scipy.sparse as sp
 
@@ -382,10 +410,22 @@ def wide_sparse(X, width: int | None = None):
 
 
 def wide_problem(width: int | None = None):
-    """``(X, Y)`` of the wide case: 30 rows, 15 features (450 values) over ``width`` columns, 3 labels.
+    """Build the wide case: 30 rows, 15 features (450 values) over ``width`` columns, 3 labels.
 
     The shape of the red-team file that took MLFS 51 s and 1.89 GB: the features of
     :func:`make_correlated_multilabel` (seed 0), each one a column of the wide CSR.
+
+    Parameters
+    ----------
+    width : int or None, default=None
+        The declared number of columns (None: :data:`WIDE_COLUMNS`).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (30, width)
+        The wide rows (:func:`wide_sparse`).
+    Y : ndarray of shape (30, 3)
+        The {0, 1} labels.
     """
     from multilabel_core.datasets import make_correlated_multilabel
 
@@ -394,7 +434,20 @@ def wide_problem(width: int | None = None):
 
 
 def wide_budget(n_labels: int, width: int | None = None) -> int:
-    """The memory budget of the wide case: :data:`WIDE_BUDGET_COPIES` dense (width, L) float64 matrices."""
+    """Give the memory budget of the wide case: :data:`WIDE_BUDGET_COPIES` dense (width, L) float64 matrices.
+
+    Parameters
+    ----------
+    n_labels : int
+        L, the number of labels.
+    width : int or None, default=None
+        The declared number of columns (None: :data:`WIDE_COLUMNS`).
+
+    Returns
+    -------
+    int
+        The budget in bytes.
+    """
     return WIDE_BUDGET_COPIES * 8 * (WIDE_COLUMNS if width is None else int(width)) * int(n_labels)
 
 
@@ -498,7 +551,18 @@ def _numeric_cases(X, Y, params) -> list[Case]:
 
 
 def method_cases(method: str) -> list[Case]:
-    """The fixed list of cases for the registered method ``method`` (same list on every call)."""
+    """List the fuzz cases for a registered method (the same list on every call).
+
+    Parameters
+    ----------
+    method : str
+        The registered method's name.
+
+    Returns
+    -------
+    list of Case
+        The array, parameter and numeric cases, in that order.
+    """
     import inspect
 
     from multilabel_core import get_method
@@ -563,13 +627,13 @@ def _uncertified_model(estimator, X, Y) -> str | None:
     underflow, and those cases scale X down to subnormal numbers.
     """
     try:
-        from multilabel_core.testing.checks import _check_certified_model
+        from multilabel_core.testing.checks import check_certified_model
     except ImportError:
         return None
     X = X if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
     try:
-        _check_certified_model(estimator, X, Y)
+        check_certified_model(estimator, X, Y)
     except AssertionError as exc:
         return str(exc)
     return None
@@ -870,10 +934,32 @@ def run_method(
     plugins=(),
     indices=None,
 ) -> list[dict]:
-    """Run the fuzz cases of ``method`` in worker subprocesses; one result dict per case, in case order.
+    """Run the fuzz cases of ``method`` in worker subprocesses.
 
-    ``n_workers`` workers share the cases (a case's worker is its index modulo
-    ``n_workers``); ``python`` is the interpreter of the workers (this one by default).
+    Parameters
+    ----------
+    method : str
+        The registered method's name.
+    timeout : float, default=DEFAULT_TIMEOUT
+        Seconds per case before it is a hang (a case may set a shorter one).
+    n_workers : int, default=1
+        Worker processes sharing the cases (a case's worker is its index modulo ``n_workers``).
+    python : str or None, default=None
+        The interpreter of the workers (None: this one).
+    gap_rtol : float, default=DEFAULT_GAP_RTOL
+        The largest relative gap a converged certificate may carry.
+    allow_type_error : bool, default=False
+        Whether a TypeError counts as a clear error.
+    plugins : iterable of str, default=()
+        Modules the workers import to register further components or methods.
+    indices : iterable of int or None, default=None
+        The cases to run, by index into :func:`method_cases` (None: all).
+
+    Returns
+    -------
+    list of dict
+        One result per case, in case order: ``category``, ``name``, ``outcome`` (one of
+        :data:`OUTCOMES`), ``stage``, ``detail``, ``seconds``, ``index`` and ``method``.
     """
     cases = method_cases(method)
     indices = list(range(len(cases))) if indices is None else list(indices)
@@ -888,7 +974,18 @@ def run_method(
 
 
 def format_failures(results: list[dict]) -> str:
-    """One line per failing case: method, category, case, outcome, stage and detail."""
+    """Format the failing cases, one line each: method, category, case, outcome, stage and detail.
+
+    Parameters
+    ----------
+    results : list of dict
+        What :func:`run_method` returned.
+
+    Returns
+    -------
+    str
+        The lines (empty when no case failed).
+    """
     lines = []
     for r in results:
         if r["outcome"] in FAILURES:
@@ -897,7 +994,26 @@ def format_failures(results: list[dict]) -> str:
 
 
 def assert_fuzz_clean(method: str, **options) -> list[dict]:
-    """Run the matrix on ``method``; AssertionError listing every failing case unless all pass."""
+    """Run the fuzz matrix on ``method`` and fail unless every case passes.
+
+    Parameters
+    ----------
+    method : str
+        The registered method's name.
+    **options
+        Passed to :func:`run_method`.
+
+    Returns
+    -------
+    list of dict
+        One result per case, in case order: ``category``, ``name``, ``outcome`` (one of
+        :data:`OUTCOMES`), ``stage``, ``detail``, ``seconds``, ``index`` and ``method``.
+
+    Raises
+    ------
+    AssertionError
+        Listing every failing case (:func:`format_failures`).
+    """
     results = run_method(method, **options)
     failures = format_failures(results)
     if failures:
@@ -907,7 +1023,18 @@ def assert_fuzz_clean(method: str, **options) -> list[dict]:
 
 
 def count_table(results: list[dict]) -> str:
-    """A text table of the counts: one row per method and category, one column per outcome."""
+    """Tabulate the outcome counts: one row per method and category, one column per outcome.
+
+    Parameters
+    ----------
+    results : list of dict
+        What :func:`run_method` returned (for one or more methods).
+
+    Returns
+    -------
+    str
+        A Markdown-style text table with a total row.
+    """
     rows: dict[tuple[str, str], dict[str, int]] = {}
     for r in results:
         rows.setdefault((r["method"], r["category"]), dict.fromkeys(OUTCOMES, 0))[r["outcome"]] += 1
