@@ -89,16 +89,29 @@ __all__ = ["ExperimentResult", "blas_threads_per_worker", "evaluate_split", "run
 
 @attrs.frozen
 class ExperimentResult:
-    """What a run leaves: the store folder, its records, and what this call did.
+    """Hold what a run leaves: the store folder, its records, and what this call did.
 
-    ``records`` are all the run's records (resumed and new) in run order: datasets, then
-    methods, then splits.  ``computed`` counts the records this call wrote, ``resumed``
-    those found in the store, ``missing`` the evaluations of the configuration that are in
-    neither (none after a full run; after ``report_only=True``, the work left).  ``report`` is
-    what :func:`~multilabel_core.experiments.report.write_report` returned (paths).
-    ``grid_extensions`` is the limit the searches ran with (the experiment's, or the resumed store's).
-    ``duplicates`` counts the records removed from a store that two runs had written at once
-    (the first record of each evaluation is kept; :mod:`.store`).
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The store folder (a sibling of the one asked for after ``new_run``).
+    records : list of dict
+        All the run's records (resumed and new) in run order: datasets, then methods, then
+        splits.
+    computed : int
+        The records this call wrote.
+    resumed : int
+        The records found in the store.
+    report : dict or None
+        What :func:`~multilabel_core.experiments.report.write_report` returned (paths).
+    missing : int, default=0
+        The evaluations of the configuration that are in neither (none after a full run; after
+        ``report_only=True``, the work left).
+    grid_extensions : int, default=0
+        The limit the searches ran with (the experiment's, or the resumed store's).
+    duplicates : int, default=0
+        The records removed from a store that two runs had written at once (the first record
+        of each evaluation is kept; :mod:`.store`).
     """
 
     out_dir: Path
@@ -140,41 +153,88 @@ def run_experiment(
 ) -> ExperimentResult:
     """Run ``methods`` on ``datasets`` under ``protocol``; store and report in ``out_dir``.
 
-    The configuration arguments are those of :class:`~.config.Experiment`; the others:
+    The configuration arguments are those of :class:`~.config.Experiment`.
 
-    select : str or None
+    Parameters
+    ----------
+    methods : iterable of str, or mapping of str to estimator
+        Registered method names, or name -> unfitted estimator (used as it is, its parameters the
+        starting point of the grid).
+    datasets : iterable of str or Dataset
+        Dataset names, file paths (``"A+B"`` joins two files), ``"synthetic"``, or
+        :class:`~multilabel_core.datasets.Dataset` objects.
+    protocol : str
+        A name in :data:`~multilabel_core.experiments.protocols.PROTOCOLS`.
+    out_dir : str or path-like
+        The results store folder (created, resumed or extended: :mod:`.store`).
+    protocol_params : mapping, optional
+        The protocol's parameters; missing ones take its defaults.
+    grids : mapping of str to dict, optional
+        Method -> {parameter: [values]}, replacing that method's registered ``param_grid``.
+    selection_metric : str, default="average_precision"
+        What the inner search optimises, a name of :data:`multilabel_core.metrics.METRICS`.
+    inner_cv : int, default=3
+        Folds of the inner cross-validation on each training part (>= 2).
+    seed : int, default=0
+        Seed of the splits, the inner folds and the estimators' ``random_state``.
+    data_home : str or path-like, optional
+        A folder searched first for dataset names.
+    preprocess : str or None, default=None
+        Feature scaling for every method (:data:`~.preprocessing.PREPROCESSORS`), fitted on
+        each training part only.
+    select : str or None, default=None
         The selection metric under its command-line and file name: the same as
-        ``selection_metric`` (default ``"average_precision"``), which it replaces when given.
-
-    n_jobs : int or None
+        ``selection_metric``, which it replaces when given.
+    grid_extensions : int or None, default=None
+        How many times the search may extend one parameter's grid beyond an edge (None: the
+        default for a new store, the stored run's value when resumed).
+    n_jobs : int or None, default=None
         joblib workers for the folds x grid points (None: serial, or the ambient
         ``joblib.parallel_config``).
-    scheduler : str or None
+    scheduler : str or None, default=None
         Address of a dask.distributed scheduler (``"tcp://host:8786"``); the same tasks
         then run on its workers through joblib's dask backend (the ``dask`` extra).
-    progress : bool or "lines"
+    progress : bool or "lines", default=True
         True: a tqdm bar over the fits, with the time left; ``"lines"``: a line every
         ten seconds on stderr (fits done / total, elapsed, the method and dataset running),
         for a redirected run; False: nothing.
-    new_run : bool
+    new_run : bool, default=False
         When ``out_dir`` holds another configuration, write to a new sibling folder
         instead of refusing (:mod:`.store`).
-    extend : bool
+    extend : bool, default=False
         When ``out_dir`` holds this configuration with fewer ``n_repeats``, add the new
         splits to it and keep its records (an extensible protocol only: ValueError
         otherwise; :mod:`.store`).
-    report_only : bool
+    report_only : bool, default=False
         Compute nothing: write the report of the records already in the store of ``out_dir``
         (which must exist and hold this configuration, or one it extends with ``extend``), e.g.
         of a long run stopped before its end; ``ExperimentResult.missing`` counts the
         evaluations it leaves out.
-    plots : None, bool
+    plots : bool or None, default=None
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
+    reference : str or None, default=None
+        A file of the papers' values for the report (:func:`~.stats.read_reference`).
+    reference_method : str or None, default=None
+        The method the report's t-tests compare every other one with.
+    alpha : float, default=0.05
+        The level of the report's paired t-tests.
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
+        What a label that takes one value in a training part does (:mod:`.constant_labels`).
+
+    Returns
+    -------
+    ExperimentResult
+        The store folder, every record of the run, and what this call computed, resumed and
+        left missing.
 
     Raises
     ------
     StoreLockedError
         Another run (or ``report_only`` call) holds ``out_dir``: the message names it.
+    ValueError
+        For an invalid configuration, a dataset the protocol refuses, a store of another
+        configuration (without ``new_run``), ``report_only`` without a store or with
+        ``new_run``, or ``extend`` with a protocol that is not extensible.
     """
     if select is not None and selection_metric not in ("average_precision", select):
         raise ValueError(f"select and selection_metric name the same setting; got {select!r} and {selection_metric!r}")
@@ -203,7 +263,54 @@ def run_experiment(
 
 def run(experiment: Experiment, out_dir, *, n_jobs=None, scheduler=None, progress=True, new_run=False, extend=False,
         report_only=False, plots=None):  # fmt: skip
-    """Run an :class:`~.config.Experiment` (see :func:`run_experiment`)."""
+    """Run an :class:`~.config.Experiment` (see :func:`run_experiment`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The configuration.
+    out_dir : str or path-like
+        The results store folder.
+    n_jobs : int or None, default=None
+        joblib workers for the folds x grid points (None: serial, or the ambient
+        ``joblib.parallel_config``).
+    scheduler : str or None, default=None
+        Address of a dask.distributed scheduler (``"tcp://host:8786"``); the same tasks
+        then run on its workers through joblib's dask backend (the ``dask`` extra).
+    progress : bool or "lines", default=True
+        True: a tqdm bar over the fits, with the time left; ``"lines"``: a line every
+        ten seconds on stderr (fits done / total, elapsed, the method and dataset running),
+        for a redirected run; False: nothing.
+    new_run : bool, default=False
+        When ``out_dir`` holds another configuration, write to a new sibling folder
+        instead of refusing (:mod:`.store`).
+    extend : bool, default=False
+        When ``out_dir`` holds this configuration with fewer ``n_repeats``, add the new
+        splits to it and keep its records (an extensible protocol only: ValueError
+        otherwise; :mod:`.store`).
+    report_only : bool, default=False
+        Compute nothing: write the report of the records already in the store of ``out_dir``
+        (which must exist and hold this configuration, or one it extends with ``extend``), e.g.
+        of a long run stopped before its end; ``ExperimentResult.missing`` counts the
+        evaluations it leaves out.
+    plots : bool or None, default=None
+        Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
+
+    Returns
+    -------
+    ExperimentResult
+        The store folder, every record of the run, and what this call computed, resumed and
+        left missing.
+
+    Raises
+    ------
+    StoreLockedError
+        Another run (or ``report_only`` call) holds ``out_dir``: the message names it.
+    ValueError
+        For an invalid configuration, a dataset the protocol refuses, a store of another
+        configuration (without ``new_run``), ``report_only`` without a store or with
+        ``new_run``, or ``extend`` with a protocol that is not extensible.
+    """
     if report_only and new_run:
         raise ValueError("report_only and new_run exclude each other: a report is written of an existing run")
     if report_only and not (Path(out_dir) / CONFIG_FILE).exists():
@@ -310,12 +417,23 @@ def _cluster(scheduler):
 
 
 def blas_threads_per_worker(n_workers: int, cores: int | None = None) -> int:
-    """The threads (BLAS, and an estimator's ``n_jobs=None``) each of ``n_workers`` concurrent tasks may use.
+    """Return the threads (BLAS, and an estimator's ``n_jobs=None``) each of ``n_workers`` concurrent tasks may use.
 
-    ``max(1, cores // n_workers)`` (:func:`multilabel_core.parallel.worker_threads`); ``cores``
-    defaults to the cores this process may run on (``joblib.cpu_count()``, which counts CPU
-    affinity and cgroup quotas), so that ``n_workers`` x the result is at most the cores
-    whenever ``n_workers`` is.
+    ``max(1, cores // n_workers)`` (:func:`multilabel_core.parallel.worker_threads`).
+
+    Parameters
+    ----------
+    n_workers : int
+        The tasks running at once.
+    cores : int or None, default=None
+        The cores to share; None: the cores this process may run on (``joblib.cpu_count()``,
+        which counts CPU affinity and cgroup quotas), so that ``n_workers`` x the result is at
+        most the cores whenever ``n_workers`` is.
+
+    Returns
+    -------
+    int
+        Threads per task, at least 1.
     """
     return worker_threads(n_workers, cores)
 
@@ -401,10 +519,22 @@ def _loky_exiting_with_parent():
 
 
 def split_seeds(seed: int, split: int) -> tuple[int, int]:
-    """``(inner-fold seed, estimator random_state)`` of one split, from the run's seed.
+    """Derive the ``(inner-fold seed, estimator random_state)`` of one split from the run's seed.
 
-    Derived with :class:`numpy.random.SeedSequence` from ``(seed, split)`` only, so the
-    same split gets the same seeds in every process and for every method.
+    Derived with :class:`numpy.random.SeedSequence` from ``(seed, split)`` only, so the same
+    split gets the same seeds in every process and for every method.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed.
+    split : int
+        The split's index.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The inner-fold seed and the estimator's ``random_state``.
     """
     inner, estimator = np.random.SeedSequence([seed, split]).generate_state(2)
     return int(inner), int(estimator)
@@ -655,14 +785,39 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
                    constant_labels=DEFAULT_CONSTANT_LABELS) -> dict:
     """Fit a copy of ``estimator`` with ``params`` on rows ``train``; measure it on rows ``test``.
 
-    One task of the runner.  With ``preprocess`` the features are first scaled by that
-    scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`); ``constant_labels``
-    handles the labels that take one value in the rows ``train`` (:mod:`.constant_labels`).
-    Returns the outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics``
-    (every metric), ``fit_time``, ``predict_time``, ``n_unlabeled``, ``n_no_label_rows`` (test
-    rows with no label predicted), ``n_predicted_labels`` (labels predicted over the test part), ``certificates``,
-    ``converged``, ``label_correlation``, ``concept_graph``, ``threshold`` (the fitted threshold's
-    name, :mod:`multilabel_core.thresholds`), ``warnings``.
+    One task of the runner.  Never raises for a failing method: the failure is recorded.
+
+    Parameters
+    ----------
+    estimator : MultiLabelEstimator
+        The method, unfitted.
+    params : dict
+        The hyper-parameters chosen for this split, over the estimator's own.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows' features (or a precomputed kernel).
+    Y : ndarray of shape (n_samples, n_labels)
+        All rows' labels.
+    train : ndarray of int
+        The training rows.
+    test : ndarray of int
+        The test rows.
+    unlabeled : ndarray of int, optional
+        Rows passed as ``X_unlabeled`` to an estimator that takes them.
+    preprocess : str or None, default=None
+        A scaler fitted on the rows ``train`` alone (:mod:`.preprocessing`).
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
+        How the labels that take one value in the rows ``train`` are handled
+        (:mod:`.constant_labels`).
+
+    Returns
+    -------
+    dict
+        The outcome part of a record: ``status``, ``error``, ``failed_stage``, ``metrics``
+        (every metric), ``fit_time``, ``predict_time``, ``n_unlabeled``, ``n_no_label_rows`` (test
+        rows with no label predicted), ``n_predicted_labels`` (labels predicted over the test
+        part), ``certificates``, ``converged``, ``label_correlation``, ``concept_graph``,
+        ``threshold`` (the fitted threshold's name, :mod:`multilabel_core.thresholds`),
+        ``warnings``.
     """
     outcome = _outcome()
     model = predictor = None
