@@ -212,8 +212,9 @@ def run_experiment(
         evaluations it leaves out.
     plots : bool or None, default=None
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
-    reference : str or None, default=None
-        A file of the papers' values for the report (:func:`~.stats.read_reference`).
+    reference : str, path-like, mapping or None, default=None
+        The papers' values for the report: a file for :func:`~.stats.read_reference`, or a
+        mapping like its result.
     reference_method : str or None, default=None
         The method the report's t-tests compare every other one with.
     alpha : float, default=0.05
