@@ -88,7 +88,21 @@ def _escape(cell) -> str:
 
 
 def markdown_table(header, rows) -> list[str]:
-    """A GitHub-flavoured Markdown table as lines (cells are converted with ``str``)."""
+    """Format a GitHub-flavoured Markdown table as lines.
+
+    Parameters
+    ----------
+    header : sequence
+        The column headings.
+    rows : iterable of sequence
+        The rows' cells.  Every cell, headings included, is converted with ``str``, its runs of
+        whitespace (line breaks included) joined by one space and its pipes escaped.
+
+    Returns
+    -------
+    list of str
+        The header line, the separator line and one line per row.
+    """
     lines = ["| " + " | ".join(map(_escape, header)) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(map(_escape, row)) + " |" for row in rows]
     return lines
@@ -353,12 +367,21 @@ def _constant_label_lines(constant_rows) -> list[str]:
 
 
 def no_label_models(records) -> list[dict]:
-    """The successful records whose model predicts no label on any test row: one row each.
+    """List the successful records whose model predicts no label on any test row: one row each.
 
-    Such a model scores micro-F1 = macro-F1 = 0 however good its ranking measures are.  Each
-    row: ``method``, ``dataset``, ``split``, ``params``, ``n_test``, ``micro_f1``, ``macro_f1``
-    and ``average_precision`` (None when not measured).  Records written before the runner
-    counted the predicted labels (no ``n_predicted_labels``) give no row.
+    Such a model scores micro-F1 = macro-F1 = 0 however good its ranking measures are.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``method``, ``dataset``, ``split``, ``params``, ``n_test``, ``micro_f1``,
+        ``macro_f1`` and ``average_precision`` (None when not measured).  Records written before
+        the runner counted the predicted labels (no ``n_predicted_labels``) give no row.
     """
     rows = []
     for record in records:
@@ -375,12 +398,20 @@ def no_label_models(records) -> list[dict]:
 
 
 def no_label_shares(records) -> list[dict]:
-    """Per (dataset, method): the share of test rows the chosen models predict no label for.
+    """Compute, per (dataset, method), the share of test rows the chosen models predict no label for.
 
-    Each row: ``dataset``, ``method``, ``n_splits`` (successful splits whose count is recorded),
-    ``mean``, ``min`` and ``max`` of the per-split share (None without such a split),
-    ``shares`` (``{"split", "share"}`` per split) and ``n_no_label_models`` (splits whose model
-    predicts no label at all: :func:`no_label_models`).
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``dataset``, ``method``, ``n_splits`` (successful splits whose count is
+        recorded), ``mean``, ``min`` and ``max`` of the per-split share (None without such a
+        split), ``shares`` (``{"split", "share"}`` per split) and ``n_no_label_models`` (splits whose
+        model predicts no label at all: :func:`no_label_models`).
     """
     rows = []
     for (dataset, method), group in group_records(records).items():
@@ -577,14 +608,22 @@ _EDGE_REASONS = {
 
 
 def grid_extension_counts(records) -> list[dict]:
-    """Per (dataset, method, parameter) of the searched splits: how its grid was extended.
+    """Count, per (dataset, method, parameter) of the searched splits, how its grid was extended.
 
-    Each row: ``dataset``, ``method``, ``param``, ``n_searched`` (searched splits with an
-    extension record), ``n_extended`` (splits whose search extended the parameter), ``added``
-    (the values added, over all splits, sorted), ``limit`` (the runs' limit per parameter), and
-    the splits whose choice is still at an edge when the search ended, by reason:
-    ``at_edge_limit``, ``at_edge_valid_range``, ``at_edge_off``.  Records written before grid
-    extension existed give no row.
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+
+    Returns
+    -------
+    list of dict
+        Each row: ``dataset``, ``method``, ``param``, ``n_searched`` (searched splits with an
+        extension record), ``n_extended`` (splits whose search extended the parameter), ``added``
+        (the values added, over all splits, sorted), ``limit`` (the runs' limit per parameter),
+        and the splits whose choice is still at an edge when the search ended, by reason:
+        ``at_edge_limit``, ``at_edge_valid_range``, ``at_edge_off``.  Records written before grid
+        extension existed give no row.
     """
     rows = {}
     for (dataset, method), group in group_records(records).items():
