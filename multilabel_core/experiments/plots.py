@@ -76,7 +76,13 @@ def _figure(**kwargs):
 
 
 def matplotlib_available() -> bool:
-    """Whether the ``plot`` extra (matplotlib) can be imported."""
+    """Tell whether the ``plot`` extra (matplotlib) can be imported.
+
+    Returns
+    -------
+    bool
+        True when a figure can be made.
+    """
     try:
         _figure()
     except ImportError:
@@ -109,14 +115,38 @@ def _annotate(ax, matrix: np.ndarray, white_above: float) -> None:
 
 
 def plot_label_correlation(matrix, label_names, path, title=None, *, allow_missing=False) -> Path:
-    """Heatmap of an L x L label correlation matrix, written as PNG to ``path``.
+    """Draw a heatmap of an L x L label correlation matrix, written as PNG to ``path``.
 
-    The colormap is diverging (blue negative, red positive) and symmetric about 0,
-    its limits +-max|matrix|.  Each cell shows its value when L <= 20.
-    ``label_names`` names the rows and columns (None: L1..LL as in MLRL Table VIII).
-    NaN entries are refused, unless ``allow_missing``: then they are cells without a
-    value (blank, "—"), as an average over splits leaves a pair of labels that no split
-    fitted together (labels predicted constant, experiments.constant_labels).
+    The colormap is diverging (blue negative, red positive) and symmetric about 0, its limits
+    +-max|matrix|.  Each cell shows its value when L <= 20.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (L, L)
+        The correlations.
+    label_names : sequence of str or None
+        Names of the rows and columns (None: L1..LL as in Zhang & Yeung, "Multi-Label Relationship Learning", Table VIII).
+    path : str or path-like
+        The PNG file to write (its folder is created if needed).
+    title : str, optional
+        The title (default "label correlation").
+    allow_missing : bool, default=False
+        NaN entries are refused unless this is set: then they are cells without a value (blank,
+        "—"), as an average over splits leaves a pair of labels that no split fitted together
+        (labels predicted constant, experiments.constant_labels).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        For a matrix that is not square and non-empty, entries not finite (or all missing), or
+        label names of the wrong number.
+    ImportError
+        Without matplotlib (the ``plot`` extra).
     """
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
@@ -154,14 +184,38 @@ def _graph_fields(graph) -> tuple[np.ndarray, np.ndarray, object]:
 
 
 def plot_concept_graph(graph, label_names, path, title=None, *, allow_missing=False) -> Path:
-    """A concept network as a heatmap of its pair statistic, its edges outlined; PNG to ``path``.
+    """Draw a concept network as a heatmap of its pair statistic, its edges outlined; PNG to ``path``.
 
-    ``graph`` is a fitted model's ``concept_graph_`` (``statistic`` (L, L) in [0, 1/2],
-    ``adjacency`` (L, L) bool, ``threshold``) or its ``as_dict()``.  The colormap runs
-    from 0 to 1/2 (the largest value of the statistic), the threshold P0 is a red line on
-    the colour bar, and each edge l ~ t is a red outline around its cell.  Each cell shows
-    its value when L <= 20.  ``label_names`` names the rows and columns (None: L1..LL).
-    ``allow_missing`` as for :func:`plot_label_correlation` (NaN statistic: no value).
+    The colormap runs from 0 to 1/2 (the largest value of the statistic), the threshold P0 is a
+    red line on the colour bar, and each edge l ~ t is a red outline around its cell.  Each cell
+    shows its value when L <= 20.
+
+    Parameters
+    ----------
+    graph : object or mapping
+        A fitted model's ``concept_graph_`` (``statistic`` (L, L) in [0, 1/2], ``adjacency``
+        (L, L) bool, ``threshold``) or its ``as_dict()``.
+    label_names : sequence of str or None
+        Names of the rows and columns (None: L1..LL).
+    path : str or path-like
+        The PNG file to write (its folder is created if needed).
+    title : str, optional
+        The title; by default the number of edges and the threshold.
+    allow_missing : bool, default=False
+        As for :func:`plot_label_correlation` (NaN statistic: no value).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        For a statistic that is not square, non-empty and within [0, 1/2], an adjacency of
+        another shape or not 0/1, or label names of the wrong number.
+    ImportError
+        Without matplotlib (the ``plot`` extra).
     """
     statistic, adjacency, threshold = _graph_fields(graph)
     if statistic.ndim != 2 or statistic.shape[0] != statistic.shape[1] or statistic.shape[0] == 0:
@@ -230,13 +284,24 @@ def _kept_labels(names, kept: np.ndarray) -> tuple[list, str]:
 
 
 def concept_graph_summary(records) -> dict:
-    """The concept graph drawn for one method on one dataset, from its records' ``concept_graph``.
+    """Summarise the concept graph learned by one method on one dataset, from its records' ``concept_graph``.
 
-    Returns ``statistic`` and ``adjacency`` over the labels fitted in at least one split,
-    ``labels`` (their indices), ``thresholds`` (distinct, in order), ``n_splits``,
-    ``identical`` (every split learned the same graph) and ``n_fitted`` (per entry, the
-    splits that fitted both labels).  When the splits differ, ``statistic`` is the mean over
-    those splits and ``adjacency`` marks the edges present in at least half of them.
+    When the splits differ, ``statistic`` is the mean over the splits that fitted both labels and
+    ``adjacency`` marks the edges present in at least half of them.
+
+    Parameters
+    ----------
+    records : sequence of mapping
+        Records of one method on one dataset, each with a ``concept_graph`` (``statistic``,
+        ``adjacency``, ``threshold``).
+
+    Returns
+    -------
+    dict
+        ``statistic`` and ``adjacency`` over the labels fitted in at least one split, ``labels``
+        (their indices), ``thresholds`` (distinct, in order), ``n_splits``, ``identical`` (every
+        split learned the same graph) and ``n_fitted`` (per entry, the splits that fitted both
+        labels).
     """
     graphs = [record["concept_graph"] for record in records]
     statistic = np.array([np.asarray(g["statistic"], dtype=np.float64) for g in graphs])
@@ -305,21 +370,42 @@ def _relative_primal(primal: np.ndarray) -> np.ndarray:
 
 
 def plot_convergence(certificates, path, title=None, *, tol: float = GAP_RTOL) -> Path:
-    """Relative duality gap and primal objective per certificate, written as PNG to ``path``.
-
-    ``certificates`` is one fit's certificates in order -- a sequence of
-    ``Certificate.as_dict()`` dicts or Certificate objects, one per outer step or per
-    solve -- or a mapping from a curve's label (e.g. "split 3") to such a sequence.
+    """Plot the relative duality gap and primal objective per certificate, written as PNG to ``path``.
 
     The left panel is the relative duality gap ``gap / max(1, |primal|)``
     (:attr:`Certificate.relative_gap <multilabel_core.certificate.Certificate.relative_gap>`,
-    the measure the stopping rules use), every curve on one logarithmic scale with the
-    tolerance ``tol`` drawn across it (default :data:`~multilabel_core.certificate.GAP_RTOL`,
-    the largest relative gap a solve may be called converged with), so splits whose
-    objectives differ by orders of magnitude compare directly; gaps that are NaN (no
-    dual) or not positive cannot be drawn on it and are left out.  The right panel is the
-    primal objective relative to its last value, ``(P_k - P_last) / max(1, |P_last|)``, on
-    one linear scale: each curve's shape (MLRL Figure 1's objective per outer step) ending at 0.
+    the measure the stopping rules use), every curve on one logarithmic scale with the tolerance
+    ``tol`` drawn across it, so splits whose objectives differ by orders of magnitude compare
+    directly; gaps that are NaN (no dual) or not positive cannot be drawn on it and are left out.
+    The right panel is the primal objective relative to its last value,
+    ``(P_k - P_last) / max(1, |P_last|)``, on one linear scale: each curve's shape (the
+    objective per outer step of Zhang & Yeung, "Multi-Label Relationship Learning", Figure 1) ending at 0.
+
+    Parameters
+    ----------
+    certificates : sequence or mapping
+        One fit's certificates in order -- a sequence of ``Certificate.as_dict()`` dicts or
+        Certificate objects, one per outer step or per solve -- or a mapping from a curve's label
+        (e.g. "split 3") to such a sequence.
+    path : str or path-like
+        The PNG file to write (its folder is created if needed).
+    title : str, optional
+        The figure's title (default "convergence").
+    tol : float, default=GAP_RTOL
+        The tolerance line (> 0); by default :data:`~multilabel_core.certificate.GAP_RTOL`, the
+        largest relative gap a solve may be called converged with.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        For a curve without certificates or a ``tol`` that is not positive.
+    ImportError
+        Without matplotlib (the ``plot`` extra).
     """
     curves = dict(certificates) if isinstance(certificates, Mapping) else {"": certificates}
     if not curves or not all(len(c) for c in curves.values()):
@@ -396,15 +482,38 @@ def _search_curve(group, param: str, metric: str) -> tuple[dict, dict]:
 
 
 def plot_metric_vs_param(records, param: str, metric: str, path, title=None) -> Path:
-    """Mean inner-CV ``metric`` (+- std over splits) against the hyper-parameter ``param``.
+    """Plot the mean inner-CV ``metric`` (+- std over splits) against the hyper-parameter ``param``.
 
-    Reads the ``search`` entries of the records whose ``selection_metric`` is
-    ``metric``; one curve per method (and dataset, when there are several).  A value
-    where a grid point failed (in any split) is marked by a red x on the x axis,
-    annotated with the number of splits where it failed, so a gap in a curve is never
-    mistaken for a value that was not searched.  The x axis is logarithmic when the
-    values are positive and span two decades or more.  Raises ValueError when no
-    search entry has a numeric value of ``param``.
+    Reads the ``search`` entries of the records whose ``selection_metric`` is ``metric``; one
+    curve per method (and dataset, when there are several).  A value where a grid point failed
+    (in any split) is marked by a red x on the x axis, annotated with the number of splits where
+    it failed, so a gap in a curve is never mistaken for a value that was not searched.  The x
+    axis is logarithmic when the values are positive and span two decades or more.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+    param : str
+        The hyper-parameter on the x axis.
+    metric : str
+        The selection metric, a name of :data:`~multilabel_core.metrics.METRICS`.
+    path : str or path-like
+        The PNG file to write (its folder is created if needed).
+    title : str, optional
+        The title (default "METRIC against PARAM").
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        When no search entry has a numeric value of ``param``, or for an unknown metric.
+    ImportError
+        Without matplotlib (the ``plot`` extra).
     """
     check_metric_names([metric])
     records = check_records(records)
@@ -500,7 +609,7 @@ def _plot_learned_graph(records, dataset, method, path) -> Path:
 
 
 def plots_from_records(records, out_dir) -> list[Path]:
-    """Every figure the records support, as PNG files in ``out_dir``; returns their paths.
+    """Write every figure the records support, as PNG files in ``out_dir``.
 
     * ``correlation_DATASET_METHOD.png`` -- the mean over the successful splits of the
       learned ``label_correlation``, for each method that learns one;
@@ -512,6 +621,23 @@ def plots_from_records(records, out_dir) -> list[Path]:
       report's convergence table covers those);
     * ``search_DATASET_PARAM_METRIC.png`` -- the inner-CV score against each numeric
       hyper-parameter searched over two or more values.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        The run's records.
+    out_dir : str or path-like
+        The folder to write to (created if needed).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+
+    Raises
+    ------
+    ImportError
+        Without matplotlib (the ``plot`` extra).
     """
     records = check_records(records)
     out_dir = Path(out_dir)
