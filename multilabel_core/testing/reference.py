@@ -57,7 +57,7 @@ class ReferenceSolveError(RuntimeError):
 class QPSolution:
     """A verified minimiser of (QP).
 
-    Attributes
+    Parameters
     ----------
     x : ndarray (N,)
         The minimiser.
@@ -256,7 +256,7 @@ def _wrong_sign_multiplier(gradient, A_eq, state, lower, upper, small):
 
 
 def kkt_residual(Q, p, lower, upper, x, A_eq=None, b_eq=None, *, tol: float = 1e-9) -> float:
-    """Largest scaled violation of the KKT conditions of (QP) at ``x``.
+    """Compute the largest scaled violation of the KKT conditions of (QP) at ``x``.
 
     Stationarity uses the best multipliers of the right signs: with the variables within
     ``tol`` (relative to the box width) of a bound counted as on it, non-negative least
@@ -264,6 +264,30 @@ def kkt_residual(Q, p, lower, upper, x, A_eq=None, b_eq=None, *, tol: float = 1e
     mu_upper >= 0 minimising ||gradient + A_eq^T nu - mu_lower + mu_upper||.  The
     residual is scaled by the magnitude of the gradient's terms; the box and equality
     violations by the magnitude of x.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (N, N)
+        The symmetric positive semi-definite matrix of (QP).
+    p : ndarray of shape (N,)
+        The linear term.
+    lower : ndarray of shape (N,)
+        The lower bounds.
+    upper : ndarray of shape (N,)
+        The upper bounds.
+    x : ndarray of shape (N,)
+        The point.
+    A_eq : ndarray of shape (k, N) or None, default=None
+        The equality constraints' matrix (None: none).
+    b_eq : ndarray of shape (k,) or None, default=None
+        Their right-hand side.
+    tol : float, default=1e-9
+        How close to a bound, relative to the box width, a variable counts as on it.
+
+    Returns
+    -------
+    float
+        The largest of the scaled stationarity, box and equality violations.
     """
     Q, p, lower, upper, A_eq, b_eq = _validated(Q, p, lower, upper, A_eq, b_eq)
     x = np.asarray(x, dtype=np.float64)
@@ -307,6 +331,23 @@ class BoxQP:
     alpha = (alpha_1^1, ..., alpha_n^1, ..., alpha_1^m, ..., alpha_n^m): x[i * n + j] is
     alpha[j, i] (example j, label i), i.e. ``x = alpha.ravel(order="F")``.  The methods
     take and return the (n, L) layout.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (N, N)
+        The symmetric positive semi-definite matrix, N = n L.
+    p : ndarray of shape (N,)
+        The linear term.
+    lower : ndarray of shape (N,)
+        The lower bounds.
+    upper : ndarray of shape (N,)
+        The upper bounds.
+    A_eq : ndarray of shape (k, N)
+        The equality constraints' matrix.
+    b_eq : ndarray of shape (k,)
+        Their right-hand side.
+    shape : tuple of int
+        ``(n, L)``, the shape of alpha.
     """
 
     Q: np.ndarray
@@ -318,27 +359,94 @@ class BoxQP:
     shape: tuple
 
     def vector(self, alpha) -> np.ndarray:
-        """``alpha`` (n, L) as the label-major vector x."""
+        """Stack ``alpha`` into the label-major vector x.
+
+        Parameters
+        ----------
+        alpha : array_like of shape (n, L)
+            The variables in the problem's shape.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            ``alpha.ravel(order="F")``.
+
+        Raises
+        ------
+        ValueError
+            If ``alpha`` does not have the problem's shape.
+        """
         alpha = np.asarray(alpha, dtype=np.float64)
         if alpha.shape != self.shape:
             raise ValueError(f"alpha must have shape {self.shape}, got {alpha.shape}")
         return alpha.ravel(order="F")
 
     def matrix(self, x) -> np.ndarray:
-        """The label-major vector x as the (n, L) matrix alpha."""
+        """Reshape the label-major vector x into the (n, L) matrix alpha.
+
+        Parameters
+        ----------
+        x : array_like of shape (N,)
+            The label-major vector.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            alpha.
+        """
         return np.asarray(x, dtype=np.float64).reshape(self.shape, order="F")
 
     def objective(self, alpha) -> float:
-        """``1/2 x^T Q x + p^T x`` at ``alpha`` (in the problem's shape)."""
+        """Evaluate ``1/2 x^T Q x + p^T x`` at ``alpha``.
+
+        Parameters
+        ----------
+        alpha : array_like of shape (n, L)
+            The variables in the problem's shape.
+
+        Returns
+        -------
+        float
+            The objective of (QP).
+        """
         x = self.vector(alpha)
         return float(0.5 * x @ self.Q @ x + self.p @ x)
 
     def gradient(self, alpha) -> np.ndarray:
-        """``Q x + p`` at ``alpha``, in the problem's shape."""
+        """Evaluate the gradient ``Q x + p`` at ``alpha``.
+
+        Parameters
+        ----------
+        alpha : array_like of shape (n, L)
+            The variables in the problem's shape.
+
+        Returns
+        -------
+        ndarray of shape (n, L)
+            The gradient, in the problem's shape.
+        """
         return self.matrix(self.Q @ self.vector(alpha) + self.p)
 
     def solve(self, *, tol: float = 1e-9) -> tuple[np.ndarray, float]:
-        """The reference minimiser alpha (n, L) and the minimum, by :func:`solve_box_qp_reference`."""
+        """Solve the problem by :func:`solve_box_qp_reference`.
+
+        Parameters
+        ----------
+        tol : float, default=1e-9
+            The KKT residual the verified minimiser must meet.
+
+        Returns
+        -------
+        alpha : ndarray of shape (n, L)
+            The reference minimiser.
+        objective : float
+            The minimum.
+
+        Raises
+        ------
+        ReferenceSolveError
+            If the solve does not reach a verified optimum.
+        """
         solution = solve_box_qp_reference(self.Q, self.p, self.lower, self.upper, self.A_eq, self.b_eq, tol=tol)
         return self.matrix(solution.x), solution.objective
 
@@ -359,18 +467,65 @@ def _mlrl_inputs(K, omega_tilde, Y_signs):
 
 
 def mlrl_dual_gradient(K, omega_tilde, Y_signs, alpha) -> np.ndarray:
-    """Gradient (n, L) of the MLRL dual objective at ``alpha`` (n, L), without the nm x nm matrix.
+    """Compute the gradient of the MLRL dual objective at ``alpha``, without the nm x nm matrix.
+
+    Zhang & Yeung, *Multi-Label Relationship Learning*, eq. 10.
 
     With B = alpha * Y_signs, (Omega~ (x) K) vec(B) = vec(K B Omega~) (Omega~ symmetric),
     so the gradient is ``Y_signs * (K B Omega~) - 1``; in Appendix A's notation
     f_j^i = y_j^i * gradient_j^i.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        The kernel matrix.
+    omega_tilde : array_like of shape (L, L)
+        The symmetric label coupling Omega~.
+    Y_signs : array_like of shape (n, L)
+        The signs y in {-1, +1}.
+    alpha : array_like of shape (n, L)
+        The dual point.
+
+    Returns
+    -------
+    ndarray of shape (n, L)
+        The gradient.
+
+    Raises
+    ------
+    ValueError
+        If ``Y_signs`` is not a sign matrix or the shapes disagree.
     """
     K, omega_tilde, Y_signs = _mlrl_inputs(K, omega_tilde, Y_signs)
     return Y_signs * (K @ (np.asarray(alpha, dtype=np.float64) * Y_signs) @ omega_tilde) - 1.0
 
 
 def mlrl_dual_objective(K, omega_tilde, Y_signs, alpha) -> float:
-    """The MLRL dual objective h(alpha) = 1/2 (a.y)^T (Omega~ (x) K) (a.y) - 1^T a at ``alpha`` (n, L)."""
+    """Evaluate the MLRL dual objective ``h(alpha) = 1/2 (a.y)^T (Omega~ (x) K) (a.y) - 1^T a``.
+
+    Zhang & Yeung, *Multi-Label Relationship Learning*, eq. 10.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        The kernel matrix.
+    omega_tilde : array_like of shape (L, L)
+        The symmetric label coupling Omega~.
+    Y_signs : array_like of shape (n, L)
+        The signs y in {-1, +1}.
+    alpha : array_like of shape (n, L)
+        The dual point.
+
+    Returns
+    -------
+    float
+        h(alpha).
+
+    Raises
+    ------
+    ValueError
+        If ``Y_signs`` is not a sign matrix or the shapes disagree.
+    """
     alpha = np.asarray(alpha, dtype=np.float64)
     gradient = mlrl_dual_gradient(K, omega_tilde, Y_signs, alpha)
     # h = 1/2 a^T (Q a) - 1^T a and Q a = gradient + 1.
@@ -435,15 +590,39 @@ def mlrl_dual_matrices(K, omega_tilde, Y_signs, C) -> BoxQP:
 def spectral_projected_gradient(evaluate, x, project, *, converged, first_step, max_iter, max_backtracks=40):
     """Minimise a convex F over a convex set: a reference written apart from the solvers under test.
 
-    Projected gradient with Barzilai-Borwein steps (Birgin, Martinez & Raydan 2000): from x,
+    Projected gradient with Barzilai-Borwein steps (Birgin, Martinez & Raydan, *Nonmonotone
+    spectral projected gradient methods on convex sets*, SIAM J. Optim. 2000): from x,
     the candidate ``project(x - eta g)`` is accepted once F lies below the quadratic model
     ``F(x) + g^T d + ||d||^2 / (2 eta)`` (eta halved until then), then eta is the
     Barzilai-Borwein step ``d^T d / d^T (g_new - g)``.
 
-    ``evaluate(x, state) -> (F(x), gradient, state)``: ``state`` is the accepted point's (None
-    at the start), for warm starts and running bounds.  ``converged(x, value, state)`` ends the
-    iterations, as do ``max_iter`` iterations or a candidate no halving makes acceptable (F's
-    precision reached).  ``first_step(gradient)`` is the first eta.  Returns ``(x, F(x), state)``.
+    Parameters
+    ----------
+    evaluate : callable
+        ``evaluate(x, state) -> (F(x), gradient, state)``: ``state`` is the accepted point's
+        (None at the start), for warm starts and running bounds.
+    x : ndarray of shape (N,)
+        The starting point, in the set.
+    project : callable
+        ``project(x)``, the Euclidean projection onto the set.
+    converged : callable
+        ``converged(x, value, state) -> bool`` ends the iterations when true.
+    first_step : callable
+        ``first_step(gradient)``, the first step size eta.
+    max_iter : int
+        The most iterations.
+    max_backtracks : int, default=40
+        The most halvings of eta for one candidate; a candidate no halving makes acceptable
+        ends the iterations (F's precision reached).
+
+    Returns
+    -------
+    x : ndarray of shape (N,)
+        The last accepted point.
+    value : float
+        F(x).
+    state : object
+        The state ``evaluate`` returned at x.
     """
     value, g, state = evaluate(x, None)
     eta = first_step(g)
@@ -466,19 +645,46 @@ def spectral_projected_gradient(evaluate, x, project, *, converged, first_step, 
 
 
 def linear_svm_primal(X, y, C, coef, intercept=0.0, *, loss="squared_hinge", bias_weight=0.0):
-    """LIBLINEAR's primal of one label at given weights, and how far rounding may have moved it.
+    """Evaluate LIBLINEAR's primal of one label at given weights, and how far rounding may have moved it.
 
     ``1/2 (||coef||^2 + bias_weight^2) + C sum_i loss(1 - y_i (x_i^T coef + intercept))``
     with the hinge ``max(0, m)`` or the squared hinge ``max(0, m)^2`` (Fan et al., LIBLINEAR,
     JMLR 2008, eq. 1; LIBLINEAR regularises the bias as ``bias_weight``, the weight of a
     constant feature: ``intercept = intercept_scaling * bias_weight``).  ``y`` in {-1, +1}.
 
-    Returns ``(value, rounding)``, ``rounding`` a first-order bound on ``|value - P|`` for
-    the exact P at these weights (Higham, *Accuracy and Stability of Numerical Algorithms*,
-    eq. 3.5): each score is within ``e_i = gamma_{d+1} (|x_i|.|coef| + |intercept|)``, the
-    margin ``m_i = 1 - y_i t_i`` within ``e_i + u |m_i|``, which moves the loss by as much
-    (hinge) or ``2 max(0, m_i)`` times as much (squared hinge); the n + d + 4 sums and
-    products then round relatively by ``gamma_{n+d+4}``.
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+        The rows.
+    y : ndarray of shape (n,)
+        The signs in {-1, +1}.
+    C : float
+        The cost.
+    coef : ndarray of shape (d,)
+        The weights.
+    intercept : float, default=0.0
+        The bias added to every score.
+    loss : {"hinge", "squared_hinge"}, default="squared_hinge"
+        The loss.
+    bias_weight : float, default=0.0
+        The weight of LIBLINEAR's constant feature, regularised with ``coef``.
+
+    Returns
+    -------
+    value : float
+        The primal at these weights.
+    rounding : float
+        A first-order bound on ``|value - P|`` for the exact P at these weights (Higham,
+        *Accuracy and Stability of Numerical Algorithms*, eq. 3.5): each score is within
+        ``e_i = gamma_{d+1} (|x_i|.|coef| + |intercept|)``, the margin ``m_i = 1 - y_i t_i``
+        within ``e_i + u |m_i|``, which moves the loss by as much (hinge) or
+        ``2 max(0, m_i)`` times as much (squared hinge); the n + d + 4 sums and products then
+        round relatively by ``gamma_{n+d+4}``.
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` is not one of the two names.
     """
     if loss not in ("hinge", "squared_hinge"):
         raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}")
@@ -496,12 +702,29 @@ def linear_svm_primal(X, y, C, coef, intercept=0.0, *, loss="squared_hinge", bia
 
 
 def strongly_convex_distance(suboptimality, mu: float = 1.0) -> np.ndarray:
-    """``sqrt(2 s / mu)``: how far a point whose objective is within s of the minimum is from the minimiser.
+    """Bound how far a point whose objective is within s of the minimum is from the minimiser.
 
     For a mu-strongly convex P with minimiser x*, ``P(x) - P(x*) >= mu/2 ||x - x*||^2``
     (Nesterov, *Introductory Lectures on Convex Optimization*, 2004, Theorem 2.1.8).  A
     duality gap is such an s, and so is any upper bound on P(x) minus a lower bound on
     the minimum; a negative s (bounds that rounding brought within each other) counts as 0.
+
+    Parameters
+    ----------
+    suboptimality : float or array_like
+        s, the objective's excess over the minimum (or an upper bound on it).
+    mu : float, default=1.0
+        The strong-convexity modulus, positive.
+
+    Returns
+    -------
+    ndarray
+        ``sqrt(2 max(s, 0) / mu)``, of ``suboptimality``'s shape.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not positive.
     """
     if mu <= 0:
         raise ValueError(f"mu must be positive, got {mu}")
@@ -509,11 +732,23 @@ def strongly_convex_distance(suboptimality, mu: float = 1.0) -> np.ndarray:
 
 
 def every_subset(n_features: int, size: int) -> np.ndarray:
-    """Every subset of ``size`` of ``n_features`` features as a boolean row mask, in lexicographic order.
+    """List every subset of ``size`` of ``n_features`` features as a boolean row mask, in lexicographic order.
 
     The brute-force reference for feature-selection relaxations (MLFS/CMLFS: Gu, Li & Han,
     *Correlated multi-label feature selection*, CIKM 2011, whose relaxation ranges over the convex
     hull of these masks): an optimum over all of them checks a cutting plane or a bundle on small d.
+
+    Parameters
+    ----------
+    n_features : int
+        d, the number of features.
+    size : int
+        The number of features chosen.
+
+    Returns
+    -------
+    ndarray of shape (comb(n_features, size), n_features)
+        One boolean mask per subset.
     """
     import itertools
 
@@ -524,10 +759,29 @@ def every_subset(n_features: int, size: int) -> np.ndarray:
 
 
 def ranking_problem(n_features: int, *, mu: float = 0.0, seed: int = 0, n_samples: int = 60, n_labels: int = 3):
-    """A small pairwise-ranking :class:`~multilabel_core.base.Problem` (linear kernel, C = 1) on synthetic correlated data.
+    """Build a small pairwise-ranking :class:`~multilabel_core.base.Problem` on synthetic correlated data.
 
-    ``mu = 0`` gives independent labels (Frobenius regulariser); ``mu > 0`` the label-covariance
-    regulariser ``FrobeniusLabelCovariance(mu)`` with a learned relation, as CMLFS uses.
+    The linear kernel, C = 1, the pairwise ranking hinge, and rows from
+    :func:`~multilabel_core.datasets.make_correlated_multilabel`.
+
+    Parameters
+    ----------
+    n_features : int
+        d, the number of features.
+    mu : float, default=0.0
+        0 gives independent labels (Frobenius regulariser); ``mu > 0`` the label-covariance
+        regulariser ``FrobeniusLabelCovariance(mu)`` with a learned relation, as CMLFS uses.
+    seed : int, default=0
+        Seed of the data.
+    n_samples : int, default=60
+        n, the number of rows.
+    n_labels : int, default=3
+        L, the number of labels.
+
+    Returns
+    -------
+    Problem
+        The problem, with {-1, +1} targets.
     """
     from ..base import Problem
     from ..datasets import make_correlated_multilabel
