@@ -127,7 +127,23 @@ def sign_labels(
 
     With ``both_signs`` (the default) every column holds both signs, so the equality
     constraint ``sum_j alpha_j^i y_j^i = 0`` of the SMO family has solutions with
-    alpha != 0.  ``label_density`` is the range of the fraction of +1 per column.
+    alpha != 0.
+
+    Parameters
+    ----------
+    n_samples : int or strategy of ints, default=st.integers(4, 12)
+        n, the number of rows.
+    n_labels : int or strategy of ints, default=st.integers(2, 5)
+        L, the number of labels.
+    label_density : (float, float), default=(0, 1)
+        The range of the fraction of +1 per column.
+    both_signs : bool, default=True
+        Whether every column holds both signs.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing such matrices.
 
     Examples
     --------
@@ -142,12 +158,42 @@ def sign_labels(
 
 
 def sign_matrices(n_samples=_SAMPLES, n_labels=_LABELS, both_classes: bool = False) -> st.SearchStrategy[np.ndarray]:
-    """:func:`sign_labels` with positional sizes and, by default, no promise on the signs of a column."""
+    """Draw sign matrices: :func:`sign_labels` with positional sizes and, by default, no promise on a column.
+
+    Parameters
+    ----------
+    n_samples : int or strategy of ints, default=st.integers(4, 12)
+        n, the number of rows.
+    n_labels : int or strategy of ints, default=st.integers(2, 5)
+        L, the number of labels.
+    both_classes : bool, default=False
+        Whether every column holds both signs.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing dense (n, L) float64 matrices of signs in {-1, +1}.
+    """
     return sign_labels(n_samples=n_samples, n_labels=n_labels, both_signs=both_classes)
 
 
 def score_matrices(n_samples=_SAMPLES, n_labels=_LABELS, magnitude: float = 10.0) -> st.SearchStrategy[np.ndarray]:
-    """A dense (n, L) float64 matrix of scores (or real targets) in [-magnitude, magnitude]."""
+    """Draw a dense (n, L) float64 matrix of scores (or real targets) in [-magnitude, magnitude].
+
+    Parameters
+    ----------
+    n_samples : int or strategy of ints, default=st.integers(4, 12)
+        n, the number of rows.
+    n_labels : int or strategy of ints, default=st.integers(2, 5)
+        L, the number of labels.
+    magnitude : float, default=10.0
+        The bound on the entries' absolute values.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing such matrices.
+    """
     return _sizes(n_samples).flatmap(
         lambda n: _sizes(n_labels).flatmap(
             lambda n_lab: hnp.arrays(np.float64, (n, n_lab), elements=_bounded_floats(magnitude))
@@ -170,8 +216,24 @@ def feature_matrices(
 ):
     """A finite (n, d) float64 feature matrix.
 
-    ``sparse``: False -> dense ndarray; True -> scipy.sparse matrix in one of ``formats``
-    with about half of its entries zero; None -> either.
+    Parameters
+    ----------
+    n_samples : int or strategy of ints, default=st.integers(4, 12)
+        n, the number of rows.
+    n_features : int or strategy of ints, default=st.integers(1, 6)
+        d, the number of features.
+    sparse : bool or None, default=False
+        False: a dense ndarray; True: a scipy.sparse matrix in one of ``formats`` with about
+        half of its entries zero; None: either.
+    magnitude : float, default=10.0
+        The bound on the entries' absolute values.
+    formats : tuple of str, default=("csr", "csc")
+        The sparse formats drawn from.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing such matrices.
     """
     n = draw(_sizes(n_samples))
     d = draw(_sizes(n_features))
@@ -273,6 +335,20 @@ def spd_matrices(draw, n=_LABELS, min_eigenvalue: float = 1e-2, max_eigenvalue: 
 
     Built as ``Q diag(lambda) Q^T`` with ``Q`` orthogonal (from the QR factorisation of a
     drawn matrix), so the condition number is bounded by ``max / min``.
+
+    Parameters
+    ----------
+    n : int or strategy of ints, default=st.integers(2, 5)
+        The size.
+    min_eigenvalue : float, default=0.01
+        The least eigenvalue drawn, positive.
+    max_eigenvalue : float, default=100.0
+        The largest eigenvalue drawn.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing such matrices.
     """
     size = draw(_sizes(n))
     eigenvalues = draw(
@@ -289,6 +365,18 @@ def label_covariances(draw, *, n_labels=_LABELS, condition: float = 1e2) -> np.n
 
     Eigenvalues are drawn in [1, ``condition``] before the scaling to unit trace, so the
     condition number of Omega is at most ``condition``.
+
+    Parameters
+    ----------
+    n_labels : int or strategy of ints, default=st.integers(2, 5)
+        L, the number of labels.
+    condition : float, default=100.0
+        The bound on the condition number.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing such matrices.
 
     Examples
     --------
@@ -385,6 +473,28 @@ def kernel_dual_problems(
     from :func:`sign_labels` (both signs in every column) and ``C`` (n, L) from
     :func:`box_bounds` (one value with ``constant_box``).
 
+    Parameters
+    ----------
+    n_samples : int or strategy of ints, default=st.integers(4, 12)
+        n, the number of rows.
+    n_labels : int or strategy of ints, default=st.integers(2, 5)
+        L, the number of labels.
+    rank : int or None, default=None
+        Passed to :func:`psd_kernels` (None: full rank possible).
+    identity_relation : bool, default=False
+        Whether ``omega_tilde`` is the identity (BSVM).
+    tiny : float, default=1e-6
+        The smallest box bound :func:`box_bounds` may draw.
+    huge : float, default=1e6
+        The largest box bound :func:`box_bounds` may draw.
+    constant_box : bool, default=False
+        Whether one C holds for every variable.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing ``(K, omega_tilde, Y, C)`` tuples.
+
     Examples
     --------
     >>> from hypothesis import given
@@ -406,8 +516,21 @@ def kernel_dual_problems(
 
 @st.composite
 def label_embeddings(draw, n_labels: int):
-    """None (no embedding: A = I), or a (k, L) matrix A with k <= 3 and entries in [-2, 2] (a low-rank
-    label embedding, as PrML's W, for the PrML plugin's ``embedded_hinge_cd`` and ``svmplus_cd``)."""
+    """Draw a low-rank label embedding, or None.
+
+    A (k, L) matrix A with k <= 3 and entries in [-2, 2], as PrML's W, for the PrML plugin's
+    ``embedded_hinge_cd`` and ``svmplus_cd``; None means no embedding (A = I).
+
+    Parameters
+    ----------
+    n_labels : int
+        L, the number of labels.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        A strategy drawing None or such matrices.
+    """
     if not draw(st.booleans()):
         return None
     k = draw(st.integers(1, 3))
