@@ -37,10 +37,26 @@ __all__ = [
 
 
 # ----------------------------------------------------------------- the algorithm
-def _most_wanted(primary, secondary, rng):
-    """Index of the largest ``primary``; ties go to the largest ``secondary``, then to chance.
+def most_wanted(primary, secondary, rng):
+    """Return the index of the largest ``primary``; ties go to the largest ``secondary``, then to chance.
 
-    Without a random generator the remaining tie goes to the lowest index.
+    The choice iterative stratification makes at every step (Sechidis, Tsoumakas & Vlahavas,
+    *On the stratification of multi-label data*, Algorithm 1), shared by the experiment
+    protocols' split repair (:mod:`multilabel_core.experiments.protocols`).
+
+    Parameters
+    ----------
+    primary : ndarray of shape (m,)
+        The values to maximise.
+    secondary : ndarray of shape (m,) or None
+        The tie-breaker among the maxima of ``primary`` (None: none).
+    rng : numpy Generator or None
+        Breaks the remaining ties at random; None gives them to the lowest index.
+
+    Returns
+    -------
+    int
+        The chosen index.
     """
     candidates = np.flatnonzero(primary == primary.max())
     if candidates.size > 1 and secondary is not None:
@@ -50,15 +66,32 @@ def _most_wanted(primary, secondary, rng):
     return candidates[0]
 
 
-def _stratify(Y, proportions, rng):
-    """Fold index of every row of the int8 indicator ``Y`` (Sechidis et al. 2011, Algorithm 1).
+def stratified_folds(Y, proportions, rng):
+    """Return the fold index of every row of a 0/1 indicator ``Y``, folds of the given proportions.
 
+    Iterative stratification (Sechidis, Tsoumakas & Vlahavas, *On the stratification of
+    multi-label data*, Algorithm 1) with unequal fold sizes, the step under
+    :func:`iterative_stratification` and the experiment protocols' stratified splits.
     Labels are served one at a time, always the one with the fewest rows still
     unassigned (ties at random), so rare labels are spread before common ones fill the
     folds.  Each of its rows goes to the fold wanting the most positives of that label,
     ties to the fold wanting the most rows, then at random.  Rows without labels go
-    last, each to the fold wanting the most rows.  ``rng=None`` processes rows in order
-    and breaks remaining ties by the lowest fold index.
+    last, each to the fold wanting the most rows.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n_samples, n_labels)
+        The 0/1 indicator, already validated.
+    proportions : ndarray of shape (n_folds,)
+        Each fold's share of the rows (summing to 1).
+    rng : numpy Generator or None
+        Row order and tie-breaking; None processes rows in order and breaks remaining ties
+        by the lowest fold index.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        The fold (0 .. n_folds - 1) of every row.
     """
     n = Y.shape[0]
     order = np.arange(n) if rng is None else rng.permutation(n)
@@ -76,11 +109,11 @@ def _stratify(Y, proportions, rng):
 
     while unassigned_per_label.any():
         open_labels = np.flatnonzero(unassigned_per_label)
-        label = open_labels[_most_wanted(-unassigned_per_label[open_labels], None, rng)]
+        label = open_labels[most_wanted(-unassigned_per_label[open_labels], None, rng)]
         for row in np.flatnonzero((folds < 0) & (Y[:, label] == 1)):
-            assign(row, _most_wanted(wanted_positives[label], wanted_rows, rng))
+            assign(row, most_wanted(wanted_positives[label], wanted_rows, rng))
     for row in np.flatnonzero(folds < 0):
-        assign(row, _most_wanted(wanted_rows, None, rng))
+        assign(row, most_wanted(wanted_rows, None, rng))
 
     result = np.empty(n, dtype=np.intp)
     result[order] = folds
@@ -116,7 +149,7 @@ def iterative_stratification(Y, n_folds, random_state=None):
     """
     Y = check_Y(Y)
     n_folds = _check_n_folds(n_folds, Y.shape[0])
-    return _stratify(Y, np.full(n_folds, 1.0 / n_folds), check_random_state(random_state))
+    return stratified_folds(Y, np.full(n_folds, 1.0 / n_folds), check_random_state(random_state))
 
 
 # ----------------------------------------------------------------------- splitters
@@ -233,7 +266,7 @@ class IterativeStratifiedKFold:
         Y = check_Y(Y, n_samples=_n_rows(X))
         n_splits = _check_n_folds(self.n_splits, Y.shape[0], "n_splits")
         rng = check_random_state(self.random_state) if self.shuffle else None
-        folds = _stratify(Y, np.full(n_splits, 1.0 / n_splits), rng)
+        folds = stratified_folds(Y, np.full(n_splits, 1.0 / n_splits), rng)
         for fold in range(n_splits):
             yield np.flatnonzero(folds != fold), np.flatnonzero(folds == fold)
 
@@ -349,7 +382,7 @@ def train_test_split_stratified(X, Y, test_size=0.25, random_state=None):
         check_scalar(test_size, "test_size", kind=numbers.Integral, low=1, high=n - 1)
         test_size = test_size / n
     check_scalar(test_size, "test_size", low=0, high=1, low_inclusive=False, high_inclusive=False)
-    folds = _stratify(labels, np.array([1.0 - test_size, test_size]), check_random_state(random_state))
+    folds = stratified_folds(labels, np.array([1.0 - test_size, test_size]), check_random_state(random_state))
     train, test = np.flatnonzero(folds == 0), np.flatnonzero(folds == 1)
     if train.size == 0 or test.size == 0:
         raise ValueError(f"test_size={test_size} leaves one part empty with {n} rows")

@@ -42,7 +42,7 @@ import attrs
 import numpy as np
 
 from ..validation import check_random_state, check_scalar, check_Y
-from ..model_selection import IterativeStratifiedKFold, _most_wanted, _stratify
+from ..model_selection import IterativeStratifiedKFold, most_wanted, stratified_folds
 
 __all__ = [
     "PROTOCOLS",
@@ -359,7 +359,7 @@ def _two_part_split(Y, n_first: int, fraction: float, stratify: bool, rng) -> tu
     """Rows of the first part (``n_first`` of them) and of the second, random or stratified."""
     n = Y.shape[0]
     if stratify:
-        in_first = _stratify(Y, np.array([fraction, 1.0 - fraction]), rng) == 0
+        in_first = stratified_folds(Y, np.array([fraction, 1.0 - fraction]), rng) == 0
         _resize(Y, in_first, n_first, fraction, rng)
     else:
         in_first = np.zeros(n, dtype=bool)
@@ -382,7 +382,7 @@ def _resize(Y, in_first, n_first: int, fraction: float, rng) -> None:
         source, share = (in_first, fraction) if surplus > 0 else (~in_first, 1.0 - fraction)
         excess = Y[source].sum(axis=0) - share * totals
         candidates = np.flatnonzero(source)
-        row = candidates[_most_wanted(Y[candidates] @ excess, None, rng)]
+        row = candidates[most_wanted(Y[candidates] @ excess, None, rng)]
         in_first[row] = not in_first[row]
 
 

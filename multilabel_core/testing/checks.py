@@ -925,7 +925,7 @@ def check_method(method, *, random_state: int = 0, gap_tol: float = 1e-6, warm_s
     _check_persistence(fitted, X)
     if getattr(type(fitted), "certified", True):
         _check_certificates(fitted, gap_tol)
-        _check_certified_model(fitted, X, Y)
+        check_certified_model(fitted, X, Y)
         _check_permuted_refit(estimator, fitted, X, Y, gap_tol, random_state)
         _check_warm_start(estimator, X, Y, gap_tol, warm_start_passes)
     _check_input_validation(estimator, fitted, X, Y)
@@ -1252,8 +1252,29 @@ def _primal_from_parts(fitted, X, Y):
     return values, (1 + 1e-6) * bound + 8 * U * abs(float(certificate.primal)), float(C)
 
 
-def _check_certified_model(fitted, X, Y) -> None:
-    """The exposed model is the one the certificate certifies (see docs/testing.md)."""
+def check_certified_model(fitted, X, Y) -> None:
+    """Assert that the exposed model is the one the certificate certifies (see docs/testing.md).
+
+    The primal objective recomputed from the fitted ``coef_``/``intercept_`` and the method's
+    parts must equal ``certificate_.primal`` within a rounding bound, under a free or a
+    penalised intercept; a method whose objective the parts do not give is left to the
+    prediction checks.  :func:`check_method` runs it, and the fuzz matrix
+    (:mod:`multilabel_core.testing.fuzz`) on every fitted case.
+
+    Parameters
+    ----------
+    fitted : MultiLabelEstimator
+        A fitted estimator with a ``certificate_``.
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training rows it was fitted on.
+    Y : ndarray of shape (n_samples, n_labels)
+        The training labels (0/1).
+
+    Raises
+    ------
+    AssertionError
+        When the recomputed primal differs from the certificate's by more than the bound.
+    """
     name = type(fitted).__name__
     learned = getattr(fitted, "fitted_labels_", None)
     if learned is not None and learned.size < Y.shape[1]:

@@ -208,7 +208,7 @@ class RankingCDSolver(Solver):
             H += np.outer(bias_row, bias_row)
         H = (H + H.T) / 2.0
         relation_state = RelationState(
-            weight_factor=_weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept),
+            weight_factor=weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept),
             dual_gram=H if subsets is None or subsets.shape[0] == 1 else None,
             regularizer_value=0.5 * float(np.vdot(H, R_inv)),
         )
@@ -309,11 +309,28 @@ def _forget(ref) -> None:
         _FACTORS[:] = [entry for entry in _FACTORS if entry[0] is not ref]
 
 
-def _weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:
-    """F with ``F^T F = sum_j (w^j)^T w^j / s_j + b^T b`` (rows with s_j = 0 dropped; b with the bias).
+def weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:
+    """Return F with ``F^T F = sum_j (w^j)^T w^j / s_j + b^T b`` (rows with s_j = 0 dropped; b with the bias).
 
-    W^T W of the features re-weighted by s: Theorem 3.4's C, whose square root the D-step
-    normalises.
+    W^T W of the features re-weighted by s: Theorem 3.4's C (Gu, Li & Han, *Correlated
+    multi-label feature selection*), whose square root the D-step normalises; the cutting-plane
+    solver's D-step reads the same factor.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_features, n_labels)
+        The feature weights w^j as rows.
+    intercept : ndarray of shape (n_labels,)
+        The bias b (read only when ``fit_intercept``).
+    weights : ndarray of shape (n_features,)
+        The feature scores s_j >= 0.
+    fit_intercept : bool
+        Whether b is a row of F.
+
+    Returns
+    -------
+    ndarray of shape (n_kept, n_labels)
+        F: the rows w^j / sqrt(s_j) of the features with s_j > 0, then b.
     """
     support = weights > 0.0
     rows = [W[support] / np.sqrt(weights[support])[:, None]]
