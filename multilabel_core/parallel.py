@@ -350,7 +350,7 @@ def cancelled() -> bool:
 
 
 def raise_if_cancelled() -> None:
-    """In a label's task whose map was cancelled (:func:`cancelled`), stop it with KeyboardInterrupt.
+    """Stop a label's task whose map was cancelled (:func:`cancelled`) with KeyboardInterrupt.
 
     What an engine calls where it checks for Ctrl-C: the Cython engines every few thousand
     steps, the interior-point method at every Newton step.

@@ -183,7 +183,7 @@ RENAMED_ARGUMENTS: tuple[Renamed, ...] = (
 
 
 def renamed_parameter(estimator, old: str, new: str, *, warn: bool = True):
-    """The value of parameter ``new``, or of its deprecated old spelling ``old`` when that was given.
+    """Return the value of parameter ``new``, or of its deprecated old spelling ``old`` when that was given.
 
     Parameters
     ----------
@@ -229,7 +229,7 @@ def renamed_parameter(estimator, old: str, new: str, *, warn: bool = True):
 
 
 def renamed_argument(owner: str, old: str, new: str, old_value, new_value, new_default):
-    """The value of argument ``new`` of a function or component, or of its deprecated spelling ``old``.
+    """Return the value of argument ``new`` of a function or component, or of its deprecated spelling ``old``.
 
     :func:`renamed_parameter` for what is not an estimator: a solver function's keyword or an
     attrs component's field, whose values the caller holds.
@@ -292,7 +292,7 @@ def _method_parameters() -> dict[str, list[str]]:
 
 
 def parameter_table() -> str:
-    """The markdown table of every registered method's parameters: name, meaning, methods.
+    """Build the markdown table of every registered method's parameters: name, meaning, methods.
 
     The methods are this distribution's (the core's and the bundled plugins'); a third-party
     plugin's are its author's to document.

@@ -23,7 +23,7 @@ NOT_DOWNLOADED = "not downloaded"
 
 
 def known_datasets(data_home=None, *, verify: bool = True) -> list[dict]:
-    """One record per registered dataset: what it is, and where it is available now.
+    """List one record per registered dataset: what it is, and where it is available now.
 
     Parameters
     ----------
