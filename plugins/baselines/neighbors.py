@@ -8,9 +8,16 @@ setting the diagonal to the largest float so that a training row is not its own 
 With that rule the neighbours, and so every count of ML-kNN and BRkNN, are a function of
 the data and the row order alone, identical for dense and sparse X.
 
-Dense training rows go to scipy's :class:`~scipy.spatial.cKDTree`, which computes each
-distance directly (no cancellation), queried a block of rows at a time (sparse query
-rows made dense a block at a time) so that Ctrl-C takes effect between blocks.  The tree
+Dense training rows in at most :data:`TREE_MAX_FEATURES` dimensions go to scipy's
+:class:`~scipy.spatial.cKDTree`, which computes each distance directly (no cancellation),
+queried a block of rows at a time (sparse query rows made dense a block at a time) so that
+Ctrl-C takes effect between blocks.  In more dimensions a tree query visits most rows one
+distance at a time (ML-kNN's fit on 12000 standardised 500-dimensional rows grew as n^2.6),
+so the rows are searched exhaustively instead, a block of query rows per matrix product
+(:func:`_dense_search`): the expanded squared distances only select the candidates, with a
+bound of their rounding, and the candidates' distances are computed directly and stably
+sorted, so the result is the tree's rule (directly computed distances, ties to the earlier
+training row) at the cost of one BLAS product.  The tree
 does not say which of several equidistant rows it returns, so it is asked for one row
 more than needed: when that extra row is farther than the last one kept, the set is
 unambiguous; otherwise (a tie at the boundary, common on binary or duplicated rows) every
@@ -33,10 +40,20 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-__all__ = ["BLOCK_ENTRIES", "nearest_neighbors"]
+from multilabel_core.parallel import blas_limited, effective_threads
+
+__all__ = ["BLOCK_ENTRIES", "TREE_MAX_FEATURES", "nearest_neighbors"]
 
 #: Entries of one block of squared distances in the sparse search (64 MB of float64).
 BLOCK_ENTRIES = 2**23
+
+#: Most features of dense rows searched with the k-d tree; above it, the blocked exhaustive search.
+#: A tree prunes well only in few dimensions; the crossover measured on standardised corel16k001
+#: rows and on yeast (103 features) is well below 100 (benchmarks/RESULTS.md, "Every method at scale").
+TREE_MAX_FEATURES = 16
+
+#: Query rows per matrix product of the exhaustive dense search.
+QUERY_BLOCK_ROWS = 256
 
 
 def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_jobs: int | None = None):
@@ -47,7 +64,7 @@ def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_j
     another row and counts).  Of several rows at the distance of the k-th, the earliest
     training rows are taken (module docstring).  The rows of the result are sets: the
     order within a row is unspecified.  ``n_jobs`` is the number of threads of the
-    tree's queries (-1 for all cores; None for one).
+    tree's queries or of the exhaustive search's matrix products (-1 for all cores; None for one).
 
     Parameters
     ----------
@@ -84,7 +101,11 @@ def nearest_neighbors(X_fit, X_query, k: int, *, exclude_self: bool = False, n_j
         return _blocked_search(sp.csr_matrix(X_fit), sp.csr_matrix(X_query), k, exclude_self)
     # A model fitted on dense rows predicts on CSR/CSC rows too (the estimator contract accepts either).
     X_query = sp.csr_matrix(X_query) if sp.issparse(X_query) else np.asarray(X_query)
-    return _tree_search(np.asarray(X_fit), X_query, k, exclude_self, n_jobs)
+    X_fit = np.asarray(X_fit)
+    if X_fit.shape[1] > TREE_MAX_FEATURES:
+        with blas_limited(1 if n_jobs is None else effective_threads(n_jobs)):
+            return _dense_search(X_fit, X_query, k, exclude_self)
+    return _tree_search(X_fit, X_query, k, exclude_self, n_jobs)
 
 
 def _common_scale(X_fit, X_query):
@@ -171,6 +192,54 @@ def _resolve_ties(X_fit, rows, tied, boundary, index, k, offset):
                 candidates = candidates[candidates != offset + row]
             difference = X_fit[candidates] - query
             index[row] = candidates[np.argsort(np.einsum("ij,ij->i", difference, difference), kind="stable")[:k]]
+
+
+def _dense_search(X_fit, X_query, k, exclude_self):
+    """The tree's neighbours (directly computed distances, ties to the earlier training row) by blocks
+    of matrix products: ``||a||^2 + ||b||^2 - 2 a^T b`` only selects candidates.
+
+    The expanded value of a pair differs from its directly computed squared distance by less than
+    ``margin (||a||^2 + ||b||^2)`` (``_resolve_ties`` derives the rounding bound of the expansion;
+    the margin here is twice that again, for the rounding of the direct sum), which for a query
+    row a is at most ``e = margin (||a||^2 + max ||b||^2)``.  So with ``t`` the k-th smallest
+    expanded value of the row, at least k rows have a direct distance at most ``t + e``, and a row
+    whose expanded value exceeds ``t + 2 e`` cannot be among the k nearest, ties included: only the
+    rows within ``t + 2 e`` (usually a few more than k) have their distances computed directly,
+    and those are stably sorted.
+    """
+    d = X_fit.shape[1]
+    fit_norms = np.einsum("ij,ij->i", X_fit, X_fit)
+    margin = 8.0 * (d + 2) * np.finfo(np.float64).eps
+    largest_fit_norm = float(fit_norms.max())
+    n_query, n_fit = X_query.shape[0], X_fit.shape[0]
+    # Blocks of a few hundred query rows keep the (block, n_fit) distances near the cache, for the
+    # few passes made over them after the product.
+    block = max(1, min(QUERY_BLOCK_ROWS, BLOCK_ENTRIES // n_fit))
+    index = np.empty((n_query, k), dtype=np.intp)
+    rows_of_block = np.arange(block)
+    for start in range(0, n_query, block):
+        stop = min(start + block, n_query)
+        rows = X_query[start:stop]
+        rows = rows.toarray() if sp.issparse(rows) else np.ascontiguousarray(rows, dtype=np.float64)
+        n_rows = stop - start
+        query_norms = np.einsum("ij,ij->i", rows, rows)
+        expanded = rows @ X_fit.T
+        expanded *= -2.0
+        expanded += query_norms[:, None]
+        expanded += fit_norms[None, :]
+        if exclude_self:
+            expanded[rows_of_block[:n_rows], np.arange(start, stop)] = np.inf
+        error = margin * (query_norms + largest_fit_norm)
+        bound = np.partition(expanded, k - 1, axis=1)[:, k - 1] + 2.0 * error
+        query_of, candidate = np.nonzero(expanded <= bound[:, None])
+        difference = rows[query_of] - X_fit[candidate]
+        direct = np.einsum("ij,ij->i", difference, difference)
+        # np.nonzero lists each row's candidates in training order and lexsort is stable, so equal
+        # distances stay in that order.
+        order = np.lexsort((direct, query_of))
+        first = np.searchsorted(query_of[order], np.arange(n_rows))
+        index[start:stop] = candidate[order[first[:, None] + np.arange(k)]]
+    return index
 
 
 def _blocked_search(X_fit, X_query, k, exclude_self):

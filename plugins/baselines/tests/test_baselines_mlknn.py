@@ -164,3 +164,26 @@ def test_mlknn_neighbours_do_not_depend_on_a_common_scale(scale):
     reference = MLkNN().fit(data.X, data.Y).decision_function(data.X)
     scaled = MLkNN().fit(data.X * scale, data.Y).decision_function(data.X * scale)
     np.testing.assert_array_equal(scaled, reference)
+
+
+@pytest.mark.parametrize("exclude_self", [False, True])
+@pytest.mark.parametrize("kind", ["gaussian", "binary", "duplicated"])
+def test_exhaustive_dense_search_gives_the_trees_neighbours(kind, exclude_self, monkeypatch):
+    # The matrix-product search only selects candidates; their directly computed distances, stably
+    # sorted, decide: the tree's rule, ties (binary rows, duplicates) included.
+    from multilabel_core_plugins.baselines import neighbors
+
+    rng = np.random.default_rng(7)
+    if kind == "binary":
+        X_fit = (rng.random((300, 30)) < 0.1).astype(float)
+    else:
+        X_fit = rng.standard_normal((300, 30))
+    if kind == "duplicated":
+        X_fit[50:80] = X_fit[0]  # thirty equidistant copies: the k-th distance is shared
+    X_query = X_fit if exclude_self else np.vstack([X_fit[:40], rng.standard_normal((40, 30))])
+    monkeypatch.setattr(neighbors, "TREE_MAX_FEATURES", 10**6)
+    tree = nearest_neighbors(X_fit, X_query, 10, exclude_self=exclude_self)
+    monkeypatch.setattr(neighbors, "TREE_MAX_FEATURES", 0)
+    monkeypatch.setattr(neighbors, "QUERY_BLOCK_ROWS", 7)
+    dense = nearest_neighbors(X_fit, X_query, 10, exclude_self=exclude_self)
+    np.testing.assert_array_equal(np.sort(dense, axis=1), np.sort(tree, axis=1))
