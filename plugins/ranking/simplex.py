@@ -22,7 +22,32 @@ __all__ = ["project_simplex"]
 
 
 def project_simplex(v) -> np.ndarray:
-    """The Euclidean projection of the vector ``v`` (T,) onto the probability simplex."""
+    """Project the vector ``v`` onto the probability simplex in the Euclidean norm.
+
+    Parameters
+    ----------
+    v : array-like of shape (T,)
+        The point to project: finite, non-empty, any sign.
+
+    Returns
+    -------
+    numpy.ndarray of shape (T,), float64
+        ``argmin_{lambda >= 0, sum lambda = 1} ||lambda - v||_2``: the entries are
+        ``max(v_t - theta, 0)`` for the threshold theta of the module docstring, non-negative
+        and summing to 1 up to the rounding of one cumulative sum.
+
+    Raises
+    ------
+    ValueError
+        When ``v`` is not a non-empty 1-D vector, or holds NaN or infinity.
+
+    Notes
+    -----
+    The sort-and-threshold rule of Duchi, Shalev-Shwartz, Singer & Chandra, "Efficient
+    Projections onto the l1-Ball for Learning in High Dimensions" (ICML 2008, Fig. 1), in
+    O(T log T).  Gu, Li & Han, "Correlated Multi-Label Feature Selection" (CIKM 2011), use it
+    for the lambda-step of their Algorithm 2 (eq. 31).
+    """
     v = np.asarray(v, dtype=np.float64)
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"v must be a non-empty 1-D vector, got shape {v.shape}")

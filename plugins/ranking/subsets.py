@@ -35,23 +35,73 @@ LAMBDA_SMALLEST_STEP = 1e-12
 
 
 def violation_scores(X, beta, R_inv, fit_intercept: bool) -> tuple[np.ndarray, float]:
-    """``(V R^-1 V^T)_jj`` for every feature j, V = X^T beta (eq. 32 with R^-1), and the bias row's.
+    """Score every feature and the bias by ``(V R^-1 V^T)_jj`` with ``V = X^T beta`` (eq. 32).
 
-    These are the per-feature terms of the quadratic part of the dual (7): for a binary p,
-    ``f(alpha, D, p) = sum alpha - 1/2 (sum_j p_j q_j + q_bias)`` (docs/methods/ranking.md).
-    ``q_bias`` is 0 without ``fit_intercept``.
+    These are the per-feature terms of the quadratic part of the dual (7) of Gu, Li & Han,
+    "Correlated Multi-Label Feature Selection" (CIKM 2011): for a binary subset p,
+    ``f(alpha, D, p) = sum alpha - 1/2 (sum_j p_j q_j + q_bias)`` (docs/methods/ranking.md),
+    so the most violated subset of eq. 32 keeps the features of largest q_j.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training rows.
+    beta : ndarray of shape (n_samples, n_labels)
+        beta of eq. 8, the per-label sums of the pairs' dual variables (a solution's
+        ``model_state["beta"]``).
+    R_inv : ndarray of shape (n_labels, n_labels)
+        R^-1, the label coupling of the dual (7): positive definite (the regulariser's
+        ``label_gram``; the identity for LaRank SVM).
+    fit_intercept : bool
+        Whether the model has a bias, scored as the weight of a constant feature.
+
+    Returns
+    -------
+    q : ndarray of shape (n_features,)
+        ``q_j = (V R^-1 V^T)_jj``, clipped at 0 (:func:`feature_scores`).
+    q_bias : float
+        The bias row's term (:func:`bias_score`); 0.0 without ``fit_intercept``.
     """
     V = np.asarray(X.T @ beta)
     return feature_scores(V, R_inv), bias_score(beta, R_inv, fit_intercept)
 
 
 def feature_scores(V, R_inv) -> np.ndarray:
-    """``q_j = (V R^-1 V^T)_jj`` from V = X^T beta (clipped at 0: R^-1 is positive definite)."""
+    """Return the per-feature terms ``q_j = (V R^-1 V^T)_jj`` of the dual (7)'s quadratic part.
+
+    Parameters
+    ----------
+    V : ndarray of shape (n_features, n_labels)
+        ``X^T beta``, beta of eq. 8.
+    R_inv : ndarray of shape (n_labels, n_labels)
+        R^-1, the positive definite label coupling of the dual (7).
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        The diagonal of ``V R^-1 V^T``, clipped at 0: R^-1 is positive definite, so a
+        negative entry is round-off.
+    """
     return np.maximum(np.sum((V @ R_inv) * V, axis=1), 0.0)
 
 
 def bias_score(beta, R_inv, fit_intercept: bool) -> float:
-    """The bias row's term ``(1^T beta) R^-1 (1^T beta)^T`` (0 without ``fit_intercept``)."""
+    """Return the bias row's term ``(1^T beta) R^-1 (1^T beta)^T`` of the dual (7)'s quadratic part.
+
+    Parameters
+    ----------
+    beta : ndarray of shape (n_samples, n_labels)
+        beta of eq. 8, the per-label sums of the pairs' dual variables.
+    R_inv : ndarray of shape (n_labels, n_labels)
+        R^-1, the label coupling of the dual (7).
+    fit_intercept : bool
+        Whether the model has a bias (a constant feature); without one the term is 0.
+
+    Returns
+    -------
+    float
+        ``(1^T beta) R^-1 (1^T beta)^T``, or 0.0 when ``fit_intercept`` is False.
+    """
     if not fit_intercept:
         return 0.0
     bias_row = beta.sum(axis=0)
@@ -61,6 +111,29 @@ def bias_score(beta, R_inv, fit_intercept: bool) -> float:
 def lambda_step(subsets, weights, a) -> np.ndarray:
     """Minimise ``h(lambda) = 1/2 sum_j a_j / (P^T lambda)_j`` on the simplex, from ``weights`` (eq. 31).
 
+    The lambda-step of Algorithm 2 of Gu, Li & Han, "Correlated Multi-Label Feature
+    Selection" (CIKM 2011, eq. 31).
+
+    Parameters
+    ----------
+    subsets : ndarray of shape (T, n_features), bool or 0/1
+        P, the working set: row t marks the features of subset p_t.
+    weights : array-like of shape (T,)
+        The starting lambda, on the simplex (the subset weights the model step solved with).
+    a : ndarray of shape (n_features,)
+        The non-negative per-feature coefficients of h: ``s_j^2 q_j`` with s the feature
+        weights the model step solved with and q its :func:`feature_scores`.
+
+    Returns
+    -------
+    ndarray of shape (T,), float64
+        The lambda reached, on the simplex (non-negative, summing to 1 up to round-off),
+        after at most :data:`LAMBDA_STEPS` steps; ``weights`` itself when every a_j is 0
+        (h is then constant).  A backtracking search that finds no sufficient decrease
+        above a step of :data:`LAMBDA_SMALLEST_STEP` returns the lambda reached before it.
+
+    Notes
+    -----
     ``a_j >= 0``; a term with a_j = 0 is 0 (its feature carries no weight), one with
     a_j > 0 and s_j = 0 is +inf: h is the inner objective J with W fixed, an upper bound
     of the inner problem's value that touches it at the current lambda, so its gradient
