@@ -456,16 +456,18 @@ def cross_validate(
 
     Parameters
     ----------
-    estimator
+    estimator : estimator
         Anything with ``get_params(deep=False)``, ``fit(X, Y)``, ``decision_function`` and
         ``predict``; each fold gets ``type(estimator)(**estimator.get_params(deep=False))``.
     X : array or sparse matrix (n, d)
         Sparse X is split by rows without densifying.  For a precomputed-kernel
         estimator X is the (n, n) kernel and the test part gets K[test, train].
-    Y : {0, 1} indicator matrix (n, L), dense or sparse.
+    Y : array-like or sparse matrix of shape (n, L)
+        The {0, 1} indicator matrix, dense or sparse.
     cv : int, splitter or iterable of (train, test), default 10
         An int means :class:`IterativeStratifiedKFold` with that many folds.
-    metrics : iterable of names from :data:`multilabel_core.metrics.METRICS`, default all.
+    metrics : iterable of str, optional
+        Names from :data:`multilabel_core.metrics.METRICS`; None: all of them.
     n_jobs : int or None
         Folds run in parallel through joblib; the results equal the serial ones.
     random_state : None or int

@@ -354,6 +354,11 @@ def raise_if_cancelled() -> None:
 
     What an engine calls where it checks for Ctrl-C: the Cython engines every few thousand
     steps, the interior-point method at every Newton step.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When the map running this thread's task was cancelled.
     """
     if cancelled():
         raise KeyboardInterrupt("stopped: another label's solve failed or was interrupted")

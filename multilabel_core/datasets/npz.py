@@ -70,6 +70,7 @@ def read_npz(
     Parameters
     ----------
     path : str or path-like
+        The ``.npz`` archive (not gzipped: it is a zip archive already).
     sparse : "auto", True or False
         "auto" keeps a dense X dense and a sparse one CSR unless more than
         :data:`~._storage.DENSE_ABOVE` of its entries are stored; True: CSR; False: dense.
@@ -375,6 +376,7 @@ def write_npz(dataset: Dataset, path, *, compress: bool = True) -> None:
         ``X_data``, ``X_indices``, ``X_indptr``); Y as an int8 ``Y``; the names as string arrays
         (generated names as ``*_prefix`` and ``*_start``).
     path : str or path-like
+        The ``.npz`` file to write.
     compress : bool
         Deflate the members (:func:`numpy.savez_compressed`'s choice), except a member that
         would inflate more than :data:`~multilabel_core.persistence.MAX_INFLATION_RATIO` times:
