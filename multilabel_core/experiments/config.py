@@ -218,56 +218,65 @@ def _check_scalar_field(kind, **bounds):
 # ------------------------------------------------------------------ experiment
 @attrs.frozen
 class Experiment:
-    """One comparison: every method on every dataset under one protocol.
+    """Describe one comparison: every method on every dataset under one protocol.
 
     Parameters
     ----------
-    methods : method names, or a mapping name -> unfitted estimator
-        Names are registered methods (:func:`multilabel_core.list_methods`); an
-        estimator given under a name is used as it is (its parameters are the starting
-        point of the grid).
-    datasets : names, file paths or :class:`~multilabel_core.datasets.Dataset` objects
-        A string is loaded by :func:`~multilabel_core.datasets.load_dataset` (with
-        ``data_home``); ``"A+B"`` joins two files' rows and remembers where A ends
-        (``Dataset.parts``, which the ``given`` protocol splits at); ``"synthetic"`` is
-        the embedded correlated dataset drawn with ``seed``.  Records name a dataset as
-        given (a Dataset by its ``name``).
-    protocol : name in :data:`~multilabel_core.experiments.protocols.PROTOCOLS`
-    protocol_params : the protocol's parameters; missing ones take its defaults.
-    preprocess : None or a name of :data:`~.preprocessing.PREPROCESSORS`
-        Feature scaling for every method, fitted on the training part of each split
-        (and on the inner training part of each inner fold) only.
-    grids : mapping method -> {parameter: [values]}
-        Replaces that method's registered ``param_grid``.  A method given by name
-        without a grid here searches its registered grid; an estimator object without
-        one is used as it is.
-    selection_metric : a name of :data:`multilabel_core.metrics.METRICS`, default "average_precision"
-        What the inner search optimises (its direction from the table); ``select`` in the
-        experiment file and ``--select`` on the command line.  Average precision judges the
-        scores only; a measure of the predicted labels (``micro_f1``, ``macro_f1``) also
-        judges the sign of the scores, so it never prefers a model that predicts no label.
-    grid_extensions : int >= 0 or None
-        How many times the search may extend one parameter's grid beyond the edge its chosen
-        value lies at (:mod:`.search`; 0: never).  None, the default, is
+    methods : iterable of str, or mapping of str to estimator
+        Names are registered methods (:func:`multilabel_core.list_methods`); an estimator given
+        under a name is used as it is (its parameters are the starting point of the grid).
+    datasets : iterable of str or Dataset
+        Names, file paths or :class:`~multilabel_core.datasets.Dataset` objects.  A string is
+        loaded by :func:`~multilabel_core.datasets.load_dataset` (with ``data_home``); ``"A+B"``
+        joins two files' rows and remembers where A ends (``Dataset.parts``, which the ``given``
+        protocol splits at); ``"synthetic"`` is the embedded correlated dataset drawn with
+        ``seed``.  Records name a dataset as given (a Dataset by its ``name``).
+    protocol : str, default="kfold"
+        A name in :data:`~multilabel_core.experiments.protocols.PROTOCOLS`.
+    protocol_params : mapping, optional
+        The protocol's parameters; missing ones take its defaults.
+    preprocess : str or None, default=None
+        A name of :data:`~.preprocessing.PREPROCESSORS`: feature scaling for every method, fitted
+        on the training part of each split (and on the inner training part of each inner fold)
+        only.
+    grids : mapping of str to dict, optional
+        Method -> {parameter: [values]}, replacing that method's registered ``param_grid``.  A
+        method given by name without a grid here searches its registered grid; an estimator
+        object without one is used as it is.
+    selection_metric : str, default="average_precision"
+        A name of :data:`multilabel_core.metrics.METRICS`: what the inner search optimises (its
+        direction from the table); ``select`` in the experiment file and ``--select`` on the
+        command line.  Average precision judges the scores only; a measure of the predicted
+        labels (``micro_f1``, ``macro_f1``) also judges the sign of the scores, so it never
+        prefers a model that predicts no label.
+    inner_cv : int, default=3
+        Folds (>= 2) of the inner, iterative-stratified cross-validation on each training part.
+    seed : int, default=0
+        Seed (>= 0) of the splits, the inner folds and the estimators' ``random_state``.
+    grid_extensions : int or None, default=None
+        How many times (>= 0) the search may extend one parameter's grid beyond the edge its
+        chosen value lies at (:mod:`.search`; 0: never).  None is
         :data:`~.search.DEFAULT_GRID_EXTENSIONS` (3) for a new store and the stored run's own
-        value when a store is resumed (0 for a store written before grid extension existed),
-        so a resumed run keeps the search it was started with.
-    inner_cv : int >= 2
-        Folds of the inner, iterative-stratified cross-validation on each training part.
-    seed : int >= 0
-        Seed of the splits, the inner folds and the estimators' ``random_state``.
-    data_home : folder searched first for dataset names.
-    sparse : "auto", True or False
+        value when a store is resumed (0 for a store written before grid extension existed), so
+        a resumed run keeps the search it was started with.
+    data_home : str or None, default=None
+        A folder searched first for dataset names.
+    sparse : {"auto", True, False}, default="auto"
         Whether datasets loaded by name or path hold their features CSR or dense
-        (:func:`~multilabel_core.datasets.load_dataset`'s ``sparse``).  Not hashed as such:
-        the datasets' fingerprints already differ between a CSR and a dense X.
-    constant_labels : "refuse" or "predict_constant"
+        (:func:`~multilabel_core.datasets.load_dataset`'s ``sparse``).  Not hashed as such: the
+        datasets' fingerprints already differ between a CSR and a dense X.
+    constant_labels : {"refuse", "predict_constant"}, default="refuse"
         What a label that takes one value in a training part (outer, or inner fold of the
-        search) does (:mod:`.constant_labels`): fail that fit (the estimators accept such labels; the
-        run refuses them unless asked), or be predicted at that value while the method is fitted on
-        the other labels.
-    reference, reference_method, alpha : report settings (not hashed), passed to
+        search) does (:mod:`.constant_labels`): fail that fit (the estimators accept such labels;
+        the run refuses them unless asked), or be predicted at that value while the method is
+        fitted on the other labels.
+    reference : str or None, default=None
+        Report setting (not hashed): a file of the papers' values, passed to
         :func:`multilabel_core.experiments.report.write_report`.
+    reference_method : str or None, default=None
+        Report setting (not hashed): the method the report's t-tests compare every other one with.
+    alpha : float, default=0.05
+        Report setting (not hashed): the level of the report's paired t-tests, in (0, 1).
     """
 
     methods: dict = attrs.field(converter=_as_methods, validator=_check_methods)

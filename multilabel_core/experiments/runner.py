@@ -198,6 +198,13 @@ def run_experiment(
         True: a tqdm bar over the fits, with the time left; ``"lines"``: a line every
         ten seconds on stderr (fits done / total, elapsed, the method and dataset running),
         for a redirected run; False: nothing.
+    reference : str, path-like, mapping or None, default=None
+        The papers' values for the report: a file for :func:`~.stats.read_reference`, or a
+        mapping like its result.
+    reference_method : str or None, default=None
+        The method the report's t-tests compare every other one with.
+    alpha : float, default=0.05
+        The level of the report's paired t-tests.
     new_run : bool, default=False
         When ``out_dir`` holds another configuration, write to a new sibling folder
         instead of refusing (:mod:`.store`).
@@ -212,13 +219,6 @@ def run_experiment(
         evaluations it leaves out.
     plots : bool or None, default=None
         Passed to ``write_report`` (None: PNG figures when matplotlib is importable).
-    reference : str, path-like, mapping or None, default=None
-        The papers' values for the report: a file for :func:`~.stats.read_reference`, or a
-        mapping like its result.
-    reference_method : str or None, default=None
-        The method the report's t-tests compare every other one with.
-    alpha : float, default=0.05
-        The level of the report's paired t-tests.
     constant_labels : {"refuse", "predict_constant"}, default="refuse"
         What a label that takes one value in a training part does (:mod:`.constant_labels`).
 
