@@ -73,6 +73,16 @@ def check_two_labels(n_labels: int) -> None:
     regulariser alone and its optimum W = 0, b = 0 is certified at gap 0 while ranking
     nothing (and the set-size threshold then decides every row alone).  A one-label task
     is binary classification, for which the binary methods are made.
+
+    Parameters
+    ----------
+    n_labels : int
+        The number of label columns of Y.
+
+    Raises
+    ------
+    ValueError
+        When ``n_labels`` is less than 2, naming a binary method to use instead.
     """
     if n_labels < 2:
         raise ValueError(
@@ -105,6 +115,8 @@ class RankingCDSolver(Solver):
     max_iter : int, default 10000
         Most epochs of one ranking_cd call (ConvergenceWarning beyond).
     shrinking : bool, default True
+        Whether ranking_cd drops from its sweeps the coordinates stuck at a bound of their
+        box, restoring them all before its final check of the stopping rule.
     random_state : None, int or numpy Generator, default 0
         Seed of the coordinate permutations (anything
         :func:`multilabel_core.validation.check_seed` accepts).  An int (or None) starts a
@@ -112,6 +124,8 @@ class RankingCDSolver(Solver):
         of an alternation starts the same stream.  A Generator is drawn from and goes on
         from solve to solve (and from fit to fit).
 
+    Notes
+    -----
     ``solve`` returns a :class:`~multilabel_core.base.Fit`; its solution has ``coef`` W
     (d, c) on the raw features (for a kernel matrix ``coef`` is None and ``dual_coef`` is
     beta R^-1, (n, c)), ``intercept`` b, ``dual`` alpha (one entry per pair, in
@@ -170,7 +184,21 @@ class RankingCDSolver(Solver):
             raise CapabilityError(f"{type(kernel).__name__} re-weights features, but a kernel matrix has none")
 
     def learns_state(self, problem: Problem) -> bool:
-        """True when the problem's working set has several subsets: the solver learns their weights."""
+        """Tell whether a solve also learns state of its own: the weights of several subsets.
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem to be solved.
+
+        Returns
+        -------
+        bool
+            True when the problem's kernel is a working set of more than one feature subset
+            (a :class:`~.kernel.SubsetKernel` with T > 1): each solve then takes a lambda-step
+            (eq. 31), so the core's alternating driver keeps stepping even with a fixed
+            relation.
+        """
         subsets = _working_set(problem.kernel)
         return subsets is not None and subsets.shape[0] > 1
 
@@ -273,12 +301,33 @@ FACTOR_CACHE_SIZE = 2
 
 
 def kernel_factor(K) -> np.ndarray:
-    """G (n, r) with ``||K - G G^T||_2 <= n eps lambda_max(K)``: the factor the solver works on (module docstring).
+    """Factor a kernel matrix K as ``G G^T`` up to ``n eps lambda_max(K)`` in the spectral norm.
 
-    Eigenvalues at most ``n * eps * lambda_max`` are dropped (they are round-off of a positive
+    The solver works on the rows of G in place of the kernel's feature space (module
+    docstring, "Kernels").  Eigenvalues at most ``n * eps * lambda_max`` are dropped (they are round-off of a positive
     semi-definite K; below -n * PSD_RTOL * max |K_ij| :class:`~multilabel_core.kernels.PrecomputedKernel`
     has refused K already).  The factor of the same matrix object is reused when a product
     with a fixed probe vector still agrees (K changed in place is factored again).
+
+    Parameters
+    ----------
+    K : ndarray or sparse matrix of shape (n_samples, n_samples)
+        The training kernel matrix, symmetric positive semi-definite up to round-off
+        (only its symmetric part is used).
+
+    Returns
+    -------
+    G : ndarray of shape (n_samples, r), float64, C-contiguous
+        The eigenvectors of K with eigenvalue above ``n * eps * lambda_max``, scaled by the
+        square roots of their eigenvalues (r of them), so that
+        ``||K - G G^T||_2 <= n * eps * lambda_max(K)``.  The same array is returned for
+        the same, unchanged matrix object (at most :data:`FACTOR_CACHE_SIZE` are kept).
+
+    Raises
+    ------
+    ValueError
+        When K has no positive eigenvalue above round-off (the zero matrix): no row can be
+        told from another.
     """
     K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
     n = K.shape[0]
@@ -344,10 +393,37 @@ def ranking_alternating(tol: float = 1e-3, max_iter: int = 100, cd: RankingCDSol
 
     ``AlternatingSolver(inner=cd, tol=tol, max_iter=max_iter)``: model steps by Algorithm 1
     at R = I + mu D^-1 (warm-started from the previous alpha and eps), relation steps
-    ``D = relation.update(W^T W)``, stopping when the primal (6) changes by at most ``tol``
-    relatively (the defaults are the family's: 1e-3, 100 alpha-steps).  ``cd`` is the model
+    ``D = relation.update(W^T W)``, stopping by the AlternatingSolver's rule: the relative
+    joint duality gap of (W, D) at most ``tol`` (the defaults are the family's: 1e-3,
+    100 alpha-steps).  ``cd`` is the model
     steps' solver, or its settings are given as keywords (``cd_tol``, ``cd_max_iter``,
     ``shrinking``, ``random_state``); not both.
+
+    Parameters
+    ----------
+    tol : float, default 1e-3
+        The alternation's tolerance: it stops, converged, when the relative joint duality
+        gap of the primal (6) over (W, D) is at most ``tol`` (the core's
+        :class:`~multilabel_core.solvers.AlternatingSolver` rule).
+    max_iter : int, default 100
+        Most model steps (alpha-steps) of the alternation.
+    cd : RankingCDSolver or None, default None
+        The model steps' solver; None builds one from ``cd_settings``.
+    **cd_settings
+        Settings of the model steps' :class:`RankingCDSolver` when ``cd`` is None:
+        ``cd_tol`` (its ``tol``), ``cd_max_iter`` (its ``max_iter``), ``shrinking`` and
+        ``random_state``.
+
+    Returns
+    -------
+    AlternatingSolver
+        ``AlternatingSolver(inner=cd, tol=tol, max_iter=max_iter)``.
+
+    Raises
+    ------
+    ValueError
+        When both ``cd`` and ``cd_settings`` are given, when a setting is not one of the
+        four above, or when ``cd`` is not a RankingCDSolver.
     """
     if cd is not None and cd_settings:
         raise ValueError(f"give cd or its settings {sorted(cd_settings)}, not both")
