@@ -46,7 +46,7 @@ BADLY_SCALED_RATIO = 1e3
 
 
 def feature_scale_spread(X) -> tuple[float, float]:
-    """The smallest and the largest standard deviation (ddof 0) of X's non-constant feature columns.
+    """Return the smallest and the largest standard deviation (ddof 0) of X's non-constant feature columns.
 
     Sparse X is read through its stored entries (its zeros count as values; nothing is densified and
     nothing of X's width is allocated); dense X a block of rows at a time, so the check costs a few
@@ -55,6 +55,7 @@ def feature_scale_spread(X) -> tuple[float, float]:
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
+        The features, as given to a fit (not scaled).
 
     Returns
     -------
@@ -96,15 +97,19 @@ def _dense_std(X) -> tuple[np.ndarray, np.ndarray]:
 
 
 def badly_scaled(X) -> str | None:
-    """A sentence with the numbers when X's feature scales spread beyond :data:`BADLY_SCALED_RATIO`, else None.
+    """Describe X's feature-scale spread when it passes :data:`BADLY_SCALED_RATIO`.
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
+        The features, as given to a fit (not scaled).
 
     Returns
     -------
     str or None
+        When the ratio of the largest to the smallest standard deviation of the non-constant
+        features exceeds :data:`BADLY_SCALED_RATIO`: a sentence with the two deviations, their
+        ratio and how to scale the features; else None (NaN, no varying feature, included).
     """
     low, high = feature_scale_spread(X)
     if not high / low > BADLY_SCALED_RATIO:  # NaN (no varying feature) is not badly scaled
