@@ -55,7 +55,23 @@ MASTER_MAX_ITER = 100
 
 
 def top_sum(q, m: int) -> float:
-    """The sum of the m largest entries of q: ``max_{s in H} s^T q`` (attained at an m-subset, eq. 32)."""
+    """Return the sum of the m largest entries of q: ``max_{s in H} s^T q``.
+
+    The maximum over the capped simplex H is attained at an m-subset, the most violated
+    subset of eq. 32 of Gu, Li & Han, "Correlated Multi-Label Feature Selection" (CIKM 2011).
+
+    Parameters
+    ----------
+    q : array-like of shape (n_features,)
+        The per-feature scores.
+    m : int
+        The subset size, at least 1; every entry is summed when ``m >= n_features``.
+
+    Returns
+    -------
+    float
+        The sum of the ``min(m, n_features)`` largest entries of q.
+    """
     q = np.asarray(q, dtype=np.float64)
     if m >= q.size:
         return float(q.sum())
@@ -63,12 +79,25 @@ def top_sum(q, m: int) -> float:
 
 
 def project_capped_simplex(v, m: int) -> np.ndarray:
-    """The Euclidean projection of v (d,) onto H = {0 <= s <= 1, sum s = m}, exactly.
+    """Project v onto the capped simplex H = {0 <= s <= 1, sum s = m} in the Euclidean norm.
 
     The KKT conditions give ``s = clip(v - theta, 0, 1)`` for the theta with ``phi(theta) =
     sum_j clip(v_j - theta, 0, 1) = m``; phi is piecewise linear and non-increasing with
     breakpoints v_j - 1 and v_j, so sorting the 2d breakpoints and accumulating the slopes
     locates theta's piece, on which it is one division (O(d log d), no bisection).
+
+    Parameters
+    ----------
+    v : array-like of shape (n_features,)
+        The point to project (finite).
+    m : int
+        The subset size, ``1 <= m``; H is the single point of all ones when
+        ``m >= n_features``.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        ``clip(v - theta, 0, 1)``, the nearest point of H to v, exact up to one division.
     """
     v = np.asarray(v, dtype=np.float64)
     d = v.size
@@ -90,9 +119,9 @@ def project_capped_simplex(v, m: int) -> np.ndarray:
 
 
 def cheapest_weights(a, m: int) -> np.ndarray:
-    """``argmin_{s in H} sum_j a_j / s_j`` for a >= 0 (a term with a_j = 0 is 0 wherever s_j is).
+    """Return the feature weights s of H minimising ``sum_j a_j / s_j``: the bundle's upper bound.
 
-    For a fixed W the regulariser of the relaxed primal is ``1/2 sum_j a_j / s_j`` with
+    A term with a_j = 0 is 0 wherever s_j is.  For a fixed W the regulariser of the relaxed primal is ``1/2 sum_j a_j / s_j`` with
     ``a_j = w^j R (w^j)^T`` (docs/methods/ranking.md), so this s gives the best primal value of
     W over the whole hull -- the upper bound of the bundle.  Stationarity gives
     ``s_j = min(1, sqrt(a_j) / tau)`` (the variational form of the k-support norm: Argyriou,
@@ -100,6 +129,20 @@ def cheapest_weights(a, m: int) -> np.ndarray:
     entries are the largest sqrt(a_j), and tau follows from sum s = m on the others.  With at
     most m features carrying weight, those get 1 and the rest of the mass goes to features
     with a_j = 0, where it costs nothing.
+
+    Parameters
+    ----------
+    a : array-like of shape (n_features,)
+        The per-feature costs ``w^j R (w^j)^T``, non-negative (negative round-off is read
+        as 0).
+    m : int
+        The subset size, ``1 <= m``.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        The minimiser s, in H (entries in [0, 1] summing to m); all ones when
+        ``m >= n_features``.
     """
     r = np.sqrt(np.maximum(np.asarray(a, dtype=np.float64), 0.0))
     d = r.size
@@ -127,14 +170,32 @@ def cheapest_weights(a, m: int) -> np.ndarray:
 
 
 def decompose(s, m: int, atol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
-    """m-subsets P (T, d) and weights lambda on the simplex with ``P^T lambda = s`` for s in H.
+    """Write a point s of H as a convex combination ``P^T lambda`` of m-subsets.
 
-    Systematic sampling: lay the s_j end to end on [0, m); for u in [0, 1) the points
+    This is why H is the convex hull of the m-subsets (eq. 18 of Gu, Li & Han, "Correlated
+    Multi-Label Feature Selection", CIKM 2011).  Systematic sampling: lay the s_j end to end on [0, m); for u in [0, 1) the points
     u, u + 1, ..., u + m - 1 fall in m distinct features' intervals (each is at most 1 long),
     a subset of exactly m features.  As u sweeps [0, 1) that subset changes only where u
     passes the fractional part of a cumulative sum, so the pieces between those breakpoints
     give at most d + 1 subsets, weighted by the pieces' lengths.  Exact up to ``atol`` (pieces
     shorter than it are dropped and the weights renormalised).
+
+    Parameters
+    ----------
+    s : array-like of shape (n_features,)
+        A point of H: entries in [0, 1] (clipped there) summing to m (rescaled to m against
+        round-off).
+    m : int
+        The subset size, ``1 <= m``.
+    atol : float, default 1e-12
+        Pieces of [0, 1) shorter than this are dropped.
+
+    Returns
+    -------
+    subsets : ndarray of shape (T, n_features), bool
+        P: each row marks exactly m features (``min(m, n_features)``), ``T <= n_features + 1``.
+    weights : ndarray of shape (T,)
+        lambda on the simplex, with ``P^T lambda = s`` up to ``atol``.
     """
     s = np.clip(np.asarray(s, dtype=np.float64), 0.0, 1.0)
     d = s.size
@@ -162,6 +223,15 @@ class CutModel:
     at another label coupling R^-1 (CMLFS learns D between the iterations): at R^-1,
     ``g_j = -1/2 q_j`` with ``q_j = diag(V_j R^-1 V_j^T)`` and ``c_j = sum alpha_j -
     1/2 b_j R^-1 b_j^T``, b_j = 1^T beta_j (0 without the bias).
+
+    Attributes
+    ----------
+    V : list of ndarray of shape (n_features, n_labels)
+        ``X^T beta_j`` of each cut, in the order added.
+    bias : list of ndarray of shape (n_labels,)
+        ``1^T beta_j`` of each cut (zeros without the bias).
+    alpha_sum : list of float
+        ``sum alpha_j`` of each cut.
     """
 
     def __init__(self):
@@ -174,20 +244,51 @@ class CutModel:
         return len(self.V)
 
     def add(self, V, bias, alpha_sum: float) -> None:
-        """Add a cut: its feature term ``V``, its bias term and the sum of its dual variables."""
+        """Add a cut: its feature term ``V``, its bias term and the sum of its dual variables.
+
+        Parameters
+        ----------
+        V : array-like of shape (n_features, n_labels)
+            ``X^T beta`` of the cut's dual point alpha (beta of eq. 8).
+        bias : array-like of shape (n_labels,)
+            ``1^T beta``, or zeros without the bias.
+        alpha_sum : float
+            ``sum alpha``, the linear part of the dual (7) at alpha.
+        """
         self.V.append(np.asarray(V, dtype=np.float64))
         self.bias.append(np.asarray(bias, dtype=np.float64))
         self.alpha_sum.append(float(alpha_sum))
 
     def keep(self, indices) -> None:
-        """Drop every cut but ``indices`` (in that order)."""
+        """Drop every cut but ``indices``, which become the cuts in that order.
+
+        Parameters
+        ----------
+        indices : sequence of int
+            Positions of the cuts to keep (in the current order).
+        """
         self.V = [self.V[i] for i in indices]
         self.bias = [self.bias[i] for i in indices]
         self.alpha_sum = [self.alpha_sum[i] for i in indices]
         self._cache = None
 
     def coefficients(self, R_inv) -> tuple[np.ndarray, np.ndarray]:
-        """``(c, Q)``: the cuts' constants (k,) and scores Q (k, d), q_j per row; the cut is c - 1/2 Q s."""
+        """Evaluate the cuts' coefficients at the label coupling R^-1: cut j is ``c_j - 1/2 q_j^T s``.
+
+        The rows of cuts already evaluated at the same R^-1 are reused.
+
+        Parameters
+        ----------
+        R_inv : ndarray of shape (n_labels, n_labels)
+            R^-1, the label coupling of the dual (7).
+
+        Returns
+        -------
+        c : ndarray of shape (k,)
+            The cuts' constants ``sum alpha_j - 1/2 b_j R^-1 b_j^T``.
+        Q : ndarray of shape (k, n_features)
+            The cuts' scores, row j ``diag(V_j R^-1 V_j^T)`` clipped at 0.
+        """
         done = 0
         if self._cache is not None and np.array_equal(self._cache[0], R_inv):
             done = len(self._cache[1])
@@ -203,12 +304,27 @@ class CutModel:
         return c, Q
 
     def aggregate_bound(self, weights, R_inv, m: int) -> float:
-        """``min_{s in H} f(sum_j nu_j alpha_j, D, s)`` for weights nu on the simplex: a lower bound.
+        """Return ``min_{s in H} f(sum_j nu_j alpha_j, D, s)``: a certified lower bound of theta*.
 
         f is concave in alpha for fixed D and s, so the dual value at the combined alpha is at
         least the combined cut, and the combined alpha is in the box: by weak duality its
         minimum over H (eq. 32, a top-m sum) is below theta* at this D.  V and 1^T beta are
         linear in alpha, so the combination needs no new solve.
+
+        Parameters
+        ----------
+        weights : array-like of shape (k,)
+            nu, one weight per cut, on the simplex.
+        R_inv : ndarray of shape (n_labels, n_labels)
+            R^-1, the label coupling of the dual (7) at the current D.
+        m : int
+            The subset size.
+
+        Returns
+        -------
+        float
+            The dual (7) at the combined alpha minimised over H: ``sum_j nu_j sum alpha_j -
+            1/2 (top_sum(q, m) + b R^-1 b^T)`` with q and b of the combined V and bias.
         """
         V = sum(w * V for w, V in zip(weights, self.V, strict=True))
         bias = sum(w * b for w, b in zip(weights, self.bias, strict=True))
@@ -218,17 +334,54 @@ class CutModel:
 
 
 def model_value(c, Q, s) -> float:
-    """The cut model ``max_j c_j - 1/2 q_j^T s`` at s."""
+    """Evaluate the cut model ``max_j c_j - 1/2 q_j^T s`` at s.
+
+    Parameters
+    ----------
+    c : ndarray of shape (k,)
+        The cuts' constants (:meth:`CutModel.coefficients`).
+    Q : ndarray of shape (k, n_features)
+        The cuts' scores.
+    s : ndarray of shape (n_features,)
+        The feature weights.
+
+    Returns
+    -------
+    float
+        The largest cut at s.
+    """
     return float(np.max(c - 0.5 * (Q @ s)))
 
 
 def lp_lower_bound(c, Q, m: int) -> tuple[float, np.ndarray]:
-    """``min_{s in H} max_j (c_j - 1/2 q_j^T s)``, Kelley's bound over every cut, by HiGHS's simplex.
+    """Minimise the cut model over H by linear programming: Kelley's bound over every cut.
 
-    An LP in (s, r): min r subject to ``r >= c_j - 1/2 q_j^T s``, s in H.  Returns the value
+    Computes ``min_{s in H} max_j (c_j - 1/2 q_j^T s)`` with HiGHS's simplex.  An LP in (s, r): min r subject to ``r >= c_j - 1/2 q_j^T s``, s in H.  Returns the value
     and the cuts' multipliers nu (on the simplex: the LP dual).  The value is exact to the
     LP's tolerances; a caller that needs a certified bound recomputes it from nu (the
     combined cut minimised over H is a top-m sum).
+
+    Parameters
+    ----------
+    c : ndarray of shape (k,)
+        The cuts' constants.
+    Q : ndarray of shape (k, n_features)
+        The cuts' scores.
+    m : int
+        The subset size.
+
+    Returns
+    -------
+    value : float
+        The LP's optimal value.
+    nu : ndarray of shape (k,)
+        The cuts' multipliers from the LP dual, normalised onto the simplex (uniform when
+        they are all 0).
+
+    Raises
+    ------
+    RuntimeError
+        When HiGHS does not report an optimal solution, with its message.
     """
     k, d = Q.shape
     objective = np.zeros(d + 1)
@@ -249,9 +402,9 @@ def lp_lower_bound(c, Q, m: int) -> tuple[float, np.ndarray]:
 
 
 def simplex_qp(A, b, x0, *, max_iter: int = 500) -> np.ndarray:
-    """``argmin_{x in simplex} 1/2 x^T A x - b^T x`` for A symmetric positive semi-definite: a primal active set.
+    """Minimise the convex quadratic ``1/2 x^T A x - b^T x`` over the simplex by a primal active set.
 
-    The support S of x is kept; each step solves the equality-constrained problem on S (its
+    A is symmetric positive semi-definite.  The support S of x is kept; each step solves the equality-constrained problem on S (its
     KKT system ``[A_SS 1; 1^T 0] [x_S; lam] = [b_S; 1]``, least squares when A_SS is singular).
     A solution with a negative entry is reached only up to the first entry that hits 0 (which
     leaves S); a non-negative one is optimal unless some i outside S has a negative reduced
@@ -259,6 +412,23 @@ def simplex_qp(A, b, x0, *, max_iter: int = 500) -> np.ndarray:
     scheme on the simplex; Wolfe's "Finding the nearest point in a polytope", Math.
     Programming 11, 1976, for A = M^T M).  Each step lowers the objective, so no support
     repeats: finite, and exact up to the linear solves.
+
+    Parameters
+    ----------
+    A : ndarray of shape (k, k)
+        Symmetric positive semi-definite.
+    b : ndarray of shape (k,)
+        The linear term.
+    x0 : array-like of shape (k,)
+        The start, on the simplex; its positive entries are the first support.
+    max_iter : int, default 500
+        Most active-set steps.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        The minimiser on the simplex (the point reached after ``max_iter`` steps if the
+        active set has not settled by then).
     """
     k = b.size
     x = np.asarray(x0, dtype=np.float64).copy()
@@ -290,9 +460,9 @@ def simplex_qp(A, b, x0, *, max_iter: int = 500) -> np.ndarray:
 
 
 def proximal_master(c, Q, center, t: float, m: int, nu=None, *, rtol: float = MASTER_RTOL):
-    """The proximal master ``min_{s in H} max_j (c_j - 1/2 q_j^T s) + ||s - center||^2 / (2 t)``.
+    """Solve the proximal master ``min_{s in H} max_j (c_j - 1/2 q_j^T s) + ||s - center||^2 / (2 t)``.
 
-    Solved through its dual over the simplex of multipliers nu (one per cut): for fixed nu the
+    It is solved through its dual over the simplex of multipliers nu (one per cut): for fixed nu the
     minimum over H is attained at ``s(nu) = proj_H(center + t/2 Q^T nu)`` (exact,
     :func:`project_capped_simplex`), and the dual function
 
@@ -308,8 +478,37 @@ def proximal_master(c, Q, center, t: float, m: int, nu=None, *, rtol: float = MA
     centre.  The bundle's bounds do not depend on this solve: they are recomputed from the
     cuts.
 
-    Returns ``(s, nu, model, gap, iterations)``: the candidate, the multipliers, the cut model
-    at s (without the proximal term), the master's duality gap and the Newton steps taken.
+    Parameters
+    ----------
+    c : array-like of shape (k,)
+        The cuts' constants.
+    Q : array-like of shape (k, n_features)
+        The cuts' scores.
+    center : ndarray of shape (n_features,)
+        The stability centre s_hat, a point of H.
+    t : float
+        The proximal parameter, positive: a larger t lets s move further from the centre.
+    m : int
+        The subset size.
+    nu : array-like of shape (k,), optional
+        Multipliers to start from (the previous master's, warm); ignored unless of length k
+        and summing to 1, when the start is the cut active at the centre.
+    rtol : float, default :data:`MASTER_RTOL`
+        The master's duality gap at which the Newton steps stop, relative to the decrease
+        predicted from the centre.
+
+    Returns
+    -------
+    s : ndarray of shape (n_features,)
+        The candidate ``s(nu)``, in H.
+    nu : ndarray of shape (k,)
+        The multipliers reached, on the simplex.
+    model : float
+        The cut model at s, without the proximal term.
+    gap : float
+        The master's duality gap at s and nu (primal at s minus psi(nu)).
+    iterations : int
+        The Newton steps taken (at most :data:`MASTER_MAX_ITER`).
     """
     c, Q = np.asarray(c, dtype=np.float64), np.asarray(Q, dtype=np.float64)
     k = c.size
