@@ -170,16 +170,44 @@ MAX_CUTS = 100
 
 
 def most_violated_subset(q, n_features: int) -> np.ndarray:
-    """The boolean subset p keeping the ``n_features`` largest scores q_j (eq. 32); ties by lower index."""
+    """Return the most violated subset of eq. 32: the ``n_features`` largest scores q_j.
+
+    With the dual (7) at a binary p equal to ``sum alpha - 1/2 (sum_j p_j q_j + q_bias)``,
+    the p of m features minimising it keeps the m largest q_j (Gu, Li & Han, "Correlated
+    Multi-Label Feature Selection", CIKM 2011, eq. 32, read with R^-1).
+
+    Parameters
+    ----------
+    q : array-like of shape (d,)
+        The per-feature scores ``(V R^-1 V^T)_jj`` (:func:`~.subsets.violation_scores`).
+    n_features : int
+        m, the features to keep; every feature when it is at least d.
+
+    Returns
+    -------
+    ndarray of shape (d,), bool
+        p, True at the ``min(n_features, d)`` largest scores, ties going to the lower index.
+    """
     p = np.zeros(len(q), dtype=bool)
     p[np.argsort(-np.asarray(q), kind="stable")[:n_features]] = True
     return p
 
 
 def used_columns(X) -> np.ndarray:
-    """The sorted indices of the columns of X holding a nonzero value (at least column 0, so a solve keeps one).
+    """Return the sorted indices of the columns of X that hold a nonzero value.
 
     O(stored entries) for a sparse X: its stored indices alone, never a dense d-vector of counts.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, d)
+        The training rows (a stored zero does not count as a value).
+
+    Returns
+    -------
+    ndarray of shape (n_used,), int
+        The columns with a nonzero value, increasing; ``[0]`` when X is all zero, so that a
+        solve keeps one column.
     """
     if sp.issparse(X):
         X = X.tocsr()
@@ -209,15 +237,41 @@ def _last_eps(fit: Fit) -> float:
 
 
 def relative_gap(lower: float, upper: float) -> float:
-    """``(u_t - l_t) / max(1, |u_t|)``, the relative bound gap the cutting plane stops on."""
+    """Return the relative bound gap ``(u_t - l_t) / max(1, |u_t|)`` the cutting plane stops on.
+
+    Parameters
+    ----------
+    lower : float
+        l_t, the lower bound of theta*.
+    upper : float
+        u_t, the upper bound of theta* (a primal value).
+
+    Returns
+    -------
+    float
+        ``(upper - lower) / max(1, |upper|)``: absolute for objectives below 1, relative above.
+    """
     return (upper - lower) / max(1.0, abs(upper))
 
 
 def upper_box_start(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
-    """alpha_ikl = C / (|y_i| |ybar_i|) for every pair, and its beta (eq. 8) in closed form.
+    """Return the dual point on the upper ends of the box, ``alpha_ikl = C / (|y_i| |ybar_i|)``, and its beta.
 
-    The pairs are the loss's (``pairs``).  Summing the pairs of row i: beta_ik = C / |y_i|
+    This is the dual point of W = 0, where every pair violates its margin: the cutting
+    plane's start (module docstring, "Start").  The pairs are the loss's (``pairs``).  Summing the pairs of row i: beta_ik = C / |y_i|
     for a relevant k and -C / |ybar_i| for an irrelevant l (0 for a row without pairs).
+
+    Parameters
+    ----------
+    problem : Problem
+        The ranking problem: its ``Y``, ``C`` and its loss's ``pairs``.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_pairs,)
+        ``C / (|y_i| |ybar_i|)`` for every pair, in the order of the loss's ``pairs``.
+    beta : ndarray of shape (n_samples, n_labels)
+        beta of eq. 8 at that alpha.
     """
     Y = np.asarray(problem.Y) > 0
     C = float(problem.C)
@@ -246,7 +300,7 @@ class CuttingPlaneSolver(Solver):
     n_features : int, default 10
         m, the features per subset (p^T 1 = m); m >= d keeps every feature (then the
         method is LaRank SVM, or CLaRank SVM).
-    cd : RankingCDSolver
+    cd : RankingCDSolver, default RankingCDSolver()
         The model steps' solver; its ``tol`` is the loosest accuracy of an alpha-step (they
         are solved to ``INNER_FRACTION`` of the current bound gap below it).
     tol : float, default 1e-3
@@ -262,6 +316,8 @@ class CuttingPlaneSolver(Solver):
         The proximal bundle over s (module docstring, "The stabilised master"), or
         Algorithm 2 as printed: Kelley's working set of subsets (kept for comparison).
 
+    Notes
+    -----
     ``solve`` returns a :class:`~multilabel_core.base.Fit`: the solution of the point that
     gives u_t (W, b, the relation the bounds were computed at -- D when learned -- and alpha
     as ``dual``) with ``model_state`` ``"subsets"`` and ``"subset_weights"`` (the working set and
