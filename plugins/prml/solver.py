@@ -144,6 +144,9 @@ class PrivilegedCDSolver(Solver):
     max_iter : int, default 10000
         Most epochs of one engine call (ConvergenceWarning beyond).
     shrinking : bool, default True
+        Whether the dual CD engine drops the coordinates stuck at a bound from its sweeps
+        (LIBLINEAR's shrinking; they are restored before the final check, so the solution
+        meets the same stopping rule either way).
     random_state : None, int or numpy Generator, default 0
         Seeds the first D and the engine's permutations (an int: reproducible fits).
     n_jobs : int or None, default None
@@ -159,6 +162,8 @@ class PrivilegedCDSolver(Solver):
         True when an alternating driver calls :meth:`solve` once per round (low-rank problems);
         False refuses the low-rank problem, which one call would not solve.
 
+    Notes
+    -----
     ``solve`` returns a :class:`~multilabel_core.base.Fit` whose solution has ``coef`` Z =
     D^T W (d, L), ``intercept`` (L,) (the bias row of Z), ``dual`` None (the duals are in
     the warm state, see below), and ``model_state`` (:attr:`model_state_names`): ``"dictionary"``
@@ -219,7 +224,28 @@ class PrivilegedCDSolver(Solver):
     }
 
     def check(self, problem: Problem) -> None:
-        """Refuse, before any work, the parts this solver cannot honour (class docstring: what each must provide)."""
+        """Refuse, before any work, the parts this solver cannot honour (class docstring: what each must provide).
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem to be solved.
+
+        Raises
+        ------
+        CapabilityError
+            If the loss has no slack this solver can pay (:func:`slack_kind`), the regulariser
+            is neither of its two forms (:func:`regularizer_form`), the low-rank form comes
+            without ``as_round=True``, the relation lacks what a label pool needs or couples
+            the labels without one, the kernel is not linear, or squared slacks meet
+            ``sub_solver="cd"`` or a Newton system beyond ``IPM_MAX_UNKNOWNS`` /
+            ``IPM_MAX_FLOPS``.
+        ValueError
+            If the rank exceeds the number of labels, the relation's gamma_2 is not a finite
+            positive number, ``sub_solver="ipm"`` or squared slacks meet correcting functions
+            without their bias, or a row's scale exceeds what the interior-point Newton
+            systems hold in float64 (``check_feature_scale``).
+        """
         pooled = "pool" in tuple(getattr(problem.relation, "state", ()))
         slack_kind(problem.loss, privileged=pooled, solver=type(self).__name__)
         super().check(problem)
@@ -292,7 +318,25 @@ class PrivilegedCDSolver(Solver):
                 )
 
     def learns_state(self, problem: Problem) -> bool:
-        """True for the low-rank problems: D is carried from round to round."""
+        """Tell whether a solve carries state of its own from round to round: D, for the low-rank problems.
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem to be solved.
+
+        Returns
+        -------
+        bool
+            True when the regulariser has the low-rank factor form (PrML, LEML): each solve is
+            one round of Algorithm 2 and the next goes on from its D, so the core's alternating
+            driver repeats the rounds; False for PrBR (W = I), solved in one call.
+
+        Raises
+        ------
+        CapabilityError
+            If the regulariser is of neither form (:func:`regularizer_form`).
+        """
         return regularizer_form(problem, type(self).__name__) == "low_rank"
 
     def solve(self, problem: Problem, warm_start: Solution | None = None) -> Fit:
@@ -541,13 +585,39 @@ class PrivilegedCDSolver(Solver):
 
 
 def newton_cost(n: int, width: float, p: int, k: int, q: int, n_labels: int, systems: int) -> tuple[int, float]:
-    """The unknowns ``k p`` of an interior-point sub-solve's Newton system and the flops of one Newton step.
+    """Price an interior-point sub-solve: the unknowns of its Newton system and the flops of one Newton step.
 
     ``n`` rows of ``p`` entries (``width`` of them stored: the mean nonzeros of a sparse row),
     ``k`` the embedding's rows (1 without one), ``q`` a correcting function's length (1 for the
     hinge's scalar slacks), ``systems`` the factorisations (L for per-label problems, 1 for a
     D-step).  Per label and step: ``X_a^T diag X_a`` (sparse rows: ``n nnz(x_a)^2``), the
     correcting function's block and its coupling to M; then the factorisations.
+
+    Parameters
+    ----------
+    n : int
+        The rows (examples) of the sub-problem.
+    width : float
+        The stored entries of a row: p for dense rows, the mean nonzeros (plus the bias)
+        for sparse ones.
+    p : int
+        The entries of a row, dim(x_a) (the bias included).
+    k : int
+        The embedding's rows (the rank, for a D-step), 1 without an embedding.
+    q : int
+        A correcting function's length (L + 1 with a label pool), 1 for the hinge's scalar
+        slacks.
+    n_labels : int
+        The labels of the whole step.
+    systems : int
+        The factorisations per Newton step: L for per-label problems, 1 for a D-step.
+
+    Returns
+    -------
+    unknowns : int
+        ``k p``, the size of the Newton system.
+    flops : float
+        ``n_labels (n width^2 + n q (q + width) + p^2 q) + systems (k p)^3 / 3``.
     """
     flops = n_labels * (n * width ** 2 + n * q * (q + width) + p * p * q) + systems * (k * p) ** 3 / 3
     return int(k * p), float(flops)
@@ -606,6 +676,28 @@ def slack_kind(loss, *, privileged: bool = False, solver: str = "PrivilegedCDSol
     message gives the reason; with ``privileged`` (a label pool) that a loss without slacks
     (no ``dual_box``: the logistic loss) leaves SVM+'s correcting functions nothing to
     correct (You et al., eq. 4).
+
+    Parameters
+    ----------
+    loss : Loss
+        The problem's loss.
+    privileged : bool, default False
+        Whether the relation carries a label pool (SVM+'s correcting functions), which
+        changes the refusal's reason for a loss without slacks.
+    solver : str, default "PrivilegedCDSolver"
+        The solver named in the refusal.
+
+    Returns
+    -------
+    {"linear", "squared"}
+        ``"linear"`` for a box ``[0, U]`` without a diagonal term, ``"squared"`` for an
+        unbounded box with a positive diagonal.
+
+    Raises
+    ------
+    CapabilityError
+        If the loss provides no SVM dual (``dual_box``, ``dual_diagonal``) on sign targets,
+        or its dual is of neither form.
     """
     name = type(loss).__name__
     has_dual = callable(getattr(loss, "dual_box", None)) and callable(getattr(loss, "dual_diagonal", None))
@@ -635,20 +727,58 @@ def slack_kind(loss, *, privileged: bool = False, solver: str = "PrivilegedCDSol
 
 
 def slack_weight(loss, C: float) -> float:
-    """The weight of the slacks at cost ``C``: U of the box for linear slacks, ``1 / (2 D)`` for squared ones."""
+    """Return the weight the engines put on the slacks at cost ``C``.
+
+    Parameters
+    ----------
+    loss : Loss
+        The problem's loss, whose slacks are linear or squared (:func:`slack_kind`).
+    C : float
+        The cost of the sub-problem (``C / gamma_1`` in a W-step).
+
+    Returns
+    -------
+    float
+        U, the upper end of the loss's dual box at C, for linear slacks (the hinge: C);
+        ``1 / (2 D)`` with D the loss's dual diagonal at C for squared ones (the squared
+        hinge: C).
+
+    Raises
+    ------
+    CapabilityError
+        If the loss pays its slacks neither way (:func:`slack_kind`).
+    """
     if slack_kind(loss) == "linear":
         return float(loss.dual_box(C)[1])
     return 1.0 / (2.0 * float(loss.dual_diagonal(C)))
 
 
 def regularizer_form(problem: Problem, solver: str = "PrivilegedCDSolver") -> str:
-    """``"low_rank"`` for a regulariser of the low-rank factor form, ``"identity"`` for ``1/2 ||W||_F^2`` (W = I).
+    """Classify the problem's regulariser: the low-rank factor form, or ``1/2 ||W||_F^2`` (W = I).
 
     The low-rank form (You et al., eq. 5): ``rank`` k, ``gamma`` gamma_1 and ``factor_value(D, V) =
     1/2 ||D||^2 + gamma_1/2 ||V||^2`` on the factors of ``W = D^T V`` (checked on a probe pair of
     factors, so a regulariser with another factor penalty is refused rather than solved as this
     one).  The identity form: ``label_gram(L) = I`` (the per-label problems of PrBR).  Anything
     else is a CapabilityError.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose ``regularizer`` is classified (its ``n_labels`` sizes the probe).
+    solver : str, default "PrivilegedCDSolver"
+        The solver named in the refusal.
+
+    Returns
+    -------
+    {"low_rank", "identity"}
+        ``"low_rank"`` for PrML and LEML's factor penalty, ``"identity"`` for PrBR's.
+
+    Raises
+    ------
+    CapabilityError
+        If the regulariser is of neither form, or has a ``factor_value`` and ``rank`` but a
+        factor penalty other than You et al.'s (or no ``gamma``).
     """
     regularizer = problem.regularizer
     name = type(regularizer).__name__
@@ -785,7 +915,31 @@ def prml_alternating(tol: float = 1e-3, max_iter: int = 30, **settings) -> Alter
     last round's own relative duality gap is at most ``tol`` (the core driver's rule without a
     joint gap: an objective increase is discarded, counted and warned, never taken for
     convergence); stops after ``max_iter`` rounds otherwise; ``settings`` (``cd_tol``, ``cd_max_iter``, ``shrinking``,
-    ``random_state``, ``n_jobs``) go to the rounds' solver.
+    ``random_state``, ``n_jobs``, ``sub_solver``, ``init``) go to the rounds' solver.
+
+    Parameters
+    ----------
+    tol : float, default 1e-3
+        The alternation's tolerance: the relative change of objective (5) between rounds and
+        the last round's relative duality gap must both be at most ``tol``.
+    max_iter : int, default 30
+        Most rounds (ConvergenceWarning beyond).
+    **settings
+        Settings of the rounds' :class:`PrivilegedCDSolver`: ``cd_tol`` (its ``tol``),
+        ``cd_max_iter`` (its ``max_iter``), ``shrinking``, ``random_state``, ``n_jobs``,
+        ``sub_solver`` and ``init``.
+
+    Returns
+    -------
+    AlternatingSolver
+        ``AlternatingSolver(inner=PrivilegedCDSolver(as_round=True, ...), tol=tol,
+        max_iter=max_iter)``.
+
+    Raises
+    ------
+    ValueError
+        If a setting is not one of the seven above, or if PrivilegedCDSolver's validators
+        refuse a setting's value.
     """
     renamed = {"cd_tol": "tol", "cd_max_iter": "max_iter"}
     unknown = set(settings) - set(renamed) - {"shrinking", "random_state", "n_jobs", "sub_solver", "init"}
