@@ -50,6 +50,8 @@ class LIEMLSolver(Solver):
     jitter : float, default 1e-8
         Added to the bias equation when every residual is inside the tube (counted).
 
+    Notes
+    -----
     What it asks of the parts: the loss's ``epsilon`` and ``irwls_weights`` (the
     epsilon-insensitive loss), a regulariser whose ``label_gram`` is the identity
     (1/2 sum_j ||theta_j||^2), the kernel on the raw rows, and the relation's ``enhance`` when it
@@ -57,6 +59,12 @@ class LIEMLSolver(Solver):
     solved in the primal over its p features (:func:`~.primal.irwls_msvr_features`, a (p + 1)-square
     system per IRWLS step); any other kernel's matrix by :func:`~multilabel_core.solvers.irwls_msvr`
     (an (n + 1)-square system per step).
+
+    References
+    ----------
+    Tao, Xu & Geng, "Labeling Information Enhancement for Multi-label Learning with Low-Rank
+    Subspace": Algorithm 1, the regressor T2 (eq. 8) and its sign-consistency term Omega2
+    (eq. 10).
     """
 
     gamma2: float = attrs.field(default=0.1, validator=non_negative)
