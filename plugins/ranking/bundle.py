@@ -121,14 +121,14 @@ def project_capped_simplex(v, m: int) -> np.ndarray:
 def cheapest_weights(a, m: int) -> np.ndarray:
     """Return the feature weights s of H minimising ``sum_j a_j / s_j``: the bundle's upper bound.
 
-    A term with a_j = 0 is 0 wherever s_j is.  For a fixed W the regulariser of the relaxed primal is ``1/2 sum_j a_j / s_j`` with
-    ``a_j = w^j R (w^j)^T`` (docs/methods/ranking.md), so this s gives the best primal value of
-    W over the whole hull -- the upper bound of the bundle.  Stationarity gives
-    ``s_j = min(1, sqrt(a_j) / tau)`` (the variational form of the k-support norm: Argyriou,
-    Foygel & Srebro, "Sparse prediction with the k-support norm", NIPS 2012); the capped
-    entries are the largest sqrt(a_j), and tau follows from sum s = m on the others.  With at
-    most m features carrying weight, those get 1 and the rest of the mass goes to features
-    with a_j = 0, where it costs nothing.
+    A term with a_j = 0 is 0 wherever s_j is.  For a fixed W the regulariser of the relaxed
+    primal is ``1/2 sum_j a_j / s_j`` with ``a_j = w^j R (w^j)^T`` (docs/methods/ranking.md), so
+    this s gives the best primal value of W over the whole hull -- the upper bound of the
+    bundle.  Stationarity gives ``s_j = min(1, sqrt(a_j) / tau)`` (the variational form of the
+    k-support norm: Argyriou, Foygel & Srebro, "Sparse prediction with the k-support norm", NIPS
+    2012); the capped entries are the largest sqrt(a_j), and tau follows from sum s = m on the
+    others.  With at most m features carrying weight, those get 1 and the rest of the mass goes
+    to features with a_j = 0, where it costs nothing.
 
     Parameters
     ----------
@@ -173,12 +173,12 @@ def decompose(s, m: int, atol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     """Write a point s of H as a convex combination ``P^T lambda`` of m-subsets.
 
     This is why H is the convex hull of the m-subsets (eq. 18 of Gu, Li & Han, "Correlated
-    Multi-Label Feature Selection", CIKM 2011).  Systematic sampling: lay the s_j end to end on [0, m); for u in [0, 1) the points
-    u, u + 1, ..., u + m - 1 fall in m distinct features' intervals (each is at most 1 long),
-    a subset of exactly m features.  As u sweeps [0, 1) that subset changes only where u
-    passes the fractional part of a cumulative sum, so the pieces between those breakpoints
-    give at most d + 1 subsets, weighted by the pieces' lengths.  Exact up to ``atol`` (pieces
-    shorter than it are dropped and the weights renormalised).
+    Multi-Label Feature Selection", CIKM 2011).  Systematic sampling: lay the s_j end to end on
+    [0, m); for u in [0, 1) the points u, u + 1, ..., u + m - 1 fall in m distinct features'
+    intervals (each is at most 1 long), a subset of exactly m features.  As u sweeps [0, 1) that
+    subset changes only where u passes the fractional part of a cumulative sum, so the pieces
+    between those breakpoints give at most d + 1 subsets, weighted by the pieces' lengths.
+    Exact up to ``atol`` (pieces shorter than it are dropped and the weights renormalised).
 
     Parameters
     ----------
@@ -356,10 +356,11 @@ def model_value(c, Q, s) -> float:
 def lp_lower_bound(c, Q, m: int) -> tuple[float, np.ndarray]:
     """Minimise the cut model over H by linear programming: Kelley's bound over every cut.
 
-    Computes ``min_{s in H} max_j (c_j - 1/2 q_j^T s)`` with HiGHS's simplex.  An LP in (s, r): min r subject to ``r >= c_j - 1/2 q_j^T s``, s in H.  Returns the value
-    and the cuts' multipliers nu (on the simplex: the LP dual).  The value is exact to the
-    LP's tolerances; a caller that needs a certified bound recomputes it from nu (the
-    combined cut minimised over H is a top-m sum).
+    Computes ``min_{s in H} max_j (c_j - 1/2 q_j^T s)`` with HiGHS's simplex.  An LP in (s, r):
+    min r subject to ``r >= c_j - 1/2 q_j^T s``, s in H.  Returns the value and the cuts'
+    multipliers nu (on the simplex: the LP dual).  The value is exact to the LP's tolerances; a
+    caller that needs a certified bound recomputes it from nu (the combined cut minimised over H
+    is a top-m sum).
 
     Parameters
     ----------
@@ -404,14 +405,14 @@ def lp_lower_bound(c, Q, m: int) -> tuple[float, np.ndarray]:
 def simplex_qp(A, b, x0, *, max_iter: int = 500) -> np.ndarray:
     """Minimise the convex quadratic ``1/2 x^T A x - b^T x`` over the simplex by a primal active set.
 
-    A is symmetric positive semi-definite.  The support S of x is kept; each step solves the equality-constrained problem on S (its
-    KKT system ``[A_SS 1; 1^T 0] [x_S; lam] = [b_S; 1]``, least squares when A_SS is singular).
-    A solution with a negative entry is reached only up to the first entry that hits 0 (which
-    leaves S); a non-negative one is optimal unless some i outside S has a negative reduced
-    gradient ``(A x - b)_i + lam``, and the most negative joins S (Lawson & Hanson's NNLS
-    scheme on the simplex; Wolfe's "Finding the nearest point in a polytope", Math.
-    Programming 11, 1976, for A = M^T M).  Each step lowers the objective, so no support
-    repeats: finite, and exact up to the linear solves.
+    A is symmetric positive semi-definite.  The support S of x is kept; each step solves the
+    equality-constrained problem on S (its KKT system ``[A_SS 1; 1^T 0] [x_S; lam] = [b_S; 1]``,
+    least squares when A_SS is singular).  A solution with a negative entry is reached only up to
+    the first entry that hits 0 (which leaves S); a non-negative one is optimal unless some i
+    outside S has a negative reduced gradient ``(A x - b)_i + lam``, and the most negative joins
+    S (Lawson & Hanson's NNLS scheme on the simplex; Wolfe's "Finding the nearest point in a
+    polytope", Math. Programming 11, 1976, for A = M^T M).  Each step lowers the objective, so
+    no support repeats: finite, and exact up to the linear solves.
 
     Parameters
     ----------

@@ -257,9 +257,10 @@ def relative_gap(lower: float, upper: float) -> float:
 def upper_box_start(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """Return the dual point on the upper ends of the box, ``alpha_ikl = C / (|y_i| |ybar_i|)``, and its beta.
 
-    This is the dual point of W = 0, where every pair violates its margin: the cutting
-    plane's start (module docstring, "Start").  The pairs are the loss's (``pairs``).  Summing the pairs of row i: beta_ik = C / |y_i|
-    for a relevant k and -C / |ybar_i| for an irrelevant l (0 for a row without pairs).
+    This is the dual point of W = 0, where every pair violates its margin: the cutting plane's
+    start (module docstring, "Start").  The pairs are the loss's (``pairs``).  Summing the pairs
+    of row i: beta_ik = C / |y_i| for a relevant k and -C / |ybar_i| for an irrelevant l (0 for
+    a row without pairs).
 
     Parameters
     ----------
