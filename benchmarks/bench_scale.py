@@ -134,6 +134,10 @@ def child(spec: dict) -> dict:
                     "reason": f"{spec['method']} has no kernel parameter taking a Kernel component"}
         estimator.set_params(kernel="nystroem")
         kernel_note = "nystroem"
+    if spec.get("cache_size") is not None:
+        if "cache_size" not in params:
+            return {"status": "error", "reason": f"{spec['method']} has no cache_size parameter"}
+        estimator.set_params(cache_size=float(spec["cache_size"]))
     baseline = _vm_hwm_mb()
     before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
@@ -163,7 +167,7 @@ def child(spec: dict) -> dict:
 # --------------------------------------------------------------------------- runner (parent side)
 
 def _key(spec: dict) -> tuple:
-    return (spec["method"], spec["data"], spec["n"], spec["L"], spec["kernel"])
+    return (spec["method"], spec["data"], spec["n"], spec["L"], spec["kernel"], spec.get("cache_size"))
 
 
 def _load(path: Path) -> list[dict]:
@@ -201,6 +205,8 @@ def _specs(args) -> list[dict]:
 
     names = args.methods or [m.name for m in list_methods()]
     base = {"memory_gb": args.memory_gb}
+    if args.cache_size is not None:
+        base["cache_size"] = args.cache_size
     specs = []
     if args.phase in ("n", "all"):
         for n in args.sizes:
@@ -224,12 +230,12 @@ def run(args) -> None:
     over = {}  # method/data/kernel -> the smallest n over budget: larger n are recorded as not attempted
     for r in _load(path):
         if r["status"] in ("over_time", "over_memory") and r["L"] in (20, 153):
-            k = (r["method"], r["kernel"])
+            k = (r["method"], r["kernel"], r.get("cache_size"))
             over[k] = min(over.get(k, r["n"]), r["n"])
     for spec in _specs(args):
         if _key(spec) in done:
             continue
-        k = (spec["method"], spec["kernel"])
+        k = (spec["method"], spec["kernel"], spec.get("cache_size"))
         if spec["L"] in (20, 153) and k in over and spec["n"] > over[k]:
             record = {**spec, "status": "skipped", "reason": f"over budget at n = {over[k]}"}
         else:
@@ -296,18 +302,22 @@ def table(path: Path) -> str:
              f"{MEMORY_FLOOR_MB:.0f} MB more).", "",
              "| method | kernel | " + " | ".join(f"n = {n}" for n in sizes) + " | CPU slope | memory slope |",
              "| --- | --- |" + " --- |" * (len(sizes) + 2)]
+    caches = sorted({k[5] for k in records if k[5] is not None})
     for m in methods:
-        for kernel in ("exact", "nystroem"):
+        for kernel, cache in [("exact", None), ("nystroem", None)] + [("nystroem", c) for c in caches]:
             row = [records.get((m, "corel16k001" if n <= 12000 else "synthetic", n,
-                                153 if n <= 12000 else 20, kernel)) for n in sizes]
+                                153 if n <= 12000 else 20, kernel, cache)) for n in sizes]
             if all(r is None for r in row):
                 continue
             ok = [(n, r) for n, r in zip(sizes, row) if r is not None and r["status"] == "ok" and n <= 12000]
             cpu = _slope([n for n, _ in ok], [r["cpu_s"] for _, r in ok])
             mem = _memory_slope([n for n, _ in ok], [r for _, r in ok])
             label = kernel if kernel == "nystroem" else ("exact" if m in kernels else "linear/none")
+            if cache is not None:
+                label += f", cache_size={cache:g}"
             lines.append(f"| {m} | {label} | " + " | ".join(_cell(r) for r in row) + f" | {_fmt(cpu)} | {_fmt(mem)} |")
-    label_rows = [(m, [records.get((m, "synthetic", LABEL_N, L, "exact")) for L in LABEL_COUNTS]) for m in methods]
+    label_rows = [(m, [records.get((m, "synthetic", LABEL_N, L, "exact", None)) for L in LABEL_COUNTS])
+                  for m in methods]
     label_rows = [(m, row) for m, row in label_rows if any(r is not None for r in row)]
     if label_rows:
         lines += ["", f"Label growth, synthetic n = {LABEL_N}: " + ", ".join(f"L = {L}" for L in LABEL_COUNTS), "",
@@ -337,6 +347,8 @@ def main() -> None:
     parser.add_argument("--exact-max", type=int, default=8000, help="largest n fitted with the exact kernel (auto)")
     parser.add_argument("--wall", type=float, default=1800.0, help="wall-time limit per fit, seconds")
     parser.add_argument("--memory-gb", type=float, default=8.0, help="address-space limit per fit (RLIMIT_AS)")
+    parser.add_argument("--cache-size", type=float, default=None,
+                        help="the methods' cache_size (MB of kernel columns; default: each method's own)")
     parser.add_argument("--table", action="store_true", help="print the Markdown tables from the results file")
     args = parser.parse_args()
     if args.child:

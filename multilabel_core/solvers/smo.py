@@ -75,13 +75,6 @@ _MEGABYTE = 2**20
 _BOUND_RTOL = 1e-10
 
 
-#: Columns of the LRU cache per explicit feature, at most, when the kernel has explicit features
-#: (``kernel.explicit_features``: Nystroem, random Fourier features): the cache then holds at most
-#: ``2 n m`` numbers beside the ``n m`` of the features, so the solve stays O(n m) in memory whatever
-#: ``cache_size`` allows (a column costs one (n, m) product to recompute, no more than the cache saves).
-EXPLICIT_CACHE_COLUMNS_PER_FEATURE = 2
-
-
 @attrs.frozen(eq=False)
 class KernelSource:
     """The kernel matrix ``kernel(X, X)`` of training rows X, computed when needed.
@@ -95,8 +88,12 @@ class KernelSource:
     A kernel with explicit features (``explicit_features``, ``k(x, z) = phi(x)^T phi(z)``:
     :mod:`multilabel_core.kernel_approximation`) is never computed whole: its features
     ``Phi = phi(X)`` (n, m) are computed once, a column is ``Phi phi(x_j)`` (O(n m)) and a product
-    ``K B`` is ``Phi (Phi^T B)``; the solve holds O(n m) numbers (the features and at most
-    :data:`EXPLICIT_CACHE_COLUMNS_PER_FEATURE` m cached columns) instead of n^2.
+    ``K B`` is ``Phi (Phi^T B)``; the solve holds the n m numbers of the features and an LRU cache
+    of ``cache_size`` MB of columns (at most n of them), never the n^2 of the matrix.  The cache
+    trades memory for time: a column it does not hold costs an (n, m) product again (BSVM with
+    500 Nystroem landmarks on 8000 rows of corel16k001 took 29 CPU-s with every column cached,
+    545 MB, and 223 CPU-s with a quarter of them, 178 MB; benchmarks/RESULTS.md, "Every method
+    at scale").
 
     Parameters
     ----------
@@ -233,13 +230,9 @@ class KernelSource:
         Returns
         -------
         int
-            At least 2; capped at :data:`EXPLICIT_CACHE_COLUMNS_PER_FEATURE` m with explicit
-            features.
+            At least 2 (the column cache caps it at n).
         """
-        columns = max(2, int(cache_size * _MEGABYTE // (8 * self.n_samples)))
-        if self.explicit:
-            columns = min(columns, max(2, EXPLICIT_CACHE_COLUMNS_PER_FEATURE * self.features().shape[1]))
-        return columns
+        return max(2, int(cache_size * _MEGABYTE // (8 * self.n_samples)))
 
     def materialise(self, cache_size: float) -> bool:
         """Decide whether the solver computes K whole.
