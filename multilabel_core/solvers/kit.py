@@ -35,7 +35,7 @@ from ..exceptions import ConvergenceWarning, warn_not_converged
 from ..validation import check_signs
 from ._augmented import adjoint as augmented_adjoint
 from ._augmented import product as augmented_product
-from ._cd import solve_dual
+from . import _cd
 from .cd import as_rows
 
 __all__ = [
@@ -88,3 +88,51 @@ def index_array(values, name: str, dtype=np.intp) -> np.ndarray:
     copy = np.ascontiguousarray(values, dtype=dtype).copy()
     copy.setflags(write=False)
     return copy
+
+
+def solve_dual(problem, *, tol: float, max_iter: int, shrinking: bool, seed: int, record_dual: bool = False,
+               face_steps: bool = True) -> dict:
+    """Run the dual coordinate-descent engine on a variant from its current alpha, the GIL released.
+
+    LIBLINEAR's dual coordinate descent (Hsieh, Chang, Lin, Keerthi & Sundararajan, *A dual
+    coordinate descent method for large-scale linear SVM*, ICML 2008, Algorithm 3): a random
+    permutation of the active coordinates per epoch, shrinking, and a stop when every projected
+    gradient of a full pass lies in [-tol, tol] (docs/solvers/cd.md, "The engine").
+
+    Parameters
+    ----------
+    problem : DualCoordinates
+        The variant (a ``cdef class`` deriving from ``multilabel_core.solvers.kit.DualCoordinates``),
+        constructed, so that its alpha and maintained vectors are set; alpha is updated in place.
+    tol : float
+        The projected-gradient tolerance (finite, >= 0).
+    max_iter : int
+        Most epochs (>= 1); reaching it leaves ``converged`` False.
+    shrinking : bool
+        Drop coordinates stuck at a bound (restored before the final check).
+    seed : int
+        Seed of this call's own random stream (0 <= seed < 2**64).
+    record_dual : bool, default False
+        Record f after every epoch.
+    face_steps : bool, default True
+        Interleave the variant's face steps, when it offers them.
+
+    Returns
+    -------
+    dict
+        ``n_epochs``, ``n_updates``, ``n_visits``, ``n_shrunk``, ``n_resets``, ``min_active``,
+        ``spread`` (PGmax - PGmin of the last epoch), ``n_face_steps``, ``converged``,
+        ``kkt_violation`` (max |PG| over all coordinates at the end), ``objective`` (f at the
+        end, minimisation form) and ``dual_trace`` (f after every epoch with ``record_dual``,
+        else None).
+
+    Raises
+    ------
+    ValueError
+        For an uninitialised variant, a ``tol`` or ``max_iter`` out of range, or a coordinate
+        with zero curvature whose bound in its descent direction is infinite (f unbounded below).
+    KeyboardInterrupt
+        On Ctrl-C, or the cancellation of the label-thread pool running the solve.
+    """
+    return _cd.solve_dual(problem, tol=tol, max_iter=max_iter, shrinking=shrinking, seed=seed,
+                          record_dual=record_dual, face_steps=face_steps)

@@ -95,8 +95,19 @@ STALL_RTOL = 1e3 * float(np.finfo(np.float64).eps)
 class FPCStage:
     """One continuation stage: its mu, iterations, the objective after each, and the rank reached.
 
-    ``objective[0]`` is T at the stage's start (the previous stage's point at the new mu);
-    ``n_fallbacks`` counts the shrinkages of the stage that fell back to the full SVD.
+    Parameters
+    ----------
+    mu : float
+        The stage's weight of the nuclear norm.
+    n_iter : int
+        Shrinkage steps taken in the stage.
+    objective : list of float
+        T after each step; ``objective[0]`` is T at the stage's start (the previous stage's point
+        at the new mu).
+    rank : int
+        The rank of Z at the stage's end.
+    n_fallbacks : int
+        The stage's shrinkages that fell back to the full SVD.
     """
 
     mu: float
@@ -210,33 +221,57 @@ def fixed_point_continuation(
 ) -> Fit:
     """Minimise ``T(Z) = f(Z) + mu ||Z||_*`` by FPC with continuation down to ``mu_min``.
 
+    Fixed-point continuation (Ma, Goldfarb & Chen, *Fixed point and Bregman iterative methods for
+    matrix rank minimization*, Algorithm FPC), as LIEML's label enhancement uses it (Tao, Xu &
+    Geng, *Labeling Information Enhancement for Multi-label Learning with Low-Rank Subspace*).
+
     Parameters
     ----------
-    Z0 : (p, n) the start; the rows ``fixed_rows`` keep their values in Z0 throughout.
-    f_value, f_gradient : the smooth convex part f and its gradient (f >= ``f_low``).
-    f_conjugate : optional, the convex conjugate f*(M) (+inf outside its domain) of an f that does
-        not depend on the fixed rows; with it the certificate's bound is the Fenchel dual value
-        (tight), without it the looser linearisation bound (module docstring).
-    step : tau, at most 1 / L for the Lipschitz constant L of grad f (stability needs < 2 / L).
-    mu_min, mu_start, eta_mu : continuation mu_1 = mu_start (default eta_mu sigma_max(Z0)),
+    Z0 : ndarray of shape (p, n)
+        The start; the rows ``fixed_rows`` keep their values in Z0 throughout.
+    f_value, f_gradient : callable
+        The smooth convex part f (f >= ``f_low``) and its gradient.
+    step : float
+        tau, at most 1 / L for the Lipschitz constant L of grad f (stability needs < 2 / L).
+    mu_min, mu_start, eta_mu : float
+        The continuation: mu_1 = mu_start (default eta_mu sigma_max(Z0)),
         mu_{k+1} = max(eta_mu mu_k, mu_min); the last stage has mu = mu_min.
-    stage_tol : a stage ends when ``|T(Z^k) - T(Z^{k-1})| < stage_tol`` (the papers' rule).
-    gap_tol : the last stage also needs the relative gap of the certificate within it.
-    max_iter : shrinkage steps over all stages; reaching it leaves the certificate unconverged.
-    check_every : in the last stage, the bound (an exact SVD of Z) is evaluated when the stage rule
-        holds or every ``check_every`` iterations, and at most once in ``check_every`` iterations:
-        the stage rule often holds for hundreds of steps before the gap closes.
-    svt : "auto", "gram" or "full" (:func:`singular_value_threshold`).
-    warn : issue a ConvergenceWarning when the certificate is not met (callers that report a
-        combined outcome pass False).
+    stage_tol : float, default 1e-5
+        A stage ends when ``|T(Z^k) - T(Z^{k-1})| < stage_tol`` (the papers' rule).
+    gap_tol : float, default GAP_RTOL
+        The last stage also needs the relative gap of the certificate within it.
+    max_iter : int, default 20000
+        Shrinkage steps over all stages; reaching it leaves the certificate unconverged.
+    fixed_rows : sequence of int, default ()
+        Rows of Z held at their values in Z0.
+    f_low : float, default 0.0
+        A lower bound on f, for the looser certificate.
+    f_conjugate : callable, optional
+        The convex conjugate f*(M) (+inf outside its domain) of an f that does not depend on the
+        fixed rows; with it the certificate's bound is the Fenchel dual value (tight), without it
+        the looser linearisation bound (module docstring).
+    check_every : int, default 10
+        In the last stage, the bound (an exact SVD of Z) is evaluated when the stage rule holds or
+        every ``check_every`` iterations, and at most once in ``check_every`` iterations: the stage
+        rule often holds for hundreds of steps before the gap closes.
+    svt : {"auto", "gram", "full"}, default "auto"
+        The shrinkage route (:func:`multilabel_core.proximal.singular_value_threshold`).
+    accelerate : bool, default False
+        Take momentum (Nesterov-type) steps within a stage, the momentum restarted at each stage
+        and whenever T rises.
+    warn : bool, default True
+        Issue a ConvergenceWarning when the certificate is not met (callers that report a combined
+        outcome pass False).
 
     Returns
     -------
-    Fit whose ``solution.coef`` is Z (p, n), with ``model_state`` ``"stages"`` (list of
-    :class:`FPCStage`), ``"rank"`` and ``"singular_values"`` of Z; ``history`` holds per stage
-    ``"objective"`` (T at its end), ``"mu"``, ``"n_iter"`` and ``"rank"``.  The certificate's
-    primal is T at mu_min, its dual the lower bound, ``kkt_violation`` the gradient mapping
-    ``||Z - W|| / tau`` of the last step (W the point the step started from), and ``statistics`` the shrinkage counts and times.
+    Fit
+        ``solution.coef`` is Z (p, n), with ``model_state`` ``"stages"`` (list of
+        :class:`FPCStage`), ``"rank"`` and ``"singular_values"`` of Z; ``history`` holds per stage
+        ``"objective"`` (T at its end), ``"mu"``, ``"n_iter"`` and ``"rank"``.  The certificate's
+        primal is T at mu_min, its dual the lower bound, ``kkt_violation`` the gradient mapping
+        ``||Z - W|| / tau`` of the last step (W the point the step started from), and
+        ``statistics`` the shrinkage counts and times.
     """
     # Thousands of small BLAS-3 and LAPACK calls, which OpenBLAS's threads slow down many times
     # over (benchmarks/RESULTS.md, "Timings behind code comments").

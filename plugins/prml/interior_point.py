@@ -71,10 +71,20 @@ _RESCALE = "rescale the features (standardise them, e.g. --preprocess standardiz
 
 
 def feature_scale(X) -> float:
-    """``max_j ||x_j||_2`` over the rows of a dense or sparse X, without overflow or underflow.
+    """Return ``max_j ||x_j||_2`` over the rows of a dense or sparse X, without overflow or underflow.
 
     Each block of rows is divided by X's largest magnitude before squaring, so rows of 1e200
     or 1e-200 give their true norm rather than infinity or zero; the extra copy is one block.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The rows.
+
+    Returns
+    -------
+    float
+        The largest row norm (0 for an empty or all-zero X).
     """
     values = X.data if sp.issparse(X) else np.asarray(X)
     if values.size == 0:
@@ -97,7 +107,26 @@ def feature_scale(X) -> float:
 
 
 def check_feature_scale(X, solver: str) -> float:
-    """``max_j ||x_j||`` of X; ValueError naming ``solver`` when it is above :data:`MAX_FEATURE_SCALE`."""
+    """Return ``max_j ||x_j||`` of X, refusing a scale above :data:`MAX_FEATURE_SCALE`.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The rows a solver is about to use.
+    solver : str
+        The solver's name, for the error message.
+
+    Returns
+    -------
+    float
+        The largest row norm (:func:`feature_scale`).
+
+    Raises
+    ------
+    ValueError
+        When the scale is above :data:`MAX_FEATURE_SCALE`, naming ``solver`` and the scale: the
+        interior-point Newton systems would overflow float64.
+    """
     scale = feature_scale(X)
     if scale > MAX_FEATURE_SCALE:
         raise ValueError(
@@ -109,37 +138,149 @@ def check_feature_scale(X, solver: str) -> float:
 
 
 class MarginProblem(Protocol):
-    """The structure :func:`mehrotra` needs (module docstring); arrays of pairs are (n, L)."""
+    """The structure :func:`mehrotra` needs of a margin problem (module docstring).
+
+    A protocol: a problem class (the SVM+ and hinge problems of
+    :mod:`~multilabel_core_plugins.prml.svmplus`) implements these members; it is never
+    instantiated itself.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        None taken: a protocol has no constructor of its own.
+
+    Attributes
+    ----------
+    Y : ndarray of shape (n, L)
+        The signs; arrays of pairs are (n, L) like it.
+    p : int
+        The width of M's rows (``dim(x_a)``).
+    scale : float
+        The multipliers' scale (C): the start and the round-off floor of mu.
+    """
 
     Y: np.ndarray
     p: int
     scale: float  # the multipliers' scale (C): the start and the round-off floor of mu
 
     def zeros_v(self) -> np.ndarray:
-        """The slack variables' starting value (zeros of their shape)."""
+        """Return the slack variables' starting value (zeros of their shape).
+
+        Returns
+        -------
+        ndarray
+            Zeros shaped like the slack block V.
+        """
 
     def constraints(self, A, M, V) -> tuple[np.ndarray, np.ndarray]:
-        """The linear parts of G z: (margins incl. slacks, slacks)."""
+        """Return the linear parts of ``G z``: the margins (slacks included) and the slacks.
+
+        Parameters
+        ----------
+        A : ndarray of shape (k, L) or None
+            The embedding.
+        M : ndarray
+            The weights block.
+        V : ndarray
+            The slack block.
+
+        Returns
+        -------
+        tuple of ndarray
+            The margins and the slack constraints, each (n, L).
+        """
 
     def adjoint(self, A, la, lb) -> tuple[np.ndarray, np.ndarray]:
-        """G^T lambda: its M and V blocks."""
+        """Return ``G^T lambda`` as its M and V blocks.
+
+        Parameters
+        ----------
+        A : ndarray of shape (k, L) or None
+            The embedding.
+        la, lb : ndarray of shape (n, L)
+            The multipliers of the margin and slack constraints.
+
+        Returns
+        -------
+        tuple of ndarray
+            The M block and the V block.
+        """
 
     def dual_residual_v(self, V, adjoint_v) -> np.ndarray:
-        """The V block of ``H z + c - G^T lambda``."""
+        """Return the V block of ``H z + c - G^T lambda``.
+
+        Parameters
+        ----------
+        V : ndarray
+            The slack block.
+        adjoint_v : ndarray
+            The V block of ``G^T lambda`` (:meth:`adjoint`).
+
+        Returns
+        -------
+        ndarray
+            The residual, shaped like V.
+        """
 
     def factorise(self, A, ta, tb):
-        """``H + G^T Theta G`` factorised; ``.solve(rM, rV)`` returns (dM, dV)."""
+        """Return ``H + G^T Theta G`` factorised.
+
+        Parameters
+        ----------
+        A : ndarray of shape (k, L) or None
+            The embedding.
+        ta, tb : ndarray of shape (n, L)
+            Theta's blocks (``lambda / s``) of the margin and slack constraints.
+
+        Returns
+        -------
+        object
+            A factorisation whose ``.solve(rM, rV)`` returns ``(dM, dV)``.
+        """
 
     def certify(self, A, M, V, la, lb, sa, sb) -> dict:
-        """``objectives`` (primal, dual, gap, kkt_violation) and the certified multipliers ``alpha``, ``beta``."""
+        """Return the certificate of an iterate.
+
+        Parameters
+        ----------
+        A : ndarray of shape (k, L) or None
+            The embedding.
+        M, V : ndarray
+            The iterate's weights and slack blocks.
+        la, lb, sa, sb : ndarray of shape (n, L)
+            Its multipliers and slacks of the margin and slack constraints.
+
+        Returns
+        -------
+        dict
+            ``objectives`` (primal, dual, gap, kkt_violation) and the certified multipliers
+            ``alpha``, ``beta``.
+        """
 
 
 def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -> dict:
-    """Mehrotra's predictor-corrector on ``problem`` with embedding A (k, L); the best certified iterate.
+    """Run Mehrotra's predictor-corrector on ``problem`` with embedding A; return the best certified iterate.
 
-    Returns ``M``, ``V``, ``alpha``, ``beta`` (the certified multipliers of the margin and slack
-    constraints), ``certificate`` (the problem's certificate of that iterate; None when no step
-    was taken), ``n_iter`` (Newton steps) and ``mu`` (the last ``s^T lambda / (2 n L)``).
+    Nocedal and Wright, *Numerical Optimization*, Algorithm 16.4, on the primal-dual system of the
+    margin problem (module docstring).
+
+    Parameters
+    ----------
+    problem : MarginProblem
+        The problem's structure.
+    A : ndarray of shape (k, L)
+        The label embedding (``[[1]]`` for one label's problem without one).
+    tol : float
+        Relative duality gap at which the run stops.
+    max_iter : int
+        Most Newton steps.
+
+    Returns
+    -------
+    dict
+        ``M``, ``V``, ``alpha``, ``beta`` (the certified multipliers of the margin and slack
+        constraints), ``certificate`` (the problem's certificate of that iterate; None when no step
+        was taken), ``n_iter`` (Newton steps) and ``mu`` (the last ``s^T lambda / (2 n L)``).
     """
     n, n_labels = problem.Y.shape
     M, V = np.zeros((A.shape[0], problem.p)), problem.zeros_v()
@@ -199,15 +340,35 @@ def mehrotra(problem: MarginProblem, A: np.ndarray, tol: float, max_iter: int) -
 
 def inequality_qp(G: np.ndarray, c: np.ndarray, h: np.ndarray, gamma: float, *, tol: float = 1e-9,
                   max_iter: int = 60) -> tuple[np.ndarray, int]:
-    """``min gamma/2 ||v||^2 + c^T v  s.t.  G v >= h`` (G dense (m, q), m >= q or not) by Mehrotra's method.
+    """Solve ``min gamma/2 ||v||^2 + c^T v  s.t.  G v >= h`` (G dense (m, q)) by Mehrotra's method.
 
     A small dense QP with a strongly convex objective, solved in the primal-dual form of
     :func:`mehrotra` (Nocedal and Wright, Algorithm 16.4): each step factorises the (q, q)
     matrix ``gamma I + G^T Theta G``.  The run stops when the complementarity ``s^T lambda / m``
     and the residuals are below ``tol`` relative to the data, or after ``max_iter`` steps.
-    Returns ``(v, n_iter)``; v is the last iterate, which may violate the constraints by the
-    primal residual: a caller that needs a feasible point repairs it (the SVM+ certificate
-    raises the bias coordinate).
+
+    Parameters
+    ----------
+    G : ndarray of shape (m, q)
+        The constraint matrix (m >= q or not).
+    c : ndarray of shape (q,)
+        The linear term.
+    h : ndarray of shape (m,)
+        The constraints' right-hand side.
+    gamma : float
+        The quadratic term's weight (> 0).
+    tol : float, default 1e-9
+        Relative stopping tolerance.
+    max_iter : int, default 60
+        Most Newton steps.
+
+    Returns
+    -------
+    v : ndarray of shape (q,)
+        The last iterate, which may violate the constraints by the primal residual: a caller that
+        needs a feasible point repairs it (the SVM+ certificate raises the bias coordinate).
+    n_iter : int
+        Newton steps taken.
     """
     m, q = G.shape
     scale = max(1.0, float(np.max(np.abs(h), initial=0.0)), float(np.max(np.abs(c), initial=0.0)))
@@ -273,12 +434,29 @@ def solve_reduced(factor, rhs: np.ndarray) -> np.ndarray:
 
 
 def robust_cholesky(matrix: np.ndarray):
-    """Cholesky factor (scipy's ``cho_factor``) of a matrix positive definite in exact arithmetic.
+    """Return the Cholesky factor (scipy's ``cho_factor``) of a matrix positive definite in exact arithmetic.
 
     Near the end of an interior-point run Theta spans many orders of magnitude and a Schur
     complement can lose definiteness to cancellation; a shift of the diagonal by eps-relative
     amounts (grown until the factorisation succeeds) only makes the Newton direction inexact,
     which the certificate, computed independently, tolerates.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (m, m)
+        The symmetric matrix.
+
+    Returns
+    -------
+    tuple
+        ``cho_factor``'s ``(factor, lower)``, for ``cho_solve``.
+
+    Raises
+    ------
+    ValueError
+        When the matrix overflowed float64 (the features' scale and C).
+    numpy.linalg.LinAlgError
+        When no diagonal shift within the limit makes it factorisable.
     """
     if not np.all(np.isfinite(matrix)):
         # LAPACK would only say "array must not contain infs or NaNs", with the overflow warnings before it.
@@ -298,7 +476,22 @@ def robust_cholesky(matrix: np.ndarray):
 
 
 def weighted_gram(X, bias: float, weights: np.ndarray) -> np.ndarray:
-    """``X_a^T diag(weights) X_a``, dense (dim(x_a) x dim(x_a)), for dense or sparse X (X_a = [X, bias 1])."""
+    """Return ``X_a^T diag(weights) X_a`` (X_a = [X, bias 1]), dense, for dense or sparse X.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+        The rows.
+    bias : float
+        The constant feature's value (0: none).
+    weights : ndarray of shape (n,)
+        The row weights.
+
+    Returns
+    -------
+    ndarray of shape (dim(x_a), dim(x_a))
+        The weighted Gram matrix.
+    """
     weighted = X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
     gram = X.T @ weighted
     gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)

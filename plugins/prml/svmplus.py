@@ -97,10 +97,22 @@ __all__ = ["embedded_hinge_cd", "embedded_hinge_ipm", "embedded_solution", "priv
 
 
 def privileged_label_features(Y) -> tuple[np.ndarray, np.ndarray]:
-    """The privileged label features of eq. 3 as ``(X_priv, privileged_mask)``.
+    """Return the privileged label features of eq. 3 as ``(X_priv, privileged_mask)``.
 
-    ``Y`` is an (n, L) matrix of signs; X_priv = Y (x~_j = y_j) and the mask 1 - I
-    removes label i's own value from what label i sees.
+    You, Xu, Wang, Xu & Tao, *Privileged Multi-label Learning*, eq. 3: each label sees the other
+    labels' values of the example as privileged information.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, L)
+        The signs -1/+1.
+
+    Returns
+    -------
+    X_priv : ndarray of shape (n, L)
+        ``Y`` itself (x~_j = y_j).
+    privileged_mask : ndarray of bool, shape (L, L)
+        ``1 - I``: label i's own value is removed from what label i sees.
     """
     Y = check_signs(Y, np.shape(Y)[0] if np.ndim(Y) else 0)
     return Y, ~np.eye(Y.shape[1], dtype=bool)
@@ -210,20 +222,30 @@ def embedded_hinge_cd(
     X, Y, C: float = 1.0, *, embedding=None, fit_intercept: bool = False, tol: float = 0.1, max_iter: int = 1000,
     shrinking: bool = True, random_state=None, alpha0=None, record_dual: bool = False, warn: bool = True,
 ) -> Fit:
-    """The hinge problem with margins ``a_i^T M x_j`` by dual coordinate descent.
+    """Solve the hinge problem with margins ``a_i^T M x_j`` by dual coordinate descent.
 
-    You et al.'s low-rank problem (2) for a fixed W (A = W: the dictionary step, M = D) or
-    fixed D (A = I on the rows D x_j: L independent hinge SVMs), the hinge's slacks in place
-    of SVM+'s correcting functions::
+    You et al.'s low-rank problem (2) (*Privileged Multi-label Learning*; LEML's) for a fixed W
+    (A = W: the dictionary step, M = D) or fixed D (A = I on the rows D x_j: L independent hinge
+    SVMs), the hinge's slacks in place of SVM+'s correcting functions::
 
         min_M  1/2 ||M||_F^2 + C sum_ji max(0, 1 - y_ji a_i^T M x_j),
 
     whose dual is ``min 1/2 ||M||_F^2 - sum alpha`` over ``0 <= alpha_ji <= C`` with
-    ``M = sum_ji alpha_ji y_ji a_i x_j^T``.  Arguments, ``fit_intercept``, ``tol``,
-    ``max_iter``, ``shrinking``, ``random_state`` and ``record_dual`` as :func:`svmplus_cd`;
-    ``alpha0`` (n, L) in [0, C] a warm start.  The certificate's gap is a true duality gap
-    (the hinge's slacks make every point feasible).  ``solution.model_state``: ``"D"`` and
-    ``"D_intercept"`` as :func:`svmplus_cd`.
+    ``M = sum_ji alpha_ji y_ji a_i x_j^T``.  The certificate's gap is a true duality gap (the
+    hinge's slacks make every point feasible).
+
+    Parameters
+    ----------
+    X, Y, C, embedding, fit_intercept, tol, max_iter, shrinking, random_state, record_dual, warn
+        As :func:`svmplus_cd`'s.
+    alpha0 : array-like of shape (n, L), optional
+        A warm start in [0, C].
+
+    Returns
+    -------
+    Fit
+        As :func:`svmplus_cd`'s: ``solution.coef``, ``intercept``, ``dual`` alpha (n, L), and in
+        ``solution.model_state`` ``"D"`` and ``"D_intercept"`` with an embedding.
     """
     start = time.perf_counter()
     X = check_X(X)
@@ -533,7 +555,7 @@ def embedded_hinge_ipm(
     X, Y, C: float = 1.0, *, embedding=None, fit_intercept: bool = False, tol: float = 1e-6, max_iter: int = 100,
     warn: bool = True, squared_slack: bool = False,
 ) -> Fit:
-    """The hinge problem of :func:`embedded_hinge_cd` by the interior-point method of :func:`svmplus_ipm`.
+    """Solve the hinge problem of :func:`embedded_hinge_cd` by the interior-point method of :func:`svmplus_ipm`.
 
     You et al.'s low-rank problem (2) for a fixed W or D::
 
@@ -544,12 +566,24 @@ def embedded_hinge_ipm(
     certificate: the primal at the iterate's M (the hinge's slacks make every M feasible), the
     dual ``sum alpha - 1/2 ||M(alpha)||^2`` at the multipliers clipped to the box [0, C] (those of
     constraints the iterate leaves inactive set to 0 when that bound is better): a true duality
-    gap.  Arguments as :func:`embedded_hinge_cd` and ``tol``, ``max_iter``, ``warn`` as
-    :func:`svmplus_ipm`; returns a Fit as :func:`embedded_hinge_cd`'s, ``statistics["mu"]`` the
-    last complementarity measure.  ``squared_slack=True`` solves the squared hinge instead,
-    ``C sum_ji xi_ji^2`` (the L2-SVM, Hsieh et al., ICML 2008, eq. 1): the slacks' Newton blocks
-    gain ``2 C``, and the dual bound is ``sum alpha - 1/2 ||M(alpha)||^2 - sum alpha^2 / (4 C)`` at
-    alpha >= 0 (no upper bound), again a true gap.
+    gap.
+
+    Parameters
+    ----------
+    X, Y, C, embedding, fit_intercept
+        As :func:`embedded_hinge_cd`'s.
+    tol, max_iter, warn
+        As :func:`svmplus_ipm`'s.
+    squared_slack : bool, default False
+        Solve the squared hinge instead, ``C sum_ji xi_ji^2`` (the L2-SVM, Hsieh et al., ICML
+        2008, eq. 1): the slacks' Newton blocks gain ``2 C``, and the dual bound is
+        ``sum alpha - 1/2 ||M(alpha)||^2 - sum alpha^2 / (4 C)`` at alpha >= 0 (no upper bound),
+        again a true gap.
+
+    Returns
+    -------
+    Fit
+        As :func:`embedded_hinge_cd`'s; ``statistics["mu"]`` is the last complementarity measure.
     """
     start = time.perf_counter()
     X = check_X(X)
@@ -585,13 +619,31 @@ def _by_interior_point(problem, A, tol, max_iter):
 
 
 def embedded_solution(M, A, d: int, fit_intercept: bool, dual, model_state: dict | None = None) -> Solution:
-    """The Solution of a point M of the embedded problems (:func:`embedded_hinge_cd`, :func:`svmplus_ipm`).
+    """Return the Solution of a point M of the embedded problems (:func:`embedded_hinge_cd`, :func:`svmplus_ipm`).
 
-    ``M`` is (k, d + fit_intercept) with A (k, L) the embedding, or (L, d + fit_intercept) without
-    one (A None).  The scores' weights are ``M^T A`` (``M^T``), split into ``coef`` (d, L) and the
-    intercept (the last row, zeros without an intercept); with an embedding ``model_state`` holds the
-    dictionary ``D = M[:, :d]`` and ``D_intercept``, then the given ``model_state``.  ``dual`` is the
-    multipliers.
+    The scores' weights are ``M^T A`` (``M^T`` without an embedding), split into ``coef`` (d, L)
+    and the intercept (the last row, zeros without an intercept).
+
+    Parameters
+    ----------
+    M : ndarray of shape (k, d + fit_intercept) or (L, d + fit_intercept)
+        The point: with the embedding A (k, L), or without one (A None).
+    A : ndarray of shape (k, L) or None
+        The embedding.
+    d : int
+        The number of features.
+    fit_intercept : bool
+        Whether M's last column is the constant feature's.
+    dual : ndarray
+        The multipliers, stored as ``solution.dual``.
+    model_state : dict, optional
+        Further family quantities, stored after the dictionary.
+
+    Returns
+    -------
+    Solution
+        ``coef``, ``intercept``, ``dual``; with an embedding ``model_state`` holds the dictionary
+        ``D = M[:, :d]`` and ``D_intercept``, then the given ``model_state``.
     """
     coef = M.T if A is None else M.T @ A
     return Solution(

@@ -35,8 +35,6 @@ def svmplus_problems(draw, *, n_samples=st.integers(3, 7), n_labels=st.integers(
 
     Parameters
     ----------
-    draw : callable
-        Hypothesis's draw (supplied by ``st.composite``; not passed by the caller).
     n_samples : int or hypothesis strategy of int, default integers(3, 7)
         Rows of X.
     n_labels : int or hypothesis strategy of int, default integers(1, 3)

@@ -66,10 +66,23 @@ ENGINE_COUNTS = ("n_updates", "n_visits", "n_shrunk", "n_resets")
 
 
 def coupling_inverse(D, mu: float) -> np.ndarray:
-    """R^-1 = (I + mu D^-1)^-1 = D (D + mu I)^-1 for a symmetric positive definite D.
+    """Return R^-1 = (I + mu D^-1)^-1 = D (D + mu I)^-1 for a symmetric positive definite D.
 
-    Computed on D's eigenbasis (eigenvalues d_j -> d_j / (d_j + mu)), so no inverse of D
-    is formed; the result is symmetrised exactly (the engine requires a symmetric R^-1).
+    Gu, Li & Han, *Correlated Multi-Label Feature Selection* (CIKM 2011): the label coupling of
+    the ranking dual (7).  Computed on D's eigenbasis (eigenvalues d_j -> d_j / (d_j + mu)), so no
+    inverse of D is formed; the result is symmetrised exactly (the engine requires a symmetric R^-1).
+
+    Parameters
+    ----------
+    D : array-like of shape (L, L)
+        The label covariance, symmetric positive definite.
+    mu : float
+        The coupling's weight (>= 0; 0 gives the identity).
+
+    Returns
+    -------
+    ndarray of shape (L, L)
+        R^-1, symmetric.
     """
     D = _check_square(D, "D")
     check_scalar(mu, "mu", low=0.0)
