@@ -1,7 +1,7 @@
 """Per-step costs of the relation / shrinkage / eigen steps of mlrl, lieml and concept_network (issue: no n^3 per step).
 
     python benchmarks/bench_steps.py steps [--sizes 1000 2000 4000] [--methods mlrl lieml concept_network]
-                                           [--code DIR ...]
+                                           [--code DIR ...] [--kernel nystroem] [--no-yeast]
     python benchmarks/bench_steps.py grid [--code DIR ...]
 
 ``steps``: one default fit of each method on corel16k001 row subsamples (standardised features, the labels
@@ -43,6 +43,7 @@ STEP_CHILD = textwrap.dedent(
     from multilabel_core.plugins import make_method
 
     method, dataset, n, data_home = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    kernel = sys.argv[5] if len(sys.argv) > 5 else "default"
     data = load_dataset(dataset, data_home=data_home)
     X = data.X.toarray() if hasattr(data.X, "toarray") else np.asarray(data.X, dtype=float)
     Y = data.Y.toarray() if hasattr(data.Y, "toarray") else np.asarray(data.Y)
@@ -51,7 +52,7 @@ STEP_CHILD = textwrap.dedent(
     Y = Y[:, (Y.sum(0) > 0) & (Y.sum(0) < len(rows))]
     sd = X.std(0)
     X = (X - X.mean(0)) / np.where(sd > 0, sd, 1.0)
-    estimator = make_method(method)
+    estimator = make_method(method) if kernel == "default" else make_method(method, kernel=kernel)
     profile = cProfile.Profile(time.process_time)  # CPU seconds: wall time on shared cores counts the others' work
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.process_time()
@@ -63,21 +64,30 @@ STEP_CHILD = textwrap.dedent(
     cpu = time.process_time() - start
     stats = pstats.Stats(profile).stats
     decompositions = {"eigh": 0.0, "svd": 0.0, "cholesky": 0.0, "eigsh": 0.0, "lu": 0.0}
-    step = {"mlrl": "_solve_dual", "lieml": "singular_value_threshold", "concept_network": "top_eigenpairs"}[method]
-    step_time, calls = 0.0, {}
+    step = {"mlrl": "_solve_dual", "lieml": "singular_value_threshold", "concept_network": "top_eigenpairs",
+            "lieml_raw": "irwls_msvr"}[method]
+    if kernel in ("nystroem", "rff"):
+        # The explicit-feature routes: the eigenbasis from Phi^T Phi, T2's IRWLS in the primal.
+        step = {"concept_network": "feature_eigenpairs", "lieml_raw": "irwls_msvr_features"}.get(method, step)
+    regressor = "irwls_msvr_features" if kernel in ("nystroem", "rff") else "irwls_msvr"
+    step_time, regressor_time, calls = 0.0, 0.0, {}
     for (filename, _, name), (_, ncalls, tottime, cumtime, _) in stats.items():
         for key in decompositions:
-            if name in (key, key + "vals", key + "_factor", "eigvalsh" if key == "eigh" else key) and (
+            if name in (key, key + "vals", key + "_factor", "eigvalsh" if key == "eigh" else key,
+                        "cho_factor" if key == "cholesky" else key) and (
                 "linalg" in filename or "arpack" in filename or "_decomp" in filename
             ):
                 decompositions[key] += tottime if key != "eigsh" else cumtime
                 calls[key] = calls.get(key, 0) + ncalls
         if name == step:
             step_time += cumtime
+        if name == regressor:
+            regressor_time += cumtime
     print(json.dumps({
         "shape": [int(X.shape[0]), int(X.shape[1]), int(Y.shape[1])], "cpu": cpu,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "step": step, "step_s": step_time,
-        "decompositions": decompositions, "calls": calls, "warnings": len(caught),
+        "decompositions": decompositions, "calls": calls, "warnings": len(caught), "kernel": kernel,
+        "irwls_s": regressor_time,
     }))
     """
 )
@@ -154,18 +164,21 @@ def step_cells(label: str, r: dict) -> dict:
         f"{label} CPU s": round(r["cpu"], 2),
         f"{label} peak MB": round(r["peak_mb"]),
         f"{label} step CPU s": round(r["step_s"], 2),
-        f"{label} eigh/svd/eigsh/lu CPU s": "/".join(f"{d[k]:.2f}" for k in ("eigh", "svd", "eigsh", "lu")),
+        f"{label} eigh/svd/eigsh/lu/cholesky CPU s": "/".join(
+            f"{d[k]:.2f}" for k in ("eigh", "svd", "eigsh", "lu", "cholesky")
+        ),
+        f"{label} IRWLS CPU s": round(r.get("irwls_s", 0.0), 2),
     }
 
 
-def steps(codes, methods, sizes) -> None:
-    cases = [("corel16k001", n) for n in sizes] + [("yeast", 0)]
+def steps(codes, methods, sizes, kernel="default", yeast=True) -> None:
+    cases = [("corel16k001", n) for n in sizes] + ([("yeast", 0)] if yeast else [])
     rows = []
     for method in methods:
         for dataset, n in cases:
-            row = {"method": method, "data": f"{dataset} n={n}" if n else dataset}
+            row = {"method": method, "kernel": kernel, "data": f"{dataset} n={n}" if n else dataset}
             for label, code in codes:
-                r = run_child(code, STEP_CHILD, method, dataset, n, data_dir())
+                r = run_child(code, STEP_CHILD, method, dataset, n, data_dir(), kernel)
                 row |= step_cells(label, r) | {"step": r["step"]}
                 print(label, row["data"], method, json.dumps(r), file=sys.stderr, flush=True)
             rows.append(row)
@@ -193,10 +206,13 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["mlrl", "lieml", "concept_network"])
     parser.add_argument("--code", action="append", default=[], help="a directory holding another version's code")
     parser.add_argument("--no-installed", action="store_true", help="measure only the --code directories")
+    parser.add_argument("--kernel", default="default",
+                        help="steps: the methods' kernel parameter (default: their own; e.g. nystroem)")
+    parser.add_argument("--no-yeast", action="store_true", help="steps: corel16k001 subsamples only")
     args = parser.parse_args()
     codes = [(os.path.basename(os.path.normpath(c)), c) for c in args.code] + ([] if args.no_installed else [("now", None)])
     if args.what == "steps":
-        steps(codes, args.methods, args.sizes)
+        steps(codes, args.methods, args.sizes, args.kernel, not args.no_yeast)
     else:
         grid(codes)
 
