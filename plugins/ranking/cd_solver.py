@@ -236,7 +236,7 @@ class RankingCDSolver(Solver):
             H += np.outer(bias_row, bias_row)
         H = (H + H.T) / 2.0
         relation_state = RelationState(
-            weight_factor=weight_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept),
+            weight_factor=reweighted_factor(solution.coef, solution.intercept, next_weights, problem.fit_intercept),
             dual_gram=H if subsets is None or subsets.shape[0] == 1 else None,
             regularizer_value=0.5 * float(np.vdot(H, R_inv)),
         )
@@ -358,12 +358,13 @@ def _forget(ref) -> None:
         _FACTORS[:] = [entry for entry in _FACTORS if entry[0] is not ref]
 
 
-def weight_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:
+def reweighted_factor(W, intercept, weights, fit_intercept: bool) -> np.ndarray:
     """Return F with ``F^T F = sum_j (w^j)^T w^j / s_j + b^T b`` (rows with s_j = 0 dropped; b with the bias).
 
     W^T W of the features re-weighted by s: Theorem 3.4's C (Gu, Li & Han, *Correlated
     multi-label feature selection*), whose square root the D-step normalises; the cutting-plane
-    solver's D-step reads the same factor.
+    solver's D-step reads the same factor.  The relation state's ``weight_factor`` (what
+    :func:`multilabel_core.solvers.alternating.weight_factor` reads) of features re-weighted by s.
 
     Parameters
     ----------

@@ -134,7 +134,7 @@ from multilabel_core.solvers.alternating import TOL_FLOOR
 from multilabel_core.validation import count, positive, warn_not_converged
 
 from .bundle import CutModel, cheapest_weights, decompose, lp_lower_bound, model_value, proximal_master, top_sum
-from .cd_solver import FIRST_EPS, RankingCDSolver, check_two_labels, weight_factor
+from .cd_solver import FIRST_EPS, RankingCDSolver, check_two_labels, reweighted_factor
 from .kernel import SubsetKernel
 from .subsets import violation_scores
 
@@ -545,7 +545,7 @@ class CuttingPlaneSolver(Solver):
         the best D for the point: 0 exactly when it already is.
         """
         solution = point["fit"].solution
-        factor = weight_factor(solution.coef, solution.intercept, s, problem.fit_intercept)
+        factor = reweighted_factor(solution.coef, solution.intercept, s, problem.fit_intercept)
         relation = problem.relation.update(factor.T @ factor)
         R_inv = AlternatingSolver.step_problem(problem, relation).regularizer.label_gram(problem.n_labels)
         after = point["loss"] + _regulariser(solution, np.linalg.inv(R_inv), s, problem.fit_intercept)
