@@ -185,7 +185,14 @@ class LIEML(_Regressor):
             "relation", "label_enhancement", lam=self.lam, mu_min=self.mu_min, eta_mu=self.eta_mu,
             stage_tol=self.stage_tol, max_iter=self.fpc_max_iter, svt=self.svt, accelerate=self.accelerate,
         )  # fmt: skip
-        return self._regressor_parts() | {"relation": relation}
+        parts = self._regressor_parts()
+        if parts["kernel"].precomputed:
+            # Refused at the boundary, as a parameter error: the solver's CapabilityError would come later.
+            raise ValueError(
+                "kernel='precomputed' cannot be used by LIEML: label enhancement stacks the raw rows X into "
+                "[U; X; 1] (T1, eq. 6), which a kernel matrix hides; lieml_raw (no enhancement) takes one"
+            )
+        return parts | {"relation": relation}
 
 
 
