@@ -164,6 +164,25 @@ def test_with_nystroem_landmarks_no_n_by_n_array_is_allocated():
     assert predict_peak < square / 4, (predict_peak, square)
 
 
+@pytest.mark.parametrize("kernel", [NystroemKernel(n_components=20), RandomFourierKernel(n_components=20)])
+def test_fit_and_predict_never_ask_the_kernel_for_a_matrix(kernel, monkeypatch):
+    """The kernel's ``__call__`` (phi(X) phi(Z)^T, the only way to a kernel matrix) is never reached."""
+    calls = []
+    original = type(kernel).__call__
+
+    def spy(self, X, Z=None):
+        calls.append((np.shape(X)[0], None if Z is None else np.shape(Z)[0]))
+        return original(self, X, Z)
+
+    monkeypatch.setattr(type(kernel), "__call__", spy)
+    X, Y = _data(90)
+    model = ConceptNetwork(kernel=kernel).fit(X, Y)
+    model.predict(X[:17])
+    model.decision_function(X[:5])
+    model.infer(X[:3])
+    assert calls == []
+
+
 def test_random_fourier_features_and_the_nystroem_name_fit_and_predict():
     X, Y = _data(200)
     for kernel in ("nystroem", "rff", RandomFourierKernel(n_components=64, gamma=0.2)):
