@@ -59,7 +59,7 @@ import numpy as np
 from scipy.special import expit
 
 from .estimator import MultiLabelEstimator
-from .model_selection import IterativeStratifiedKFold, _uses_precomputed_kernel, rows_of
+from .model_selection import IterativeStratifiedKFold, uses_precomputed_kernel, rows_of
 from .validation import check_scalar
 
 __all__ = [
@@ -593,7 +593,7 @@ class CalibratedMultiLabel(MultiLabelEstimator):
 
     def _fit(self, X, Y, **fit_params):
         n, L = Y.shape
-        precomputed = _uses_precomputed_kernel(self.estimator)
+        precomputed = uses_precomputed_kernel(self.estimator)
         splits = self._splits(X, Y)
         scores = np.full((n, L), np.nan)
         for train, test in splits:
