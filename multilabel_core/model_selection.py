@@ -157,8 +157,21 @@ def _n_rows(X) -> int:
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
-def _take_rows(A, rows):
-    """Rows of a dense array or sparse matrix, never densifying (COO etc. become CSR)."""
+def take_rows(A, rows):
+    """Return rows of a dense array or sparse matrix, never densifying (COO etc. become CSR).
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n_samples, ...)
+        The rows to take from.
+    rows : array-like of int or bool
+        Which rows.
+
+    Returns
+    -------
+    ndarray or sparse matrix
+        The selected rows, sparse (CSR or CSC) when A is sparse.
+    """
     if sp.issparse(A):
         return (A if A.format in ("csr", "csc") else A.tocsr())[rows]
     return np.asarray(A)[rows]
@@ -183,7 +196,7 @@ def rows_of(X, rows, fit_rows, precomputed: bool):
     array-like or sparse matrix
         ``X[rows]``, or ``X[rows][:, fit_rows]`` for a precomputed kernel; sparse stays sparse.
     """
-    block = _take_rows(X, rows)
+    block = take_rows(X, rows)
     return block[:, fit_rows] if precomputed else block
 
 
@@ -386,12 +399,23 @@ def train_test_split_stratified(X, Y, test_size=0.25, random_state=None):
     train, test = np.flatnonzero(folds == 0), np.flatnonzero(folds == 1)
     if train.size == 0 or test.size == 0:
         raise ValueError(f"test_size={test_size} leaves one part empty with {n} rows")
-    return _take_rows(X, train), _take_rows(X, test), _take_rows(Y, train), _take_rows(Y, test)
+    return take_rows(X, train), take_rows(X, test), take_rows(Y, train), take_rows(Y, test)
 
 
 # ------------------------------------------------------------------ cross-validation
-def _uses_precomputed_kernel(estimator) -> bool:
-    """A precomputed-kernel estimator takes kernel blocks, so columns are split too."""
+def uses_precomputed_kernel(estimator) -> bool:
+    """Return whether an estimator takes a precomputed kernel, whose columns are split with its rows.
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator, fitted or not; its ``kernel`` is read.
+
+    Returns
+    -------
+    bool
+        True for ``kernel="precomputed"`` or a kernel object whose ``precomputed`` is true.
+    """
     kernel = getattr(estimator, "kernel", None)
     return (isinstance(kernel, str) and kernel == "precomputed") or bool(getattr(kernel, "precomputed", False))
 
@@ -408,7 +432,7 @@ def _certificate_summary(model):
 
 def _fit_and_score(estimator, X, Y, train, test, names, precomputed, keep_estimator):
     model = type(estimator)(**estimator.get_params(deep=False))
-    X_train, X_test = _take_rows(X, train), _take_rows(X, test)
+    X_train, X_test = take_rows(X, train), take_rows(X, test)
     if precomputed:
         X_train, X_test = X_train[:, train], X_test[:, train]
     start = perf_counter()
@@ -491,7 +515,7 @@ def cross_validate(
     Y = check_Y(Y, n_samples=X.shape[0])
     names = check_metric_names(metrics)
     splits = _splits(cv, X, Y, random_state)
-    precomputed = _uses_precomputed_kernel(estimator)
+    precomputed = uses_precomputed_kernel(estimator)
     # Each fold's fit may start cores // workers threads (BLAS, and its n_jobs=None label threads).
     task = WithinBudget(_fit_and_score, worker_threads(effective_n_jobs(n_jobs)))
     jobs = (delayed(task)(estimator, X, Y, train, test, names, precomputed, return_estimators) for train, test in splits)

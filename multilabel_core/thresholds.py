@@ -700,10 +700,10 @@ def out_of_fold_scores(estimator, X, Y, n_folds: int, random_state=0, **data) ->
     n_left_out : int
         The number of (fold, label) pairs left out; the caller shows it.
     """
-    from .model_selection import _uses_precomputed_kernel, iterative_stratification, rows_of
+    from .model_selection import uses_precomputed_kernel, iterative_stratification, rows_of
 
     folds = iterative_stratification(Y, n_folds, random_state)
-    precomputed = _uses_precomputed_kernel(estimator)
+    precomputed = uses_precomputed_kernel(estimator)
     scores = np.full(Y.shape, np.nan)
     n_left_out = 0
     minimum = int(getattr(estimator, "min_labels", 1))

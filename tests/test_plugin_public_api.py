@@ -209,7 +209,6 @@ def test_plugin_cython_sources_cimport_only_the_public_kit(path):
 #: (importing module, imported dotted name): each in a module another session owns.  Only removals.
 KNOWN_PRIVATE_IMPORTS = frozenset({
     ('multilabel_core._builtin', 'multilabel_core.datasets._sources.SOURCES'),
-    ('multilabel_core.calibration', 'multilabel_core.model_selection._uses_precomputed_kernel'),
     ('multilabel_core.cli', 'multilabel_core.datasets._files.size_text'),
     ('multilabel_core.cli', 'multilabel_core.datasets._storage.DENSE_ABOVE'),
     ('multilabel_core.cli', 'multilabel_core.datasets._storage.density'),
@@ -228,12 +227,8 @@ KNOWN_PRIVATE_IMPORTS = frozenset({
     ('multilabel_core.datasets.npz', 'multilabel_core.persistence._ratio_cap'),
     ('multilabel_core.experiments.config', 'multilabel_core.datasets._storage.check_sparse'),
     ('multilabel_core.experiments.config', 'multilabel_core.datasets._storage.to_storage'),
-    ('multilabel_core.experiments.preprocessing', 'multilabel_core.model_selection._take_rows'),
-    ('multilabel_core.experiments.runner', 'multilabel_core.model_selection._uses_precomputed_kernel'),
-    ('multilabel_core.experiments.search', 'multilabel_core.model_selection._uses_precomputed_kernel'),
     ('multilabel_core.persistence', 'multilabel_core.plugins._call_hookimpl'),
     ('multilabel_core.plugins', 'multilabel_core._EXTENSIONS'),
-    ('multilabel_core.thresholds', 'multilabel_core.model_selection._uses_precomputed_kernel'),
 })
 
 

@@ -227,10 +227,10 @@ def preprocessed(X, fit_rows, preprocess):
     ValueError
         For an unknown ``preprocess``.
     """
-    from ..model_selection import _take_rows  # not at import: the CLI reads PREPROCESSORS at start-up
+    from ..model_selection import take_rows  # not at import: the CLI reads PREPROCESSORS at start-up
 
     check_preprocess(preprocess)
     if preprocess is None:
         return X
-    scaler = PREPROCESSORS[preprocess]().fit(_take_rows(X, fit_rows))
+    scaler = PREPROCESSORS[preprocess]().fit(take_rows(X, fit_rows))
     return scaler.transform(X)

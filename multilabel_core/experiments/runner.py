@@ -65,7 +65,7 @@ from .._progress import fit_cost, progress_bar
 
 from ..metrics import check_metric_names, evaluate
 from ..parallel import WithinBudget, worker_threads
-from ..model_selection import _uses_precomputed_kernel
+from ..model_selection import uses_precomputed_kernel
 from ..solvers import ConvergenceWarning
 from .config import Experiment
 from .constant_labels import DEFAULT_CONSTANT_LABELS, PartialModel, constant_columns, embed_square
@@ -830,7 +830,7 @@ def evaluate_split(estimator, params, X, Y, train, test, unlabeled=None, *, prep
             predictor, outcome["n_unlabeled"] = fit_model(model, X, Y, train, unlabeled, constant_labels)
             outcome["fit_time"] = perf_counter() - start
             start = perf_counter()
-            X_test = rows_of(X, test, train, _uses_precomputed_kernel(model))
+            X_test = rows_of(X, test, train, uses_precomputed_kernel(model))
             scores, predictions = predictor.decision_function(X_test), predictor.predict(X_test)
             outcome["predict_time"] = perf_counter() - start
             outcome["metrics"] = evaluate(Y[test], scores, predictions, check_metric_names(None))

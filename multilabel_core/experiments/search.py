@@ -62,7 +62,7 @@ from ..validation import check_scalar
 from ..parallel import WithinBudget, worker_threads
 from ..validation import check_X, check_Y
 from ..metrics import METRICS, check_metric_names
-from ..model_selection import IterativeStratifiedKFold, _uses_precomputed_kernel, rows_of
+from ..model_selection import IterativeStratifiedKFold, uses_precomputed_kernel, rows_of
 from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels, constant_columns, fit_labels
 from .diagnostics import MIN_EDGE_GRID, is_number
 from .preprocessing import check_preprocess, preprocessed
@@ -204,7 +204,7 @@ def fit_on_rows(model, X, Y, fit_rows, unlabeled_rows=None):
 
 def _fit_rows(model, X, Y_fit, fit_rows, unlabeled_rows):
     """:func:`fit_on_rows` with the training rows' labels ``Y_fit`` given (some columns of them, maybe)."""
-    precomputed = _uses_precomputed_kernel(model)
+    precomputed = uses_precomputed_kernel(model)
     X_fit = rows_of(X, fit_rows, fit_rows, precomputed)
     if unlabeled_rows is not None and accepts_unlabeled(model):
         model.fit(X_fit, Y_fit, X_unlabeled=rows_of(X, unlabeled_rows, fit_rows, precomputed))
@@ -335,7 +335,7 @@ def score_points(estimator, X, Y, fit_rows, score_rows, unlabeled_rows, points, 
                 else:
                     model = type(estimator)(**{**base, **point})
                 predictor, _ = fit_model(model, X, Y, fit_rows, unlabeled_rows, constant_labels)
-                X_score = rows_of(X, score_rows, fit_rows, _uses_precomputed_kernel(model))
+                X_score = rows_of(X, score_rows, fit_rows, uses_precomputed_kernel(model))
                 score = _metric_value(metric, Y[score_rows], predictor, X_score)
             except Exception as exc:  # a failing grid point is recorded, the search goes on
                 error = f"{type(exc).__name__}: {exc}"
@@ -370,7 +370,7 @@ def prepared(estimator, X, fit_rows, preprocess):
     ValueError
         For a scaler on a precomputed kernel.
     """
-    if preprocess is not None and _uses_precomputed_kernel(estimator):
+    if preprocess is not None and uses_precomputed_kernel(estimator):
         raise ValueError(f"preprocess={preprocess!r} cannot rescale a precomputed kernel; rescale the features first")
     return preprocessed(X, fit_rows, preprocess)
 
