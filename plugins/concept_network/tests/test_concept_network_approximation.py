@@ -183,6 +183,27 @@ def test_fit_and_predict_never_ask_the_kernel_for_a_matrix(kernel, monkeypatch):
     assert calls == []
 
 
+def test_the_eigenbasis_factorises_the_p_by_p_matrix_only(monkeypatch):
+    """Every dense eigensolver call of the fit is recorded: one of order p (Phi^T Phi, p = 30 landmark features,
+    plus the landmarks' own W of order p), none of order n, and no Lanczos on the n x n kernel."""
+    import scipy.linalg
+
+    import multilabel_core_plugins.concept_network.kernels as concept_kernels
+
+    orders = []
+    for module, name in ((scipy.linalg, "eigh"), (np.linalg, "eigh"), (concept_kernels, "eigsh")):
+        original = getattr(module, name)
+
+        def recorded(a, *args, _name=name, _original=original, **kwargs):
+            orders.append((_name, min(np.shape(a))))
+            return _original(a, *args, **kwargs)
+
+        monkeypatch.setattr(module, name, recorded)
+    X, Y = _data(300)
+    ConceptNetwork(kernel=NystroemKernel(n_components=30, gamma=0.2)).fit(X, Y)
+    assert orders and all(name == "eigh" and size <= 30 for name, size in orders), orders
+
+
 def test_random_fourier_features_and_the_nystroem_name_fit_and_predict():
     X, Y = _data(200)
     for kernel in ("nystroem", "rff", RandomFourierKernel(n_components=64, gamma=0.2)):

@@ -168,6 +168,29 @@ def test_fit_and_predict_never_ask_the_kernel_for_a_matrix(cls, kernel, monkeypa
     assert calls == []
 
 
+def test_each_irwls_iteration_factorises_a_p_plus_1_system_never_one_of_order_n(monkeypatch):
+    """Every dense factorisation of the regressor is recorded: one Cholesky of order p + 1 per IRWLS iteration
+    (p = the 30 landmark features), and nothing of order n (the kernel route's LU is of order n + 1)."""
+    import scipy.linalg
+
+    orders = []
+    for name in ("cho_factor", "lu_factor", "eigh", "svd", "cholesky", "qr"):
+        original = getattr(scipy.linalg, name)
+
+        def recorded(a, *args, _name=name, _original=original, **kwargs):
+            orders.append((_name, min(np.shape(a))))
+            return _original(a, *args, **kwargs)
+
+        monkeypatch.setattr(scipy.linalg, name, recorded)
+    X, Y = _data(300)
+    model = LIEMLRawLabels(kernel=NystroemKernel(n_components=30, gamma=0.2)).fit(X, Y)
+    p = model.feature_coef_.shape[0]
+    iterations = model.certificate_.n_iter
+    assert p <= 30 and iterations >= 2
+    assert [size for name, size in orders if name == "cho_factor"] == [p + 1] * iterations
+    assert max(size for _, size in orders) <= max(p + 1, 30) < X.shape[0]
+
+
 def test_random_fourier_features_and_the_names_fit_and_predict():
     X, Y = _data(150)
     for kernel in ("nystroem", "rff", RandomFourierKernel(n_components=64, gamma=0.2)):
