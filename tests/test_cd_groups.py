@@ -8,7 +8,7 @@ group), and a converged solve whose final point meets its own tolerance.
 
 The hinge reference: coordinate s = (j, i) in C order of (n, L), phi_s = a_i (x) x_j (x with its constant
 1 when ``fit_intercept``), Q[s, t] = y_s y_t phi_s^T phi_t, and the dual min 1/2 a^T Q a - 1^T a over
-0 <= a <= C.  The SVM+ reference is the same dense form as tests/test_cd_svmplus.py's (copied below).
+0 <= a <= C.  The SVM+ reference is the PrML plugin's (multilabel_core_plugins.prml.testing).
 """
 
 import warnings
