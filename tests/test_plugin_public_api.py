@@ -384,3 +384,14 @@ def test_no_module_imports_a_private_name_of_another():
         f"{', '.join(where)}: {importer} imports {name}" for (importer, name), where in sorted(new.items())
     )
     assert not stale, f"fixed, so remove them from KNOWN_PRIVATE_IMPORTS: {stale}"
+
+
+def test_no_core_module_imports_a_plugin():
+    """The core knows its plugins only through the entry points: no core module imports one, even lazily."""
+    modules = package_modules()
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {module}"
+        for importer, path in modules.items() if importer.split(".")[0] == CORE
+        for line, module, _ in _imports(path, importer) if module.split(".")[0] == "multilabel_core_plugins"
+    ]
+    assert not found, "core modules importing a plugin:\n" + "\n".join(found)
