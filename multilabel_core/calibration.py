@@ -60,7 +60,7 @@ from scipy.special import expit
 
 from .estimator import MultiLabelEstimator
 from .model_selection import IterativeStratifiedKFold, uses_precomputed_kernel, rows_of
-from .validation import check_scalar
+from .validation import InstanceOf, Options, Rule, check_scalar
 
 __all__ = [
     "CALIBRATION_METHODS",
@@ -472,6 +472,13 @@ def _score_only(estimator):
     return model.set_params(**overrides) if overrides else model
 
 
+def _check_cv(value, name) -> None:
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        check_scalar(value, name, kind=numbers.Integral, low=2)
+    elif isinstance(value, (str, bytes)) or not callable(getattr(value, "split", None)):
+        raise ValueError(f"{name} must be a number of folds (an int >= 2) or a splitter with split(X, Y), got {value!r}")
+
+
 class CalibratedMultiLabel(MultiLabelEstimator):
     """A multi-label method with calibrated probabilities: ``predict_proba`` by per-label Platt or isotonic maps.
 
@@ -512,6 +519,12 @@ class CalibratedMultiLabel(MultiLabelEstimator):
     probabilities, not decisions).  Further ``fit`` inputs (e.g. SSMLRL's ``X_unlabeled``) go
     unchanged to every fit of the method.
     """
+
+    _parameter_constraints = {
+        "estimator": InstanceOf(MultiLabelEstimator, "a multi-label estimator (e.g. make_method('br'))"),
+        "method": Options(CALIBRATION_METHODS),
+        "cv": Rule(_check_cv, "a number of folds (an int >= 2) or a splitter with split(X, Y)"),
+    }
 
     def __init__(self, estimator=None, method="sigmoid", cv=3, random_state=None):
         self.estimator = estimator
@@ -554,21 +567,9 @@ class CalibratedMultiLabel(MultiLabelEstimator):
                 f"(it takes {', '.join(parameters) or 'no further inputs'})"
             )
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        if not isinstance(self.estimator, MultiLabelEstimator):
-            raise ValueError(
-                f"estimator must be a multi-label estimator (e.g. make_method('br')), got {type(self.estimator).__name__}"
-            )
-        if not isinstance(self.method, str) or self.method not in CALIBRATION_METHODS:
-            raise ValueError(f"method must be one of {', '.join(map(repr, CALIBRATION_METHODS))}, got {self.method!r}")
-        if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, (bool, np.bool_)):
-            check_scalar(self.cv, "cv", kind=numbers.Integral, low=2)
-        elif not isinstance(self.cv, (str, bytes)) and callable(getattr(self.cv, "split", None)):
-            if self.random_state is not None:
-                raise ValueError("random_state applies to cv given as a number of folds; set it on the splitter given as cv")
-        else:
-            raise ValueError(f"cv must be a number of folds (an int >= 2) or a splitter with split(X, Y), got {self.cv!r}")
+    def _check_parameter_rules(self) -> None:
+        if not isinstance(self.cv, numbers.Integral) and self.random_state is not None:
+            raise ValueError("random_state applies to cv given as a number of folds; set it on the splitter given as cv")
 
     def _splits(self, X, Y) -> list:
         if isinstance(self.cv, numbers.Integral):

@@ -53,13 +53,23 @@ from .plugins import list_components, make_component
 from .relations import correlation_from_covariance
 from .solvers.smo import kernel_expansion
 from .validation import (
+    COUNT,
     MAX_ITER_LIMIT,
+    POSITIVE,
+    Cost,
+    Flag,
+    InstanceOf,
+    NoneOr,
+    Rule,
+    Seed,
     check_cost,
     check_scalar,
-    check_seed,
     check_X,
     check_Y,
+    checked_inputs,
+    merged_constraints,
     to_signs,
+    validate_parameters,
 )
 
 __all__ = ["ComposedEstimator", "ConstantLabelWarning", "MultiLabelEstimator", "NotFittedError", "constant_label_scores"]
@@ -277,47 +287,32 @@ class _ProbabilityMethod:
 # -- validation of the common hyper-parameters ----------------------------------------
 
 
-def _positive(name, value):
-    check_scalar(value, name, low=0.0, low_inclusive=False)
-
-
-def _count(name, value):
-    check_scalar(value, name, kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-
-
-def _n_jobs(name, value):
+def _n_jobs(value, name):
     check_scalar(value, name, kind=numbers.Integral, low=-MAX_ITER_LIMIT, high=MAX_ITER_LIMIT)
     if value == 0:
         raise ValueError(f"{name} must be a nonzero int (-1 for all cores) or None, got 0")
 
 
-def _flag(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
-def _optional(check):
-    def check_unless_none(name, value):
-        if value is not None:
-            check(name, value)
-
-    return check_unless_none
+def _thresholding(value, name):
+    _check_thresholding(value)
 
 
 #: The parameters the methods share (one name and one meaning everywhere: docs/estimators.md),
-#: each with its check; ``None`` means "the default" where a check is ``_optional``.
+#: each with its constraint; ``None`` means "the default" where a constraint is ``NoneOr``.
+#: It is :class:`MultiLabelEstimator`'s ``_parameter_constraints``: every estimator inherits
+#: it, and a class that gives a name another rule declares it again in its own dict.
 COMMON_PARAMETERS = {
-    "C": lambda name, value: check_cost(value, name),
-    "lam": _positive,
-    "gamma": _optional(_positive),
-    "tol": _optional(_positive),
-    "max_iter": _optional(_count),
-    "n_jobs": _optional(_n_jobs),
+    "C": Cost(),
+    "lam": POSITIVE,
+    "gamma": NoneOr(POSITIVE),
+    "tol": NoneOr(POSITIVE),
+    "max_iter": NoneOr(COUNT),
+    "n_jobs": NoneOr(Rule(_n_jobs, "a nonzero int (-1 for all cores)")),
     # Validated without drawing: a Generator the user passed is left where it was.
-    "random_state": lambda name, value: check_seed(value, name),
-    "fit_intercept": _flag,
-    "warm_start": _flag,
-    "thresholding": lambda name, value: _check_thresholding(value),
+    "random_state": Seed(),
+    "fit_intercept": Flag(),
+    "warm_start": Flag(),
+    "thresholding": Rule(_thresholding, "a registered threshold name or a Threshold object"),
 }
 
 
@@ -416,34 +411,36 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         label_names = _feature_names(Y)
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0])
-        threshold = self._threshold_part()
-        fitted, constant, values = self._split_constant_labels(Y)
-        Y_fit = Y if constant.size == 0 else np.ascontiguousarray(Y[:, fitted])
-        if fitted.size:
-            self._fit(X, Y_fit, **data)
-        else:
-            # Nothing to learn: no attribute of an earlier fit may stand for a model of these labels.
-            for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("__")]:
-                del self.__dict__[name]
-        if names is None:
-            self.__dict__.pop("feature_names_in_", None)
-        else:
-            self.feature_names_in_ = names
-        self.n_features_in_ = X.shape[1]
-        self.n_labels_ = Y.shape[1]
-        self.classes_ = np.array([0, 1])
-        self.fitted_labels_ = fitted
-        self.constant_labels_ = {int(j): int(v) for j, v in zip(constant, values)}
-        if threshold is not None and fitted.size:
-            self.threshold_ = self._fit_threshold(threshold, X, Y_fit, **data)
-            if isinstance(getattr(self, "parts_", None), dict):
-                self.parts_ = {**self.parts_, "threshold": self.threshold_}
-        else:
-            self.__dict__.pop("threshold_", None)
-        self.constant_scores_ = self._constant_scores(X, values, constant)
-        if constant.size:
-            self._warn_constant_labels(X.shape[0], constant, values, label_names)
-        return self
+        # X is scanned here once: the kernels and solvers it is handed to take it as checked.
+        with checked_inputs(X):
+            threshold = self._threshold_part()
+            fitted, constant, values = self._split_constant_labels(Y)
+            Y_fit = Y if constant.size == 0 else np.ascontiguousarray(Y[:, fitted])
+            if fitted.size:
+                self._fit(X, Y_fit, **data)
+            else:
+                # Nothing to learn: no attribute of an earlier fit may stand for a model of these labels.
+                for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("__")]:
+                    del self.__dict__[name]
+            if names is None:
+                self.__dict__.pop("feature_names_in_", None)
+            else:
+                self.feature_names_in_ = names
+            self.n_features_in_ = X.shape[1]
+            self.n_labels_ = Y.shape[1]
+            self.classes_ = np.array([0, 1])
+            self.fitted_labels_ = fitted
+            self.constant_labels_ = {int(j): int(v) for j, v in zip(constant, values)}
+            if threshold is not None and fitted.size:
+                self.threshold_ = self._fit_threshold(threshold, X, Y_fit, **data)
+                if isinstance(getattr(self, "parts_", None), dict):
+                    self.parts_ = {**self.parts_, "threshold": self.threshold_}
+            else:
+                self.__dict__.pop("threshold_", None)
+            self.constant_scores_ = self._constant_scores(X, values, constant)
+            if constant.size:
+                self._warn_constant_labels(X.shape[0], constant, values, label_names)
+            return self
 
     def _split_constant_labels(self, Y):
         """``(fitted, constant, values)``: the indices of the label columns of Y that take both values,
@@ -598,7 +595,8 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
             If the estimator is not fitted or ``X`` is invalid.
         """
         X = self._validate_test_X(X)
-        fitted = self._decision_function(X) if self._learned_some_label() else None
+        with checked_inputs(X):
+            fitted = self._decision_function(X) if self._learned_some_label() else None
         return np.ascontiguousarray(self._with_constant_labels(fitted, X.shape[0], "scores"), dtype=np.float64)
 
     def predict(self, X) -> np.ndarray:
@@ -648,7 +646,8 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
         raises an AttributeError saying why and how to get one.
         """
         X = self._validate_test_X(X)
-        fitted = self._predict_proba(X) if self._learned_some_label() else None
+        with checked_inputs(X):
+            fitted = self._predict_proba(X) if self._learned_some_label() else None
         return np.ascontiguousarray(self._with_constant_labels(fitted, X.shape[0], "proba"), dtype=np.float64)
 
     def _no_probability_reason(self) -> str | None:
@@ -663,10 +662,22 @@ class MultiLabelEstimator(ClassifierMixin, BaseEstimator):
             f"method='isotonic', from multilabel_core, fits one map per label on out-of-fold scores"
         )
 
+    #: name -> :class:`~multilabel_core.validation.Constraint`: merged along the MRO
+    #: (:func:`~multilabel_core.validation.merged_constraints`), a subclass's entries adding to and
+    #: replacing its bases'; :meth:`_validate_params` checks every constructor parameter against them.
+    _parameter_constraints = COMMON_PARAMETERS
+
     def _validate_params(self) -> None:
-        for name, value in self.get_params(deep=False).items():
-            if name in COMMON_PARAMETERS:
-                COMMON_PARAMETERS[name](name, value)
+        """Check the hyper-parameters: the declared constraints, then the cross-parameter rules.
+
+        Not meant to be overridden: a class declares its parameters' constraints as data in
+        ``_parameter_constraints`` and a rule between parameters in :meth:`_check_parameter_rules`.
+        """
+        validate_parameters(self.get_params(deep=False), merged_constraints(type(self)), type(self).__name__)
+        self._check_parameter_rules()
+
+    def _check_parameter_rules(self) -> None:
+        """Rules between parameters that no single constraint states (here: none); ValueError naming them."""
 
     def _validate_test_X(self, X):
         if not hasattr(self, "n_labels_"):
@@ -725,6 +736,11 @@ PART_TYPES = {
     "kernel": Kernel,
     "solver": Solver,
 }
+
+def _part_settings(value, name):
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise ValueError(f"{name} must be a dict of parameter name -> value or None, got {value!r}")
+
 
 _CONDITIONAL_ATTRIBUTES = (
     "coef_",
@@ -831,6 +847,18 @@ class ComposedEstimator(MultiLabelEstimator):
     fitted_state = {"?alpha_": "float[n, L]"}
     #: Presets of alternating methods expose ``certificate_`` as the list of step certificates.
     CERTIFICATE_PER_STEP = False
+
+    #: The parts: a registered name (built, and a wrong one refused with the names meant, by
+    #: :meth:`_parts`) or a part object; their settings: a dict of keyword arguments or None.
+    _parameter_constraints = {
+        **{
+            role: InstanceOf((str, expected), f"a registered {role} name or a {expected.__name__}")
+            for role, expected in PART_TYPES.items()
+        },
+        "solver": InstanceOf((str, Solver), "a registered solver name, 'auto' or a Solver"),
+        "inner": InstanceOf((str, Solver), "a registered solver name, 'auto' or a Solver"),
+        **{f"{role}_params": NoneOr(Rule(_part_settings, "a dict of parameter name -> value")) for role in PART_TYPES},
+    }
 
     def __init__(
         self,
@@ -984,8 +1012,9 @@ class ComposedEstimator(MultiLabelEstimator):
             raise ValueError("every label column of Y takes one value on these rows: fit learns nothing, no solver is chosen")
         Y = np.ascontiguousarray(Y[:, fitted])
         parts = self._parts()
-        kernel = self._training_kernel(parts["kernel"], X)
-        return self._checked_choice(parts["solver"], self._problem(X, Y, parts, kernel), kernel)
+        with checked_inputs(X):
+            kernel = self._training_kernel(parts["kernel"], X)
+            return self._checked_choice(parts["solver"], self._problem(X, Y, parts, kernel), kernel)
 
     def _checked_choice(self, solver, problem: Problem, kernel):
         """:meth:`_solver_for`, its refusal naming the kernel the user gave when the problem carries its matrix."""

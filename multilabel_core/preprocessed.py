@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from .estimator import MultiLabelEstimator
 from .exceptions import FeatureScaleWarning
 from .experiments.preprocessing import PREPROCESSORS
+from .validation import InstanceOf, Options
 
 __all__ = ["BADLY_SCALED_RATIO", "FeatureScaleWarning", "Preprocessed", "badly_scaled", "feature_scale_spread"]
 
@@ -150,6 +151,11 @@ class Preprocessed(MultiLabelEstimator):
     feature rows and are scaled with the same statistics (not fitted on).
     """
 
+    _parameter_constraints = {
+        "estimator": InstanceOf(MultiLabelEstimator, "a multi-label estimator (e.g. make_method('br'))"),
+        "preprocess": Options(sorted(PREPROCESSORS)),
+    }
+
     def __init__(self, estimator=None, preprocess="standardize"):
         self.estimator = estimator
         self.preprocess = preprocess
@@ -173,15 +179,6 @@ class Preprocessed(MultiLabelEstimator):
             ``self``, fitted.
         """
         return self._validated_fit(X, Y, **fit_params)
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        if not isinstance(self.estimator, MultiLabelEstimator):
-            raise ValueError(
-                f"estimator must be a multi-label estimator (e.g. make_method('br')), got {type(self.estimator).__name__}"
-            )
-        if self.preprocess not in PREPROCESSORS:
-            raise ValueError(f"preprocess must be one of {sorted(PREPROCESSORS)}, got {self.preprocess!r}")
 
     def _fit(self, X, Y, **fit_params):
         self.scaler_ = PREPROCESSORS[self.preprocess]().fit(X)

@@ -26,6 +26,17 @@ attrs validators (``attrs.field(validator=positive)``; the error names the field
     :func:`seed` (a random_state, as :func:`check_seed`).  Combine them with attrs' own:
     ``attrs.validators.optional(positive)`` for "None or positive".
 
+Parameter constraints (declared as data on an estimator class: docs/estimators.md, "Parameter constraints")
+    :class:`Constraint` and its kinds :class:`Interval`, :class:`Options`, :class:`Flag`,
+    :class:`Cost`, :class:`Seed`, :class:`InstanceOf`, :class:`Rule` (a named check
+    function), :class:`NoneOr` and :class:`Unchecked` (an exemption with its reason);
+    :func:`merged_constraints` merges a class's ``_parameter_constraints`` along its MRO and
+    :func:`validate_parameters` checks values against them.
+
+Validated once
+    :func:`checked_inputs` and :func:`is_checked`: the arrays a public entry point has
+    validated, which :func:`check_X` returns at once for the rest of the call.
+
 Convergence
     :class:`ConvergenceWarning` and :func:`warn_not_converged`, the warning a solver
     issues when it stops before its stopping rule is met (a subclass of scikit-learn's
@@ -38,9 +49,13 @@ change without notice (tests/test_plugin_public_api.py keeps the bundled plugins
 
 from __future__ import annotations
 
+import abc
+import contextlib
+import contextvars
 import math
 import numbers
 import os
+from collections.abc import Mapping
 
 import attrs
 import numpy as np
@@ -50,13 +65,28 @@ from ._blocks import BLOCK_BUDGET_BYTES, row_blocks
 from .exceptions import ConvergenceWarning, warn_not_converged
 
 __all__ = [
+    "COUNT",
     "C_RANGE",
     "MAX_ITER_LIMIT",
+    "NON_NEGATIVE",
+    "POSITIVE",
     "SYMMETRY_RTOL",
+    "AllOf",
+    "Constraint",
     "ConvergenceWarning",
+    "Cost",
+    "Flag",
+    "InstanceOf",
+    "Interval",
+    "NoneOr",
+    "Options",
+    "Rule",
+    "Seed",
+    "Unchecked",
     "check_X",
     "check_Y",
     "check_byte_cap",
+    "checked_inputs",
     "check_cost",
     "check_flag",
     "check_random_state",
@@ -67,6 +97,8 @@ __all__ = [
     "cost",
     "count",
     "flag",
+    "is_checked",
+    "merged_constraints",
     "non_negative",
     "open_unit",
     "optional_count",
@@ -74,6 +106,7 @@ __all__ = [
     "real",
     "seed",
     "to_signs",
+    "validate_parameters",
     "warn_not_converged",
 ]
 
@@ -94,6 +127,63 @@ __all__ = [
 SYMMETRY_RTOL = 1e-8
 
 
+#: The arrays validated by the public entry points of the calls under way in this context
+#: (:func:`checked_inputs`); a context variable, so threads and concurrent calls keep their own.
+_CHECKED: contextvars.ContextVar[tuple] = contextvars.ContextVar("multilabel_core_checked_inputs", default=())
+
+
+@contextlib.contextmanager
+def checked_inputs(*arrays):
+    """Within the block, :func:`check_X` returns each of ``arrays`` at once: they were validated.
+
+    The public entry points (an estimator's ``fit``, ``predict``, ``decision_function``)
+    validate X with :func:`check_X` and then hand the result on to kernels, solvers and
+    their engines, whose own public functions validate what a user passes them.  Marking
+    the validated array for the duration of the call lets those functions skip a second
+    scan of every entry when they receive it from the estimator, and keep validating when
+    a user calls them directly: the mark is the identity of the validated array object, held
+    only while the entry point runs, so nothing outside the call (and no array the call
+    derives from it, a slice or a product) is trusted.
+
+    Why a scoped identity mark rather than a ``check_input=False`` keyword on each internal
+    call, or an array subclass: the hand-offs go through public interfaces (a
+    :class:`~multilabel_core.base.Problem` a user can build, a kernel a user can call), so a
+    keyword would have to be threaded through every part's signature and could be passed by
+    a user with unchecked data; an ndarray subclass would be inherited by every view and
+    result computed from X (``X @ W`` is not validated data).  The mark is held in a
+    :class:`contextvars.ContextVar`: a worker thread starts without it and checks in full.
+
+    Parameters
+    ----------
+    *arrays : ndarray or sparse matrix
+        Arrays :func:`check_X` returned (validated, in a form it accepts as is).
+
+    Yields
+    ------
+    None
+    """
+    token = _CHECKED.set(_CHECKED.get() + tuple(a for a in arrays if a is not None))
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
+def is_checked(X) -> bool:
+    """Whether ``X`` is an array a public entry point validated in this call (:func:`checked_inputs`).
+
+    Parameters
+    ----------
+    X : object
+        Any object; compared by identity.
+
+    Returns
+    -------
+    bool
+    """
+    return any(X is held for held in _CHECKED.get())
+
+
 def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64, np.float32)):
     """Return ``X`` as a finite 2-D float array, or a CSR/CSC matrix when sparse.
 
@@ -108,6 +198,9 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
     below), become one row-major float array (float32 when every column is float32), a
     frame of sparse columns a CSR matrix; a non-numeric column is refused, naming it.  The column
     names are the estimator's business (``feature_names_in_``), not this function's.
+
+    An array a public entry point validated in the call under way (:func:`checked_inputs`) is
+    returned at once when it is in an accepted form: X is scanned once per call, at the boundary.
 
     Parameters
     ----------
@@ -131,6 +224,8 @@ def check_X(X, *, name: str = "X", accept_sparse: bool = True, dtype=(np.float64
         If ``X`` is not numeric (or complex), not 2-D, has no row or no column, holds NaN or
         infinity, is sparse when ``accept_sparse`` is False, or is a malformed sparse matrix.
     """
+    if is_checked(X) and (accept_sparse or not sp.issparse(X)) and X.dtype in dtype:
+        return X  # validated by the public entry point of this call (checked_inputs)
     X = _frame_values(X, name)
     if sp.issparse(X):
         if not accept_sparse:
@@ -882,3 +977,334 @@ def flag(instance, attribute, value) -> None:
         If ``value`` breaks the rule.
     """
     check_flag(value, attribute.name)
+
+
+# -- parameter constraints as data ------------------------------------------------------------
+#
+# An estimator class declares ``_parameter_constraints = {name: Constraint, ...}``; a subclass's
+# dict adds to and overrides its bases' (merged_constraints), and one generic validator
+# (validate_parameters, run by MultiLabelEstimator._validate_params at the start of fit) reads
+# them.  Each constraint raises the ValueError the imperative checks raised, naming the parameter.
+
+
+class Constraint(abc.ABC):
+    """A rule on the value of one hyper-parameter, declared as data (``_parameter_constraints``)."""
+
+    @abc.abstractmethod
+    def check(self, value, name: str) -> None:
+        """Raise ValueError naming ``name`` when ``value`` breaks the rule.
+
+        Parameters
+        ----------
+        value : object
+            The parameter's value.
+        name : str
+            The parameter's name, for the message.
+        """
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """The rule in words (the docs' parameter tables).
+
+        Returns
+        -------
+        str
+        """
+
+    def accepts(self, value) -> bool:
+        """Whether ``value`` meets the rule (:meth:`check` raises nothing).
+
+        Parameters
+        ----------
+        value : object
+
+        Returns
+        -------
+        bool
+        """
+        try:
+            self.check(value, "value")
+        except ValueError:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.describe()})"
+
+
+@attrs.frozen(repr=False)
+class Interval(Constraint):
+    """A real (or, with ``kind=numbers.Integral``, integer) number in a range, as :func:`check_scalar`.
+
+    Parameters
+    ----------
+    kind : type, default numbers.Real
+        ``numbers.Real`` or ``numbers.Integral`` (True and False are refused either way).
+    low, high : float or None
+        The bounds (None: unbounded on that side).
+    low_inclusive, high_inclusive : bool, default True
+        Whether the bounds belong to the range.
+    """
+
+    kind: type = numbers.Real
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+
+    def check(self, value, name: str) -> None:
+        check_scalar(
+            value, name, kind=self.kind, low=self.low, high=self.high,
+            low_inclusive=self.low_inclusive, high_inclusive=self.high_inclusive,
+        )  # fmt: skip
+
+    def describe(self) -> str:
+        integral = self.kind is numbers.Integral
+        what, shown = ("int", "{}") if integral else ("float", "{:g}")
+        left = "(-inf" if self.low is None else ("[" if self.low_inclusive else "(") + shown.format(self.low)
+        right = "inf)" if self.high is None else shown.format(self.high) + ("]" if self.high_inclusive else ")")
+        return f"{what} in {left}, {right}"
+
+
+@attrs.frozen(repr=False)
+class Options(Constraint):
+    """One of a fixed set of values (compared with ``==``; a value of another type is simply not one of them).
+
+    Parameters
+    ----------
+    values : tuple
+        The accepted values, in the order the message lists them.
+    """
+
+    values: tuple = attrs.field(converter=tuple)
+
+    def check(self, value, name: str) -> None:
+        if not any(_same_option(value, option) for option in self.values):
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, self.values))}, got {value!r}")
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(map(repr, self.values))
+
+
+def _same_option(value, option) -> bool:
+    """``value == option`` as a plain truth, False when the comparison has none (an array) and
+    between a boolean and a number (True is not the option 1)."""
+    if value is option:
+        return True
+    if isinstance(value, (bool, np.bool_)) != isinstance(option, (bool, np.bool_)):
+        return False
+    try:
+        equal = value == option
+    except Exception:  # whatever a foreign object's __eq__ raises is "not this option"
+        return False
+    return isinstance(equal, (bool, np.bool_)) and bool(equal)
+
+
+@attrs.frozen(repr=False)
+class Flag(Constraint):
+    """True or False (numpy booleans too), as :func:`check_flag`."""
+
+    def check(self, value, name: str) -> None:
+        check_flag(value, name)
+
+    def describe(self) -> str:
+        return "True or False"
+
+
+@attrs.frozen(repr=False)
+class Cost(Constraint):
+    """A loss weight C in :data:`C_RANGE`, as :func:`check_cost`."""
+
+    def check(self, value, name: str) -> None:
+        check_cost(value, name)
+
+    def describe(self) -> str:
+        return f"float in [{C_RANGE[0]:g}, {C_RANGE[1]:g}]"
+
+
+@attrs.frozen(repr=False)
+class Seed(Constraint):
+    """A ``random_state``, as :func:`check_seed` (validated without drawing from it)."""
+
+    def check(self, value, name: str) -> None:
+        check_seed(value, name)
+
+    def describe(self) -> str:
+        return "None, an int >= 0 or a numpy Generator, SeedSequence or RandomState"
+
+
+@attrs.frozen(repr=False)
+class InstanceOf(Constraint):
+    """An instance of the given class(es): a part object, a wrapped estimator.
+
+    Parameters
+    ----------
+    types : type or tuple of types
+    what : str
+        How the message names what is expected (``"a multi-label estimator (e.g. make_method('br'))"``).
+    """
+
+    types: object
+    what: str
+
+    def check(self, value, name: str) -> None:
+        if not isinstance(value, self.types):
+            raise ValueError(f"{name} must be {self.what}, got {type(value).__name__}")
+
+    def describe(self) -> str:
+        return self.what
+
+
+@attrs.frozen(repr=False)
+class Rule(Constraint):
+    """A named check function ``function(value, name)`` raising ValueError: a rule no other kind states.
+
+    For a rule that lives with the code it protects (a solver's tolerance floor, a threshold
+    name looked up in the registry): the constraint is still declared per parameter, and the
+    function is called with the parameter's name.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(value, name)``; raises ValueError naming ``name``; its return value is ignored.
+    what : str
+        The rule in words.
+    """
+
+    function: object
+    what: str
+
+    def check(self, value, name: str) -> None:
+        self.function(value, name)
+
+    def describe(self) -> str:
+        return self.what
+
+
+@attrs.frozen(repr=False)
+class NoneOr(Constraint):
+    """None (the default a method fills in), or a value meeting ``constraint``.
+
+    Parameters
+    ----------
+    constraint : Constraint
+    """
+
+    constraint: Constraint
+
+    def check(self, value, name: str) -> None:
+        if value is not None:
+            self.constraint.check(value, name)
+
+    def describe(self) -> str:
+        return f"None or {self.constraint.describe()}"
+
+
+@attrs.frozen(repr=False)
+class AllOf(Constraint):
+    """Every one of ``constraints``, checked in order (the first broken one raises).
+
+    For a common rule followed by a narrower one of the class (a tolerance > 0, then within the
+    range a solver can meet): the message of the general rule comes first.
+
+    Parameters
+    ----------
+    *constraints : Constraint
+    """
+
+    constraints: tuple
+
+    def __init__(self, *constraints):
+        self.__attrs_init__(tuple(constraints))
+
+    def check(self, value, name: str) -> None:
+        for constraint in self.constraints:
+            constraint.check(value, name)
+
+    def describe(self) -> str:
+        return " and ".join(constraint.describe() for constraint in self.constraints)
+
+
+@attrs.frozen(repr=False)
+class Unchecked(Constraint):
+    """Any value: a parameter exempt from checking, with the reason (stated, so that the exemption is seen).
+
+    Parameters
+    ----------
+    reason : str
+        Why the parameter takes any value (e.g. a deprecated alias that the renamed
+        parameter's check reads, or an object checked where it is used).
+    """
+
+    reason: str
+
+    def check(self, value, name: str) -> None:
+        return None
+
+    def describe(self) -> str:
+        return f"any value: {self.reason}"
+
+
+#: A finite real number > 0 (a weight lam, a tolerance, a kernel width).
+POSITIVE = Interval(numbers.Real, 0.0, None, low_inclusive=False)
+#: A finite real number >= 0 (a coupling, a margin).
+NON_NEGATIVE = Interval(numbers.Real, 0.0, None)
+#: An integer in [1, MAX_ITER_LIMIT] (an iteration budget, a count the compiled code keeps in a C int).
+COUNT = Interval(numbers.Integral, 1, MAX_ITER_LIMIT)
+
+
+def merged_constraints(estimator_class) -> dict:
+    """The parameter constraints of ``estimator_class``: each class's ``_parameter_constraints`` along its MRO.
+
+    A class's own dict adds to those of its bases and replaces their entry for a name it
+    declares again (scikit-learn's ``_parameter_constraints`` are merged the same way).
+
+    Parameters
+    ----------
+    estimator_class : type
+
+    Returns
+    -------
+    dict of str to Constraint
+    """
+    merged = {}
+    for klass in reversed(estimator_class.__mro__):
+        declared = vars(klass).get("_parameter_constraints")
+        if declared:
+            merged.update(declared)
+    return merged
+
+
+def validate_parameters(params: Mapping, constraints: Mapping, owner: str | None = None) -> None:
+    """Check each of ``params`` against its constraint; ValueError naming the parameter (and ``owner``).
+
+    A parameter without a declared constraint is not checked here (the coverage test of the
+    registered estimators, tests/test_parameter_constraints.py, holds every one of theirs
+    declared).
+
+    Parameters
+    ----------
+    params : mapping of str to object
+        The values, by parameter name (``get_params(deep=False)``).
+    constraints : mapping of str to Constraint
+        The rules (:func:`merged_constraints`).
+    owner : str, optional
+        The estimator's class name, added to the message as ``(a parameter of <owner>)``.
+
+    Raises
+    ------
+    ValueError
+        For the first value (in ``params``'s order) that breaks its rule.
+    """
+    for name, value in params.items():
+        constraint = constraints.get(name)
+        if constraint is None:
+            continue
+        if not isinstance(constraint, Constraint):
+            raise TypeError(f"the constraint of {name!r} is {constraint!r}, not a multilabel_core.validation.Constraint")
+        try:
+            constraint.check(value, name)
+        except ValueError as exc:
+            if owner is None:
+                raise
+            raise ValueError(f"{exc} (a parameter of {owner})") from None

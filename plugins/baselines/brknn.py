@@ -48,17 +48,15 @@ counts it learns in ``fit``).  A training set of fewer than k rows makes every r
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 
 from multilabel_core.estimator import MultiLabelEstimator
-from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
+from multilabel_core.validation import COUNT
 
 from .mlknn import neighbour_counts
 from .neighbors import nearest_neighbors
-from .ovr import check_common
 
 __all__ = ["BRkNN", "BRkNNa", "BRkNNb", "brknn_scores"]
 
@@ -163,15 +161,12 @@ class BRkNN(MultiLabelEstimator):
         "Y_fit_": "int8[n, L]",
         "label_preference_": "int[L] in [0, L)",
     }
+    _parameter_constraints = {"k": COUNT}
 
     def __init__(self, k=10, n_jobs=None, thresholding="zero"):
         self.k = k
         self.n_jobs = n_jobs
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        check_scalar(self.k, "k", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        check_common(self, ("n_jobs",))
 
     def _fit(self, X, Y):
         m = Y.shape[0]

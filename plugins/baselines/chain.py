@@ -20,13 +20,13 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from multilabel_core.validation import check_scalar, to_signs
+from multilabel_core.validation import Interval, NoneOr, Options, to_signs
 from multilabel_core.estimator import MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds
 from .binary import certificate, objectives
-from .limits import check_liblinear_scale, check_libsvm_scale, check_max_iter, check_tol
-from .ovr import check_common, check_gamma, liblinear_model, svc_model
+from .limits import check_liblinear_scale, check_libsvm_scale
+from .ovr import GAMMA, MAX_ITER, TOL, liblinear_model, svc_model
 
 __all__ = ["BASES", "SCORES", "ClassifierChains"]
 
@@ -103,22 +103,19 @@ class ClassifierChains(MultiLabelEstimator):
         self.thresholding = thresholding
 
     method = "classifier_chain"
+    _parameter_constraints = {
+        "base": Options(BASES),
+        "gamma": GAMMA,
+        "n_chains": Interval(numbers.Integral, 1, None),
+        "order": Options(ORDERS),
+        "scores": Options(SCORES),
+        "tol": NoneOr(TOL),
+        "max_iter": MAX_ITER,
+    }
 
-    def _validate_params(self) -> None:
-        check_common(self, ("C", "tol", "max_iter", "random_state"))
-        if self.tol is not None:
-            check_tol(self.tol)
-        check_max_iter(self.max_iter)
-        check_gamma(self.gamma)
-        check_scalar(self.n_chains, "n_chains", kind=numbers.Integral, low=1)
-        if self.base not in BASES:
-            raise ValueError(f"base must be one of {BASES}, got {self.base!r}")
-        if self.order not in ORDERS:
-            raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
+    def _check_parameter_rules(self) -> None:
         if self.n_chains > 1 and self.order is None:
             raise ValueError("an ensemble of chains needs order='random': chains in one order are the same chain")
-        if self.scores not in SCORES:
-            raise ValueError(f"scores must be one of {SCORES}, got {self.scores!r}")
         if self.scores == "predict_proba" and self.base != "logistic":
             raise ValueError(f"scores='predict_proba' needs base='logistic'; {self.base!r} has no probabilities")
 

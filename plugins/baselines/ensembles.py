@@ -42,7 +42,6 @@ classifier pass through to the runner, which counts them.
 from __future__ import annotations
 
 import itertools
-import numbers
 import warnings
 
 import numpy as np
@@ -50,10 +49,9 @@ import scipy.sparse as sp
 
 from multilabel_core.estimator import MultiLabelEstimator
 from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
-from multilabel_core.validation import MAX_ITER_LIMIT, check_flag, check_random_state, check_scalar
+from multilabel_core.validation import COUNT, Flag, NoneOr, Options, Rule, Unchecked, check_random_state
 
 from ._sklearn import import_sklearn, seeds
-from .ovr import check_common
 
 __all__ = [
     "EnsembleClassifierChains", "LabelPowerset", "Powerset", "RAkEL", "bootstrap_rows", "held_columns", "label_subsets",
@@ -116,10 +114,19 @@ def held_columns(X) -> np.ndarray:
     return held if held.size else np.zeros(1, dtype=held.dtype)
 
 
+def _check_classifier(value, name):
+    if not (hasattr(value, "fit") and hasattr(value, "predict")):
+        raise ValueError(f"{name} must be a scikit-learn classifier (with fit and predict), got {value!r}")
+
+
 class _Ensemble(MultiLabelEstimator):
     """What the three share: the base classifier, its validation and the probabilities."""
 
     certified = False
+    _parameter_constraints = {
+        "scores": Options(SCORES),
+        "classifier": NoneOr(Rule(_check_classifier, "a scikit-learn classifier (with fit and predict)")),
+    }
     #: What ``load_model`` checks of a fitted model (:func:`multilabel_core.persistence.declared_state`);
     #: a model saved before ``columns_`` existed has none and uses every column.
     fitted_state = {"?columns_": "int[*] in [0, d) | None"}
@@ -149,17 +156,9 @@ class _Ensemble(MultiLabelEstimator):
             return X
         return sp.csr_matrix(X)[:, columns] if sp.issparse(X) else np.asarray(X)[:, columns]
 
-    def _validate_base(self) -> None:
-        check_common(self, ("C", "max_iter", "random_state"))
-        if self.scores not in SCORES:
-            raise ValueError(f"scores must be one of {SCORES}, got {self.scores!r}")
-        if self.classifier is not None:
-            if not (hasattr(self.classifier, "fit") and hasattr(self.classifier, "predict")):
-                raise ValueError(
-                    f"classifier must be a scikit-learn classifier (with fit and predict), got {self.classifier!r}"
-                )
-            if self.C != 1.0:
-                raise ValueError("C sets the default LogisticRegression; with your own classifier, set C on it")
+    def _check_parameter_rules(self) -> None:
+        if self.classifier is not None and self.C != 1.0:
+            raise ValueError("C sets the default LogisticRegression; with your own classifier, set C on it")
 
     def _scores(self, votes, probabilities, counts) -> np.ndarray:
         if self.scores == "probability":
@@ -286,9 +285,6 @@ class LabelPowerset(_Ensemble):
         self.random_state = random_state
         self.thresholding = thresholding
 
-    def _validate_params(self) -> None:
-        self._validate_base()
-
     def _fit(self, X, Y):
         (seed,) = seeds(self.random_state, 1)
         X = self._held_columns(X)
@@ -372,6 +368,12 @@ class RAkEL(_Ensemble):
     """
 
     method = "rakel"
+    _parameter_constraints = {
+        "labelset_size": COUNT,
+        "k": Unchecked("the deprecated spelling of labelset_size, checked as it by _check_parameter_rules"),
+        "overlap": Flag(),
+        "n_subsets": NoneOr(COUNT),
+    }
 
     def __init__(
         self, labelset_size=3, overlap=False, n_subsets=None, classifier=None, C=1.0, max_iter=None, scores="vote",
@@ -388,14 +390,12 @@ class RAkEL(_Ensemble):
         self.random_state = random_state
         self.thresholding = thresholding
 
-    def _validate_params(self) -> None:
-        self._validate_base()
-        check_scalar(renamed_parameter(self, "k", "labelset_size"), "labelset_size", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        check_flag(self.overlap, "overlap")
-        if self.n_subsets is not None:
-            if not self.overlap:
-                raise ValueError("n_subsets applies to RAkEL-o (overlap=True); RAkEL-d's subsets partition the labels")
-            check_scalar(self.n_subsets, "n_subsets", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+    def _check_parameter_rules(self) -> None:
+        super()._check_parameter_rules()
+        # The deprecated spelling is checked as what it stands for (the FutureWarning, once per fit).
+        COUNT.check(renamed_parameter(self, "k", "labelset_size"), "labelset_size")
+        if self.n_subsets is not None and not self.overlap:
+            raise ValueError("n_subsets applies to RAkEL-o (overlap=True); RAkEL-d's subsets partition the labels")
 
     def _fit(self, X, Y):
         n_labels = Y.shape[1]
@@ -500,6 +500,7 @@ class EnsembleClassifierChains(_Ensemble):
     """
 
     method = "ecc"
+    _parameter_constraints = {"n_chains": COUNT, "bootstrap": Flag()}
 
     def __init__(
         self, n_chains=10, bootstrap=True, classifier=None, C=1.0, max_iter=None, scores="vote", random_state=0,
@@ -513,11 +514,6 @@ class EnsembleClassifierChains(_Ensemble):
         self.max_iter = max_iter
         self.random_state = random_state
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        self._validate_base()
-        check_scalar(self.n_chains, "n_chains", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-        check_flag(self.bootstrap, "bootstrap")
 
     def _fit(self, X, Y):
         multioutput = import_sklearn("multioutput", self.method)

@@ -67,7 +67,7 @@ import numpy as np
 
 from multilabel_core import ConvergenceWarning, make_method
 from multilabel_core.estimator import MultiLabelEstimator
-from multilabel_core.validation import check_flag, check_random_state
+from multilabel_core.validation import Flag, NoneOr, Rule, check_random_state
 
 from ._sklearn import seeds
 
@@ -277,6 +277,41 @@ def _is_estimator(value) -> bool:
     return all(callable(getattr(value, name, None)) for name in ("fit", "predict", "decision_function", "get_params"))
 
 
+def _check_communities(value, name) -> None:
+    """A community detection's name, or a non-empty sequence of parts (checked against L at fit)."""
+    if isinstance(value, str):
+        if value not in COMMUNITY_METHODS:
+            raise ValueError(
+                f"{name} must be one of {COMMUNITY_METHODS} or a sequence of parts (label index sequences), got {value!r}"
+            )
+        return
+    sized = hasattr(value, "__len__") and hasattr(value, "__iter__")
+    if isinstance(value, bytes) or not sized or len(value) == 0:
+        raise ValueError(
+            f"{name} must be one of {COMMUNITY_METHODS} or a non-empty sequence of parts (label index "
+            f"sequences), got {value!r}"
+        )
+
+
+def _check_base(value, name) -> None:
+    """A method's name (resolved with base_params by the estimator's rules) or an unfitted estimator."""
+    if isinstance(value, str):
+        if value == "label_partition":
+            raise ValueError(f"{name}: label_partition cannot be its own base; name the method fitted on each part")
+    elif not _is_estimator(value) or isinstance(value, type):
+        raise ValueError(
+            f"{name} must be a registered method name (e.g. 'label_powerset') or an unfitted multi-label estimator "
+            f"(with fit, predict, decision_function and get_params), got {value!r}"
+        )
+    elif isinstance(value, LabelSpacePartitioning):
+        raise ValueError(f"{name}: label_partition cannot be its own base; name the method fitted on each part")
+
+
+def _check_base_params(value, name) -> None:
+    if not (isinstance(value, dict) and all(isinstance(k, str) for k in value)):
+        raise ValueError(f"{name} must be a dict of parameter names to values or None, got {value!r}")
+
+
 def _clone(estimator):
     try:
         from sklearn.base import clone
@@ -333,6 +368,12 @@ class LabelSpacePartitioning(MultiLabelEstimator):
     """
 
     certified = False
+    _parameter_constraints = {
+        "base": Rule(_check_base, "a registered method name or an unfitted multi-label estimator"),
+        "base_params": NoneOr(Rule(_check_base_params, "a dict of parameter names to values, for a base given by name")),
+        "communities": Rule(_check_communities, f"one of {COMMUNITY_METHODS} or a non-empty sequence of parts"),
+        "weighted": Flag(),
+    }
     #: What ``load_model`` checks of a fitted model (:func:`multilabel_core.persistence.declared_state`).
     fitted_state = {
         "cooccurrence_": "float[L, L]",
@@ -356,29 +397,10 @@ class LabelSpacePartitioning(MultiLabelEstimator):
 
     # -- parameters ----------------------------------------------------------------------
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_flag(self.weighted, "weighted")
-        self._check_communities()
-        self._new_base(None)  # a bad base or base_params fails here, before any fit
-
-    def _check_communities(self) -> None:
-        value = self.communities
-        if isinstance(value, str):
-            if value not in COMMUNITY_METHODS:
-                raise ValueError(
-                    f"communities must be one of {COMMUNITY_METHODS} or a sequence of parts (label index "
-                    f"sequences), got {value!r}"
-                )
-            return
-        sized = hasattr(value, "__len__") and hasattr(value, "__iter__")
-        if isinstance(value, bytes) or not sized or len(value) == 0:
-            raise ValueError(
-                f"communities must be one of {COMMUNITY_METHODS} or a non-empty sequence of parts (label index "
-                f"sequences), got {value!r}"
-            )
-        if not self.weighted:
+    def _check_parameter_rules(self) -> None:
+        if not isinstance(self.communities, str) and not self.weighted:
             raise ValueError("weighted=False applies to detected communities; with given parts leave it at True")
+        self._new_base(None)  # the base built with base_params: a bad combination fails here, before any fit
 
     def _new_base(self, seed):
         """An unfitted base model (seeded with ``seed`` when it takes a random_state left at None)."""

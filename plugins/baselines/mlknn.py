@@ -54,10 +54,9 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from multilabel_core.estimator import MultiLabelEstimator
-from multilabel_core.validation import check_scalar
+from multilabel_core.validation import POSITIVE, Interval
 
 from .neighbors import nearest_neighbors
-from .ovr import check_common
 
 __all__ = ["MLkNN", "neighbour_counts"]
 
@@ -116,17 +115,13 @@ class MLkNN(MultiLabelEstimator):
 
     #: Read by :func:`multilabel_core.testing.checks.check_method`: no certificate to check.
     certified = False
+    _parameter_constraints = {"k": Interval(numbers.Integral, 1, None), "s": POSITIVE}
 
     def __init__(self, k=10, s=1.0, n_jobs=None, thresholding="zero"):
         self.k = k
         self.s = s
         self.n_jobs = n_jobs
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        check_scalar(self.k, "k", kind=numbers.Integral, low=1)
-        check_scalar(self.s, "s", low=0.0, low_inclusive=False)
-        check_common(self, ("n_jobs",))
 
     def _fit(self, X, Y):
         s, m = float(self.s), Y.shape[0]

@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar, to_signs
-from multilabel_core.estimator import COMMON_PARAMETERS, MultiLabelEstimator
+from multilabel_core.validation import MAX_ITER_LIMIT, COUNT, POSITIVE, AllOf, Interval, NoneOr, Options, Rule, check_scalar, to_signs
+from multilabel_core.estimator import MultiLabelEstimator
 
 from ._sklearn import import_sklearn, seeds
 from .binary import certificate, libsvm_objectives, objectives, svc_training_scores
@@ -39,19 +39,20 @@ LINEAR_MODELS = ("linear_svc", "logistic")
 GAMMA_RULES = ("scale", "auto")
 
 
-def check_gamma(gamma) -> None:
-    """``gamma`` is one of :data:`GAMMA_RULES` or a float > 0."""
+def check_gamma(gamma, name: str = "gamma") -> None:
+    """``gamma`` is one of :data:`GAMMA_RULES` or a float > 0; ValueError naming ``name`` otherwise."""
     if isinstance(gamma, str):
         if gamma not in GAMMA_RULES:
-            raise ValueError(f"gamma must be one of {GAMMA_RULES} or a float > 0, got {gamma!r}")
+            raise ValueError(f"{name} must be one of {GAMMA_RULES} or a float > 0, got {gamma!r}")
     else:
-        check_scalar(gamma, "gamma", low=0.0, low_inclusive=False)
+        check_scalar(gamma, name, low=0.0, low_inclusive=False)
 
 
-def check_common(estimator, names) -> None:
-    """The checks of :data:`~multilabel_core.estimator.COMMON_PARAMETERS` for ``names``."""
-    for name in names:
-        COMMON_PARAMETERS[name](name, getattr(estimator, name))
+#: The constraints of LIBSVM's and LIBLINEAR's settings (:mod:`.limits`), as the baselines declare them:
+#: the common rule first (its message), then the solvers' narrower one.
+TOL = AllOf(POSITIVE, Rule(check_tol, "in [2.2e-16, 1), the tolerances LIBSVM and LIBLINEAR can meet (limits.TOL_RANGE)"))
+MAX_ITER = NoneOr(AllOf(COUNT, Rule(check_max_iter, "within the C int the solvers count in")))
+GAMMA = Rule(check_gamma, "'scale', 'auto' or a float > 0 (scikit-learn's SVC gamma)")
 
 
 class _OneVsRest(MultiLabelEstimator):
@@ -116,6 +117,15 @@ class OneVsRestSVC(_OneVsRest):
 
     solver = "libsvm"
     method = "ovr_svc"
+    _parameter_constraints = {
+        "kernel": Options(KERNELS),
+        "gamma": GAMMA,
+        "degree": Interval(numbers.Integral, 1, MAX_ITER_LIMIT),  # LIBSVM's C int
+        "coef0": Interval(numbers.Real),
+        "tol": TOL,
+        "max_iter": MAX_ITER,
+        "cache_size": POSITIVE,
+    }
 
     def __init__(
         self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3, max_iter=None, cache_size=200.0,
@@ -130,17 +140,6 @@ class OneVsRestSVC(_OneVsRest):
         self.max_iter = max_iter
         self.cache_size = cache_size
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        check_common(self, ("C", "max_iter"))
-        check_tol(self.tol)
-        check_max_iter(self.max_iter)
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        check_gamma(self.gamma)
-        check_scalar(self.degree, "degree", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)  # LIBSVM's C int
-        check_scalar(self.coef0, "coef0")
-        check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
 
     def _check_scale(self, X) -> None:
         check_libsvm_scale(X, self.C, self.method, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
@@ -189,6 +188,7 @@ class OneVsRestLinear(_OneVsRest):
 
     solver = "liblinear"
     method = "ovr_linear"
+    _parameter_constraints = {"model": Options(LINEAR_MODELS), "tol": TOL, "max_iter": MAX_ITER}
 
     def __init__(self, model="linear_svc", C=1.0, tol=1e-4, max_iter=None, random_state=None, thresholding="zero"):
         self.model = model
@@ -197,13 +197,6 @@ class OneVsRestLinear(_OneVsRest):
         self.max_iter = max_iter
         self.random_state = random_state
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_tol(self.tol)
-        check_max_iter(self.max_iter)
-        if self.model not in LINEAR_MODELS:
-            raise ValueError(f"model must be one of {LINEAR_MODELS}, got {self.model!r}")
 
     def _check_scale(self, X) -> None:
         check_liblinear_scale(X, self.C, self.method)

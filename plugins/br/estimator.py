@@ -20,6 +20,7 @@ face, a system of the feature dimension (docs/solvers/cd.md, "Hard problems"; be
 from __future__ import annotations
 
 from multilabel_core.estimator import ComposedEstimator
+from multilabel_core.validation import Options
 
 __all__ = ["PARTS", "SOLVERS", "BinaryRelevance"]
 
@@ -75,6 +76,7 @@ class BinaryRelevance(ComposedEstimator):
     """
 
     PARTS = PARTS
+    _parameter_constraints = {"solver": Options(SOLVERS)}
 
     def __init__(
         self, C=1.0, tol=None, max_iter=None, fit_intercept=True, solver="cd", n_jobs=None, thresholding="zero"
@@ -82,8 +84,3 @@ class BinaryRelevance(ComposedEstimator):
         parts = dict(PARTS, solver=solver)
         super().__init__(**parts, C=C, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")

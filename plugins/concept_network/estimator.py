@@ -45,8 +45,20 @@ from multilabel_core.kernels import make_kernel
 from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
-from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar, check_X
+from multilabel_core.validation import (
+    COUNT,
+    MAX_ITER_LIMIT,
+    NON_NEGATIVE,
+    POSITIVE,
+    Interval,
+    Options,
+    Rule,
+    Unchecked,
+    check_scalar,
+    check_X,
+)
 
+from .graph import MAX_STATISTIC
 from .inference import INFERENCE, InferenceResult, infer
 
 __all__ = ["ConceptNetwork", "InferenceWarning", "concept_inference"]
@@ -65,6 +77,19 @@ PARTS = {
     "kernel": "rbf",
     "solver": "concept_network_cd",
 }
+
+
+def _edge_threshold(value, name):
+    check_scalar(value, name, low=0.0)
+    if value >= MAX_STATISTIC:
+        raise ValueError(
+            f"{name} (P0) = {value!r} admits no edge: the statistic p(t|l) p(l|t) / (p(t|l) + p(l|t)) is half a "
+            f"harmonic mean of probabilities, at most {MAX_STATISTIC}, so P0 must be below {MAX_STATISTIC}"
+        )
+
+
+_EDGE_THRESHOLD = Rule(_edge_threshold, "P0 in [0, 1/2): a larger one admits no edge")
+_OPEN_UNIT = Interval(numbers.Real, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
 
 
 class ConceptNetwork(ComposedEstimator):
@@ -157,6 +182,23 @@ class ConceptNetwork(ComposedEstimator):
     #: The local models have no bias (eq. 5-7); not a parameter.
     fit_intercept = False
 
+    _parameter_constraints = {
+        "sigma": NON_NEGATIVE,
+        "eps": _OPEN_UNIT,
+        "eps_edge": _OPEN_UNIT,
+        "edge_threshold": _EDGE_THRESHOLD,
+        "threshold": Unchecked("the deprecated spelling of edge_threshold, checked as it by _check_parameter_rules"),
+        "site_tradeoff": POSITIVE,
+        "edge_tradeoff": POSITIVE,
+        "n_components": COUNT,
+        "eig_rtol": _OPEN_UNIT,
+        "inference": Options(INFERENCE),
+        "max_sweeps": COUNT,
+        # The solver's settings are required (None is not its default here).
+        "tol": POSITIVE,
+        "max_iter": COUNT,
+    }
+
     def __init__(
         self,
         C=1.0,
@@ -201,12 +243,9 @@ class ConceptNetwork(ComposedEstimator):
 
     # -- the parts ----------------------------------------------------------------------
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        renamed_parameter(self, "threshold", "edge_threshold")  # the FutureWarning, once per fit
-        if self.inference not in INFERENCE:
-            raise ValueError(f"inference must be one of {INFERENCE}, got {self.inference!r}")
-        check_scalar(self.max_sweeps, "max_sweeps", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+    def _check_parameter_rules(self) -> None:
+        # The deprecated spelling is checked as what it stands for (the FutureWarning, once per fit).
+        _EDGE_THRESHOLD.check(renamed_parameter(self, "threshold", "edge_threshold"), "threshold")
 
     def _parts(self) -> dict:
         settings = {

@@ -16,7 +16,8 @@ from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import make_kernel
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
-from multilabel_core.validation import MAX_ITER_LIMIT, check_cost, check_scalar
+from multilabel_core.solvers import SVT_METHODS
+from multilabel_core.validation import COUNT, MAX_ITER_LIMIT, POSITIVE, Cost, Flag, Interval, Options
 
 __all__ = ["LIEML", "LIEMLRawLabels"]
 
@@ -40,13 +41,14 @@ class _Regressor(ComposedEstimator):
     #: T2 has the bias m (eq. 8); not a parameter.
     fit_intercept = True
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_cost(self.gamma1, "gamma1")
-        check_scalar(self.gamma2, "gamma2", low=0.0, high=1e100)
-        check_scalar(self.epsilon, "epsilon", low=0.0, high=1e100)
-        check_scalar(self.tol, "tol", low=0.0, low_inclusive=False)
-        check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+    # IRWLS's settings are required here (no None: the family's defaults are its own).
+    _parameter_constraints = {
+        "gamma1": Cost(),
+        "gamma2": Interval(numbers.Real, 0.0, 1e100),
+        "epsilon": Interval(numbers.Real, 0.0, 1e100),
+        "tol": POSITIVE,
+        "max_iter": COUNT,
+    }
 
     def _regressor_parts(self) -> dict:
         return {
@@ -138,6 +140,16 @@ class LIEML(_Regressor):
     """
 
     PARTS = PARTS
+    _parameter_constraints = {
+        "lam": Interval(numbers.Real, 0.0, 1e100, low_inclusive=False),
+        # mu_min is a floor under the continuation's mu_1 = 0.25 sigma_max(Z0); 1e100 bounds it far above any data.
+        "mu_min": Interval(numbers.Real, 0.0, 1e100, low_inclusive=False),
+        "eta_mu": Interval(numbers.Real, 0.0, 1.0, low_inclusive=False, high_inclusive=False),
+        "stage_tol": POSITIVE,
+        "fpc_max_iter": Interval(numbers.Integral, 1, MAX_ITER_LIMIT),
+        "svt": Options(SVT_METHODS),
+        "accelerate": Flag(),
+    }
 
     def __init__(
         self,
@@ -172,13 +184,6 @@ class LIEML(_Regressor):
         self.tol = tol
         self.max_iter = max_iter
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_scalar(self.lam, "lam", low=0.0, high=1e100, low_inclusive=False)
-        # mu_min is a floor under the continuation's mu_1 = 0.25 sigma_max(Z0); 1e100 bounds it far above any data.
-        check_scalar(self.mu_min, "mu_min", low=0.0, high=1e100, low_inclusive=False)
-        check_scalar(self.fpc_max_iter, "fpc_max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
 
     def _parts(self) -> dict:
         relation = make_component(

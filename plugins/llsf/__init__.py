@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import multilabel_core
 from multilabel_core import ComposedEstimator, MethodSpec, make_component
-from multilabel_core.validation import check_scalar
+from multilabel_core.validation import NON_NEGATIVE, Options
 
 __all__ = ["LLSF", "register_methods"]
 
@@ -61,16 +61,12 @@ class LLSF(ComposedEstimator):
 
     PARTS = {"loss": "least_squares", "regularizer": "sum", "relation": "independent", "kernel": "linear",
              "solver": "fista"}  # fmt: skip
+    _parameter_constraints = {"alpha": NON_NEGATIVE, "beta": NON_NEGATIVE, "form": Options(("laplacian", "distance"))}
 
     def __init__(self, alpha=0.1, beta=0.1, form="laplacian", fit_intercept=True, tol=None, max_iter=None,
                  thresholding="fixed"):  # fmt: skip
         self.alpha, self.beta, self.form, self.fit_intercept = alpha, beta, form, fit_intercept
         self.tol, self.max_iter, self.thresholding = tol, max_iter, thresholding
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        for name in ("alpha", "beta"):
-            check_scalar(getattr(self, name), name, low=0.0)
 
     def _parts(self) -> dict:
         similarity = {"alpha": float(self.alpha), "form": self.form}

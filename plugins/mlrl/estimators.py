@@ -41,7 +41,7 @@ from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import PrecomputedKernel, make_kernel
 from multilabel_core.parallel import blas_limited
 from multilabel_core.solvers import check_smo_tol
-from multilabel_core.validation import check_scalar, check_X
+from multilabel_core.validation import POSITIVE, Rule, check_X
 
 from .kernel import DataDependentKernel, stack_rows
 
@@ -69,6 +69,8 @@ class _PaperScaled(ComposedEstimator):
     fitted attribute in the objective's units, which the core stores times :meth:`_objective_scale`.
     """
 
+    _parameter_constraints = {"cache_size": POSITIVE}
+
     def _lam(self) -> float:
         return float(self.lam)
 
@@ -81,10 +83,6 @@ class _PaperScaled(ComposedEstimator):
     def _cost_name(self, n_samples: int) -> str:
         lam = "lam1" if "lam1" in self.get_params(deep=False) else "lam"
         return f"C = 1/(n {lam}) (n = {n_samples} rows, {lam} = {self._lam()!r})"
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_scalar(self.cache_size, "cache_size", low=0.0, low_inclusive=False)
 
     def _smo(self, tol, max_iter=None):
         return make_component(
@@ -114,10 +112,7 @@ class _RelationLearner(_PaperScaled):
 
     PARTS = MLRL_PARTS
     CERTIFICATE_PER_STEP = True
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_smo_tol(self.smo_tol, "smo_tol")
+    _parameter_constraints = {"smo_tol": Rule(check_smo_tol, "SMO's tolerance, at least its floor SMO_TOL_FLOOR")}
 
     def _parts(self) -> dict:
         alternating = make_component(
@@ -252,6 +247,8 @@ class SSMLRL(_RelationLearner):
     ``X_fit_`` holds the labelled then the unlabelled rows), and ``n_unlabeled_``.
     """
 
+    _parameter_constraints = {"lam1": POSITIVE, "lam2": POSITIVE}
+
     def __init__(
         self, lam1=1e-4, lam2=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
         warm_start=False, n_jobs=None, thresholding="zero",
@@ -290,11 +287,6 @@ class SSMLRL(_RelationLearner):
 
     def _lam(self) -> float:
         return float(self.lam1)
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        for name in ("lam1", "lam2"):
-            check_scalar(getattr(self, name), name, low=0.0, low_inclusive=False)
 
     def _training_kernel(self, kernel, X, X_unlabeled=None):
         """k' of eq. (22) on the base kernel resolved from all rows; the base kernel alone without unlabelled rows."""

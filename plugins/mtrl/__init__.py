@@ -26,7 +26,7 @@ from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.kernels import make_kernel
 from multilabel_core.registry import MethodSpec
 from multilabel_core.solvers import check_smo_tol
-from multilabel_core.validation import check_scalar
+from multilabel_core.validation import NON_NEGATIVE, POSITIVE, Rule
 
 __all__ = ["MTRL", "register_methods"]
 
@@ -64,6 +64,12 @@ class MTRL(ComposedEstimator):
         "solver": "alternating",
     }
     CERTIFICATE_PER_STEP = True
+    _parameter_constraints = {
+        "lam1": POSITIVE,
+        "lam2": NON_NEGATIVE,
+        "cache_size": POSITIVE,
+        "smo_tol": Rule(check_smo_tol, "SMO's tolerance, at least its floor SMO_TOL_FLOOR"),
+    }
 
     def __init__(
         self, lam1=1e-4, lam2=1e-4, kernel="rbf", gamma=None, tol=1e-4, max_iter=100, smo_tol=1e-3, cache_size=1024.0,
@@ -79,13 +85,6 @@ class MTRL(ComposedEstimator):
         self.cache_size = cache_size
         self.warm_start = warm_start
         self.thresholding = thresholding
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        for name in ("lam1", "cache_size"):
-            check_scalar(getattr(self, name), name, low=0.0, low_inclusive=False)
-        check_scalar(self.lam2, "lam2", low=0.0)
-        check_smo_tol(self.smo_tol, "smo_tol")
 
     def _parts(self) -> dict:
         smo = make_component("solver", "smo", tol=self.smo_tol, cache_size=float(self.cache_size))

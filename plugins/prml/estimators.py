@@ -23,7 +23,7 @@ import numbers
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.parameter_names import DEPRECATED, renamed_parameter
 from multilabel_core.plugins import make_component
-from multilabel_core.validation import check_flag, check_scalar
+from multilabel_core.validation import POSITIVE, Flag, Interval, NoneOr, Options, Rule, Unchecked
 
 from .parts import resolve_rank
 from .solver import INITS, SUB_SOLVERS
@@ -43,6 +43,10 @@ PARTS = {
 }
 
 
+def _rank(value, name):
+    resolve_rank(value, 10**9, name)  # the type and range; the rank against L at fit time
+
+
 class _Privileged(ComposedEstimator):
     """What the presets share: building the parts and the fitted attributes.
 
@@ -59,9 +63,23 @@ class _Privileged(ComposedEstimator):
 
     PARTS: dict = {}
     CERTIFICATE_PER_STEP = True
+    # Names a preset lacks are never read.  The outer settings (tol, max_iter) are the
+    # alternation's and required; the block solver's are cd_tol and cd_max_iter.
+    _parameter_constraints = {
+        "gamma1": POSITIVE,
+        "gamma2": POSITIVE,
+        # A relative duality gap of 1 or more is met by any point: it would certify nothing.
+        "cd_tol": Interval(numbers.Real, 0.0, 1.0, low_inclusive=False, high_inclusive=False),
+        "cd_max_iter": Interval(numbers.Integral, 1, None),
+        "privileged_bias": Flag(),
+        "n_privileged": NoneOr(Interval(numbers.Integral, 1, None)),
+        "rank": Rule(_rank, "an int >= 1 or a fraction of the labels in (0, 1]"),
+        "k": Unchecked("the deprecated spelling of rank, checked as it by _check_parameter_rules"),
+        "sub_solver": Options(SUB_SOLVERS),
+        "init": Options(INITS),
+    }
 
     def _parts(self) -> dict:
-        self._validate_family_params()
         # The low-rank regulariser is built in _problem, once L is known.
         settings = {"relation": self._relation_settings(), "solver": self._solver_settings()}
         return {
@@ -70,24 +88,10 @@ class _Privileged(ComposedEstimator):
             for role, name in self.PARTS.items()
         }
 
-    def _validate_family_params(self) -> None:
-        params = self.get_params(deep=False)
-        for name in ("gamma1", "gamma2"):
-            if name in params:
-                check_scalar(params[name], name, low=0.0, low_inclusive=False)
-        # A relative duality gap of 1 or more is met by any point: it would certify nothing.
-        check_scalar(params["cd_tol"], "cd_tol", low=0.0, low_inclusive=False, high=1.0, high_inclusive=False)
-        if "cd_max_iter" in params:
-            check_scalar(params["cd_max_iter"], "cd_max_iter", kind=numbers.Integral, low=1)
-        if "privileged_bias" in params:
-            check_flag(params["privileged_bias"], "privileged_bias")
-        if params.get("n_privileged") is not None:
-            check_scalar(params["n_privileged"], "n_privileged", kind=numbers.Integral, low=1)
-        if "rank" in params:
-            resolve_rank(renamed_parameter(self, "k", "rank"), 10**9, "rank")  # the type and range; the rank against L at fit time
-        for name, allowed in (("sub_solver", SUB_SOLVERS), ("init", INITS)):
-            if name in params and params[name] not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {params[name]!r}")
+    def _check_parameter_rules(self) -> None:
+        if "rank" in self.get_params(deep=False):
+            # The deprecated spelling is checked as what it stands for (the FutureWarning, once per fit).
+            _rank(renamed_parameter(self, "k", "rank"), "rank")
 
     def _problem(self, X, Y, parts: dict, kernel):
         # The rank is a fraction of L (the paper's ceil(0.9 L)) until the labels are known.

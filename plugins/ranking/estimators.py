@@ -38,7 +38,7 @@ import numpy as np
 from multilabel_core.estimator import ComposedEstimator
 from multilabel_core.parallel import blas_limited
 from multilabel_core.plugins import make_component
-from multilabel_core.validation import check_scalar
+from multilabel_core.validation import NON_NEGATIVE, Interval, NoneOr, Rule
 
 from .cd_solver import RankingCDSolver, check_two_labels
 from .threshold import LearnedLinearThreshold, check_regressors
@@ -74,6 +74,13 @@ class _LabelRanking(ComposedEstimator):
 
     PARTS: dict = {}
     CERTIFICATE_PER_STEP = True
+    # mu and n_features belong to the subclasses that have them; a name a class lacks is never read.
+    _parameter_constraints = {
+        "mu": NON_NEGATIVE,
+        "n_features": Interval(numbers.Integral, 1, None),
+        "threshold": Rule(check_regressors, "the regressors of the learned_linear threshold, by name"),
+        "threshold_cv": NoneOr(Interval(numbers.Integral, 2, None)),
+    }
     #: The fewest label columns ``fit`` accepts: a ranking orders pairs of labels.
     min_labels = 2
 
@@ -138,16 +145,7 @@ class _LabelRanking(ComposedEstimator):
             )
         return self.threshold_(scores)
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        params = self.get_params(deep=False)
-        if "mu" in params:
-            check_scalar(self.mu, "mu", low=0.0)
-        if "n_features" in params:
-            check_scalar(self.n_features, "n_features", kind=numbers.Integral, low=1)
-        check_regressors(self.threshold, "threshold")
-        if self.threshold_cv is not None:
-            check_scalar(self.threshold_cv, "threshold_cv", kind=numbers.Integral, low=2)
+    def _check_parameter_rules(self) -> None:
         if self.thresholding != LearnedLinearThreshold.name:
             # threshold and threshold_cv configure learned_linear by name; beside anything else they would do nothing.
             unused = [

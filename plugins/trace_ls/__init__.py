@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import multilabel_core
 from multilabel_core import ComposedEstimator, MethodSpec, make_component
-from multilabel_core.validation import check_scalar
 
 __all__ = ["TraceNormLeastSquares", "register_methods"]
 
@@ -47,10 +46,6 @@ class TraceNormLeastSquares(ComposedEstimator):
 
     def __init__(self, lam=1.0, fit_intercept=True, tol=None, max_iter=None, thresholding="zero"):
         self.lam, self.fit_intercept, self.tol, self.max_iter, self.thresholding = lam, fit_intercept, tol, max_iter, thresholding
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_scalar(self.lam, "lam", low=0.0, low_inclusive=False)
 
     def _parts(self) -> dict:
         settings = {k: v for k, v in (("tol", self.tol), ("max_iter", self.max_iter)) if v is not None}
