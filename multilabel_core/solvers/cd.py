@@ -52,6 +52,7 @@ from ..validation import (
     check_signs,
     check_X,
     count,
+    is_checked,
     positive,
     seed,
 )
@@ -141,12 +142,13 @@ def _dual_terms(loss, costs: np.ndarray, solver: str) -> tuple[np.ndarray, np.nd
     return upper, diagonal
 
 
-def _settings(tol, max_iter, shrinking, random_state, n_labels, n_jobs=None) -> dict:
-    check_scalar(tol, "tol", low=0.0, low_inclusive=False)
-    effective_threads(n_jobs)  # validates it
-    check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
-    if not isinstance(shrinking, (bool, np.bool_)):
-        raise ValueError(f"shrinking must be True or False, got {shrinking!r}")
+def _settings(tol, max_iter, shrinking, random_state, n_labels, n_jobs=None, check_input=True) -> dict:
+    if check_input:  # else validated by the caller (CDSolver's fields, when it was built)
+        check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+        effective_threads(n_jobs)  # validates it
+        check_scalar(max_iter, "max_iter", kind=numbers.Integral, low=1, high=MAX_ITER_LIMIT)
+        if not isinstance(shrinking, (bool, np.bool_)):
+            raise ValueError(f"shrinking must be True or False, got {shrinking!r}")
     # One seed per label, drawn in label order: a run is reproducible label by label.
     seeds = check_random_state(random_state).integers(0, 2**63, size=n_labels, dtype=np.uint64)
     return {"tol": float(tol), "max_iter": int(max_iter), "shrinking": bool(shrinking), "seeds": seeds, "n_jobs": n_jobs}
@@ -171,15 +173,21 @@ def as_rows(X, bias: float):
     -------
     Rows
         The engine's row access to X, holding X's data without a copy where it already is
-        C-contiguous float64 (dense) or canonical float64 CSR.
+        C-contiguous float64 (dense) or canonical float64 CSR.  An X the estimator validated in
+        this call (:func:`multilabel_core.validation.checked_inputs`) is not scanned for
+        finiteness again.
     """
+    checked = is_checked(X)
     if sp.issparse(X):
+        given = X
         X = X.tocsr().astype(np.float64, copy=False)
-        if not X.has_canonical_format:
+        # check_X decided the canonical form from the index arrays; scipy's cached flag can be
+        # stale (False on a canonical matrix), and summing again would copy X for nothing.
+        if not X.has_canonical_format and not (checked and X is given):
             X = X.copy()
             X.sum_duplicates()
-        return _cd.SparseRows(np.ascontiguousarray(X.data), X.indices, X.indptr, X.shape[1], bias)
-    return _cd.DenseRows(np.ascontiguousarray(X, dtype=np.float64), bias)
+        return _cd.SparseRows(np.ascontiguousarray(X.data), X.indices, X.indptr, X.shape[1], bias, checked=checked)
+    return _cd.DenseRows(np.ascontiguousarray(X, dtype=np.float64), bias, checked=checked)
 
 
 # -- the per-label loop and the certificate -------------------------------------------
@@ -284,6 +292,7 @@ def linear_svm_cd(
     record_dual: bool = False,
     face_steps: bool = True,
     n_jobs: int | None = None,
+    check_input: bool = True,
 ) -> Fit:
     """One linear SVM (1) per label by dual coordinate descent on (2).
 
@@ -330,6 +339,13 @@ def linear_svm_cd(
     n_jobs : int or None, default None
         Threads the labels are solved on (:mod:`multilabel_core.parallel`: None is the thread
         budget the caller leaves, -1 every core).  The result does not depend on it.
+    check_input : bool, default True
+        False skips the checks of the settings ``tol``, ``max_iter``, ``shrinking``, ``n_jobs``
+        and ``intercept_scaling``, which the caller has validated (:class:`CDSolver` passes
+        False: its fields are checked when it is built), so that each is validated once.  X is
+        checked unless the estimator validated it in this call
+        (:func:`multilabel_core.validation.checked_inputs`); Y, C, the loss, the flags and alpha0
+        always.
 
     Returns
     -------
@@ -356,12 +372,13 @@ def linear_svm_cd(
     Y = check_signs(Y, n)
     costs = _check_costs(C, Y.shape[1])
     loss = _check_loss(loss)
-    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs)
+    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs, check_input)
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise ValueError(f"fit_intercept must be True or False, got {fit_intercept!r}")
     if not isinstance(face_steps, (bool, np.bool_)):
         raise ValueError(f"face_steps must be True or False, got {face_steps!r}")
-    check_scalar(intercept_scaling, "intercept_scaling", low=0.0, low_inclusive=False)
+    if check_input:
+        check_scalar(intercept_scaling, "intercept_scaling", low=0.0, low_inclusive=False)
     upper, diagonal = _dual_terms(loss, costs, "linear_svm_cd")
     alpha = _check_alpha0(alpha0, Y.shape, upper)
     signs = np.ascontiguousarray(Y.T)
@@ -396,6 +413,7 @@ def box_kernel_cd(
     alpha0=None,
     record_dual: bool = False,
     n_jobs: int | None = None,
+    check_input: bool = True,
 ) -> Fit:
     """The box-constrained kernel dual (2), ``Q_ij = y_il y_jl K_ij``, per label.
 
@@ -432,6 +450,10 @@ def box_kernel_cd(
     n_jobs : int or None, default None
         Threads the labels are solved on (they share K read-only); the result does not
         depend on it.
+    check_input : bool, default True
+        False skips the checks of ``tol``, ``max_iter``, ``shrinking`` and ``n_jobs``, which the
+        caller has validated (:class:`CDSolver`'s fields); K, Y, C, the loss and alpha0 are
+        checked always.
 
     Returns
     -------
@@ -460,7 +482,7 @@ def box_kernel_cd(
         raise ValueError(f"K holds {K.shape[0]} kernels but Y has {Y.shape[1]} labels")
     costs = _check_costs(C, Y.shape[1])
     loss = _check_loss(loss)
-    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs)
+    settings = _settings(tol, max_iter, shrinking, random_state, Y.shape[1], n_jobs, check_input)
     upper, diagonal = _dual_terms(loss, costs, "box_kernel_cd")
     alpha = _check_alpha0(alpha0, Y.shape, upper)
     K = np.ascontiguousarray(K, dtype=np.float64)
@@ -591,6 +613,8 @@ class CDSolver(Solver):
             "random_state": self.random_state,
             "alpha0": self._alpha0(warm_start, Y, upper),
             "n_jobs": self.n_jobs,
+            # The settings above are this solver's fields, checked when it was built: not again.
+            "check_input": False,
         }
         if problem.kernel.linear:
             fit = linear_svm_cd(
