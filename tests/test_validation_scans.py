@@ -188,3 +188,26 @@ def test_skipping_the_scans_changes_no_number(monkeypatch, method, sparse):
     assert marked.n_iter_ == unmarked.n_iter_
     scores, again = marked.decision_function(X), unmarked.decision_function(X)
     np.testing.assert_allclose(scores, again, rtol=0, atol=64 * np.finfo(float).eps * max(1.0, np.abs(scores).max()))
+
+
+def test_n_jobs_is_checked_by_the_estimator_and_the_solver_it_builds_not_in_the_engine_call(monkeypatch):
+    import multilabel_core.parallel as parallel
+
+    calls = []
+    original = parallel.effective_threads
+
+    def counted(n_jobs, *args):
+        calls.append((n_jobs, args))
+        return original(n_jobs, *args)
+
+    # The engine call's own check is the one the CD module makes; map_threads resolves the count (an argument).
+    monkeypatch.setattr(cd_module, "effective_threads", counted)
+    data = make_correlated_multilabel(n_samples=40, n_features=5, n_labels=3, random_state=2)
+    mlc.make_method("br", n_jobs=1).fit(data.X, data.Y)
+    assert calls == []
+    with pytest.raises(ValueError, match=r"n_jobs must be a nonzero int .* \(a parameter of BinaryRelevance\)"):
+        mlc.make_method("br", n_jobs=0).fit(data.X, data.Y)
+    with pytest.raises(ValueError, match="n_jobs must be a nonzero int"):
+        mlc.make_component("solver", "cd", n_jobs=0)
+    linear_svm_cd(data.X, 2.0 * np.asarray(data.Y, dtype=np.float64) - 1.0, n_jobs=1)
+    assert [n for n, _ in calls] == [1], "a direct call checks its n_jobs"
