@@ -57,7 +57,33 @@ __all__ = ["IRWLSSolver", "irwls_msvr", "msvr_objective"]
 
 
 def msvr_objective(K, beta, m, U, S=None, *, gamma1=1.0, gamma2=0.0, epsilon=0.1) -> float:
-    """T2(beta, m) of eq. 8 in the representer form (module docstring); ``S`` the {-1, +1} signs y."""
+    """Evaluate T2(beta, m) of Tao, Xu & Geng's eq. 8 in the representer form (module docstring).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix of the training rows.
+    beta : ndarray of shape (n, t)
+        Coefficients of the kernel expansion ``F = K beta + m``.
+    m : ndarray of shape (t,)
+        Per-output bias.
+    U : ndarray of shape (n, t)
+        Real targets (LIEML: the enhanced labels).
+    S : ndarray of shape (n, t) or None, default None
+        The {-1, +1} signs y of the sign-consistency term; needed when ``gamma2 > 0``.
+    gamma1 : float, default 1.0
+        Weight of the tube loss Omega1.
+    gamma2 : float, default 0.0
+        Weight of the sign-consistency hinge Omega2 (0: plain MSVR).
+    epsilon : float, default 0.1
+        Radius of the insensitive tube.
+
+    Returns
+    -------
+    float
+        ``1/2 tr(beta^T K beta) + gamma1 sum_i max(0, ||u_i - f_i|| - epsilon)^2
+        + gamma2 sum max(0, -s o F)``.
+    """
     KB = np.asarray(K) @ beta
     return _objective(beta, KB, KB + m, U, S, gamma1, gamma2, epsilon)
 
@@ -110,11 +136,14 @@ def irwls_msvr(
     epsilon : the radius of the insensitive tube.
     tol : stop when T2 decreases by less than ``tol`` in an iteration (the paper's rule).
     gap_tol : the certificate's relative-gap tolerance for ``converged``.
-    max_iter : IRWLS iterations; max_backtracks : line-search reductions (eta / 10 each) before
-        the step is declared failed (the solve then stops, unconverged unless the gap holds).
+    max_iter : IRWLS iterations.
+    max_backtracks : line-search reductions (eta / 10 each) before the step is declared failed
+        (the solve then stops, unconverged unless the gap holds).
     jitter : added to the corner of the system when ``gamma1 sum(a)`` is below it.
     start : a previous Solution, read through its warm state (:func:`~multilabel_core.base.warm_state_of`):
         ``dual_coef`` beta with zero column sums and ``intercept`` m.
+    warn : whether an unconverged solve issues a ConvergenceWarning (it is counted in the
+        certificate either way).
 
     Returns
     -------
@@ -257,6 +286,9 @@ class IRWLSSolver(Solver):
         Stop when T2 decreases by less than tol in an iteration.
     max_iter : int, default 500
         IRWLS iterations.
+    jitter : float, default 1e-8
+        Added to the corner of the IRWLS system when ``gamma1 sum(a)`` is below it (every
+        residual inside the tube leaves the system singular in m).
     """
 
     tol: float = attrs.field(default=1e-5, validator=positive)
@@ -270,7 +302,19 @@ class IRWLSSolver(Solver):
     }
 
     def check(self, problem: Problem) -> None:
-        """The base capability check, plus: an identity label coupling and an intercept (the MSVR form)."""
+        """Check the base capabilities, plus an identity label coupling and an intercept (the MSVR form).
+
+        Parameters
+        ----------
+        problem : Problem
+            The composed problem to be solved.
+
+        Raises
+        ------
+        CapabilityError
+            When a part lacks a capability this solver needs, the label coupling is not the
+            identity, or ``problem.fit_intercept`` is False.
+        """
         super().check(problem)
         self.require_identity_label_gram(problem, "MSVR under 1/2 ||Theta||^2")
         if not problem.fit_intercept:
