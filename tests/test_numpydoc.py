@@ -7,18 +7,11 @@ examples), and the public methods and properties those classes define.  Each is 
 on the checks in :data:`CHECKS`; an override without a docstring of its own is validated on the
 docstring it inherits (``help()`` shows that one, and so does the site).
 
-Two tiers, both counted, none skipped:
-
-- :data:`HELD` -- modules and classes whose names must pass every check (the registered methods'
-  estimators, the base parts' interfaces, the parameter glossary);
-- everything else must not get worse: the number of (name, check) failures of each check is at
-  most :data:`REMAINING`, and the test reports the current numbers in a warning at every run.
-  Lower the numbers as docstrings are fixed (the test says when they can go down).
+Every public name must pass every check in :data:`CHECKS`; none is exempt.
 """
 
 from __future__ import annotations
 
-import collections
 import importlib
 import importlib.util
 import inspect
@@ -39,10 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 #: unknown), returns (RT01 documented for what returns something), sections (GL06 known ones,
 #: GL07 in numpydoc's order).
 CHECKS = ("GL06", "GL07", "GL08", "PR01", "PR02", "RT01", "SS01", "SS02", "SS03", "SS05")
-
-#: Failures per check outside the held names, at most (measured when the check was introduced).
-REMAINING = {"GL06": 9, "GL07": 6, "GL08": 0, "PR01": 563, "PR02": 11, "RT01": 436, "SS01": 1,
-             "SS02": 9, "SS03": 1, "SS05": 37}
 
 
 #: ids of property getters: their docstring describes the value, so RT01 does not apply.
@@ -151,16 +140,6 @@ def failures(obj) -> list[tuple[str, str]]:
             if code in CHECKS and not (code == "RT01" and id(obj) in PROPERTIES)]
 
 
-def _held(dotted: str, obj) -> bool:
-    estimators = {spec.estimator for spec in multilabel_core.list_methods()}
-    held_prefixes = ("multilabel_core.parameter_names.", "multilabel_core.base.Loss.value",
-                     "multilabel_core.base.Loss.gradient", "multilabel_core.base.Regularizer.value",
-                     "multilabel_core.base.Regularizer.gradient", "multilabel_core.base.LabelRelation.initial",
-                     "multilabel_core.base.LabelRelation.update", "multilabel_core.base.Threshold.fit",
-                     "multilabel_core.base.Threshold.predict")
-    return obj in estimators or any(dotted == p or dotted.startswith(p) for p in held_prefixes)
-
-
 @pytest.fixture(scope="module")
 def results():
     objects = public_objects()
@@ -174,35 +153,14 @@ def test_the_registered_estimators_are_among_the_validated_names(results):
         assert any(results_name.endswith(f".{cls.__name__}") for results_name in results), cls
 
 
-def test_held_names_pass_every_check(results):
-    held = {name: errors for name, (obj, errors) in results.items() if _held(name, obj)}
-    assert len(held) >= 40, sorted(held)
-    bad = [f"{name}: {code} {message}" for name, errors in held.items() for code, message in errors]
-    assert not bad, "\n".join(bad)
-
-
-def test_the_rest_gets_no_worse_and_is_counted(results):
-    rest = {name: errors for name, (obj, errors) in results.items() if not _held(name, obj)}
-    counts = collections.Counter(code for errors in rest.values() for code, _ in errors)
-    failing = sum(1 for _, errors in results.values() if errors)
-    report = ", ".join(f"{code} {counts.get(code, 0)}" for code in CHECKS)
+def test_every_public_name_passes_every_check(results):
+    bad = [f"{name}: {code} {message}" for name, (obj, errors) in sorted(results.items()) for code, message in errors]
     warnings.warn(
-        f"numpydoc: {failing} of {len(results)} public names fail a check ({report}); "
-        f"the held names pass every check; {len(UNVERIFIED_RETURNS)} have no source, so RT01 is unverified there; "
-        f"{len(DATA_NAMES)} public names are data or modules, with no docstring of their own to validate",
+        f"numpydoc: {len(results)} public names validated; {len(UNVERIFIED_RETURNS)} have no source, so RT01 is "
+        f"unverified there; {len(DATA_NAMES)} public names are data or modules, with no docstring of their own",
         UserWarning,
     )
-    worse = {code: (counts.get(code, 0), REMAINING[code]) for code in CHECKS if counts.get(code, 0) > REMAINING[code]}
-    assert not worse, (
-        "more docstrings fail these numpydoc checks than before (now, allowed): "
-        f"{worse}\n" + "\n".join(
-            f"{name}: {code} {message}" for name, errors in sorted(rest.items())
-            for code, message in errors if code in worse
-        )
-    )
-    better = {code: (counts.get(code, 0), REMAINING[code]) for code in CHECKS if counts.get(code, 0) < REMAINING[code]}
-    if better:
-        warnings.warn(f"numpydoc: fewer failures than REMAINING allows, lower it: {better}", UserWarning)
+    assert not bad, f"{len(bad)} numpydoc failures:\n" + "\n".join(bad)
 
 
 def test_the_check_catches_a_bad_docstring():
