@@ -117,10 +117,10 @@ def add_label_options(parser: argparse.ArgumentParser) -> None:
 
 def cmd_convert(args) -> None:
     """``mlcore convert IN OUT``: read IN as any command does, write it in the format OUT's suffix names."""
-    from .datasets.loading import _format_of, write_file
+    from .datasets.loading import format_of, write_file
 
     target = Path(args.output)
-    kind = _format_of(target)
+    kind = format_of(target)
     if kind is None:
         raise CLIError(
             f"{target}: unknown output format; name it .arff, .svm, .libsvm, .txt, .csv (each optionally .gz) or .npz"
@@ -163,11 +163,11 @@ def compare_data(args):
     options = data_options(args)
     if options["labels"] is None and options["label_prefix"] is None:
         return args.data
-    from .datasets.loading import _format_of
+    from .datasets.loading import format_of
 
     entries = list(args.data or [])
     # A join A.csv+B.csv is loaded with the options too (each part is CSV); load_dataset keeps its parts.
-    is_csv = [isinstance(entry, str) and all(_format_of(Path(part)) == "csv" for part in entry.split("+"))
+    is_csv = [isinstance(entry, str) and all(format_of(Path(part)) == "csv" for part in entry.split("+"))
               for entry in entries]
     if not any(is_csv):
         raise CLIError("--labels and --label-prefix choose the label columns of CSV files; give them with --data FILE.csv")
@@ -386,11 +386,11 @@ def parse_threshold(text: str) -> str:
     """``--threshold``: a registered threshold name (the methods' ``thresholding``)."""
     from .plugins import list_components
 
-    from .plugins import _did_you_mean
+    from .plugins import did_you_mean
 
     known = sorted(spec.name for spec in list_components("threshold"))
     if text not in known:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(known)}, got {text!r}.{_did_you_mean(text, known)}")
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(known)}, got {text!r}.{did_you_mean(text, known)}")
     return text
 
 
@@ -429,11 +429,11 @@ def parse_preprocess(text: str) -> str | None:
     if text.lower() == "none":
         return None
     if text not in PREPROCESSORS:
-        from .plugins import _did_you_mean
+        from .plugins import did_you_mean
 
         raise argparse.ArgumentTypeError(
             f"expected none or one of {', '.join(sorted(PREPROCESSORS))}, got {text!r}."
-            + _did_you_mean(text, [*PREPROCESSORS, "none"])
+            + did_you_mean(text, [*PREPROCESSORS, "none"])
         )
     return text
 
@@ -840,12 +840,12 @@ def check_compare_names(args, grid: dict, grids: dict) -> None:
     """CLIError with a "did you mean" for a name typed in compare's options: the --grid parameters, --select,
     --protocol (the experiment file's own names are checked when it is read)."""
     from .experiments.protocols import PROTOCOLS
-    from .plugins import _did_you_mean, make_method
+    from .plugins import did_you_mean, make_method
 
     for option, what, value, known in (("--select", "metric", args.selection_metric, METRICS),
                                        ("--protocol", "protocol", args.protocol, PROTOCOLS)):  # fmt: skip
         if value is not None and value not in known:
-            raise CLIError(f"{option}: unknown {what} {value!r}.{_did_you_mean(value, known)} Known: {', '.join(known)}")
+            raise CLIError(f"{option}: unknown {what} {value!r}.{did_you_mean(value, known)} Known: {', '.join(known)}")
     targets = [(method, names) for method, names in grids.items()]
     targets += [(method, grid) for method in args.methods if grid]  # a grid for every method given here
     for method, names in targets:
@@ -854,7 +854,7 @@ def check_compare_names(args, grid: dict, grids: dict) -> None:
             if name not in valid:
                 raise CLIError(
                     f"--grid: the grid of method {method!r} names unknown parameter(s) {name!r}."
-                    f"{_did_you_mean(name, valid)} Valid parameters: {', '.join(valid)}"
+                    f"{did_you_mean(name, valid)} Valid parameters: {', '.join(valid)}"
                 )
 
 

@@ -74,7 +74,7 @@ import scipy.sparse as sp
 
 from . import __version__
 from .exceptions import ModelVersionWarning
-from .plugins import _call_hookimpl, get_method, get_plugin_manager, list_components, list_methods
+from .plugins import call_hookimpl, get_method, get_plugin_manager, list_components, list_methods
 from .validation import check_byte_cap
 
 __all__ = [
@@ -148,7 +148,7 @@ def _type_name(cls: type) -> str:
 def _declared_types() -> list[type]:
     """Every class declared through the ``register_trusted_types`` hook, plugin by plugin."""
     hook = get_plugin_manager().hook.register_trusted_types
-    return [cls for impl in hook.get_hookimpls() for cls in _call_hookimpl(impl, "register_trusted_types", type)]
+    return [cls for impl in hook.get_hookimpls() for cls in call_hookimpl(impl, "register_trusted_types", type)]
 
 
 # A model fitted on sparse rows keeps them (X_fit_) as CSR or CSC.  skops writes them with

@@ -156,7 +156,7 @@ def _collect(hook_name: str, record_type: type, key: Callable[[object], Hashable
     """Call every implementation of one hook; return the records by ``key``, clashes refused."""
     records: dict = {}
     for impl in getattr(get_plugin_manager().hook, hook_name).get_hookimpls():
-        for record in _call_hookimpl(impl, hook_name, record_type):
+        for record in call_hookimpl(impl, hook_name, record_type):
             k = key(record)
             if k in records:
                 raise PluginError(f"{what} {k!r} is registered by {_owners(records[k].plugin, record.plugin)}")
@@ -168,7 +168,7 @@ def _owners(first: str, second: str) -> str:
     return f"plugin {first!r} twice" if first == second else f"both plugin {first!r} and plugin {second!r}"
 
 
-def _call_hookimpl(impl, hook_name: str, record_type: type) -> list:
+def call_hookimpl(impl, hook_name: str, record_type: type) -> list:
     """One plugin's records for one hook, each stamped with the plugin's name (classes as they are)."""
     received = []
 
@@ -423,7 +423,7 @@ def _closest(name, known) -> str | None:
     return by_lower[close[0]] if close else None
 
 
-def _did_you_mean(name, known) -> str:
+def did_you_mean(name, known) -> str:
     """`` Did you mean 'x'?`` for the closest known name (:func:`_closest`), or ``""``."""
     close = _closest(name, known)
     return f" Did you mean {close!r}?" if close is not None else ""
@@ -432,7 +432,7 @@ def _did_you_mean(name, known) -> str:
 def _unknown(what: str, name: str, known) -> ValueError:
     known = sorted(known)
     listing = ", ".join(known) if known else "none"
-    return ValueError(f"unknown {what} {name!r}.{_did_you_mean(name, known)} Known: {listing}")
+    return ValueError(f"unknown {what} {name!r}.{did_you_mean(name, known)} Known: {listing}")
 
 
 def _check_kind(kind: str) -> None:
@@ -453,7 +453,7 @@ def _check_params(what: str, factory: Callable, params: dict) -> None:
     unknown = sorted(set(params) - set(valid))
     if unknown:
         if len(unknown) == 1:
-            hint = _did_you_mean(unknown[0], valid)
+            hint = did_you_mean(unknown[0], valid)
         else:
             pairs = [(name, _closest(name, valid)) for name in unknown]
             pairs = "; ".join(f"{close!r} for {name!r}" for name, close in pairs if close is not None)

@@ -107,7 +107,7 @@ def not_a_data_file(path) -> str | None:
     return f"is {_kind(mode)}{via}, not a regular file; data files must be regular files"
 
 
-def _open_regular(path):
+def open_regular(path):
     """``path`` opened for binary reading, and its size; DataFormatError unless it is a regular file.
 
     The status is read before opening (so that a device is never opened) and again from the
@@ -143,7 +143,7 @@ def read_text(path, max_bytes=None) -> str:
     path = os.fspath(path)
     cap = byte_cap(max_bytes)
     gzipped = path.endswith(GZIP_SUFFIX)
-    raw, size = _open_regular(path)
+    raw, size = open_regular(path)
     try:
         if gzipped:
             # The first pass keeps nothing: a bomb is refused before any of it is held.

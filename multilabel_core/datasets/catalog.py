@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..plugins import list_datasets
 from ..registry import DatasetSpec
-from .fetch import _sha256, cache_dir
-from .loading import _named_file, search_path
+from .fetch import sha256_of, cache_dir
+from .loading import named_file, search_path
 
 __all__ = ["NOT_DOWNLOADED", "known_datasets"]
 
@@ -79,7 +79,7 @@ def known_datasets(data_home=None, *, verify: bool = True) -> list[dict]:
 def _record(spec: DatasetSpec, folders: list[tuple[str, Path]], cache: Path, verify: bool) -> dict:
     location, path = NOT_DOWNLOADED, None
     for where, folder in folders:
-        found = _named_file(folder, spec.name)
+        found = named_file(folder, spec.name)
         if found is not None:
             location, path = where, str(found)
             break
@@ -105,6 +105,6 @@ def _record(spec: DatasetSpec, folders: list[tuple[str, Path]], cache: Path, ver
 def _cached(spec: DatasetSpec, cache: Path, verify: bool) -> bool:
     for filename, (_, digest) in spec.files.items():
         target = cache / filename
-        if Path(filename).name != filename or not target.is_file() or (verify and _sha256(target) != digest):
+        if Path(filename).name != filename or not target.is_file() or (verify and sha256_of(target) != digest):
             return False
     return True

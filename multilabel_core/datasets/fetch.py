@@ -133,7 +133,7 @@ def _fetch_file(folder: Path, filename: str, url: str, digest: str, base_url: st
         raise ValueError(f"{filename}: {digest!r} is not a SHA-256 digest (64 lower-case hex digits)")
     target = folder / filename
     if target.is_file() and not force:
-        if _sha256(target) == digest:
+        if sha256_of(target) == digest:
             return target
         target.unlink()  # a damaged or outdated cache entry is downloaded again
     source = url if base_url is None else _mirrored(url, base_url)
@@ -167,7 +167,8 @@ def _download(url: str, destination: Path) -> str:
     return digest.hexdigest()
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """Return the SHA-256 hex digest of a file, read in chunks (the catalog verifies downloads with it)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while chunk := handle.read(_CHUNK):

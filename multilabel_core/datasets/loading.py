@@ -101,14 +101,14 @@ def load_dataset(
         if not all(names):
             raise ValueError(f"{text!r}: an empty dataset name beside '+'; join datasets as NAME1+NAME2")
         return concatenate([load_dataset(n, data_home, **options) for n in names])
-    if os.sep in text or "/" in text or _format_of(path) is not None:
+    if os.sep in text or "/" in text or format_of(path) is not None:
         reason = not_a_data_file(path)  # from the path's status: a FIFO or a device is never opened
         if reason is not None:
             raise DataFormatError(path, None, reason)
         raise ValueError(f"no such data file: {path}")
     folders = search_path(data_home)
     for _, folder in folders:
-        found = _named_file(folder, text) if folder is not None else None
+        found = named_file(folder, text) if folder is not None else None
         if found is not None:
             return load_file(found, **options)
     looked = "; ".join(f"{where}: {folder if folder is not None else '(not set)'}" for where, folder in folders)
@@ -196,7 +196,7 @@ def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None, l
     DataFormatError
         For a malformed file or a gzipped ``.npz``.
     """
-    kind = _format_of(Path(path))
+    kind = format_of(Path(path))
     if kind == "csv":
         return read_csv(path, labels, label_prefix=label_prefix, sparse=sparse, max_bytes=max_bytes)
     if labels is not None or label_prefix is not None:
@@ -222,7 +222,8 @@ def load_file(path, *, nominal: str = "onehot", sparse="auto", max_bytes=None, l
     )
 
 
-def _format_of(path: Path) -> str | None:
+def format_of(path: Path) -> str | None:
+    """Return the data format a file name says (``"arff"``, ``"libsvm"``, ``"csv"``, ``"npz"``), or None."""
     if strip_suffix(path, ARFF_SUFFIXES) is not None:
         return "arff"
     if strip_suffix(path, LIBSVM_SUFFIXES) is not None:
@@ -234,7 +235,8 @@ def _format_of(path: Path) -> str | None:
     return None
 
 
-def _named_file(folder: Path, name: str) -> Path | None:
+def named_file(folder: Path, name: str) -> Path | None:
+    """Return the file of dataset ``name`` in ``folder`` in any known format (gzipped or not), or None."""
     for suffix in ARFF_SUFFIXES + LIBSVM_SUFFIXES + CSV_SUFFIXES:
         for candidate in (folder / f"{name}{suffix}", folder / f"{name}{suffix}.gz"):
             if candidate.is_file():
@@ -274,7 +276,7 @@ def write_file(dataset: Dataset, path, *, arff: str = "mulan") -> str:
 
     if arff not in ("mulan", "meka"):
         raise ValueError(f"arff must be 'mulan' or 'meka', got {arff!r}")
-    kind = _format_of(Path(path))
+    kind = format_of(Path(path))
     if kind == "npz" and os.fspath(path).endswith(".gz"):
         raise ValueError(f"{path}: an .npz file is a zip archive already; write NAME.npz")
     if kind == "arff":

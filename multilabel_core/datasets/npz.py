@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ..validation import check_scalar
 from ._dataset import Dataset, IndexNames
-from ._files import DataFormatError, _open_regular, byte_cap, check_dense_size, dataset_name, over_cap, size_text
+from ._files import DataFormatError, open_regular, byte_cap, check_dense_size, dataset_name, over_cap, size_text
 from ._storage import check_sparse, to_storage
 from .libsvm import MAX_COLUMNS
 
@@ -134,7 +134,7 @@ def _read_members(path, cap: int, ratio: float) -> dict[str, np.ndarray]:
     """Every member of the archive as an array, each checked against the bounds before it is read."""
     from ..persistence import _directory, _ratio_allows
 
-    handle, size = _open_regular(path)
+    handle, size = open_regular(path)
     with handle:
 
         def read_at(offset, length):
