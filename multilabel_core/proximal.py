@@ -136,9 +136,8 @@ GRAM_SPREAD_LIMIT = 1e10
 #: the caller expects at most this fraction of the Gram matrix's order to pass (``rank_hint``), and
 #: else computes every eigenpair by divide and conquer (``syevd``): ``syevr`` computes each
 #: eigenvector by inverse iteration, and past about a tenth of the order its vectors cost more than
-#: all of ``syevd``'s (measured on one core, benchmarks/RESULTS.md, "No n^3 per step": at order 654,
-#: 0.015 s for one pair, 0.034 s for 80, 0.056 s for 160 and 0.23 s for 565, against 0.048 s for all
-#: 654 by ``syevd``; at order 118, 0.0009 s for 10 pairs against 0.0009 s for all).
+#: all of ``syevd``'s (measured on one core: benchmarks/RESULTS.md, "No n^3 per step" and
+#: "Timings behind code comments").
 SUBSET_EIGH_FRACTION = 0.1
 
 

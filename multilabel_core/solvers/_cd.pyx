@@ -54,15 +54,15 @@ cdef int MAX_FACE_HALVINGS = 30
 cdef double FACE_SUFFICIENT_DECREASE = 1e-4
 #: The face step's matrix-free route (LinearSVMDual._solve_face_cg): preconditioned conjugate
 #: gradients stop once the residual is this share of the starting one (the face's gradient in w) ...
-#: (0.1 and 0.01 gave steps so rough that they came 5-50 times as often for less: enron at C = 10
-#: took 20 s and 3.8 s, against 3.5 s here; docs/solvers/cd.md, "Hard problems")
+#: (0.1 and 0.01 gave steps so rough that they came 5-50 times as often for less; docs/solvers/cd.md,
+#: "Hard problems", and benchmarks/RESULTS.md, "Timings behind code comments")
 cdef double FACE_CG_RELATIVE_RESIDUAL = 1e-3
 #: ... or after this many iterations (each one a product with the face's Gram matrix: two passes
 #: over the free rows).  A problem takes the CG route when even this many cost less than the factor.
 #: At 100 the solves on enron and bibtex (C = 10) mostly stopped at the cap, short of the
-#: residual, and their rougher steps left more epochs (enron C = 10: 3.2 s against 2.0 s at 300);
-#: 300 also sends rcv1subset1 (d = 500) to the factor, which is cheaper there.  1000 would send
-#: enron to the factor too (d = 1001), 3-7 times slower.
+#: residual, and their rougher steps left more epochs; 300 also sends rcv1subset1 (d = 500) to
+#: the factor, which is cheaper there.  1000 would send enron to the factor too (d = 1001), which
+#: is slower there (benchmarks/RESULTS.md, "Timings behind code comments").
 cdef Py_ssize_t FACE_CG_MAX_ITERATIONS = 300
 #: What the first CG solve is priced at, in iterations (later ones: what the last one took).
 cdef double FACE_CG_FIRST_ITERATIONS = 30.0

@@ -63,7 +63,7 @@ cdef void check_matrix(const double[:, ::1] K, Py_ssize_t* claimed, bint* finite
     The result does not depend on the schedule (maxima, and a sum of zeros).  Branch-free: a
     NaN or an infinity turns ``poison = sum 0 * K_ij`` into NaN.  Four independent sets of
     accumulators: with one, every entry waited for the last entry's add and max (their latency,
-    not memory, bounded the pass: 10 ms for scene's 2407 x 2407, a fifth of a BSVM fit).
+    not memory, bounded the pass; benchmarks/RESULTS.md, "Timings behind code comments").
     """
     cdef Py_ssize_t n = K.shape[0], tiles = (n + TILE - 1) // TILE, top, left, i, j, end
     cdef const double* row

@@ -115,8 +115,8 @@ cdef inline signed char status_of(double y, double a, double c) noexcept nogil:
 
 cdef inline void axpy(Py_ssize_t n, double a, const double* x, double* y) noexcept nogil:
     """y += a x.  A plain loop (vectorised by the compiler) rather than scipy's BLAS, whose
-    OpenBLAS threads these calls beside numpy's own OpenBLAS pool: measured 80x slower on
-    small problems (a 593 x 593 recomputation of f: 24 ms against 0.3 ms)."""
+    OpenBLAS threads these calls beside numpy's own OpenBLAS pool, far slower on small
+    problems (benchmarks/RESULTS.md, "Timings behind code comments")."""
     cdef Py_ssize_t t
     for t in range(n):
         y[t] += a * x[t]

@@ -202,8 +202,7 @@ def _solve_labels(make_problem, n_labels: int, settings: dict, record_dual: bool
     thread count.  BLAS is held to one thread meanwhile (threadpoolctl; the caller's setting is
     restored): the engine's calls are small (dot products of a row, the face step's Gram matrix
     and Cholesky factor of the weight dimension), and OpenBLAS's threads handing them over and
-    spinning between them made the face steps on standardised cal500 (400 x 69) take 8 ms
-    instead of 0.5.
+    spinning between them made the face steps many times slower (benchmarks/RESULTS.md, "Timings behind code comments").
     """
 
     def solve(label: int) -> dict:

@@ -163,9 +163,9 @@ _MAX_DETAIL = 400
 WIDE_COLUMNS = 10**6
 #: ... and its memory budget, in dense (width, L) float64 matrices: a linear model is one such
 #: matrix, and a fit may hold a few copies of it (iterates, gradients, the scaled copy of a
-#: preprocessing step), 576 MB at 10^6 columns and 3 labels.  What the declared width must not
-#: cost is a matrix of width x rows (LIEML's stacked matrix was 10^6 x 30 dense), width x cuts
-#: (MLFS kept a width-vector per cut, 1.89 GB) or width x classes.
+#: preprocessing step).  What the declared width must not cost is a matrix of width x rows
+#: (LIEML's stacked matrix was 10^6 x 30 dense), width x cuts (MLFS kept a width-vector per cut)
+#: or width x classes (benchmarks/RESULTS.md, "Timings behind code comments").
 WIDE_BUDGET_COPIES = 24
 #: ... and its hang limit, in seconds: well above the slowest fit of the 450 stored values and well below
 #: every fit whose time follows the width (FISTA's thousands of steps over a 10^6 x 3 W, the ensembles'
@@ -412,8 +412,8 @@ def wide_sparse(X, width: int | None = None):
 def wide_problem(width: int | None = None):
     """Build the wide case: 30 rows, 15 features (450 values) over ``width`` columns, 3 labels.
 
-    The shape of the red-team file that took MLFS 51 s and 1.89 GB: the features of
-    :func:`make_correlated_multilabel` (seed 0), each one a column of the wide CSR.
+    The shape of the red-team file whose width MLFS once paid for in time and memory (benchmarks/RESULTS.md, "Timings behind code comments"):
+    the features of :func:`make_correlated_multilabel` (seed 0), each one a column of the wide CSR.
 
     Parameters
     ----------

@@ -138,8 +138,8 @@ class _Ensemble(MultiLabelEstimator):
         row the loss has no gradient, so the column's weight is 0 at the optimum (and at every
         lbfgs iterate from 0), and the model fitted on the held columns is the full model, its
         scores the same on any rows.  Its cost then follows the stored entries, not the declared
-        width: on 30 rows x 10^6 sparse columns holding 450 values the label powerset held a
-        (10^6, classes) model and its lbfgs history (1.76 GB), ECC's 10 chains took 28 s.  A
+        width (on 30 rows x 10^6 sparse columns holding 450 values the label powerset held a
+        (10^6, classes) model and its lbfgs history; benchmarks/RESULTS.md, "Timings behind code comments").  A
         classifier of the user's may use a column that is 0 in training (a kernel's distance to
         a new row does), so it is given every column.
         """

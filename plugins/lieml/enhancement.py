@@ -20,8 +20,8 @@ orthogonal projection) and is the minimum of that row's quadratic, so the optimu
 FPC keeps it 0 from Z0 too (the row's gradient vanishes there, and singular value shrinkage of a
 matrix with a zero row leaves it zero).  Those rows are therefore left out of Z: the iterates,
 the certificate and U are those of the full stacked matrix, the weight 1/(d n) and the step keep
-the declared d, and the cost follows the stored entries -- 30 rows declaring 10^6 features took
-over 60 s on a (10^6 + t + 1) x 30 dense Z.
+the declared d, and the cost follows the stored entries, not a (10^6 + t + 1) x 30 dense Z for 30
+rows declaring 10^6 features (benchmarks/RESULTS.md, "Timings behind code comments").
 """
 
 from __future__ import annotations

@@ -123,8 +123,8 @@ class _RelationLearner(_PaperScaled):
     def _fit(self, X, Y, **data) -> None:
         # BLAS held to one thread for the fit (restored after it).  Each relation step factorises a few
         # (L, L) matrices, outside SMO's own one-thread region; with OpenBLAS's threads on shared cores
-        # those small calls took 0.9 s each (corel16k001, n = 1000, L = 153: 37 CPU-s and 226 s of wall
-        # time per fit against 12 CPU-s on one thread; benchmarks/RESULTS.md, "No n^3 per step").
+        # those small calls cost far more than the fit on one thread (benchmarks/RESULTS.md, "No n^3
+        # per step").
         with blas_limited(1):
             super()._fit(X, Y, **data)
 

@@ -113,9 +113,9 @@ the relaxed problem over H equals the one over the other columns with
 m' = min(m, their number) (F is non-increasing in s, so the optimum puts all the mass it can
 on columns that hold values).  The solve therefore runs on those columns and the solution is
 mapped back, W and s zero on the empty columns, which no subset holds.  Its memory and time
-follow the stored entries: a LibSVM file declaring 10^6 features with 450 stored values took
-51 s and 1.89 GB (a d-vector per cut, up to MAX_CUTS of them, and a master over all d
-weights) and takes under a second now.
+follow the stored entries, not the declared width (a d-vector per cut, up to MAX_CUTS of them,
+and a master over all d weights cost a LibSVM file declaring 10^6 features with 450 stored values
+its width in time and memory; benchmarks/RESULTS.md, "Timings behind code comments").
 """
 
 from __future__ import annotations
