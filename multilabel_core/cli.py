@@ -248,7 +248,7 @@ def parse_sparse(text: str):
 
 
 def add_sparse_option(parser: argparse.ArgumentParser, default) -> None:
-    from .datasets._storage import DENSE_ABOVE
+    from .datasets import DENSE_ABOVE
 
     parser.add_argument(
         "--sparse", type=parse_sparse, default=default, metavar="auto|true|false",
@@ -569,16 +569,16 @@ def check_model_file_width(model, ds, data: str) -> None:
         return
     except CLIError:
         pass
-    from .persistence import _check_payload, _payload_cap, _ratio_cap, _read_archive, _release
+    from .persistence import check_payload, payload_cap, ratio_cap, read_archive, release_buffer
 
     path = os.fspath(model)
     try:
-        cap, ratio = _payload_cap(None), _ratio_cap(None)
-        _, payload = _read_archive(path, os.path.getsize(path), cap, ratio)
+        cap, ratio = payload_cap(None), ratio_cap(None)
+        _, payload = read_archive(path, os.path.getsize(path), cap, ratio)
         try:
-            schema = _check_payload(path, payload, cap, ratio)
+            schema = check_payload(path, payload, cap, ratio)
         finally:
-            _release(payload)
+            release_buffer(payload)
     except (OSError, ValueError):
         return
     for what, have, name in (("feature", ds.X.shape[1], "n_features_in_"), ("label", ds.Y.shape[1], "n_labels_")):

@@ -959,7 +959,7 @@ def save_model(
             f"or pass them as trusted_types= to save_model and load_model"
         )
     try:
-        _check_payload(path, payload, MAX_PAYLOAD_BYTES, MAX_INFLATION_RATIO)
+        check_payload(path, payload, MAX_PAYLOAD_BYTES, MAX_INFLATION_RATIO)
     except ValueError as exc:
         raise ValueError(f"{path}: not written: load_model would refuse it: {str(exc).removeprefix(f'{path}: ')}") from None
     manifest = {
@@ -982,7 +982,7 @@ def save_model(
                 archive.writestr(_MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
                 archive.writestr(_PAYLOAD, payload, compress_type=compression)
                 written = archive.getinfo(_PAYLOAD)
-            if _ratio_allows(written.file_size, written.compress_size, MAX_INFLATION_RATIO):
+            if ratio_allows(written.file_size, written.compress_size, MAX_INFLATION_RATIO):
                 return
 
     _write_atomically(path, write)
@@ -1100,8 +1100,8 @@ def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int 
     times the payload (the buffer, skops' reading of the arrays, the rebuilt estimator).
     """
     path = os.fspath(path)
-    max_bytes = _payload_cap(max_bytes)
-    max_ratio = _ratio_cap(max_ratio)
+    max_bytes = payload_cap(max_bytes)
+    max_ratio = ratio_cap(max_ratio)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such model file")
     size = os.path.getsize(path)
@@ -1127,12 +1127,12 @@ def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int 
         raise ValueError(f"{path} is not a multilabel_core model file ({what})")
     if size > max_bytes + _MANIFEST_MAX_BYTES + _CHUNK:  # a member is never much larger compressed than inflated
         raise _too_large(path, "the file", max_bytes, size)
-    manifest, payload = _read_archive(path, size, max_bytes, max_ratio)
+    manifest, payload = read_archive(path, size, max_bytes, max_ratio)
     try:
-        schema = _check_payload(path, payload, max_bytes, max_ratio)
+        schema = check_payload(path, payload, max_bytes, max_ratio)
         estimator = _rebuild(path, manifest, payload, schema, trusted, trusted_types)
     finally:
-        _release(payload)
+        release_buffer(payload)
     written_by = "" if manifest["multilabel_core"] == __version__ else f" (written by multilabel_core {manifest['multilabel_core']})"
     if manifest["method"] is not None:
         problem = _method_problem(manifest["method"], estimator)
@@ -1147,11 +1147,11 @@ def load_model(path, *, trusted: bool = False, trusted_types=(), max_bytes: int 
     return estimator
 
 
-def _payload_cap(max_bytes) -> int:
+def payload_cap(max_bytes) -> int:
     return check_byte_cap(max_bytes, "MULTILABEL_CORE_MODEL_MAX_BYTES", MAX_PAYLOAD_BYTES)
 
 
-def _ratio_cap(max_ratio) -> float:
+def ratio_cap(max_ratio) -> float:
     """``max_ratio``, else the environment variable, else :data:`MAX_INFLATION_RATIO`; a number of at least 1."""
     name = "max_ratio"
     if max_ratio is None:
@@ -1168,11 +1168,11 @@ def _ratio_cap(max_ratio) -> float:
     return float(max_ratio)
 
 
-def _ratio_allows(inflated: int, compressed: int, ratio: float) -> bool:
+def ratio_allows(inflated: int, compressed: int, ratio: float) -> bool:
     return inflated <= _RATIO_FLOOR or inflated <= ratio * compressed
 
 
-def _directory(read_at, size: int) -> tuple[int, int, int, int, int] | None:
+def zip_directory(read_at, size: int) -> tuple[int, int, int, int, int] | None:
     """(entries, directory offset, directory size, end record offset, archive end) of a zip, or None.
 
     Found as zipfile finds it (the end record without a comment at the very end, else the last
@@ -1200,7 +1200,7 @@ def _directory(read_at, size: int) -> tuple[int, int, int, int, int] | None:
     return entries, directory_offset, directory_size, end, end + _END.size + comment
 
 
-def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float, payload: bool = True) -> tuple[dict, object]:
+def read_archive(path: str, size: int, max_bytes: int, max_ratio: float, payload: bool = True) -> tuple[dict, object]:
     """The checked manifest and the payload inflated into one buffer (None without ``payload``); ValueError
     for anything else."""
     corrupt = f"{path} is not a multilabel_core model file (truncated or corrupt zip archive"
@@ -1210,7 +1210,7 @@ def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float, payloa
             stream.seek(offset)
             return stream.read(length)
 
-        directory = _directory(read_at, size)
+        directory = zip_directory(read_at, size)
     if directory is None:
         raise ValueError(f"{corrupt}: no end of central directory record)")
     entries, _, directory_size, _, _ = directory
@@ -1234,7 +1234,7 @@ def _read_archive(path: str, size: int, max_bytes: int, max_ratio: float, payloa
             raise ValueError(f"{path} is not a multilabel_core model file (the archive has no {_MANIFEST})")
         buffer = _inflate(path, archive, _MANIFEST, _MANIFEST_MAX_BYTES, max_ratio)
         raw = bytes(buffer)
-        _release(buffer)
+        release_buffer(buffer)
         try:
             manifest = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError) as exc:  # undecodable, not JSON, or nested too deep
@@ -1276,7 +1276,7 @@ def model_manifest(path) -> dict:
         head = stream.read(8)
     if not head.startswith(_ZIP_MAGIC):
         raise ValueError(f"{path} is not an mlcore model file: only an mlcore archive has a manifest to read")
-    manifest, _ = _read_archive(path, os.path.getsize(path), _payload_cap(None), _ratio_cap(None), payload=False)
+    manifest, _ = read_archive(path, os.path.getsize(path), payload_cap(None), ratio_cap(None), payload=False)
     return {**manifest, "data": manifest.get("data")}
 
 
@@ -1294,7 +1294,7 @@ def _inflate(path: str, archive: zipfile.ZipFile, name: str, cap: int, ratio: fl
         raise _too_large(path, name, cap, declared)
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise ValueError(f"{path}: {name} is compressed with method {info.compress_type}; a model file's members are stored or deflated")
-    if not _ratio_allows(declared, packed, ratio):
+    if not ratio_allows(declared, packed, ratio):
         raise ValueError(
             f"{path}: {name} declares {declared} bytes inflated from {packed} compressed, "
             f"{declared / max(packed, 1):.0f} times; a model file's member may inflate to at most {ratio:g} times its "
@@ -1311,13 +1311,13 @@ def _inflate(path: str, archive: zipfile.ZipFile, name: str, cap: int, ratio: fl
                 buffer[filled : filled + len(chunk)] = chunk
                 filled += len(chunk)
     except _TooLarge as exc:
-        _release(buffer)
+        release_buffer(buffer)
         raise ValueError(f"{path}: {name} inflates past the {declared} bytes it declares ({exc.args[0]} or more); refused") from None
     except Exception as exc:  # zlib.error (a cut or corrupt stream), BadZipFile (CRC), EOFError, OSError
-        _release(buffer)
+        release_buffer(buffer)
         raise ValueError(f"{path}: {name} cannot be read from the archive ({type(exc).__name__}: {_one_line(exc)})") from exc
     if filled != declared:
-        _release(buffer)
+        release_buffer(buffer)
         raise ValueError(f"{path}: {name} inflates to {filled} bytes, not the {declared} it declares")
     return buffer
 
@@ -1363,7 +1363,7 @@ class _View(io.RawIOBase):
         return self.read(length)
 
 
-def _release(buffer) -> None:
+def release_buffer(buffer) -> None:
     if isinstance(buffer, mmap.mmap):
         try:
             buffer.close()
@@ -1380,7 +1380,7 @@ def _too_large(path: str, what: str, cap: int, size: int) -> ValueError:
     )
 
 
-def _check_payload(path: str, payload, cap: int, ratio: float) -> dict:
+def check_payload(path: str, payload, cap: int, ratio: float) -> dict:
     """The payload's schema, once the payload is known to be a skops archive and nothing else.
 
     skops' reader reads its members whole: ``schema.json`` and one ``.npy`` member per array
@@ -1392,7 +1392,7 @@ def _check_payload(path: str, payload, cap: int, ratio: float) -> dict:
     """
     corrupt = f"{path}: the estimator payload is corrupt"
     size = len(payload)
-    directory = _directory(lambda offset, length: payload[offset : offset + length], size)
+    directory = zip_directory(lambda offset, length: payload[offset : offset + length], size)
     if directory is None:
         raise ValueError(f"{corrupt} (not a zip archive: no end of central directory record)")
     _, directory_offset, directory_size, end, archive_end = directory
@@ -1470,7 +1470,7 @@ def _check_tiling(path, payload, infos, directory_offset, directory_size, end, a
 def _npz_size(path: str, member: str, npz: _View, cap: int, ratio: float) -> int:
     """The bytes a sparse matrix's .npz member inflates to, checked as the archive's own members are."""
     corrupt = f"{path}: the estimator payload's {member} is not a sparse matrix file"
-    directory = _directory(npz.read_at, npz.seek(0, os.SEEK_END))
+    directory = zip_directory(npz.read_at, npz.seek(0, os.SEEK_END))
     if directory is None:
         raise ValueError(f"{corrupt} (no zip end record)")
     if directory[0] > 16 or directory[2] > _DIRECTORY_MAX_BYTES:
@@ -1481,7 +1481,7 @@ def _npz_size(path: str, member: str, npz: _View, cap: int, ratio: float) -> int
             for info in arrays.infolist():
                 if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                     raise ValueError(f"{corrupt} ({info.filename!r} is compressed with method {info.compress_type})")
-                if not _ratio_allows(info.file_size, info.compress_size, ratio):
+                if not ratio_allows(info.file_size, info.compress_size, ratio):
                     raise ValueError(
                         f"{path}: {member}/{info.filename} declares {info.file_size} bytes inflated from "
                         f"{info.compress_size}, more than {ratio:g} times: refused"

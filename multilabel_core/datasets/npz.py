@@ -92,11 +92,11 @@ def read_npz(
         Naming the file and the member: not a zip archive, a member over a bound, an object
         array, an unknown member, a shape or value that is not a dataset's.
     """
-    from ..persistence import _ratio_cap
+    from ..persistence import ratio_cap
 
     check_scalar(max_columns, "max_columns", kind=numbers.Integral, low=1)
     sparse = check_sparse(sparse)
-    ratio = _ratio_cap(max_ratio)
+    ratio = ratio_cap(max_ratio)
     cap = byte_cap(max_bytes)
     arrays = _read_members(path, cap, ratio)
     X = _matrix(path, arrays, "X", max_columns, cap)
@@ -132,7 +132,7 @@ def _check_keys(path, keys: list[str]) -> None:
 
 def _read_members(path, cap: int, ratio: float) -> dict[str, np.ndarray]:
     """Every member of the archive as an array, each checked against the bounds before it is read."""
-    from ..persistence import _directory, _ratio_allows
+    from ..persistence import zip_directory, ratio_allows
 
     handle, size = open_regular(path)
     with handle:
@@ -141,7 +141,7 @@ def _read_members(path, cap: int, ratio: float) -> dict[str, np.ndarray]:
             handle.seek(offset)
             return handle.read(length)
 
-        directory = _directory(read_at, size)
+        directory = zip_directory(read_at, size)
         if directory is None:
             raise DataFormatError(path, None, "is not an .npz file (not a zip archive: no end of central directory record)")
         entries, _, directory_size, _, _ = directory
@@ -174,7 +174,7 @@ def _read_members(path, cap: int, ratio: float) -> dict[str, np.ndarray]:
                                           ".npz members are stored or deflated")
                 if info.file_size > cap + _HEADER_MAX_BYTES:
                     raise DataFormatError(path, None, f"{where} inflates to {size_text(info.file_size)}, {over_cap(cap)}")
-                if not _ratio_allows(info.file_size, info.compress_size, ratio):
+                if not ratio_allows(info.file_size, info.compress_size, ratio):
                     raise DataFormatError(
                         path, None, f"{where} declares {info.file_size} bytes inflated from {info.compress_size}, "
                         f"{info.file_size / max(info.compress_size, 1):.0f} times; a member may inflate to at most "
@@ -382,7 +382,7 @@ def write_npz(dataset: Dataset, path, *, compress: bool = True) -> None:
         would inflate more than :data:`~multilabel_core.persistence.MAX_INFLATION_RATIO` times:
         it is stored, so that the file always passes the reader's zip-bomb bound.
     """
-    from ..persistence import MAX_INFLATION_RATIO, _ratio_allows
+    from ..persistence import MAX_INFLATION_RATIO, ratio_allows
 
     X = dataset.X
     members = {}
@@ -408,7 +408,7 @@ def write_npz(dataset: Dataset, path, *, compress: bool = True) -> None:
             if compress:
                 packer = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
                 packed = len(packer.compress(raw)) + len(packer.flush())
-                if _ratio_allows(len(raw), packed, MAX_INFLATION_RATIO):
+                if ratio_allows(len(raw), packed, MAX_INFLATION_RATIO):
                     method = zipfile.ZIP_DEFLATED
             info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = method
