@@ -91,8 +91,8 @@ class KernelSource:
     ``K B`` is ``Phi (Phi^T B)``; the solve holds the n m numbers of the features and an LRU cache
     of ``cache_size`` MB of columns (at most n of them), never the n^2 of the matrix.  The cache
     trades memory for time: a column it does not hold costs an (n, m) product again (BSVM with
-    500 Nystroem landmarks on 8000 rows of corel16k001 took 29 CPU-s with every column cached,
-    545 MB, and 223 CPU-s with a quarter of them, 178 MB; benchmarks/RESULTS.md, "Every method
+    500 Nystroem landmarks on 8000 rows of corel16k001 took 31.6 CPU-s with every column cached,
+    +546 MB, and 180 CPU-s with 41% of them, +258 MB; benchmarks/RESULTS.md, "Every method
     at scale").
 
     Parameters
