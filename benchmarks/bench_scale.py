@@ -24,7 +24,10 @@ Each method runs at its registered defaults, on one BLAS thread (``OPENBLAS_NUM_
 the targets are stated for one core).  Kernel methods take ``kernel="nystroem"`` (500 uniform
 landmarks, the component's default) when ``--kernel nystroem`` is given, or with ``--kernel
 auto`` above ``--exact-max`` rows; a method without a ``kernel`` parameter cannot take the
-approximation and is recorded with status ``no_nystroem``.  Test AP is
+approximation and is recorded with status ``no_nystroem``.  ``--cache-size`` sets the methods'
+``cache_size`` (MB of SMO's kernel-column cache; with the Nystroem kernel the fit's memory is the
+n x m features plus that cache) and is part of a result's key, so runs at several sizes sit side by
+side in the table.  Test AP is
 :func:`multilabel_core.metrics.average_precision` of the held-out rows' decision values (or
 probabilities, or predictions for a method with neither).  CPU seconds are the child's user +
 system time of the fit alone (data loading excluded); wall seconds are inflated by the load of
