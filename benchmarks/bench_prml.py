@@ -30,6 +30,13 @@
 6. ``sparse``: PrBR on a random enron half (seed 0, CSR rows, the labels without a relevant training row
    dropped), C = 1: the same columns as ``subsolvers``.  ``sub_solver="auto"`` takes the interior-point
    method here since it prices sparse rows by their nonzeros (52 systems of 1002 unknowns).
+7. ``dstep``: LEML's first-round D-step on corel16k001 (``--dstep-n`` rows of bench_scale.py's training
+   permutation, standardised, the labels present in them; k = ceil(0.9 L); C = 1): the first D (the SVD
+   start), the W-step by the interior-point method (certified), then the D-step
+   ``min 1/2 ||D||^2 + C sum hinge(y w_i^T D x_j)`` by dual CD (``embedded_hinge_cd``, ``--dstep-passes``
+   epochs at eps 1e-3, cold as the solver's first round) and by cuts (``embedded_hinge_bundle``, as many cuts,
+   from the incoming D): CPU seconds, primal, dual, relative gap, KKT violation.  Beside them the conditioning
+   behind CD's stall: the singular values of W and the eigenvalues of X_a^T X_a.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_prml.py [--parts fit,scaling,price,wstep,subsolvers,sparse] [--append]
 
@@ -64,9 +71,10 @@ from multilabel_core.datasets import load_dataset
 from multilabel_core.metrics import METRICS
 from multilabel_core.validation import to_signs
 from multilabel_core_plugins.prml import LEML, PrBR, PrML
-from multilabel_core_plugins.prml.svmplus import embedded_hinge_cd, svmplus_cd
+from multilabel_core_plugins.prml.bundle import embedded_hinge_bundle
+from multilabel_core_plugins.prml.svmplus import embedded_hinge_cd, embedded_hinge_ipm, svmplus_cd
 
-PARTS = ("fit", "scaling", "price", "wstep", "subsolvers", "sparse")
+PARTS = ("fit", "scaling", "price", "wstep", "subsolvers", "sparse", "dstep")
 MARKDOWN: list[str] = []
 
 
@@ -293,6 +301,47 @@ def part_sparse(args) -> None:
     )
 
 
+def part_dstep(args) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_scale import _corel  # the same rows and standardisation as the scale table
+
+    n = args.dstep_n
+    X, Y01, _, _ = _corel(n)
+    present = (Y01.sum(axis=0) > 0) & (Y01.sum(axis=0) < n)
+    Y = to_signs(Y01[:, present])
+    L = Y.shape[1]
+    k = rank(L)
+    Xa = np.column_stack([X, np.ones(n)])
+    U, _, _ = np.linalg.svd(Xa.T @ Y, full_matrices=False)
+    D = U[:, :k].T  # the solver's SVD start
+    F = Xa @ D.T
+    start = time.process_time()
+    W = np.column_stack([embedded_hinge_ipm(F, Y[:, [i]], 1.0, tol=1e-3 / L, max_iter=200).solution.coef.ravel()
+                         for i in range(L)])
+    w_time = time.process_time() - start
+    singular = np.linalg.svd(W, compute_uv=False)
+    eigen = np.linalg.eigvalsh(Xa.T @ Xa)
+    rows = []
+    for name, run in (
+        ("dual CD", lambda: embedded_hinge_cd(X, Y, 1.0, embedding=W, fit_intercept=True, tol=1e-3,
+                                              max_iter=args.dstep_passes, random_state=0, warn=False)),
+        ("cuts", lambda: embedded_hinge_bundle(X, Y, 1.0, embedding=W, fit_intercept=True, tol=1e-3,
+                                               max_iter=args.dstep_passes, M0=D, warn=False)),
+    ):
+        start = time.process_time()
+        fit = run()
+        c = fit.certificate
+        rows.append([name, c.n_iter, f"{time.process_time() - start:.1f}", f"{c.primal:.4g}", f"{c.dual:.4g}",
+                     f"{c.relative_gap:.3g}", f"{c.kkt_violation:.3g}", "y" if c.converged else "n"])
+    table(
+        f"7. LEML's first D-step on corel16k001, n = {n} (L = {L}, k = {k}, C = 1; W-step by the interior-point "
+        f"method {w_time:.1f} CPU-s, certified): sigma(W) {singular[0]:.3g} .. {singular[-1]:.3g}, "
+        f"eig(X_a^T X_a) {eigen[-1]:.3g} .. {eigen[0]:.3g}, initial D-step objective "
+        f"{0.5 * k + float(np.maximum(0.0, 1.0 - Y * (F @ W)).sum()):.4g}",
+        ["D-step by", "passes", "CPU s", "primal", "dual", "rel. gap", "KKT", "certified"], rows,
+    )
+
+
 SUBSOLVER_HEADER = ["method", "C", "CD s", "rounds", "all conv.", "objective", "AP", "IPM s", "rounds", "all conv.",
                     "objective", "AP", "IPM / CD"]
 
@@ -337,6 +386,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3, help="scaling: epochs per timed D-step")
     parser.add_argument("--repeat", type=int, default=2, help="scaling, wstep: runs per timing (minimum taken)")
     parser.add_argument("--C", type=float, default=1.0, help="price, wstep: C")
+    parser.add_argument("--dstep-n", type=int, default=1000, help="dstep: corel16k001 training rows")
+    parser.add_argument("--dstep-passes", type=int, default=300, help="dstep: epochs of CD and cuts of the bundle")
     parser.add_argument("--append", action="store_true", help="append the tables to benchmarks/RESULTS.md")
     args = parser.parse_args()
     chosen = [p.strip() for p in args.parts.split(",") if p.strip()]
