@@ -334,3 +334,13 @@ def test_nystroem_at_the_default_size_keeps_the_exact_kernels_test_ap_within_001
     ap_exact = average_precision(Y_test, exact.decision_function(X_test))
     ap_approximate = average_precision(Y_test, approximate.decision_function(X_test))
     assert abs(ap_approximate - ap_exact) <= 0.01
+
+
+def test_a_kernel_declaring_explicit_features_without_them_is_refused_by_name():
+    from multilabel_core.solvers.smo import KernelSource
+
+    class Declared(RBFKernel):
+        explicit_features = True
+
+    with pytest.raises(ValueError, match="Declared declares explicit_features but provides no features"):
+        KernelSource(Declared(gamma=1.0), _rows(5, 2))

@@ -118,6 +118,11 @@ class KernelSource:
             raise ValueError("a precomputed kernel is passed to smo_solve as the matrix itself, not as a KernelSource")
         if not callable(getattr(self.kernel, "diagonal", None)):
             raise ValueError(f"{type(self.kernel).__name__} provides no diagonal(X), which SMO needs for its curvatures")
+        if getattr(self.kernel, "explicit_features", False) and not callable(getattr(self.kernel, "features", None)):
+            raise ValueError(
+                f"{type(self.kernel).__name__} declares explicit_features but provides no features(X), from which "
+                "SMO computes its kernel columns"
+            )
 
     @property
     def n_samples(self) -> int:
