@@ -170,7 +170,8 @@ class PrML(_Privileged):
         ``IPM_MAX_FLOPS`` = 5e11 (the Gram products by the rows' nonzeros when X is sparse; the
         correcting functions' blocks ``L n (L + 1)^2``), CD otherwise (the D-step of sparse text
         rows, whose ``k dim(x)`` is in the tens of thousands).
-        "ipm" needs ``privileged_bias=True``.
+        "ipm" needs ``privileged_bias=True``.  LEML's D-step beyond those limits goes, under
+        "auto", to cuts on its primal (:func:`multilabel_core_plugins.prml.bundle.embedded_hinge_bundle`).
     init : {"svd", "random"}, default "svd"
         The first D: the k leading left singular vectors of ``X_a^T Y`` (deterministic), or
         entries N(0, 1/d) drawn from ``random_state``.  From a random D the first W-step's
