@@ -90,10 +90,9 @@ class KernelSource:
     ``Phi = phi(X)`` (n, m) are computed once, a column is ``Phi phi(x_j)`` (O(n m)) and a product
     ``K B`` is ``Phi (Phi^T B)``; the solve holds the n m numbers of the features and an LRU cache
     of ``cache_size`` MB of columns (at most n of them), never the n^2 of the matrix.  The cache
-    trades memory for time: a column it does not hold costs an (n, m) product again (BSVM with
-    500 Nystroem landmarks on 8000 rows of corel16k001 took 31.6 CPU-s with every column cached,
-    +546 MB, and 180 CPU-s with 41% of them, +258 MB; benchmarks/RESULTS.md, "Every method
-    at scale").
+    trades memory for time: a column it does not hold costs an (n, m) product again, and SMO's
+    label-by-label solves revisit evicted columns (measured for BSVM on corel16k001 in
+    benchmarks/RESULTS.md, "The Nystroem kernel without the n x n matrix").
 
     Parameters
     ----------
