@@ -21,7 +21,7 @@ import os
 __version__ = "0.1.0"
 
 #: The compiled (Cython) modules, by dotted name under the package.
-_EXTENSIONS = (
+COMPILED_EXTENSIONS = (
     "_ranking",
     "_sparse_gram",
     "solvers._cd",
@@ -38,7 +38,7 @@ def _missing_extensions(package_dir: str) -> list[str]:
     """
     listings: dict[str, set[str]] = {}
     missing = []
-    for name in _EXTENSIONS:
+    for name in COMPILED_EXTENSIONS:
         *folders, module = name.split(".")
         folder = os.path.join(package_dir, *folders)
         if folder not in listings:

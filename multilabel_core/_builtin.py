@@ -95,7 +95,7 @@ def register_trusted_types(register):
 
 @hookimpl
 def register_datasets(register):
-    from .datasets._sources import SOURCES
+    from .datasets.sources import SOURCES
 
     for spec in SOURCES:
         register(spec)

@@ -207,7 +207,7 @@ def check_width(ds, data: str) -> None:
     ratio = work_per_stored()
     if work <= ratio * stored:
         return
-    from .datasets._files import size_text
+    from .datasets.storage import size_text
 
     held_features = np.unique(X.indices).size if sparse else int(np.count_nonzero(np.any(X != 0, axis=0)))
     held_labels = np.unique(np.nonzero(Y)[1]).size
@@ -336,7 +336,7 @@ def method_lines(specs, width: int) -> list[str]:
 
 def cmd_describe(args) -> None:
     from .datasets import describe
-    from .datasets._storage import density
+    from .datasets.storage import density
 
     ds = load_data(args.data, args.data_home, args.seed, args.sparse, **data_options(args))
     stats = describe(ds)

@@ -37,14 +37,14 @@ from typing import Callable, Hashable
 import attrs
 import pluggy
 
-from . import _EXTENSIONS, _builtin, hookspecs
+from . import COMPILED_EXTENSIONS, _builtin, hookspecs
 from .exceptions import PluginError, PluginWarning
 from .registry import COMPONENT_KINDS, ComponentSpec, DatasetSpec, MethodSpec
 
 ENTRY_POINT_GROUP = "multilabel_core.plugins"
 DISABLE_AUTOLOAD_ENV = "MULTILABEL_CORE_DISABLE_PLUGIN_AUTOLOAD"
 CORE_PLUGIN_NAME = "multilabel_core"
-_CORE_EXTENSIONS = frozenset(f"multilabel_core.{name}" for name in _EXTENSIONS)
+_CORE_EXTENSIONS = frozenset(f"multilabel_core.{name}" for name in COMPILED_EXTENSIONS)
 
 __all__ = [
     "CORE_PLUGIN_NAME",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import multilabel_core
-from multilabel_core import _EXTENSIONS, _check_build, _missing_extensions
+from multilabel_core import COMPILED_EXTENSIONS, _check_build, _missing_extensions
 from multilabel_core.plugins import get_plugin_manager, reset_plugin_manager
 
 PACKAGE = Path(multilabel_core.__file__).parent
@@ -33,7 +33,7 @@ def unbuilt_copy(destination: Path) -> Path:
 
 def test_the_extension_list_names_every_cython_module():
     sources = {".".join(path.relative_to(PACKAGE).with_suffix("").parts) for path in PACKAGE.rglob("*.pyx")}
-    assert set(_EXTENSIONS) == sources
+    assert set(COMPILED_EXTENSIONS) == sources
 
 
 def test_the_built_package_has_every_extension():
@@ -63,7 +63,7 @@ def test_an_installed_copy_without_extensions_says_to_reinstall(tmp_path):
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     (tmp_path / "multilabel_core" / "solvers" / f"_smo{suffix}").touch()
     assert _missing_extensions(str(tmp_path / "multilabel_core")) == [
-        name for name in _EXTENSIONS if name != "solvers._smo"
+        name for name in COMPILED_EXTENSIONS if name != "solvers._smo"
     ]
     with pytest.raises(ImportError, match=r"no compiled extensions for this Python \(multilabel_core\._ranking, .*reinstall"):
         _check_build(str(tmp_path / "multilabel_core"))

@@ -19,7 +19,7 @@ import pytest
 
 import multilabel_core
 from multilabel_core.datasets import Dataset, fetch_dataset, load_dataset, read_mulan, write_mulan
-from multilabel_core.datasets._sources import SOURCES
+from multilabel_core.datasets.sources import SOURCES
 from multilabel_core.datasets.fetch import CACHE_ENV, MIRROR_ENV
 from multilabel_core.registry import DatasetSpec
 

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 import multilabel_core
 from multilabel_core.datasets import Dataset, fetch_dataset, known_datasets, load_dataset, write_libsvm
-from multilabel_core.datasets._sources import MULAN_REPOSITORY, SOURCES
+from multilabel_core.datasets.sources import MULAN_REPOSITORY, SOURCES
 from multilabel_core.datasets.catalog import NOT_DOWNLOADED
 from multilabel_core.datasets.fetch import CACHE_ENV, MIRROR_ENV
 from multilabel_core.datasets.loading import DATA_ENV

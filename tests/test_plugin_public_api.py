@@ -20,7 +20,7 @@ The rule for every module of the core and the plugins (tests, scripts and exampl
 - a private *module* (``_m``: ``multilabel_core/datasets/_files.py``, ``solvers/_cd.pyx``) is
   package-private: modules inside the package that holds it (and its subpackages) may import it
   and its public names, relatively or absolutely; no module outside that package may
-  (``multilabel_core.experiments`` does not import ``multilabel_core.datasets._storage``, a
+  (``multilabel_core.experiments`` does not import ``multilabel_core.datasets._files``, a
   plugin never imports ``multilabel_core.solvers._cd``).  A package's private modules are how
   it splits one public module's work, so they stay its own business.
 
@@ -207,14 +207,7 @@ def test_plugin_cython_sources_cimport_only_the_public_kit(path):
 
 #: The imports of a private name or of another package's private module that remain, as
 #: (importing module, imported dotted name): each in a module another session owns.  Only removals.
-KNOWN_PRIVATE_IMPORTS = frozenset({
-    ('multilabel_core._builtin', 'multilabel_core.datasets._sources.SOURCES'),
-    ('multilabel_core.cli', 'multilabel_core.datasets._files.size_text'),
-    ('multilabel_core.cli', 'multilabel_core.datasets._storage.density'),
-    ('multilabel_core.experiments.config', 'multilabel_core.datasets._storage.check_sparse'),
-    ('multilabel_core.experiments.config', 'multilabel_core.datasets._storage.to_storage'),
-    ('multilabel_core.plugins', 'multilabel_core._EXTENSIONS'),
-})
+KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 
 
 def package_modules() -> dict[str, Path]:

@@ -138,7 +138,7 @@ def test_stock_components_are_registered_by_the_core():
 
 
 def test_dataset_sources_are_registered_by_the_core():
-    from multilabel_core.datasets._sources import SOURCES
+    from multilabel_core.datasets.sources import SOURCES
 
     specs = multilabel_core.list_datasets()
     assert [spec.name for spec in specs] == sorted(spec.name for spec in SOURCES)

@@ -18,7 +18,7 @@ nominal encoding and the errors.
 
 from ._dataset import Dataset, IndexNames, NominalFeature
 from ._files import MAX_BYTES, MAX_BYTES_ENV, DataFormatError
-from ._storage import DENSE_ABOVE
+from .storage import DENSE_ABOVE
 from .arff import read_meka, read_mulan, write_meka, write_mulan
 from .catalog import known_datasets
 from .combine import concatenate

@@ -48,7 +48,19 @@ def byte_cap(max_bytes=None) -> int:
 
 
 def size_text(n_bytes: int) -> str:
-    """``268435456`` -> ``"256 MiB (268435456 bytes)"``: readable, and exact for the user who sets the cap."""
+    """Write a size in bytes readably and exactly: ``268435456`` -> ``"256 MiB (268435456 bytes)"``.
+
+    Parameters
+    ----------
+    n_bytes : int
+        The size.
+
+    Returns
+    -------
+    str
+        The size in the largest binary unit it reaches, then the exact count (exact for the user
+        who sets a cap).
+    """
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n_bytes >= size:
             return f"{n_bytes / size:.4g} {unit} ({n_bytes} bytes)"

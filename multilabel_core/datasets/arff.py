@@ -13,7 +13,7 @@ all attributes, strictly increasing, absent = 0, which for a nominal attribute m
 its first value, as in Weka).  One file holds rows of one kind.  Sparse rows are read
 straight into CSR arrays (memory proportional to the stored values).  ``sparse``
 chooses what ``X`` is: ``"auto"`` (default) the file's own form, except that a sparse
-file with more than :data:`~._storage.DENSE_ABOVE` of its feature entries stored comes
+file with more than :data:`~.storage.DENSE_ABOVE` of its feature entries stored comes
 back dense; True always CSR; False always dense.
 
 Fields are separated by commas, with spaces and tabs allowed around them; any other
@@ -82,7 +82,7 @@ from ._files import (
     write_lines,
 )
 from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
-from ._storage import check_sparse, to_storage
+from .storage import check_sparse, to_storage
 
 __all__ = ["mulan_xml_path", "read_meka", "read_mulan", "write_meka", "write_mulan"]
 

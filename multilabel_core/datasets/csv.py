@@ -60,7 +60,7 @@ from ._files import (
     write_lines,
 )
 from ._rows import cut, first_non_number_spelling, is_number, shown
-from ._storage import check_sparse, to_storage
+from .storage import check_sparse, to_storage
 from .libsvm import MAX_COLUMNS
 
 __all__ = ["LABEL_PREFIX", "read_csv", "write_csv"]

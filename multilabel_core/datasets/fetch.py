@@ -3,7 +3,7 @@
 A dataset is described by a :class:`~multilabel_core.registry.DatasetSpec`: its files,
 each with a URL and the SHA-256 of its content, and its format.  Specs are registered
 by plugins through the ``register_datasets`` hook (the core's own list is
-:data:`._sources.SOURCES`); :func:`fetch_dataset` takes a registered name or a spec.
+:data:`.sources.SOURCES`); :func:`fetch_dataset` takes a registered name or a spec.
 
 Cache: ``data_home`` if given, else ``$MULTILABEL_CORE_CACHE``, else
 ``~/.cache/multilabel_core``.  Files are stored flat under their spec file names, so

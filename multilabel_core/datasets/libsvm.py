@@ -15,7 +15,7 @@ comment is an error naming its line (:func:`~._files.check_blanks`).  Empty line
 lines holding only a comment) are skipped.  A label listed twice on one line is refused
 rather than read once: a writer that repeats a label has lost track of the example, and
 reading it once would hide that.  The reader builds a CSR ``X``; ``sparse="auto"``
-(default) densifies it when more than :data:`~._storage.DENSE_ABOVE` of its entries
+(default) densifies it when more than :data:`~.storage.DENSE_ABOVE` of its entries
 are stored, True keeps it CSR, False always densifies.  Names are not
 stored in the format: labels are named "0".."L-1" and features "x1".."xd" (the file's
 indices; "x0".. for a zero-based file).
@@ -47,7 +47,7 @@ from ._files import (
     write_lines,
 )
 from ._rows import Entries, as_indices, as_numbers, cut, first_not_digits, row_starts, shown
-from ._storage import check_sparse, to_storage
+from .storage import check_sparse, to_storage
 
 __all__ = ["DENSE_Y_FLOOR", "DENSE_Y_PER_STORED", "MAX_COLUMNS", "read_libsvm", "write_libsvm"]
 

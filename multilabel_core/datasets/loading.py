@@ -29,7 +29,7 @@ from pathlib import Path
 from ._dataset import Dataset
 from .combine import concatenate
 from ._files import DataFormatError, not_a_data_file, strip_suffix
-from ._storage import check_sparse
+from .storage import check_sparse
 from .arff import mulan_xml_path, read_meka, read_mulan
 from .fetch import cache_dir
 from .csv import read_csv, write_csv
@@ -64,7 +64,7 @@ def load_dataset(
         How ARFF nominal features are encoded.
     sparse : {"auto", True, False}, default="auto"
         Whether X comes back CSR or dense (auto: CSR for a sparse file unless more than
-        :data:`~._storage.DENSE_ABOVE` of its entries are stored).
+        :data:`~.storage.DENSE_ABOVE` of its entries are stored).
     max_bytes : int or None, default=None
         Caps a file's (decompressed) text and each dense array built from it, default
         ``$MULTILABEL_CORE_MAX_BYTES`` or 256 MiB (:func:`~._files.byte_cap`).

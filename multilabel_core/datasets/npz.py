@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from ..validation import check_scalar
 from ._dataset import Dataset, IndexNames
 from ._files import DataFormatError, open_regular, byte_cap, check_dense_size, dataset_name, over_cap, size_text
-from ._storage import check_sparse, to_storage
+from .storage import check_sparse, to_storage
 from .libsvm import MAX_COLUMNS
 
 __all__ = ["MAX_MEMBERS", "read_npz", "write_npz"]
@@ -73,7 +73,7 @@ def read_npz(
         The ``.npz`` archive (not gzipped: it is a zip archive already).
     sparse : "auto", True or False
         "auto" keeps a dense X dense and a sparse one CSR unless more than
-        :data:`~._storage.DENSE_ABOVE` of its entries are stored; True: CSR; False: dense.
+        :data:`~.storage.DENSE_ABOVE` of its entries are stored; True: CSR; False: dense.
     max_columns : int
         The widest sparse X or Y read (default :data:`~multilabel_core.datasets.MAX_COLUMNS`).
     max_bytes : int, optional

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 
 from .. import __version__
 from ..validation import check_scalar
-from ..datasets._storage import check_sparse, to_storage
+from ..datasets.storage import check_sparse, to_storage
 from ..metrics import METRICS
 from .constant_labels import DEFAULT_CONSTANT_LABELS, check_constant_labels
 from .preprocessing import check_preprocess

@@ -53,6 +53,8 @@ from __future__ import annotations
 
 from ..registry import DatasetSpec
 
+__all__ = ["MULAN_REPOSITORY", "SOURCES"]
+
 MULAN_REPOSITORY = "https://raw.githubusercontent.com/tsoumakas/mulan/master/data/multi-label/"
 
 _TROHIDIS = (
