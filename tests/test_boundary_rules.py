@@ -103,7 +103,9 @@ def test_an_int_seed_still_makes_ranking_fits_reproducible(data):
 
 # -- precomputed kernels -------------------------------------------------------------------------
 
-KERNEL_METHODS = [s for s in SPECS if s.estimator().get_params().get("kernel") == "rbf" and s.parts]
+# LIEML refuses any precomputed kernel before looking at it (label enhancement stacks the raw rows;
+# plugins/lieml/tests hold that refusal), so it is not among the methods that read the matrix.
+KERNEL_METHODS = [s for s in SPECS if s.estimator().get_params().get("kernel") == "rbf" and s.parts and s.name != "lieml"]
 
 
 @pytest.mark.parametrize(
