@@ -274,3 +274,20 @@ def test_converged_means_the_relative_gap_not_only_the_kkt_rule():
             certs = model.certificate_ if isinstance(model.certificate_, list) else [model.certificate_]
             for c in certs:
                 assert not c.converged or c.relative_gap <= GAP_RTOL, c
+
+
+def test_the_steps_of_every_tightening_are_counted():
+    # A large C on unscaled rows: eps = 1e-3 leaves a relative gap above the certificate's
+    # tolerance, so the solver tightens eps; the per-label steps must add up to all the work.
+    import warnings
+
+    from multilabel_core import make_method
+    from multilabel_core.datasets import make_correlated_multilabel
+
+    data = make_correlated_multilabel(n_samples=120, n_features=6, n_labels=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = make_method("bsvm", lam=1e-7, n_jobs=1).fit(30.0 * data.X, data.Y)
+    certificate = model.certificate_
+    assert certificate.statistics["eps"] < 1e-3  # the case this test is about: eps was tightened
+    assert sum(certificate.statistics["label_steps"]) == certificate.n_iter

@@ -40,7 +40,8 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
     name : str
         The solver named in the ConvergenceWarning.
     counts : tuple of str, default=()
-        Names of certificate statistics (numbers) summed over the calls.
+        Names of certificate statistics summed over the calls: numbers, or equal-length lists
+        of numbers (per-label step counts) summed entry by entry.
     warn : bool, default=True
         Whether an unreached gap issues a ConvergenceWarning (False: the caller reports).
 
@@ -60,11 +61,11 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
     """
     import attrs  # the certificate is an attrs class; imported here to keep this module light
 
-    epochs, totals, start = 0, dict.fromkeys(counts, 0), None
+    epochs, totals, start = 0, dict.fromkeys(counts), None
     while True:
         fit = solve(eps, start)
         epochs += fit.certificate.n_iter
-        totals = {key: total + fit.certificate.statistics[key] for key, total in totals.items()}
+        totals = {key: _summed(total, fit.certificate.statistics[key]) for key, total in totals.items()}
         reached = fit.certificate.relative_gap <= rtol
         if reached or not fit.certificate.converged or eps / 10.0 < SMALLEST_EPS:
             break
@@ -82,3 +83,12 @@ def tighten_to_relative_gap(solve, eps: float, rtol: float, *, name: str, counts
         statistics=fit.certificate.statistics | totals | {"eps": eps},
     )
     return type(fit)(fit.solution, certificate), eps
+
+
+def _summed(total, value):
+    """``total + value`` for a count, entry by entry for a list of counts (None: nothing counted yet)."""
+    if total is None:
+        return list(value) if isinstance(value, (list, tuple)) else value
+    if isinstance(value, (list, tuple)):
+        return [a + b for a, b in zip(total, value, strict=True)]
+    return total + value
