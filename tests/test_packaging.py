@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ALLOWED_TOP = {"pyproject.toml", "setup.py", "multilabel_core", "plugins", "tests", "docs", "README.md", "benchmarks",
-               "mkdocs.yml"}
+               "mkdocs.yml", "conftest.py"}
 
 
 def source_packages() -> set[str]:

@@ -98,6 +98,9 @@ IPM_MAX_UNKNOWNS = 3000
 #: its dual still negative) and PrBR step (4.4e11), corel5k's W-step (3.8e11) and PrBR step (1.9e11).  Only
 #: the D-steps of text rows go to CD, by the unknowns' limit.
 IPM_MAX_FLOPS = 5e11
+#: Largest cut of the bundle route for the hinge D-step, in entries (k dim(x_a); 8 MiB of float64): the
+#: cuts are dense, so wider problems (a sparse X declaring 10^6 columns) stay on dual CD.
+BUNDLE_MAX_CUT_ENTRIES = 2**20
 
 #: Most Newton steps of one interior-point sub-solve (they take 5 to 30 on the reproductions' data).
 IPM_MAX_NEWTON = 200
@@ -556,10 +559,13 @@ class PrivilegedCDSolver(Solver):
                 X, privileged_rows, Y, C, privileged.gamma, embedding=embedding, privileged_mask=pool,
                 fit_intercept=bool(fit_intercept), tol=tol, max_iter=IPM_MAX_NEWTON, warn=warn, squared_slack=squared,
             )
-        if privileged is None and embedding is not None and self.sub_solver == "auto":
+        cut_entries = np.shape(embedding)[0] * (X.shape[1] + 1) if embedding is not None else 0
+        if privileged is None and embedding is not None and self.sub_solver == "auto" and cut_entries <= BUNDLE_MAX_CUT_ENTRIES:
             # The hinge D-step beyond the interior-point limits: dual CD over its L n coordinates stalls on
             # dense rows (corel16k001, n = 1000: relative gap 0.96 after 200 epochs), cuts on the k dim(x_a)
-            # primal certify it (bundle.py; benchmarks/RESULTS.md, "PrML's family on corel16k001").
+            # primal certify it (bundle.py; benchmarks/RESULTS.md, "PrML's family on corel16k001").  Each cut
+            # is a dense k x dim(x_a) matrix, so a declared width of 10^6 columns stays on CD, whose memory
+            # follows the stored entries.
             alpha0 = None if start is None else np.minimum(start["alpha"], C)
             return embedded_hinge_bundle(X, Y, C, embedding=embedding, fit_intercept=bool(fit_intercept), tol=tol,
                                          max_iter=self.max_iter, M0=primal_start, alpha0=alpha0, warn=warn)
