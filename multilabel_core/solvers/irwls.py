@@ -53,7 +53,7 @@ from ..losses import tube_weights
 from ..validation import MAX_ITER_LIMIT, check_scalar, count, positive
 from ._convergence import ConvergenceWarning
 
-__all__ = ["IRWLSSolver", "irwls_msvr", "msvr_objective"]
+__all__ = ["IRWLSRun", "IRWLSSolver", "irwls_iterations", "irwls_msvr", "irwls_outcome", "msvr_objective"]
 
 
 def msvr_objective(K, beta, m, U, S=None, *, gamma1=1.0, gamma2=0.0, epsilon=0.1) -> float:
@@ -107,6 +107,150 @@ def _dual_bound(beta, KB, F, U, S, gamma1, gamma2, epsilon) -> tuple[float, floa
     conjugate = float(np.vdot(rest, U)) + epsilon * float(norms.sum()) + float((norms**2).sum()) / (4.0 * gamma1)
     residual = float(np.abs(beta - gamma1 * a[:, None] * E - hinge_part).max()) if beta.size else 0.0
     return -0.5 * float(np.vdot(beta, KB)) - conjugate, residual
+
+
+@attrs.frozen
+class IRWLSRun:
+    """What :func:`irwls_iterations` did: its iterations, line-search reductions and how it stopped.
+
+    Parameters
+    ----------
+    n_iter : int
+        IRWLS iterations made.
+    n_backtracks : int
+        Line-search reductions (eta / 10 each) over all iterations.
+    line_search_failed : bool
+        Whether an iteration found no decrease along its direction (the solve then stopped).
+    stopped_by_rule : bool
+        Whether the solve stopped before ``max_iter``: by the decrease rule or a failed line search.
+    """
+
+    n_iter: int
+    n_backtracks: int
+    line_search_failed: bool
+    stopped_by_rule: bool
+
+
+def irwls_iterations(state, value_of, step, *, tol: float, max_iter: int, max_backtracks: int):
+    """Run IRWLS's outer loop: a weighted least-squares direction, then a backtracking line search.
+
+    One loop for every representation of T2's variables (the kernel expansion here, explicit
+    features in LIEML's primal route): the representation supplies the state, its objective and
+    the next iterate of the weighted least-squares system; every array of the state moves by the
+    same step ``eta`` towards that iterate (eta = 1, 1/10, ... until T2 decreases).
+
+    Parameters
+    ----------
+    state : tuple of ndarray
+        The starting variables.
+    value_of : callable
+        ``value_of(state) -> float``: T2 at a state.
+    step : callable
+        ``step(state) -> tuple of ndarray``: the weighted least-squares iterate from ``state``,
+        one array per array of the state.
+    tol : float
+        Stop when T2 decreases by less than ``tol`` in an iteration (Tao, Xu & Geng's rule).
+    max_iter : int
+        IRWLS iterations, at most.
+    max_backtracks : int
+        Line-search reductions before the iteration is declared failed (the solve then stops).
+
+    Returns
+    -------
+    state : tuple of ndarray
+        The last accepted variables.
+    objective : float
+        T2 there.
+    history : list of float
+        T2 at the start and after each accepted iteration.
+    run : IRWLSRun
+        The counts and how the loop stopped.
+    """
+    objective = value_of(state)
+    history = [objective]
+    n_backtracks, failed, stopped, iteration = 0, False, False, 0
+    while iteration < max_iter:
+        iteration += 1
+        target = step(state)
+        eta, accepted = 1.0, False
+        for _ in range(max_backtracks + 1):
+            trial = tuple(current + eta * (new - current) for current, new in zip(state, target))
+            value = value_of(trial)
+            if value < objective:
+                accepted = True
+                break
+            eta /= 10.0
+            n_backtracks += 1
+        if not accepted:
+            # No decrease along the direction: the quadratic model is exhausted at this point.
+            failed = stopped = True
+            break
+        decrease = objective - value
+        state, objective = trial, value
+        history.append(objective)
+        if decrease < tol:
+            stopped = True
+            break
+    return state, objective, history, IRWLSRun(iteration, n_backtracks, failed, stopped)
+
+
+def irwls_outcome(name, objective, bound, residual, run, *, gap_tol, max_iter, started, n_support, warn,
+                  statistics=None) -> Certificate:
+    """Build the certificate of an IRWLS solve and issue its ConvergenceWarning when the gap is not met.
+
+    Parameters
+    ----------
+    name : str
+        The solver named in the certificate and the warning.
+    objective, bound : float
+        T2 at the returned point and the dual lower bound there.
+    residual : float
+        The fixed-point residual (the certificate's ``kkt_violation``).
+    run : IRWLSRun
+        What :func:`irwls_iterations` did.
+    gap_tol : float
+        The relative-gap tolerance of ``converged``.
+    max_iter : int
+        The iteration budget (named in the warning).
+    started : float
+        ``time.perf_counter()`` at the start of the solve.
+    n_support : int
+        Rows outside the tube at the returned point.
+    warn : bool
+        Whether an unconverged solve warns.
+    statistics : dict, optional
+        Further statistics of the route.
+
+    Returns
+    -------
+    Certificate
+
+    Warns
+    -----
+    ConvergenceWarning
+        When the relative gap is above ``gap_tol`` and ``warn`` is True.
+    """
+    converged = within_gap_rtol(objective, bound, gap_tol)
+    certificate = Certificate.from_objectives(
+        objective, bound, kkt_violation=residual, n_iter=run.n_iter, time=time.perf_counter() - started,
+        converged=converged, solver=name,
+        statistics={
+            "n_backtracks": run.n_backtracks, "line_search_failed": run.line_search_failed,
+            "stopped_by_rule": run.stopped_by_rule, "n_support": int(n_support), **(statistics or {}),
+        },
+    )  # fmt: skip
+    if warn and not converged:
+        if run.line_search_failed:
+            reason = "the line search found no decrease"
+        else:
+            reason = "the decrease fell below tol" if run.stopped_by_rule else f"max_iter={max_iter} iterations"
+        warnings.warn(
+            f"{name} did not converge: relative gap {certificate.relative_gap:.3g} > {gap_tol:g} after "
+            f"{run.n_iter} iterations ({reason})",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return certificate
 
 
 def irwls_msvr(
@@ -185,17 +329,18 @@ def irwls_msvr(
         m = np.array(state.get("intercept"), dtype=np.float64)
         if beta.shape != (n, t) or m.shape != (t,):
             raise ValueError(f"start must hold beta {(n, t)} and m {(t,)}, got {beta.shape} and {m.shape}")
-    KB = K @ beta
-    F = KB + m
-    objective = _objective(beta, KB, F, U, S, gamma1, gamma2, epsilon)
-    history = [objective]
     system = np.empty((n + 1, n + 1))
-    n_backtracks, n_jitter, n_failed, stopped = 0, 0, 0, False
-    iteration = 0
-    while iteration < max_iter:
-        iteration += 1
-        E = U - F
-        a = tube_weights(np.linalg.norm(E, axis=1), epsilon)
+    n_jitter = 0
+
+    def value_of(state):
+        beta, KB, m = state
+        return _objective(beta, KB, KB + m, U, S, gamma1, gamma2, epsilon)
+
+    def step(state):
+        nonlocal n_jitter
+        beta, KB, m = state
+        F = KB + m
+        a = tube_weights(np.linalg.norm(U - F, axis=1), epsilon)
         system[:n, :n] = gamma1 * a[:, None] * K
         system[np.diag_indices(n)] += 1.0
         system[:n, n] = gamma1 * a
@@ -210,60 +355,18 @@ def irwls_msvr(
         beta_new, m_new = solution[:n], solution[n]
         # The system keeps 1^T beta = 0 exactly only in exact arithmetic; re-centre the round-off.
         beta_new -= beta_new.mean(axis=0)
-        KB_new = K @ beta_new
-        eta, accepted = 1.0, False
-        for _ in range(max_backtracks + 1):
-            beta_try = beta + eta * (beta_new - beta)
-            KB_try = KB + eta * (KB_new - KB)
-            m_try = m + eta * (m_new - m)
-            F_try = KB_try + m_try
-            value = _objective(beta_try, KB_try, F_try, U, S, gamma1, gamma2, epsilon)
-            if value < objective:
-                accepted = True
-                break
-            eta /= 10.0
-            n_backtracks += 1
-        if not accepted:
-            # No decrease along the direction: the quadratic model is exhausted at this point.
-            n_failed += 1
-            stopped = True
-            break
-        decrease = objective - value
-        beta, KB, F, m, objective = beta_try, KB_try, F_try, m_try, value
-        history.append(objective)
-        if decrease < tol:
-            stopped = True
-            break
-    bound, residual = _dual_bound(beta, KB, F, U, S, gamma1, gamma2, epsilon)
-    converged = within_gap_rtol(objective, bound, gap_tol)
-    certificate = Certificate.from_objectives(
-        objective,
-        bound,
-        kkt_violation=residual,
-        n_iter=iteration,
-        time=time.perf_counter() - start_time,
-        converged=converged,
-        solver="irwls_msvr",
-        statistics={
-            "n_backtracks": n_backtracks,
-            "n_jitter": n_jitter,
-            "line_search_failed": bool(n_failed),
-            "stopped_by_rule": stopped,
-            "n_support": int(np.count_nonzero(tube_weights(np.linalg.norm(U - F, axis=1), epsilon))),
-        },
+        return beta_new, K @ beta_new, m_new
+
+    (beta, KB, m), objective, history, run = irwls_iterations(
+        (beta, K @ beta, m), value_of, step, tol=tol, max_iter=max_iter, max_backtracks=max_backtracks
     )
-    if warn and not converged:
-        reason = (
-            "the line search found no decrease"
-            if n_failed
-            else ("max_iter=%d iterations" % max_iter if not stopped else "the decrease fell below tol")
-        )
-        warnings.warn(
-            f"irwls_msvr did not converge: relative gap {certificate.relative_gap:.3g} > {gap_tol:g} after "
-            f"{iteration} iterations ({reason})",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    F = KB + m
+    bound, residual = _dual_bound(beta, KB, F, U, S, gamma1, gamma2, epsilon)
+    certificate = irwls_outcome(
+        "irwls_msvr", objective, bound, residual, run, gap_tol=gap_tol, max_iter=max_iter, started=start_time,
+        n_support=np.count_nonzero(tube_weights(np.linalg.norm(U - F, axis=1), epsilon)), warn=warn,
+        statistics={"n_jitter": n_jitter},
+    )
     solution = Solution(
         coef=None, intercept=m, dual_coef=beta,
         warm_state=WarmState("irwls_msvr", scaled={"dual_coef": beta}, fixed={"intercept": m}),

@@ -34,15 +34,14 @@ from __future__ import annotations
 
 import numbers
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg
 
 from multilabel_core.base import Fit, Solution, WarmState, warm_state_of
-from multilabel_core.certificate import GAP_RTOL, Certificate, within_gap_rtol
+from multilabel_core.certificate import GAP_RTOL
 from multilabel_core.losses import tube_weights
-from multilabel_core.solvers import ConvergenceWarning
+from multilabel_core.solvers.irwls import irwls_iterations, irwls_outcome
 from multilabel_core.validation import MAX_ITER_LIMIT, check_scalar
 
 __all__ = ["irwls_msvr_features", "msvr_features_objective"]
@@ -198,15 +197,16 @@ def irwls_msvr_features(
         m = np.array(state.get("intercept"), dtype=np.float64)
         if beta.shape != (n, t) or m.shape != (t,):
             raise ValueError(f"start must hold beta {(n, t)} and m {(t,)}, got {beta.shape} and {m.shape}")
-    Theta = Phi.T @ beta
-    F = Phi @ Theta + m
-    objective = _objective(Theta, F, U, S, gamma1, gamma2, epsilon)
-    history = [objective]
     system = np.empty((p + 1, p + 1))
-    n_backtracks, n_jitter, n_lu, n_failed, stopped = 0, 0, 0, 0, False
-    iteration = 0
-    while iteration < max_iter:
-        iteration += 1
+    n_jitter, n_lu = 0, 0
+
+    def value_of(state):
+        Theta, m, F, beta = state
+        return _objective(Theta, F, U, S, gamma1, gamma2, epsilon)
+
+    def step(state):
+        nonlocal n_jitter, n_lu
+        Theta, m, F, beta = state
         a = tube_weights(np.linalg.norm(U - F, axis=1), epsilon)
         weighted = gamma1 * a[:, None] * Phi
         system[:p, :p] = Phi.T @ weighted
@@ -224,62 +224,18 @@ def irwls_msvr_features(
         n_lu += used_lu
         Theta_new, m_new = solution[:p], solution[p]
         F_new = Phi @ Theta_new + m_new
-        beta_new = gamma1 * a[:, None] * (U - F_new) + hinge
-        eta, accepted = 1.0, False
-        for _ in range(max_backtracks + 1):
-            Theta_try = Theta + eta * (Theta_new - Theta)
-            m_try = m + eta * (m_new - m)
-            F_try = F + eta * (F_new - F)
-            value = _objective(Theta_try, F_try, U, S, gamma1, gamma2, epsilon)
-            if value < objective:
-                accepted = True
-                break
-            eta /= 10.0
-            n_backtracks += 1
-        if not accepted:
-            # No decrease along the direction: the quadratic model is exhausted at this point.
-            n_failed += 1
-            stopped = True
-            break
-        decrease = objective - value
-        beta = beta + eta * (beta_new - beta)
-        Theta, m, F, objective = Theta_try, m_try, F_try, value
-        history.append(objective)
-        if decrease < tol:
-            stopped = True
-            break
-    bound, residual = _dual_bound(Phi, beta, F, U, S, gamma1, gamma2, epsilon)
-    converged = within_gap_rtol(objective, bound, gap_tol)
-    certificate = Certificate.from_objectives(
-        objective,
-        bound,
-        kkt_violation=residual,
-        n_iter=iteration,
-        time=time.perf_counter() - start_time,
-        converged=converged,
-        solver="irwls_msvr_features",
-        statistics={
-            "n_backtracks": n_backtracks,
-            "n_jitter": n_jitter,
-            "n_lu_fallback": int(n_lu),
-            "line_search_failed": bool(n_failed),
-            "stopped_by_rule": stopped,
-            "n_support": int(np.count_nonzero(tube_weights(np.linalg.norm(U - F, axis=1), epsilon))),
-            "n_features": int(p),
-        },
+        return Theta_new, m_new, F_new, gamma1 * a[:, None] * (U - F_new) + hinge
+
+    Theta = Phi.T @ beta
+    (Theta, m, F, beta), objective, history, run = irwls_iterations(
+        (Theta, m, Phi @ Theta + m, beta), value_of, step, tol=tol, max_iter=max_iter, max_backtracks=max_backtracks
     )
-    if warn and not converged:
-        reason = (
-            "the line search found no decrease"
-            if n_failed
-            else ("max_iter=%d iterations" % max_iter if not stopped else "the decrease fell below tol")
-        )
-        warnings.warn(
-            f"irwls_msvr_features did not converge: relative gap {certificate.relative_gap:.3g} > {gap_tol:g} after "
-            f"{iteration} iterations ({reason})",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    bound, residual = _dual_bound(Phi, beta, F, U, S, gamma1, gamma2, epsilon)
+    certificate = irwls_outcome(
+        "irwls_msvr_features", objective, bound, residual, run, gap_tol=gap_tol, max_iter=max_iter,
+        started=start_time, n_support=np.count_nonzero(tube_weights(np.linalg.norm(U - F, axis=1), epsilon)),
+        warn=warn, statistics={"n_jitter": n_jitter, "n_lu_fallback": int(n_lu), "n_features": int(p)},
+    )
     beta = beta - beta.mean(axis=0)
     solution = Solution(
         coef=None, intercept=m, dual_coef=beta, model_state={"feature_coef": Theta},
