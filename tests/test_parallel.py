@@ -376,3 +376,32 @@ def test_the_solvers_take_n_jobs_and_refuse_a_bad_one():
         SMOSolver(n_jobs=0)
     with pytest.raises(ValueError, match="n_jobs"):
         make_method("br", n_jobs=0).fit(np.eye(4), np.array([[0, 1], [1, 0], [0, 1], [1, 1]]))
+
+
+def test_a_column_cache_holding_every_column_computes_each_once_over_all_labels(monkeypatch):
+    # One cache serves every label (the columns of K do not depend on the label) and every eps
+    # tightening; the statistics count what each engine call added, so their sum is the cache's
+    # own count: with room for all n columns no column is computed twice, however many labels.
+    # Explicit features take the cache whatever n (an exact kernel that fits is formed whole).
+    from multilabel_core.kernel_approximation import NystroemKernel
+
+    random = np.random.default_rng(1)
+    n, L = 50, 6
+    X = random.standard_normal((n, 3))
+    Y = np.where(random.random((n, L)) < 0.5, 1.0, -1.0)
+    computed = []
+    fill = KernelSource.fill_column
+
+    def counting(self, j, out):
+        computed.append(j)
+        fill(self, j, out)
+
+    monkeypatch.setattr(KernelSource, "fill_column", counting)
+    source = KernelSource(NystroemKernel(n_components=10).resolve(X), X)
+    fit = smo_solve(source, Y, np.eye(L), 1.0, cache_size=1.0)
+    statistics = fit.certificate.statistics
+    assert statistics["cache_columns"] == n
+    assert len(computed) == len(set(computed)) <= n
+    assert statistics["cache_misses"] == len(computed)
+    assert statistics["kernel"] == "explicit features"
+    assert 0 < statistics["cache_misses"] and statistics["cache_hits"] + statistics["cache_misses"] > n

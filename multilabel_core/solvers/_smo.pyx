@@ -159,11 +159,15 @@ cdef class _LabelwiseSMO:
     cdef bint verify
     cdef bint gradient_given
     cdef Py_ssize_t steps, visits, shrunk, reconstructions
+    # The column cache outlives this engine (one cache serves every label and every eps tightening):
+    # its counters at the start, so that statistics() reports this call's hits and misses only.
+    cdef long long hits_before, misses_before
     cdef double dual
     cdef list dual_trace
 
     def __init__(self, KernelColumns K, y, omega, C, alpha, double tol, Py_ssize_t max_iter, bint shrinking, bint record):
         self.K = K
+        self.hits_before, self.misses_before = K.hits, K.misses
         self.kdiag = K.diagonal
         self.y, self.omega, self.C, self.alpha = y, omega, C, alpha
         self.L, self.n = alpha.shape
@@ -480,8 +484,8 @@ cdef class _LabelwiseSMO:
             "label_visits": int(self.visits),
             "shrunk": int(self.shrunk),
             "reconstructions": int(self.reconstructions),
-            "cache_hits": int(self.K.hits),
-            "cache_misses": int(self.K.misses),
+            "cache_hits": int(self.K.hits - self.hits_before),
+            "cache_misses": int(self.K.misses - self.misses_before),
         }
 
 
