@@ -40,6 +40,7 @@ Results go to a JSONL file, one line per fit; a second invocation skips every fi
     python benchmarks/bench_scale.py --phase n --sizes 1000 2000 --wall 300
     python benchmarks/bench_scale.py --phase L --methods br bsvm mlrl
     python benchmarks/bench_scale.py --table               # tables from the results file
+    python benchmarks/bench_scale.py --table --results a.jsonl b.jsonl   # several runs' files, merged
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def _specs(args) -> list[dict]:
 
 
 def run(args) -> None:
-    path = Path(args.results)
+    path = Path(args.results[0])
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {_key(r) for r in _load(path)}
     over = {}  # method/data/kernel -> the smallest n over budget: larger n are recorded as not attempted
@@ -292,9 +293,9 @@ def _fmt(value) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def table(path: Path) -> str:
+def table(paths: list[Path]) -> str:
     records = {}
-    for r in _load(path):
+    for r in (r for path in paths for r in _load(path)):
         records[_key(r)] = r  # the last record of a fit wins (a rerun after a fix)
     methods = sorted({k[0] for k in records})
     kernels = _kernel_methods()
@@ -342,7 +343,9 @@ def table(path: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--results", default=str(DEFAULT_RESULTS), help="JSONL results file (resumable)")
+    parser.add_argument("--results", nargs="+", default=[str(DEFAULT_RESULTS)],
+                        help="JSONL results file (resumable); --table merges several, a later file's record of a fit "
+                             "winning")
     parser.add_argument("--phase", choices=("n", "L", "all"), default="all")
     parser.add_argument("--methods", nargs="*", help="registered method names (default: all)")
     parser.add_argument("--sizes", nargs="*", type=int, default=list(COREL_SIZES + SYNTHETIC_SIZES))
@@ -358,8 +361,10 @@ def main() -> None:
         print(json.dumps(child(json.loads(args.child))))
         return
     if args.table:
-        print(table(Path(args.results)))
+        print(table([Path(p) for p in args.results]))
         return
+    if len(args.results) != 1:
+        parser.error("a run writes one results file: give one --results path")
     run(args)
 
 
