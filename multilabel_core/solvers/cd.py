@@ -220,8 +220,10 @@ def _solve_labels(make_problem, n_labels: int, settings: dict, record_dual: bool
         return map_threads(solve, range(n_labels), settings["n_jobs"])
 
 
-def _certificate(name: str, primal: np.ndarray, reports: list[dict], settings: dict, start: float) -> Certificate:
-    """Sum the per-label primals (1) and duals -f(alpha) of (2); warn for labels that hit max_iter.
+def _certificate(
+    name: str, primal: np.ndarray, reports: list[dict], settings: dict, start: float, warn: bool = True
+) -> Certificate:
+    """Sum the per-label primals (1) and duals -f(alpha) of (2); warn for labels that hit max_iter (``warn``).
 
     ``kkt_violation`` is the largest |projected gradient| over all labels and coordinates;
     ``n_iter`` the most epochs any label took; ``statistics`` holds one list entry per label.
@@ -241,13 +243,13 @@ def _certificate(name: str, primal: np.ndarray, reports: list[dict], settings: d
         statistics["dual_trace"] = [[-value for value in report["dual_trace"]] for report in reports]
     statistics["within_gap_rtol"] = certified.tolist()
     above = int(np.count_nonzero(stopped & ~certified))
-    if not stopped.all():
+    if warn and not stopped.all():
         warn_not_converged(
             name,
             f"{np.count_nonzero(~stopped)} of {len(reports)} labels reached max_iter={settings['max_iter']} epochs "
             f"(largest projected-gradient spread {max(statistics['spread']):.3g} > tol={settings['tol']:g})",
         )
-    if above:
+    if warn and above:
         # Not warn_not_converged: loosening tol, its advice, widens the gap further.
         warnings.warn(
             f"{name} did not converge: {above} of {len(reports)} labels met the stopping "
@@ -292,6 +294,7 @@ def linear_svm_cd(
     face_steps: bool = True,
     n_jobs: int | None = None,
     check_input: bool = True,
+    warn: bool = True,
 ) -> Fit:
     """One linear SVM (1) per label by dual coordinate descent on (2).
 
@@ -345,6 +348,10 @@ def linear_svm_cd(
         checked unless the estimator validated it in this call
         (:func:`multilabel_core.validation.checked_inputs`); Y, C, the loss, the flags and alpha0
         always.
+    warn : bool, default True
+        False issues no ConvergenceWarning: for a caller that judges the outcome by another
+        certificate (SMO's explicit-feature route uses these duals as a start for the free-bias
+        problem and reports its own outcome); the certificate says the same either way.
 
     Returns
     -------
@@ -394,7 +401,7 @@ def linear_svm_cd(
     intercept = intercept_scaling * V[:, d] if fit_intercept else np.zeros(Y.shape[1])
     T = np.asarray(X @ coef) + intercept
     primal = 0.5 * np.einsum("ij,ij->i", V, V) + costs * _per_label_loss(loss, Y, T)
-    certificate = _certificate("linear_svm_cd", primal, reports, settings, start)
+    certificate = _certificate("linear_svm_cd", primal, reports, settings, start, warn=bool(warn))
     alpha = np.ascontiguousarray(alpha.T)
     return Fit(Solution(coef=coef, intercept=intercept, dual_coef=alpha * Y, dual=alpha), certificate)
 

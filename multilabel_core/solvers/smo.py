@@ -798,6 +798,102 @@ def _alpha_from_dual_coef(dual_coef, Y: np.ndarray, omega: np.ndarray) -> np.nda
     return B * Y
 
 
+#: The explicit-feature route's rounds: LIBLINEAR's projected-gradient bound eps of each dual
+#: coordinate descent, and the bias feature's value as a multiple of the largest feature-row norm.
+#: Each round starts from the previous one's duals; the first round that certifies (10) ends it.
+FEATURE_CD_ROUNDS = ((0.1, 1.0), (0.01, 3.0))
+
+#: Epochs each round of the explicit-feature route may take per label (LIBLINEAR's default budget).
+FEATURE_CD_EPOCHS = 1000
+
+
+def _balanced(alpha: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """alpha (n, L) in its box, moved onto ``sum_j y_j^i alpha_j^i = 0`` by shrinking the heavier class.
+
+    Scaling the alphas of the class with the larger total by ``smaller / larger`` keeps every
+    alpha in [0, C] and makes the two totals equal: a feasible point of (10), whose dual value
+    is a lower bound whatever its distance to the optimum.
+    """
+    positive = Y > 0
+    up = np.where(positive, alpha, 0.0).sum(axis=0)
+    down = np.where(positive, 0.0, alpha).sum(axis=0)
+    # A class is shrunk only when it is the heavier one, so its total is positive where divided by.
+    shrink_up = np.divide(down, up, out=np.ones_like(up), where=up > down)
+    shrink_down = np.divide(up, down, out=np.ones_like(down), where=down > up)
+    return np.where(positive, alpha * shrink_up, alpha * shrink_down)
+
+
+def _solve_by_feature_cd(source: KernelSource, Y, weights, upper: float, alpha, n_jobs, start):
+    """Solve (10) with a diagonal Omega~ on explicit features by linear dual coordinate descent.
+
+    SMO reads two kernel columns per step, and on explicit features a column is an (n, m)
+    product: at n = 10^4 the columns cost most of a fit, and beyond the column cache SMO
+    recomputes them.  The linear dual coordinate descent of Hsieh et al. (*A dual coordinate
+    descent method for large-scale linear SVM*, ICML 2008) costs O(m) per coordinate instead,
+    but solves another problem: it has no equality constraint, so it learns the bias as the
+    weight of a constant feature (regularised).  Its duals are therefore used as a point of
+    (10), never as its answer:
+
+    1. with Omega~ = diag(omega), label i's part of (10) is omega_i^-1 times the dual of a
+       linear SVM on the features with cost ``omega_i C`` (substitute beta = omega_i alpha), so
+       one call of :func:`~multilabel_core.solvers.cd.linear_svm_cd` with per-label costs
+       solves every label (hinge loss, bias feature of value ``scaling * max_j ||phi(x_j)||``);
+    2. alpha = beta / omega is moved onto the equality constraints (:func:`_balanced`), a
+       feasible point of (10);
+    3. its certificate is SMO's own (:func:`_certificate`: the gradient ``f = K B Omega~ - Y``
+       from one product of the features, the bias that minimises (P) for those weights, the
+       primal, the dual and their gap), so the answer is judged as SMO's would be.
+
+    Rounds (:data:`FEATURE_CD_ROUNDS`) tighten eps and grow the bias feature (a larger one
+    penalises the bias less, closer to the free bias of (P)) until the relative gap meets
+    GAP_RTOL.  Returns ``(fit, alpha)``: the certified Fit, or None with the last feasible
+    alpha (the caller's SMO continues from it).
+    """
+    from .cd import linear_svm_cd  # the linear engine's module imports nothing of this one
+
+    Phi = source.features()
+    scale = float(np.sqrt(np.max(np.einsum("ij,ij->i", Phi, Phi))))
+    if not scale > 0.0:
+        return None, alpha
+    C = np.full(Y.shape, upper)
+    beta = np.clip(alpha * weights, 0.0, weights * upper)
+    epochs, updates = np.zeros(Y.shape[1], dtype=np.int64), np.zeros(Y.shape[1], dtype=np.int64)
+    for rounds, (eps, factor) in enumerate(FEATURE_CD_ROUNDS, start=1):
+        linear = linear_svm_cd(
+            Phi, Y, weights * upper, loss="hinge", fit_intercept=True, intercept_scaling=factor * scale, tol=eps,
+            max_iter=FEATURE_CD_EPOCHS, alpha0=beta, n_jobs=n_jobs, warn=False,
+        )
+        epochs += np.asarray(linear.certificate.statistics["n_epochs"], dtype=np.int64)
+        updates += np.asarray(linear.certificate.statistics["n_updates"], dtype=np.int64)
+        beta = np.asarray(linear.solution.dual)
+        alpha = _balanced(beta / weights, Y)
+        f = source.product(alpha * Y) * weights - Y
+        violation = _violations(f.T, Y.T, alpha.T, C.T)
+        outcome = {
+            "kkt_violation": max(float(violation.max()), 0.0),
+            "n_iter": int(updates.sum()),
+            "converged": False,
+            "statistics": {
+                "label_steps": updates.tolist(), "labels_solved_apart": True, "route": "dual coordinate descent",
+                "cd_epochs": epochs.tolist(), "cd_rounds": rounds, "cd_eps": eps,
+                "intercept_scaling": factor * scale, "cache_hits": 0, "cache_misses": 0,
+            },
+        }
+        extra = {"kernel": "explicit features", "cache_columns": 0}
+        certificate = _certificate(f, alpha, Y, C, _intercept(f, Y, C), outcome, time.perf_counter() - start, extra)
+        if certificate.relative_gap <= GAP_RTOL:
+            solution = Solution(
+                coef=None,
+                intercept=_intercept(f, Y, C),
+                dual_coef=alpha * Y * weights,
+                dual=alpha,
+                model_state={"scores": f + Y + _intercept(f, Y, C)},
+                warm_state=WarmState("SMOSolver", scaled={"dual": alpha}),
+            )
+            return Fit(solution, attrs.evolve(certificate, converged=True)), alpha
+    return None, alpha
+
+
 @attrs.frozen
 class SMOSolver(Solver):
     """Kernel hinge-loss problems with a label coupling, solved in the dual (10) by SMO.
@@ -830,6 +926,13 @@ class SMOSolver(Solver):
         columns are LRU-cached.
     n_jobs : int or None, default None
         Threads for the labels when ``label_gram`` is diagonal (BSVM; see :func:`smo_solve`).
+    feature_cd : bool, default True
+        With a kernel of explicit features, a diagonal ``label_gram`` (BSVM, MLRL's first
+        step) and more rows than the column cache holds (SMO would recompute evicted columns, an
+        (n, m) product each), first solve by linear dual coordinate descent on the features and certify its duals,
+        made feasible, as a point of (10) (:func:`_solve_by_feature_cd`), SMO finishing only when
+        that certificate misses GAP_RTOL; False always runs SMO on kernel columns.  The same
+        problem and certificate either way.
     cache_size_mb : float, default "deprecated"
         Deprecated name of ``cache_size``; accepted with a FutureWarning for this release.
     """
@@ -843,6 +946,7 @@ class SMOSolver(Solver):
         default=200.0, validator=positive
     )
     n_jobs: int | None = n_jobs_field()
+    feature_cd: bool = attrs.field(default=True, validator=flag)
     cache_size_mb: Any = attrs.field(default=DEPRECATED, kw_only=True, repr=False)
 
     def __attrs_post_init__(self):
@@ -940,12 +1044,26 @@ class SMOSolver(Solver):
         else:
             source = KernelSource(kernel, problem.X)
             K = source.matrix() if source.materialise(self.cache_size) else None
-        columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size)
-        product = source.product if K is None and source.explicit else None
         Y = np.asarray(problem.Y, dtype=np.float64)
         C = np.full(Y.shape, float(upper))
         state = warm_state_of(warm_start)
         alpha = np.zeros_like(C) if state is None else _warm_alpha(state, Y, omega, upper)
+        weights = np.diag(omega).copy()
+        if K is None and source.explicit and self.feature_cd and (omega.shape[0] == 1 or _independent(omega)) \
+                and source.cache_columns(self.cache_size) < source.n_samples \
+                and np.all(np.isfinite(weights) & (weights > 0.0)) and float(upper) > 0.0:
+            # Explicit features, labels apart, and more columns than the cache holds (SMO would recompute the
+            # evicted ones, an (n, m) product each): the linear route first, SMO only to finish what it leaves.
+            fit, alpha = _solve_by_feature_cd(source, Y, weights, float(upper), alpha, self.n_jobs, start)
+            if fit is not None:
+                B = fit.solution.dual * Y
+                statistics = relation_statistics(B, source.product(B), omega, source.diagonal())
+                return Fit(
+                    attrs.evolve(fit.solution, relation_state=statistics),
+                    attrs.evolve(fit.certificate, solver=type(self).__name__),
+                )
+        columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size)
+        product = source.product if K is None and source.explicit else None
         max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT) if self.max_iter is None else int(self.max_iter)
 
         def at(eps, previous):
