@@ -24,7 +24,9 @@ Each method runs at its registered defaults, on one BLAS thread (``OPENBLAS_NUM_
 the targets are stated for one core).  Kernel methods take ``kernel="nystroem"`` (500 uniform
 landmarks, the component's default) when ``--kernel nystroem`` is given, or with ``--kernel
 auto`` above ``--exact-max`` rows; a method without a ``kernel`` parameter cannot take the
-approximation and is recorded with status ``no_nystroem``.  ``--cache-size`` sets the methods'
+approximation: with ``--kernel nystroem`` it is recorded with status ``no_nystroem``, with ``--kernel
+auto`` it is fitted as registered at every size (the linear methods, and the ``ovr_svc`` peer, whose
+LIBSVM computes kernel rows on demand).  ``--cache-size`` sets the methods'
 ``cache_size`` (MB of SMO's kernel-column cache; with the Nystroem kernel the fit's memory is the
 n x m features plus that cache) and is part of a result's key, so runs at several sizes sit side by
 side in the table.  Test AP is
@@ -208,6 +210,9 @@ def _specs(args) -> list[dict]:
     from multilabel_core import list_methods
 
     names = args.methods or [m.name for m in list_methods()]
+    # "auto" gives the Nystroem kernel to the methods that take a Kernel component; the others (linear,
+    # or LIBSVM's kernel names: the ovr_svc peer) are fitted as registered at every size.
+    takes_kernel = {m.name for m in list_methods() if "kernel" in m.estimator().get_params() and m.name != "ovr_svc"}
     base = {"memory_gb": args.memory_gb}
     if args.cache_size is not None:
         base["cache_size"] = args.cache_size
@@ -216,8 +221,8 @@ def _specs(args) -> list[dict]:
         for n in args.sizes:
             for name in names:
                 data = "corel16k001" if n <= 12000 else "synthetic"
-                kernel = "nystroem" if args.kernel == "nystroem" or (args.kernel == "auto" and n > args.exact_max) \
-                    else "exact"
+                kernel = "nystroem" if args.kernel == "nystroem" or (
+                    args.kernel == "auto" and n > args.exact_max and name in takes_kernel) else "exact"
                 specs.append({**base, "method": name, "data": data, "n": n, "L": 153 if data == "corel16k001" else 20,
                               "kernel": kernel})
     if args.phase in ("L", "all"):
