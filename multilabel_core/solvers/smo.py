@@ -699,16 +699,19 @@ def _solve(
             else "no step could make progress (the kernel, omega or C overflow float64: rescale them)"
         )
         warn_not_converged("SMO", f"{reason}; KKT violation {certificate.kkt_violation:.3g} > tol={tol:.3g}")
-    B = alpha * Y
-    solution = Solution(
+    return Fit(_solution(f, alpha, Y, omega, intercept), certificate)
+
+
+def _solution(f, alpha, Y, omega, intercept) -> Solution:
+    """SMO's Solution at a feasible alpha of (10), from its gradient f = K B Omega~ - Y and bias."""
+    return Solution(
         coef=None,
         intercept=intercept,
-        dual_coef=B @ omega,
+        dual_coef=(alpha * Y) @ omega,
         dual=alpha,
         model_state={"scores": f + Y + intercept},
         warm_state=WarmState("SMOSolver", scaled={"dual": alpha}),
     )
-    return Fit(solution, certificate)
 
 
 def kernel_expansion(kernel: Kernel, X_new, X_train, dual_coef, intercept) -> np.ndarray:
@@ -880,16 +883,10 @@ def _solve_by_feature_cd(source: KernelSource, Y, weights, upper: float, alpha, 
             },
         }
         extra = {"kernel": "explicit features", "cache_columns": 0}
-        certificate = _certificate(f, alpha, Y, C, _intercept(f, Y, C), outcome, time.perf_counter() - start, extra)
+        intercept = _intercept(f, Y, C)
+        certificate = _certificate(f, alpha, Y, C, intercept, outcome, time.perf_counter() - start, extra)
         if certificate.relative_gap <= GAP_RTOL:
-            solution = Solution(
-                coef=None,
-                intercept=_intercept(f, Y, C),
-                dual_coef=alpha * Y * weights,
-                dual=alpha,
-                model_state={"scores": f + Y + _intercept(f, Y, C)},
-                warm_state=WarmState("SMOSolver", scaled={"dual": alpha}),
-            )
+            solution = _solution(f, alpha, Y, np.diag(weights), intercept)
             return Fit(solution, attrs.evolve(certificate, converged=True)), alpha
     return None, alpha
 
@@ -1049,19 +1046,25 @@ class SMOSolver(Solver):
         state = warm_state_of(warm_start)
         alpha = np.zeros_like(C) if state is None else _warm_alpha(state, Y, omega, upper)
         weights = np.diag(omega).copy()
+        fit = None
         if K is None and source.explicit and self.feature_cd and (omega.shape[0] == 1 or _independent(omega)) \
                 and source.cache_columns(self.cache_size) < source.n_samples \
                 and np.all(np.isfinite(weights) & (weights > 0.0)) and float(upper) > 0.0:
             # Explicit features, labels apart, and more columns than the cache holds (SMO would recompute the
             # evicted ones, an (n, m) product each): the linear route first, SMO only to finish what it leaves.
             fit, alpha = _solve_by_feature_cd(source, Y, weights, float(upper), alpha, self.n_jobs, start)
-            if fit is not None:
-                B = fit.solution.dual * Y
-                statistics = relation_statistics(B, source.product(B), omega, source.diagonal())
-                return Fit(
-                    attrs.evolve(fit.solution, relation_state=statistics),
-                    attrs.evolve(fit.certificate, solver=type(self).__name__),
-                )
+        if fit is None:
+            fit = self._smo(K, source if K is None else None, Y, omega, C, alpha, start)
+        B = fit.solution.dual * Y
+        KB = K @ B if K is not None else source.product(B)
+        statistics = relation_statistics(B, KB, omega, np.diag(K).copy() if K is not None else source.diagonal())
+        return Fit(
+            attrs.evolve(fit.solution, relation_state=statistics),
+            attrs.evolve(fit.certificate, solver=type(self).__name__),
+        )
+
+    def _smo(self, K, source, Y, omega, C, alpha, start) -> Fit:
+        """SMO itself on the matrix K, or on the columns of ``source`` (K None), from alpha, to the certified gap."""
         columns = KernelColumns(K, n_jobs=self.n_jobs) if K is not None else _kernel_columns(source, self.cache_size)
         product = source.product if K is None and source.explicit else None
         max_iter = min(max(10**7, 100 * Y.size), MAX_ITER_LIMIT) if self.max_iter is None else int(self.max_iter)
@@ -1079,13 +1082,7 @@ class SMOSolver(Solver):
         # certificate's relative gap meets GAP_RTOL, so eps is tightened until it does.
         # The steps of every tightening are counted: the last call's alone understate the work.
         fit, _ = tighten_to_relative_gap(at, float(self.tol), GAP_RTOL, name="SMO", counts=("label_steps",))
-        B = fit.solution.dual * Y
-        KB = K @ B if K is not None else source.product(B)
-        statistics = relation_statistics(B, KB, omega, columns.kernel_diagonal())
-        return Fit(
-            attrs.evolve(fit.solution, relation_state=statistics),
-            attrs.evolve(fit.certificate, solver=type(self).__name__),
-        )
+        return fit
 
 
 def relation_statistics(B: np.ndarray, KB: np.ndarray, M: np.ndarray, kernel_diagonal: np.ndarray) -> RelationState:
