@@ -212,7 +212,7 @@ def _specs(args) -> list[dict]:
     names = args.methods or [m.name for m in list_methods()]
     # "auto" gives the Nystroem kernel to the methods that take a Kernel component; the others (linear,
     # or LIBSVM's kernel names: the ovr_svc peer) are fitted as registered at every size.
-    takes_kernel = {m.name for m in list_methods() if "kernel" in m.estimator().get_params() and m.name != "ovr_svc"}
+    takes_kernel = _kernel_methods() - {"ovr_svc"}
     base = {"memory_gb": args.memory_gb}
     if args.cache_size is not None:
         base["cache_size"] = args.cache_size
